@@ -1,0 +1,3 @@
+export { RouterctlError, UsageError } from './routerctl-error.js';
+export { ErrorCodes, bindError, usageError } from './catalogue.js';
+export type { ErrorCode } from './catalogue.js';

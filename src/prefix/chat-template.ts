@@ -1,0 +1,35 @@
+/**
+ * One way to turn chat messages into a prompt string, used everywhere (simulator,
+ * router, bench) so that prefixes agree. Each message is `<|role|>\n content \n`, and
+ * a generation prompt `<|assistant|>\n` ends the text. The reply of turn n therefore
+ * follows the generation prompt of turn n exactly as it will appear in the history
+ * of turn n+1: multi-turn prompts share the whole previous exchange as a prefix.
+ */
+export interface ChatMessage {
+  role: string;
+  content?: unknown;
+  name?: string;
+}
+
+export function renderChat(messages: readonly ChatMessage[]): string {
+  let out = '';
+  for (const m of messages) {
+    out += `<|${m.role}|>\n${contentText(m.content)}\n`;
+  }
+  return `${out}<|assistant|>\n`;
+}
+
+/** Text of a message content: a string, or the text parts of an array of parts. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    let s = '';
+    for (const part of content) {
+      if (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string') {
+        s += (part as { text: string }).text;
+      }
+    }
+    return s;
+  }
+  return '';
+}
