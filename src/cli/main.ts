@@ -24,8 +24,10 @@ export async function main(argv: string[]): Promise<number> {
     .exitProcess(false)
     .fail((msg, err) => {
       // Rethrow so one catch below prints exactly one line; yargs would otherwise run the handler.
-      if (err) throw err;
-      throw new UsageError(ErrorCodes.USAGE, msg ?? 'invalid usage');
+      if (err instanceof RouterctlError) throw err;
+      // yargs wraps coerce() failures and its own validation in YError: those are usage errors.
+      if (err && err.name !== 'YError') throw err;
+      throw new UsageError(ErrorCodes.USAGE, err?.message ?? msg ?? 'invalid usage');
     });
 
   try {

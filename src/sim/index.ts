@@ -1,0 +1,13 @@
+export { startSimFleet, DEFAULT_SIM_MODEL } from './fleet.js';
+export type { SimFleet, SimFleetOptions } from './fleet.js';
+export { EngineServer } from './engine-server.js';
+export { SimEngine } from './sim-engine.js';
+export type { SimControls } from './sim-engine.js';
+export { EngineCore } from './engine-core.js';
+export type { EngineLoad, EngineCounters } from './engine-core.js';
+export { DEFAULT_ENGINE_PARAMS } from './engine-params.js';
+export type { EngineParams } from './engine-params.js';
+export { ManualClock, RealClock } from './clock.js';
+export type { Clock } from './clock.js';
+export type { Flavor } from './http/responses.js';
+export type { SimRequest } from './sim-request.js';

@@ -1,0 +1,117 @@
+/**
+ * The engine's KV memory as a pool of fixed-size blocks, with a prefix cache on top.
+ *
+ * A block is either free, reserved by a running request for tokens not yet hashed
+ * ("anonymous"), or cached under its chained hash. Cached blocks carry a reference
+ * count: referenced blocks are pinned; unreferenced ones stay cached but count as
+ * free (both engines report them so) and are evicted least-recently-released first.
+ */
+export class KvBlockCache {
+  readonly capacity: number;
+  private readonly cached = new Map<number, CachedBlock>();
+  /** Unreferenced cached blocks in release order: the first key is the LRU victim. */
+  private readonly evictable = new Map<number, CachedBlock>();
+  private anonymous = 0;
+  private pinned = 0;
+  evictions = 0;
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+  }
+
+  /** Leading blocks of `hashes` that are cached now (pinned or not). */
+  matchPrefix(hashes: readonly number[], limit = hashes.length): number {
+    let n = 0;
+    while (n < limit && this.cached.has(hashes[n]!)) n++;
+    return n;
+  }
+
+  /**
+   * Pin the first `hits` blocks of `hashes` and reserve `reserve` anonymous blocks,
+   * evicting unreferenced blocks as needed. All or nothing: false leaves the cache as
+   * it was (the caller keeps the request waiting: head-of-line blocking).
+   */
+  admit(hashes: readonly number[], hits: number, reserve: number): boolean {
+    // Blocks we are about to pin cannot be evicted to make room for ourselves.
+    let pinnedFromEvictable = 0;
+    for (let i = 0; i < hits; i++) {
+      if (this.cached.get(hashes[i]!)!.refs === 0) pinnedFromEvictable++;
+    }
+    const freeNow = this.capacity - this.cached.size - this.anonymous;
+    if (freeNow + this.evictable.size - pinnedFromEvictable < reserve) return false;
+    for (let i = 0; i < hits; i++) this.ref(this.cached.get(hashes[i]!)!);
+    this.evictFor(reserve);
+    this.anonymous += reserve;
+    return true;
+  }
+
+  /**
+   * Turn anonymous blocks of a request into cached blocks under `hashes[from..to)`.
+   * A hash another request cached meanwhile is shared, and our block goes back free.
+   */
+  commit(hashes: readonly number[], from: number, to: number): void {
+    for (let i = from; i < to; i++) {
+      const h = hashes[i]!;
+      const existing = this.cached.get(h);
+      this.anonymous--;
+      if (existing) {
+        this.ref(existing);
+      } else {
+        const block: CachedBlock = { hash: h, refs: 1 };
+        this.cached.set(h, block);
+        this.pinned++;
+      }
+    }
+  }
+
+  /** Drop a request's references to hashes[0..count) and give back its anonymous blocks. */
+  release(hashes: readonly number[], count: number, anonymous: number): void {
+    for (let i = 0; i < count; i++) {
+      const block = this.cached.get(hashes[i]!);
+      if (!block) continue;
+      if (--block.refs === 0) {
+        this.pinned--;
+        this.evictable.set(block.hash, block);
+      }
+    }
+    this.anonymous -= anonymous;
+  }
+
+  /** Forget every unreferenced block (SGLang's /flush_cache). */
+  flush(): void {
+    for (const h of this.evictable.keys()) this.cached.delete(h);
+    this.evictable.clear();
+  }
+
+  /** Blocks in use by requests: pinned cached blocks plus reservations. */
+  usedBlocks(): number {
+    return this.pinned + this.anonymous;
+  }
+
+  cachedBlocks(): number {
+    return this.cached.size;
+  }
+
+  private ref(block: CachedBlock): void {
+    if (block.refs++ === 0) {
+      this.pinned++;
+      this.evictable.delete(block.hash);
+    }
+  }
+
+  private evictFor(reserve: number): void {
+    let free = this.capacity - this.cached.size - this.anonymous;
+    if (free >= reserve) return;
+    for (const [h] of this.evictable) {
+      this.evictable.delete(h);
+      this.cached.delete(h);
+      this.evictions++;
+      if (++free >= reserve) return;
+    }
+  }
+}
+
+interface CachedBlock {
+  hash: number;
+  refs: number;
+}

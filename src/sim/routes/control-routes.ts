@@ -1,0 +1,46 @@
+import { readBody } from '../http/read-body.js';
+import { sendJson } from '../http/responses.js';
+import { parseJsonObject, RequestValidationError } from './generation-request.js';
+import type { RouteHandler } from './route-context.js';
+
+const CONTROL_BODY_LIMIT = 64 * 1024;
+
+/** PUT /sim/load {"num_waiting_reqs": N | null}: pin the reported waiting count. */
+export const putSimLoad: RouteHandler = async (req, res, _url, ctx) => {
+  const body = parseJsonObject(await readBody(req, CONTROL_BODY_LIMIT));
+  if (!('num_waiting_reqs' in body)) throw new RequestValidationError(400, "expected {\"num_waiting_reqs\": N | null}");
+  const v = body.num_waiting_reqs;
+  if (v !== null && !(Number.isInteger(v) && (v as number) >= 0)) {
+    throw new RequestValidationError(400, 'num_waiting_reqs must be a non-negative integer or null');
+  }
+  ctx.engine.controls.pinnedWaiting = v as number | null;
+  sendJson(res, 200, controlsView(ctx));
+};
+
+/** PUT /sim/config {"load_reporting": bool, "failure_rate": 0..1}. */
+export const putSimConfig: RouteHandler = async (req, res, _url, ctx) => {
+  const body = parseJsonObject(await readBody(req, CONTROL_BODY_LIMIT));
+  const c = ctx.engine.controls;
+  for (const key of Object.keys(body)) {
+    if (key !== 'load_reporting' && key !== 'failure_rate') {
+      throw new RequestValidationError(400, `unknown key '${key}'; expected load_reporting or failure_rate`);
+    }
+  }
+  if ('load_reporting' in body) {
+    if (typeof body.load_reporting !== 'boolean') throw new RequestValidationError(400, 'load_reporting must be a boolean');
+  }
+  if ('failure_rate' in body) {
+    const f = body.failure_rate;
+    if (typeof f !== 'number' || !(f >= 0 && f <= 1)) throw new RequestValidationError(400, 'failure_rate must be a number in [0, 1]');
+  }
+  if (typeof body.load_reporting === 'boolean') c.loadReporting = body.load_reporting;
+  if (typeof body.failure_rate === 'number') c.failureRate = body.failure_rate;
+  sendJson(res, 200, controlsView(ctx));
+};
+
+export const getSimConfig: RouteHandler = (_req, res, _url, ctx) => sendJson(res, 200, controlsView(ctx));
+
+function controlsView(ctx: Parameters<RouteHandler>[3]): Record<string, unknown> {
+  const c = ctx.engine.controls;
+  return { load_reporting: c.loadReporting, failure_rate: c.failureRate, num_waiting_reqs: c.pinnedWaiting };
+}

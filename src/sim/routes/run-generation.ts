@@ -1,0 +1,97 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { sendError } from '../http/responses.js';
+import type { SimRequest } from '../sim-request.js';
+import type { GenerationRequest } from './generation-request.js';
+import type { RouteContext } from './route-context.js';
+
+/** How one API shapes its output; the engine interaction is the same for all. */
+export interface GenerationFormat {
+  /** Native SGLang route (error shape differs). */
+  native: boolean;
+  onStreamStart(res: ServerResponse, id: string): void;
+  onStreamToken(res: ServerResponse, id: string, piece: string, index: number): void;
+  onStreamEnd(res: ServerResponse, id: string, request: SimRequest, text: string): void;
+  complete(res: ServerResponse, id: string, request: SimRequest, text: string): void;
+}
+
+/**
+ * Submit to the engine and answer: stream as tokens come, or once at the end. A
+ * client that disconnects aborts the request inside the engine, freeing its slot.
+ */
+export function runGeneration(
+  req: IncomingMessage,
+  res: ServerResponse,
+  gen: GenerationRequest,
+  ctx: RouteContext,
+  format: GenerationFormat,
+  idPrefix: string,
+): void {
+  const engine = ctx.engine;
+  if (gen.model !== undefined && gen.model !== engine.model) {
+    sendError(res, engine.flavor, format.native, 404, `The model \`${gen.model}\` does not exist.`);
+    return;
+  }
+  const id = `${idPrefix}${randomBytes(12).toString('hex')}`;
+  let text = '';
+  let started = false;
+  const result = engine.submit(
+    { promptTokens: gen.promptTokens, maxTokens: gen.maxTokens, ignoreEos: gen.ignoreEos },
+    {
+      onToken(piece, index) {
+        text += piece;
+        if (!gen.stream) return;
+        if (!started) {
+          started = true;
+          format.onStreamStart(res, id);
+        }
+        format.onStreamToken(res, id, piece, index);
+      },
+      onFinish(request) {
+        if (request.state === 'aborted') {
+          if (!res.writableEnded) res.destroy();
+          return;
+        }
+        if (gen.stream) {
+          if (!started) format.onStreamStart(res, id);
+          format.onStreamEnd(res, id, request, text);
+        } else {
+          format.complete(res, id, request, text);
+        }
+      },
+    },
+    gen.dpRank,
+  );
+  if (!result.ok) {
+    const flavor = engine.flavor;
+    switch (result.reason) {
+      case 'injected_failure':
+        sendError(res, flavor, format.native, 500, 'Internal server error (failure injected by the simulator)');
+        return;
+      case 'queue_full':
+        sendError(res, flavor, format.native, 429, 'The waiting queue is full; retry later');
+        return;
+      case 'too_long':
+        sendError(
+          res,
+          flavor,
+          format.native,
+          400,
+          `The prompt (${gen.promptTokens.length} tokens) plus max_tokens (${gen.maxTokens}) exceeds the model's context or KV capacity`,
+        );
+        return;
+      case 'bad_rank':
+        sendError(res, flavor, format.native, 400, `data_parallel_rank ${gen.dpRank} is out of range`);
+        return;
+    }
+  }
+  const request = result.request;
+  res.on('close', () => {
+    if (!res.writableFinished) engine.abort(request);
+  });
+  if (gen.stream && gen.maxTokens > 0) {
+    // Headers go out at once (as real engines do) so clients see the stream open.
+    started = true;
+    format.onStreamStart(res, id);
+  }
+}

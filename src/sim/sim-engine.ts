@@ -1,0 +1,107 @@
+import type { Clock } from './clock.js';
+import { EngineCore } from './engine-core.js';
+import type { EngineLoad, SubmitResult } from './engine-core.js';
+import type { EngineParams } from './engine-params.js';
+import type { Flavor } from './http/responses.js';
+import { Rng } from './rng.js';
+import type { RequestObserver, SimRequest, SubmitInput } from './sim-request.js';
+
+/** Runtime switches set through PUT /sim/config and PUT /sim/load. */
+export interface SimControls {
+  /** false: load endpoints answer 404 and load gauges vanish from /metrics. */
+  loadReporting: boolean;
+  /** Share of generation requests failed with a 5xx, 0..1. */
+  failureRate: number;
+  /** Reported waiting count (summed over ranks) overriding the real one; null = real. */
+  pinnedWaiting: number | null;
+}
+
+export interface SimEngineOptions {
+  flavor: Flavor;
+  model: string;
+  dpSize: number;
+  params: Readonly<EngineParams>;
+  seed: number;
+  clock: Clock;
+}
+
+export type EngineSubmitResult = SubmitResult | { ok: false; reason: 'injected_failure' | 'bad_rank' };
+
+/**
+ * One simulated engine process: `dpSize` independent ranks (each with its own queue
+ * and cache, as in SGLang data parallelism), requests spread round-robin unless the
+ * body pins `data_parallel_rank`, plus the test controls.
+ */
+export class SimEngine {
+  readonly flavor: Flavor;
+  readonly model: string;
+  readonly ranks: EngineCore[];
+  readonly params: Readonly<EngineParams>;
+  readonly controls: SimControls = { loadReporting: true, failureRate: 0, pinnedWaiting: null };
+  readonly startedAt = Date.now();
+  inflight = 0;
+  failuresInjected = 0;
+
+  private readonly failureRng: Rng;
+  private nextRank = 0;
+
+  constructor(opts: SimEngineOptions) {
+    this.flavor = opts.flavor;
+    this.model = opts.model;
+    this.params = opts.params;
+    this.ranks = Array.from({ length: opts.dpSize }, (_, r) => new EngineCore(opts.params, opts.clock, opts.seed, r));
+    this.failureRng = new Rng(opts.seed ^ 0x5bd1e995);
+  }
+
+  submit(input: SubmitInput, observer: RequestObserver, dpRank?: number): EngineSubmitResult {
+    if (this.controls.failureRate > 0 && this.failureRng.next() < this.controls.failureRate) {
+      this.failuresInjected++;
+      return { ok: false, reason: 'injected_failure' };
+    }
+    let rank: number;
+    if (dpRank === undefined) {
+      rank = this.nextRank;
+      this.nextRank = (this.nextRank + 1) % this.ranks.length;
+    } else if (Number.isInteger(dpRank) && dpRank >= 0 && dpRank < this.ranks.length) {
+      rank = dpRank;
+    } else {
+      return { ok: false, reason: 'bad_rank' };
+    }
+    const result = this.ranks[rank]!.submit(input, {
+      onToken: (piece, index, at) => observer.onToken(piece, index, at),
+      onFinish: (req) => {
+        this.inflight--;
+        observer.onFinish(req);
+      },
+    });
+    if (result.ok) this.inflight++;
+    return result;
+  }
+
+  /** Load per rank as reported to the outside, with the pinned waiting count applied. */
+  reportedLoads(): EngineLoad[] {
+    const loads = this.ranks.map((r) => r.load());
+    const pinned = this.controls.pinnedWaiting;
+    if (pinned !== null) {
+      // Spread the pinned total so that ranks still add up to it.
+      const base = Math.floor(pinned / loads.length);
+      const extra = pinned % loads.length;
+      loads.forEach((l, i) => (l.waiting = base + (i < extra ? 1 : 0)));
+    }
+    return loads;
+  }
+
+  abort(request: SimRequest): void {
+    this.ranks[request.rank]?.abort(request);
+  }
+
+  flushCache(): boolean {
+    if (this.ranks.some((r) => r.runningCount > 0 || r.waitingCount > 0)) return false;
+    for (const r of this.ranks) r.flushCache();
+    return true;
+  }
+
+  close(): void {
+    for (const r of this.ranks) r.close();
+  }
+}

@@ -1,0 +1,80 @@
+/** What the HTTP layer hears about a request while the engine runs it. */
+export interface RequestObserver {
+  /** One generated token; `index` counts from 0. The first call is the first token. */
+  onToken(piece: string, index: number, atMs: number): void;
+  /** Called once when the request leaves the engine, finished or aborted. */
+  onFinish(request: SimRequest): void;
+}
+
+export interface SubmitInput {
+  promptTokens: number[];
+  maxTokens: number;
+  ignoreEos: boolean;
+}
+
+export type FinishReason = 'length' | 'stop' | 'abort';
+export type RequestState = 'waiting' | 'running' | 'finished' | 'aborted';
+
+/** One request inside an engine rank. Times are simulated milliseconds. */
+export class SimRequest {
+  readonly id: number;
+  readonly prompt: number[];
+  readonly promptHashes: number[];
+  readonly maxTokens: number;
+  readonly outputLen: number;
+  readonly arrivalAt: number;
+  /** When the arrival overhead (tokenisation etc.) is over and it may be admitted. */
+  readonly readyAt: number;
+  readonly observer: RequestObserver;
+
+  /** The DP rank that owns it. */
+  rank = 0;
+  state: RequestState = 'waiting';
+  admittedAt = NaN;
+  firstTokenAt = NaN;
+  finishedAt = NaN;
+  cachedTokens = 0;
+  prefillRemaining = 0;
+  /** Prefill tokens scheduled in the current step (0 when decoding or idle). */
+  stepChunk = 0;
+  decodingThisStep = false;
+  readonly output: number[] = [];
+  finishReason: FinishReason | undefined;
+
+  /** Cache bookkeeping: hashes this request holds references on, and its reservation. */
+  pinnedHashes: readonly number[] = [];
+  pinnedCount = 0;
+  anonymousBlocks = 0;
+  promptBlocksCommitted = 0;
+
+  constructor(
+    id: number,
+    input: SubmitInput,
+    promptHashes: number[],
+    outputLen: number,
+    arrivalAt: number,
+    readyAt: number,
+    observer: RequestObserver,
+  ) {
+    this.id = id;
+    this.prompt = input.promptTokens;
+    this.promptHashes = promptHashes;
+    this.maxTokens = input.maxTokens;
+    this.outputLen = outputLen;
+    this.arrivalAt = arrivalAt;
+    this.readyAt = readyAt;
+    this.observer = observer;
+  }
+
+  get promptTokens(): number {
+    return this.prompt.length;
+  }
+
+  get completionTokens(): number {
+    return this.output.length;
+  }
+
+  get ttftMs(): number {
+    return this.firstTokenAt - this.arrivalAt;
+  }
+}
