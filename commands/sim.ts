@@ -63,6 +63,8 @@ const sim: CommandModule<object, SimArgs> = {
       .example('$0 sim --flavor vllm --dp-size 2 --speedup 10', 'vLLM-style engines with two ranks, 10x faster') as unknown as Argv<SimArgs>,
   handler: async (argv) => {
     const { startSimFleet } = await import('../src/sim/index.js');
+    // Handlers first: a supervisor may signal as soon as it reads the URLs.
+    const stopped = untilSignal();
     const fleet = await startSimFleet({
       workers: argv.workers,
       host: argv.host,
@@ -84,7 +86,7 @@ const sim: CommandModule<object, SimArgs> = {
       for (const url of fleet.urls) process.stdout.write(`${url}\n`);
       process.stderr.write(`routerctl sim: ${fleet.urls.length} simulated ${argv.flavor} engines serving ${argv.model}; Ctrl-C to stop\n`);
     }
-    await untilSignal();
+    await stopped;
     await fleet.close();
   },
 };

@@ -1,0 +1,103 @@
+import type { Argv, CommandModule } from 'yargs';
+import { colorEnabled, paint } from '../src/cli/color.js';
+import {
+  addConfigOptions,
+  configByFlag,
+  formatProblem,
+  originsByFlag,
+  probeWorkers,
+  problemJson,
+  renderConfigTable,
+  renderProbeTable,
+  resolveConfig,
+} from '../src/config/index.js';
+import type { ConfigProblem, ProbeReport } from '../src/config/index.js';
+
+interface CheckConfigArgs {
+  json?: boolean;
+  probe?: boolean;
+  strict?: boolean;
+  [flag: string]: unknown;
+}
+
+const OWN_FLAGS = ['json', 'probe', 'strict'];
+const PROBE_TIMEOUT_MS = 2000;
+
+const checkConfig: CommandModule<object, CheckConfigArgs> = {
+  command: 'check-config',
+  describe: 'Validate flags, environment and rc file exactly as serve would, without starting anything',
+  builder: (y: Argv) =>
+    addConfigOptions(y)
+      .usage(
+        '$0 check-config [settings] [--config PATH] [--json] [--probe] [--strict]\n\n' +
+          'Resolves every setting (flags > ROUTERCTL_* env > rc file > defaults) and runs the validator serve runs.\n' +
+          'Valid: prints each value and where it came from. Invalid: lists every problem, most important first.',
+      )
+      .option('json', { type: 'boolean', describe: 'print one JSON object: valid, errors, warnings, config, origins', group: 'check-config:' })
+      .option('probe', {
+        type: 'boolean',
+        describe: `also contact each worker (${PROBE_TIMEOUT_MS / 1000} s each, in parallel): reachable, models, load reporting, DP size`,
+        group: 'check-config:',
+      })
+      .option('strict', { type: 'boolean', describe: 'exit 1 on warnings too', group: 'check-config:' })
+      .example('$0 check-config --policy round_robin --worker-queue-limit 4', 'error: the limit needs --policy cache_aware')
+      .example('$0 check-config --config .routerrc.example', 'check an rc file')
+      .example('$0 check-config --worker-urls http://10.0.0.5:30001 http://10.0.0.6:30001 --worker-queue-limit 6 --probe', 'predict an inert queue gate')
+      .example('$0 check-config --json | jq .errors', 'machine-readable report')
+      .epilogue('Exit status: 0 valid (warnings allowed), 1 invalid, or warnings with --strict. Error codes: man routerctl-check-config.') as unknown as Argv<CheckConfigArgs>,
+  handler: async (argv) => {
+    process.exitCode = await runCheckConfig(argv);
+  },
+};
+
+async function runCheckConfig(argv: CheckConfigArgs): Promise<number> {
+  const resolved = await resolveConfig({ argv, ignore: OWN_FLAGS });
+  const { config, origins, errors } = resolved;
+
+  let probe: ProbeReport | null = null;
+  if (argv.probe === true && errors.length === 0) {
+    probe = await probeWorkers(config.workerUrls, config, { timeoutMs: PROBE_TIMEOUT_MS, origins });
+  }
+  const warnings = [...resolved.warnings, ...(probe?.warnings ?? [])];
+  const valid = errors.length === 0 && !(argv.strict === true && warnings.length > 0);
+
+  if (argv.json === true) {
+    const report = {
+      valid,
+      errors: errors.map(problemJson),
+      warnings: warnings.map(problemJson),
+      config: configByFlag(config),
+      origins: originsByFlag(origins),
+      rcFile: resolved.rcFile ?? null,
+      probe: probe === null ? null : { timeoutMs: PROBE_TIMEOUT_MS, workers: probe.workers },
+    };
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    return valid ? 0 : 1;
+  }
+
+  const color = colorEnabled(process.stdout);
+  const out: string[] = [];
+  const rc = resolved.rcFile === undefined ? 'no rc file' : `rc file ${resolved.rcFile}`;
+  if (errors.length > 0) {
+    for (const p of [...errors, ...warnings]) out.push(formatProblem(p, { color }));
+    out.push(`configuration is ${paint('invalid', 'red', color)}: ${count(errors, 'error')}, ${count(warnings, 'warning')} (${rc})`);
+    if (argv.probe === true) out.push('probe skipped: fix the errors first');
+  } else {
+    out.push(`configuration is ${paint('valid', 'green', color)} (${rc})`);
+    out.push(renderConfigTable(config, origins, color));
+    if (probe !== null) {
+      out.push(`probe (${PROBE_TIMEOUT_MS} ms per worker):`);
+      out.push(renderProbeTable(probe.workers, color));
+    }
+    for (const p of warnings) out.push(formatProblem(p, { color }));
+    if (warnings.length > 0) out.push(`${count(warnings, 'warning')}${argv.strict === true ? ' (--strict: failing)' : ''}`);
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+  return valid ? 0 : 1;
+}
+
+function count(list: readonly ConfigProblem[], noun: string): string {
+  return `${list.length} ${noun}${list.length === 1 ? '' : 's'}`;
+}
+
+export default checkConfig;

@@ -1,0 +1,80 @@
+/**
+ * The catalogue of configuration problem codes. Codes are part of the CLI contract
+ * (scripts match them in `check-config --json`): add new ones, never rename or reuse.
+ * `man/routerctl-check-config.1` lists every entry; a test keeps the two in step.
+ *
+ * Classes, most important first (DESIGN §2): a parse problem makes the value
+ * meaningless, a value problem is wrong under every policy, a policy problem names a
+ * flag that the chosen policy would ignore, and cross-flag problems need the rest of
+ * the configuration to be right before they can be judged. `probe` warnings come
+ * from contacting the workers.
+ */
+export const PROBLEM_CLASSES = ['parse', 'value', 'policy', 'cross-flag', 'probe'] as const;
+export type ProblemClass = (typeof PROBLEM_CLASSES)[number];
+
+export type Severity = 'error' | 'warning';
+
+interface CodeEntry {
+  code: string;
+  class: ProblemClass;
+  severity: Severity;
+  /** One line for the man page. */
+  meaning: string;
+}
+
+function entry(code: string, cls: ProblemClass, severity: Severity, meaning: string): CodeEntry {
+  return { code, class: cls, severity, meaning };
+}
+
+export const ConfigCodes = {
+  PARSE_UNKNOWN_FLAG: entry('RCTL_E_PARSE_UNKNOWN_FLAG', 'parse', 'error', 'a command-line flag routerctl does not have'),
+  PARSE_UNKNOWN_KEY: entry('RCTL_E_PARSE_UNKNOWN_KEY', 'parse', 'error', 'an rc file key that is not a setting'),
+  PARSE_DUPLICATE_KEY: entry('RCTL_E_PARSE_DUPLICATE_KEY', 'parse', 'error', 'an rc file sets one key in both kebab-case and camelCase'),
+  PARSE_UNEXPECTED_ARGUMENT: entry('RCTL_E_PARSE_UNEXPECTED_ARGUMENT', 'parse', 'error', 'a stray positional argument'),
+  PARSE_MISSING_VALUE: entry('RCTL_E_PARSE_MISSING_VALUE', 'parse', 'error', 'a flag given without its value'),
+  PARSE_NOT_A_NUMBER: entry('RCTL_E_PARSE_NOT_A_NUMBER', 'parse', 'error', 'a numeric setting whose value is not a number (or not an integer)'),
+  PARSE_INVALID_CHOICE: entry('RCTL_E_PARSE_INVALID_CHOICE', 'parse', 'error', 'a value outside an enumeration, such as an unknown --policy'),
+  PARSE_INVALID_BOOLEAN: entry('RCTL_E_PARSE_INVALID_BOOLEAN', 'parse', 'error', 'a boolean setting whose value is not true or false'),
+  PARSE_INVALID_TYPE: entry('RCTL_E_PARSE_INVALID_TYPE', 'parse', 'error', 'an rc value of the wrong kind (a list or mapping where a scalar belongs, and so on)'),
+  PARSE_RC_SYNTAX: entry('RCTL_E_PARSE_RC_SYNTAX', 'parse', 'error', 'the rc file is not valid YAML, JSON or JavaScript; the message gives the position'),
+  PARSE_RC_NOT_FOUND: entry('RCTL_E_PARSE_RC_NOT_FOUND', 'parse', 'error', 'the file named by --config or ROUTERCTL_CONFIG cannot be read'),
+  PARSE_RC_SHAPE: entry('RCTL_E_PARSE_RC_SHAPE', 'parse', 'error', 'the rc file does not hold a mapping of keys to values'),
+
+  VALUE_RANGE: entry('RCTL_E_VALUE_RANGE', 'value', 'error', 'a number outside its range (at least, at most, greater than, in [0, 1])'),
+  VALUE_EMPTY: entry('RCTL_E_VALUE_EMPTY', 'value', 'error', 'a text setting that is set but empty'),
+  VALUE_FLOOR_REQUIRES_LIMIT: entry('RCTL_E_VALUE_FLOOR_REQUIRES_LIMIT', 'value', 'error', '--saturation-queue-floor without --worker-queue-limit'),
+  VALUE_FLOOR_ABOVE_LIMIT: entry('RCTL_E_VALUE_FLOOR_ABOVE_LIMIT', 'value', 'error', '--saturation-queue-floor greater than --worker-queue-limit'),
+  VALUE_CANDIDATE_BOUNDS: entry('RCTL_E_VALUE_CANDIDATE_BOUNDS', 'value', 'error', 'cache candidate min/max workers not positive, or min above max'),
+  VALUE_URL_EMPTY: entry('RCTL_E_VALUE_URL_EMPTY', 'value', 'error', 'an empty --worker-urls entry'),
+  VALUE_URL_INVALID: entry('RCTL_E_VALUE_URL_INVALID', 'value', 'error', 'a --worker-urls entry that is not a URL'),
+  VALUE_URL_SCHEME: entry('RCTL_E_VALUE_URL_SCHEME', 'value', 'error', 'a --worker-urls entry whose scheme is not http or https'),
+  VALUE_URL_DUPLICATE: entry('RCTL_E_VALUE_URL_DUPLICATE', 'value', 'error', 'the same worker listed twice (a trailing / is ignored)'),
+
+  POLICY_REQUIRES_POWER_OF_N: entry('RCTL_E_POLICY_REQUIRES_POWER_OF_N', 'policy', 'error', '--power-of-n-choices under a policy other than power_of_n'),
+  POLICY_PRESSURE_GUARD: entry('RCTL_E_POLICY_PRESSURE_GUARD', 'policy', 'error', '--disable-pressure-guard under a policy other than cache_aware'),
+  POLICY_REQUIRES_CACHE_AWARE: entry('RCTL_E_POLICY_REQUIRES_CACHE_AWARE', 'policy', 'error', 'a cache candidate tuning flag under a policy other than cache_aware'),
+  POLICY_PRESSURE_TUNING: entry('RCTL_E_POLICY_PRESSURE_TUNING', 'policy', 'error', 'a pressure guard tuning flag under a policy other than cache_aware'),
+
+  CROSS_DISCOVERY_CONFLICT: entry('RCTL_E_CROSS_DISCOVERY_CONFLICT', 'cross-flag', 'error', '--worker-urls together with --sim-workers'),
+  CROSS_SIM_ONLY: entry('RCTL_E_CROSS_SIM_ONLY', 'cross-flag', 'error', '--sim-rate together with --worker-urls (it would be ignored)'),
+  CROSS_COOL_DOWN_REQUIRES_THRESHOLD: entry('RCTL_E_CROSS_COOL_DOWN_REQUIRES_THRESHOLD', 'cross-flag', 'error', '--cb-cool-down-secs without --cb-threshold'),
+
+  WARN_MULTIPLE_RC_FILES: entry('RCTL_W_MULTIPLE_RC_FILES', 'parse', 'warning', 'more than one rc file in the folder found; only the first in search order is read'),
+  WARN_UNKNOWN_ENV: entry('RCTL_W_UNKNOWN_ENV', 'parse', 'warning', 'a ROUTERCTL_* variable close to, but not, a setting'),
+  WARN_MIN_LOAD_CHOICES_ONE: entry('RCTL_W_MIN_LOAD_CHOICES_ONE', 'value', 'warning', '--min-load-choices 1 draws uniformly, leaving no backup for admission'),
+  WARN_SECRET_ON_COMMAND_LINE: entry('RCTL_W_SECRET_ON_COMMAND_LINE', 'value', 'warning', '--admin-token given as a flag, visible to other users in ps'),
+  WARN_FRESHNESS_BELOW_POLL: entry('RCTL_W_FRESHNESS_BELOW_POLL', 'cross-flag', 'warning', '--load-freshness-ms shorter than --load-poll-interval-ms: samples go stale between polls'),
+  WARN_ADMIN_API_OPEN: entry('RCTL_W_ADMIN_API_OPEN', 'cross-flag', 'warning', 'a non-loopback --host without --admin-token exposes /admin/*'),
+  WARN_PROBE_UNREACHABLE: entry('RCTL_W_PROBE_UNREACHABLE', 'probe', 'warning', 'a worker did not answer within the probe timeout'),
+  WARN_PROBE_NO_LOAD: entry('RCTL_W_PROBE_NO_LOAD', 'probe', 'warning', 'workers publish no load, so the queue gate would admit them blindly'),
+  WARN_PROBE_DP_SCALE: entry('RCTL_W_PROBE_DP_SCALE', 'probe', 'warning', 'a worker has several DP ranks; the limit (or floor) applies to their sum'),
+  WARN_PROBE_MODEL_MISMATCH: entry('RCTL_W_PROBE_MODEL_MISMATCH', 'probe', 'warning', 'a worker does not serve --model-id, or the workers serve different models'),
+  WARN_PROBE_NO_MODELS: entry('RCTL_W_PROBE_NO_MODELS', 'probe', 'warning', 'a worker answered but its /v1/models did not list any model'),
+} as const satisfies Record<string, CodeEntry>;
+
+export type ConfigCodeName = keyof typeof ConfigCodes;
+export type ConfigCode = (typeof ConfigCodes)[ConfigCodeName]['code'];
+
+export function classRank(cls: ProblemClass): number {
+  return PROBLEM_CLASSES.indexOf(cls);
+}

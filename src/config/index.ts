@@ -1,0 +1,23 @@
+// What other areas may import from src/config. Everything else is internal.
+export { resolveConfig } from './resolve.js';
+export type { ResolveInput, ResolvedConfig } from './resolve.js';
+
+export { OPTIONS, POLICIES, LOG_FORMATS, defaultConfig, envName, optionByKey, optionByName } from './schema.js';
+export type { RouterConfig, ConfigKey, Policy, LogFormat, OptionSpec, OptionType, OptionGroup, PolicyFamily, Range } from './schema.js';
+
+export { addConfigOptions } from './yargs-options.js';
+
+export { ConfigCodes, PROBLEM_CLASSES } from './codes.js';
+export type { ConfigCode, ProblemClass, Severity } from './codes.js';
+
+export { formatProblem, problemJson } from './problem.js';
+export type { ConfigProblem } from './problem.js';
+
+export type { Origin } from './origin.js';
+
+export { RC_SEARCH_PLACES } from './rc-file.js';
+
+export { probeWorkers } from './probe.js';
+export type { ProbeOptions, ProbeReport, WorkerProbe, LoadEndpoint } from './probe.js';
+
+export { configByFlag, originsByFlag, renderConfigTable, renderProbeTable } from './report.js';

@@ -1,0 +1,242 @@
+import { access, readFile, realpath, stat } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { cosmiconfig, defaultLoaders } from 'cosmiconfig';
+import type { Loader } from 'cosmiconfig';
+import { locateJsonError } from './json-error-position.js';
+import type { Origin } from './origin.js';
+import { problem } from './problem.js';
+import type { ConfigProblem } from './problem.js';
+
+/**
+ * Search order inside one folder; the first that exists wins. rc files come before
+ * package.json because a `routerctl` key in package.json would otherwise shadow a
+ * `.routerrc` next to it (ecosystem notes §2.6). No `.ts`: cosmiconfig compiles it by
+ * writing a file next to it, and check-config promises never to write files.
+ */
+export const RC_SEARCH_PLACES = [
+  '.routerrc',
+  '.routerrc.json',
+  '.routerrc.yaml',
+  '.routerrc.yml',
+  'routerctl.config.js',
+  'routerctl.config.mjs',
+  'routerctl.config.cjs',
+  'package.json',
+] as const;
+
+export const PACKAGE_PROP = 'routerctl';
+
+export type RcResult =
+  | { kind: 'none' }
+  | {
+      kind: 'loaded';
+      file: string;
+      /** Relative to the cwd when that is shorter; what origins and messages show. */
+      display: string;
+      /** `routerctl.` inside package.json, so an origin reads `package.json:routerctl.policy`. */
+      keyPrefix: string;
+      data: Record<string, unknown>;
+      /** Other rc candidates in the same folder, shadowed by `file`. */
+      shadowed: string[];
+    }
+  | { kind: 'failed'; problem: ConfigProblem };
+
+class RcSyntaxError extends Error {
+  constructor(
+    readonly reason: string,
+    readonly line: number | null,
+    readonly column: number | null,
+  ) {
+    super(reason);
+  }
+}
+
+const loadJson: Loader = (_filepath, content) => {
+  try {
+    return JSON.parse(content) as unknown;
+  } catch (err) {
+    const at = locateJsonError(content);
+    if (at) throw new RcSyntaxError(at.reason, at.line, at.column);
+    throw new RcSyntaxError(firstLine(err), null, null);
+  }
+};
+
+const refuseTypeScript: Loader = () => {
+  throw new RcSyntaxError('TypeScript config files are not supported; use routerctl.config.js, .mjs or .cjs', null, null);
+};
+
+const loadYaml = defaultLoaders['.yaml'];
+
+/**
+ * cosmiconfig's JS loader retries a failed import() with require(), which replaces a
+ * config's own syntax error with an unrelated "Cannot require() ES Module"; import()
+ * alone loads ESM and CommonJS alike and keeps the real error. The mtime in the URL
+ * lets a long-lived process see an edited file instead of the module cache.
+ */
+const loadJs: Loader = async (filepath) => {
+  const real = await realpath(filepath);
+  const { mtimeMs } = await stat(real);
+  const module = (await import(`${pathToFileURL(real).href}?mtime=${mtimeMs}`)) as { default?: unknown };
+  return module.default;
+};
+
+/**
+ * Find and read the rc file: the explicit `--config` path, or a search from `cwd`
+ * upward (through the home folder, then `~/.config/routerctl/config*`). Never throws
+ * for a user's mistake: a missing, unreadable or malformed file comes back as one
+ * parse-class problem whose message names the file and, when known, the position.
+ */
+export async function loadRcFile(options: { cwd: string; configPath?: string; configOrigin?: Origin }): Promise<RcResult> {
+  const { cwd, configPath } = options;
+  let file: string | null = configPath === undefined ? null : path.resolve(cwd, configPath);
+  let result: { config: unknown; filepath: string; isEmpty?: boolean } | null;
+  try {
+    // Inside the try: cosmiconfig reads the cwd's package.json for its own settings
+    // as soon as it is created, and a broken one must be a problem, not a crash.
+    const explorer = makeExplorer();
+    if (file !== null) {
+      try {
+        await access(file);
+      } catch (err) {
+        const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : firstLine(err);
+        return {
+          kind: 'failed',
+          problem: problem('PARSE_RC_NOT_FOUND', `cannot read --config ${displayPath(cwd, file)}: ${why}`, {
+            flag: '--config',
+            origin: options.configOrigin?.label ?? 'flag',
+          }),
+        };
+      }
+      result = await explorer.load(file);
+    } else {
+      result = await explorer.search(cwd);
+    }
+  } catch (err) {
+    const failed = (err as { filepath?: unknown }).filepath;
+    if (typeof failed === 'string') file = failed;
+    return { kind: 'failed', problem: syntaxProblem(cwd, file, err) };
+  }
+  if (result === null) {
+    if (file === null) return { kind: 'none' };
+    // An explicit package.json without a `routerctl` key: say so rather than run on defaults.
+    const display = displayPath(cwd, file);
+    return { kind: 'failed', problem: problem('PARSE_RC_SHAPE', `${display} has no "${PACKAGE_PROP}" key`, { flag: '--config', origin: display }) };
+  }
+
+  const found = result.filepath;
+  const display = displayPath(cwd, found);
+  const keyPrefix = path.basename(found) === 'package.json' ? `${PACKAGE_PROP}.` : '';
+  const data = result.isEmpty ? {} : result.config;
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    const got = Array.isArray(data) ? 'a list' : data === null ? 'null' : typeof data;
+    return {
+      kind: 'failed',
+      problem: problem('PARSE_RC_SHAPE', `${display} must hold a mapping of settings to values, found ${got}`, { origin: display }),
+    };
+  }
+  const shadowed = configPath === undefined ? await shadowedCandidates(found) : [];
+  return { kind: 'loaded', file: found, display, keyPrefix, data: data as Record<string, unknown>, shadowed };
+}
+
+function makeExplorer(): ReturnType<typeof cosmiconfig> {
+  return cosmiconfig('routerctl', {
+    searchPlaces: [...RC_SEARCH_PLACES],
+    packageProp: PACKAGE_PROP,
+    searchStrategy: 'global',
+    cache: false,
+    loaders: {
+      '.json': loadJson,
+      '.yaml': loadYaml,
+      '.yml': loadYaml,
+      noExt: loadYaml,
+      // `.routerrc.example` and other hand-named files: YAML, which also reads JSON.
+      default: loadYaml,
+      '.js': loadJs,
+      '.mjs': loadJs,
+      '.cjs': loadJs,
+      '.ts': refuseTypeScript,
+      '.mts': refuseTypeScript,
+      '.cts': refuseTypeScript,
+    },
+  });
+}
+
+/** What an operator would type: `.routerrc`, `../.routerrc`, or an absolute path. */
+export function displayPath(cwd: string, file: string): string {
+  const relative = path.relative(cwd, file);
+  return relative !== '' && relative.length <= file.length ? relative : file;
+}
+
+async function shadowedCandidates(found: string): Promise<string[]> {
+  const dir = path.dirname(found);
+  const name = path.basename(found);
+  if (!(RC_SEARCH_PLACES as readonly string[]).includes(name)) return [];
+  const others: string[] = [];
+  for (const place of RC_SEARCH_PLACES) {
+    if (place === name) continue;
+    const candidate = path.join(dir, place);
+    if (place === 'package.json') {
+      try {
+        const pkg = JSON.parse(await readFile(candidate, 'utf8')) as Record<string, unknown>;
+        if (pkg[PACKAGE_PROP] !== undefined) others.push(`${place}#${PACKAGE_PROP}`);
+      } catch {
+        // no package.json, or one we cannot read: it cannot shadow anything
+      }
+      continue;
+    }
+    try {
+      await access(candidate);
+      others.push(place);
+    } catch {
+      // absent
+    }
+  }
+  return others;
+}
+
+function syntaxProblem(cwd: string, file: string | null, err: unknown): ConfigProblem {
+  const where = file === null ? 'the config file' : displayPath(cwd, file);
+  const { reason, line, column } = describeLoadError(err, file);
+  const at = line === null ? '' : column === null ? ` (line ${line})` : ` (line ${line}, column ${column})`;
+  const verb = file !== null && /\.[cm]?js$/.test(file) ? 'load' : 'parse';
+  return problem('PARSE_RC_SYNTAX', `cannot ${verb} ${where}: ${reason}${at}`, { origin: file === null ? null : where });
+}
+
+/** Reduce YAML, JSON and JS loader errors to a reason plus a position, one line. */
+function describeLoadError(err: unknown, file: string | null): { reason: string; line: number | null; column: number | null } {
+  if (err instanceof RcSyntaxError) return { reason: err.reason, line: err.line, column: err.column };
+  if (file !== null && file.endsWith('.json')) {
+    try {
+      const at = locateJsonError(readFileSync(file, 'utf8'));
+      if (at) return { reason: at.reason, line: at.line, column: at.column };
+    } catch {
+      // unreadable now: fall back to the loader's own words
+    }
+  }
+  const e = err as { name?: unknown; reason?: unknown; mark?: { line?: unknown; column?: unknown }; stack?: unknown };
+  if (e.name === 'YAMLException' && typeof e.reason === 'string') {
+    const line = typeof e.mark?.line === 'number' ? e.mark.line + 1 : null;
+    const column = typeof e.mark?.column === 'number' ? e.mark.column + 1 : null;
+    return { reason: e.reason, line, column };
+  }
+  // A JS config that fails to compile or throws: V8 names `file:///path?mtime=…:LINE[:COL]` in the stack.
+  let line: number | null = null;
+  let column: number | null = null;
+  if (typeof e.stack === 'string' && file !== null) {
+    const base = path.basename(file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const m = new RegExp(`${base}(?:\\?[^:\\s]*)?:(\\d+)(?::(\\d+))?`).exec(e.stack);
+    if (m) {
+      line = Number(m[1]);
+      column = m[2] === undefined ? null : Number(m[2]);
+    }
+  }
+  const reason = firstLine(err).replace(/^(?:YAML|JSON) Error in [^:]+:\s*/, '');
+  return { reason, line, column };
+}
+
+function firstLine(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return (message.split('\n').find((l) => l.trim() !== '') ?? message).trim();
+}

@@ -1,0 +1,44 @@
+import { problem } from './problem.js';
+import type { RuleContext } from './rule-context.js';
+
+/**
+ * Discovery and cross-flag rules: judged last because they combine several values,
+ * each of which must already be right for the combination to mean anything.
+ */
+export function checkCrossFlags(ctx: RuleContext): void {
+  const { config } = ctx;
+  const staticFleet = config.workerUrls.length > 0;
+
+  if (staticFleet && ctx.isSet('simWorkers')) {
+    ctx.push(problem('CROSS_DISCOVERY_CONFLICT', '--worker-urls and --sim-workers are mutually exclusive; pass exactly one', ctx.at('simWorkers')));
+  }
+  if (staticFleet && ctx.isSet('simRate')) {
+    ctx.push(problem('CROSS_SIM_ONLY', '--sim-rate requires the embedded simulated fleet; it would be ignored with --worker-urls', ctx.at('simRate')));
+  }
+  if (ctx.isSet('cbCoolDownSecs') && config.cbThreshold === null) {
+    ctx.push(
+      problem('CROSS_COOL_DOWN_REQUIRES_THRESHOLD', '--cb-cool-down-secs requires --cb-threshold (the circuit breaker is enabled by --cb-threshold)', ctx.at('cbCoolDownSecs')),
+    );
+  }
+
+  if (!ctx.invalid.has('loadFreshnessMs') && !ctx.invalid.has('loadPollIntervalMs') && config.loadFreshnessMs < config.loadPollIntervalMs) {
+    const key = ctx.isSet('loadFreshnessMs') ? 'loadFreshnessMs' : 'loadPollIntervalMs';
+    ctx.push(
+      problem(
+        'WARN_FRESHNESS_BELOW_POLL',
+        `--load-freshness-ms (${config.loadFreshnessMs}) is shorter than --load-poll-interval-ms (${config.loadPollIntervalMs}): samples go stale between polls and the queue gate admits blindly`,
+        ctx.at(key),
+      ),
+    );
+  }
+  if (config.adminToken === null && !isLoopback(config.host)) {
+    ctx.push(
+      problem('WARN_ADMIN_API_OPEN', `--host ${config.host} is reachable from other machines and --admin-token is unset, so /admin/* is open to them`, ctx.at('host')),
+    );
+  }
+}
+
+function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}

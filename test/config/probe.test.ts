@@ -1,0 +1,197 @@
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultConfig, probeWorkers } from '../../src/config/index.js';
+import type { RouterConfig } from '../../src/config/index.js';
+import { startSimFleet } from '../../src/sim/index.js';
+import type { SimFleet } from '../../src/sim/index.js';
+
+type Routes = Record<string, { status?: number; body: unknown } | 'hang'>;
+
+const servers: Server[] = [];
+
+/** A stand-in engine that answers the given paths and 404s the rest. */
+async function fakeEngine(routes: Routes): Promise<string> {
+  const server = createServer((req, res) => {
+    const route = routes[req.url ?? ''];
+    if (route === 'hang') return; // never answers
+    if (route === undefined) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    const text = typeof route.body === 'string' ? route.body : JSON.stringify(route.body);
+    res.writeHead(route.status ?? 200, { 'content-type': typeof route.body === 'string' ? 'text/plain' : 'application/json' }).end(text);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push(server);
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A port on 127.0.0.1 that nothing listens on. */
+async function closedPort(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
+
+afterAll(async () => {
+  for (const s of servers) s.closeAllConnections();
+  await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+});
+
+const models = (id = 'm', owner = 'sglang') => ({ '/v1/models': { body: { object: 'list', data: [{ id, object: 'model', owned_by: owner }] } } });
+const config = (over: Partial<RouterConfig> = {}): RouterConfig => ({ ...defaultConfig(), ...over });
+
+describe('probe: every load shape a real engine publishes', () => {
+  it.each([
+    [
+      '/v1/loads, two ranks',
+      { ...models(), '/v1/loads': { body: { loads: [{ dp_rank: 0, num_waiting_reqs: 2, num_running_reqs: 1 }, { dp_rank: 1, num_waiting_reqs: 3, num_running_reqs: 4 }] } }, '/get_server_info': { body: { dp_size: 2 } } },
+      { endpoint: '/v1/loads', waiting: 5, running: 5, ranks: 2 },
+      2,
+    ],
+    ['legacy /get_load {"load": N}', { ...models(), '/get_load': { body: { load: 3 } } }, { endpoint: '/get_load', waiting: null, running: null, ranks: null }, null],
+    [
+      '/get_load array of ranks',
+      { ...models(), '/get_load': { body: [{ dp_rank: 0, num_reqs: 3, num_waiting_reqs: 1, num_tokens: 100 }, { dp_rank: 1, num_reqs: 2, num_waiting_reqs: 2, num_tokens: 10 }] } },
+      { endpoint: '/get_load', waiting: 3, running: null, ranks: 2 },
+      2,
+    ],
+    [
+      'older /get_load array without num_waiting_reqs',
+      { ...models(), '/get_load': { body: [{ dp_rank: 0, num_reqs: 3, num_tokens: 100 }] } },
+      { endpoint: '/get_load', waiting: null, running: null, ranks: 1 },
+      1,
+    ],
+    [
+      'SGLang /metrics only',
+      {
+        ...models(),
+        '/server_info': { body: { dp_size: 2 } },
+        '/metrics': { body: '# TYPE sglang:num_queue_reqs gauge\nsglang:num_queue_reqs{model_name="m",dp_rank="0"} 2\nsglang:num_queue_reqs{model_name="m",dp_rank="1"} 1\nsglang:num_running_reqs{model_name="m",dp_rank="0"} 7\n' },
+      },
+      { endpoint: '/metrics', waiting: 3, running: 7, ranks: 2 },
+      2,
+    ],
+    [
+      'vLLM /metrics',
+      { ...models('m', 'vllm'), '/metrics': { body: 'vllm:num_requests_waiting{model_name="m",engine="0"} 4.0\nvllm:num_requests_running{model_name="m",engine="0"} 9.0\n' } },
+      { endpoint: '/metrics', waiting: 4, running: 9, ranks: 1 },
+      1,
+    ],
+    ['no load anywhere', { ...models(), '/metrics': { body: 'process_cpu_seconds_total 1\n' } }, null, null],
+    ['a malformed /v1/loads falls through to /get_load', { ...models(), '/v1/loads': { body: { loads: [{ dp_rank: 0 }] } }, '/get_load': { body: [{ num_waiting_reqs: 6 }] } }, { endpoint: '/get_load', waiting: 6 }, 1],
+  ] as [string, Routes, Record<string, unknown> | null, number | null][])('%s', async (_name, routes, load, dpSize) => {
+    const url = await fakeEngine(routes);
+    const { workers } = await probeWorkers([url], config(), { timeoutMs: 2000 });
+    expect(workers[0]).toMatchObject({ url, reachable: true, error: null, models: ['m'], dpSize });
+    if (load === null) expect(workers[0]!.load).toBeNull();
+    else expect(workers[0]!.load).toMatchObject(load);
+  });
+
+  it('tells SGLang from vLLM by owned_by', async () => {
+    const a = await fakeEngine(models('m', 'sglang'));
+    const b = await fakeEngine(models('m', 'vllm'));
+    const { workers } = await probeWorkers([a, b], config());
+    expect(workers.map((w) => w.engine)).toEqual(['sglang', 'vllm']);
+  });
+});
+
+describe('probe: predictions', () => {
+  it('warns that the gate is inert when no worker reports load', async () => {
+    const a = await fakeEngine(models());
+    const b = await fakeEngine(models());
+    const { warnings } = await probeWorkers([a, b], config({ workerQueueLimit: 4 }), { origins: { workerQueueLimit: { source: 'flag', label: 'flag' } } });
+    expect(warnings).toMatchObject([
+      { code: 'RCTL_W_PROBE_NO_LOAD', class: 'probe', severity: 'warning', flag: '--worker-queue-limit', origin: 'flag', message: `--worker-queue-limit is set but no worker reports load (${a}, ${b}); the queue gate is inert` },
+    ]);
+  });
+
+  it('counts a legacy {"load": N} as blind for the gate, and names why', async () => {
+    const a = await fakeEngine({ ...models(), '/get_load': { body: { load: 1 } } });
+    const b = await fakeEngine({ ...models(), '/get_load': { body: [{ num_waiting_reqs: 0 }] } });
+    const { warnings } = await probeWorkers([a, b], config({ workerQueueLimit: 4 }));
+    expect(warnings.map((w) => w.message)).toEqual([
+      `--worker-queue-limit is set but 1 of 2 workers reports no load (${a} (legacy /get_load without a queue length)); the gate will admit them blindly`,
+    ]);
+  });
+
+  it('says nothing about load when no limit is set', async () => {
+    const a = await fakeEngine(models());
+    expect((await probeWorkers([a], config())).warnings).toEqual([]);
+  });
+
+  it('reminds that limit and floor apply to the sum over DP ranks', async () => {
+    const a = await fakeEngine({ ...models(), '/server_info': { body: { dp_size: 4 } }, '/v1/loads': { body: { loads: [0, 1, 2, 3].map((r) => ({ dp_rank: r, num_waiting_reqs: 0 })) } } });
+    const { warnings } = await probeWorkers([a], config({ workerQueueLimit: 6, saturationQueueFloor: 2 }));
+    expect(warnings.map((w) => [w.code, w.message])).toEqual([
+      ['RCTL_W_PROBE_DP_SCALE', `--worker-queue-limit 6 with dp-size 4: the limit applies to the sum over ranks, about 1.5 waiting per rank (${a})`],
+      ['RCTL_W_PROBE_DP_SCALE', `--saturation-queue-floor 2 with dp-size 4: the floor applies to the sum over ranks, about 0.5 waiting per rank (${a})`],
+    ]);
+  });
+
+  it('checks --model-id against each worker, and workers against each other', async () => {
+    const a = await fakeEngine({ ...models('llama') });
+    const b = await fakeEngine({ ...models('qwen') });
+    const named = await probeWorkers([a, b], config({ modelId: 'llama' }));
+    expect(named.warnings.map((w) => w.message)).toEqual([`--model-id llama is not served by ${b} (it serves qwen)`]);
+    const discovered = await probeWorkers([a, b], config());
+    expect(discovered.warnings.map((w) => w.message)).toEqual([`workers serve different models (${a}: llama; ${b}: qwen); set --model-id to the one to route`]);
+  });
+
+  it('warns when a worker answers but lists no model', async () => {
+    const a = await fakeEngine({ '/v1/loads': { body: { loads: [{ num_waiting_reqs: 0 }] } } });
+    const { workers, warnings } = await probeWorkers([a], config());
+    expect(workers[0]).toMatchObject({ reachable: true, models: null });
+    expect(warnings).toMatchObject([{ code: 'RCTL_W_PROBE_NO_MODELS' }]);
+  });
+});
+
+describe('probe: unreachable workers are warnings, not crashes', () => {
+  it('a closed port', async () => {
+    const url = await closedPort();
+    const { workers, warnings } = await probeWorkers([url], config({ workerQueueLimit: 4 }));
+    expect(workers[0]).toMatchObject({ url, reachable: false, models: null, load: null });
+    expect(workers[0]!.error).toContain('ECONNREFUSED');
+    expect(warnings).toMatchObject([{ code: 'RCTL_W_PROBE_UNREACHABLE', message: expect.stringContaining(`worker ${url} is unreachable: `) }]);
+  });
+
+  it('workers that never answer cost one time budget, in parallel', async () => {
+    const hang: Routes = { '/v1/models': 'hang', '/v1/loads': 'hang', '/server_info': 'hang' };
+    const urls = await Promise.all([fakeEngine(hang), fakeEngine(hang), fakeEngine(hang)]);
+    const started = Date.now();
+    const { workers } = await probeWorkers(urls, config(), { timeoutMs: 300 });
+    expect(Date.now() - started).toBeLessThan(1500);
+    for (const w of workers) expect(w).toMatchObject({ reachable: false, error: 'no answer within 300 ms' });
+  });
+});
+
+describe('probe against simulated engines', () => {
+  let fleet: SimFleet;
+  beforeAll(async () => {
+    fleet = await startSimFleet({ workers: 2, host: '127.0.0.1', portBase: 0, speedup: 50 });
+    const res = await fetch(`${fleet.urls[1]}/sim/config`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ load_reporting: false }),
+    });
+    expect(res.status).toBe(200);
+  });
+  afterAll(async () => fleet?.close());
+
+  it('names the worker that publishes no load; an unreachable URL is one more warning', async () => {
+    const [reporting, silent] = fleet.urls as [string, string];
+    const down = await closedPort();
+    const { workers, warnings } = await probeWorkers([reporting, silent, down], config({ workerQueueLimit: 4 }), { timeoutMs: 2000 });
+    expect(workers[0]).toMatchObject({ reachable: true, engine: 'sglang', dpSize: 1, load: { endpoint: '/v1/loads' } });
+    expect(workers[1]).toMatchObject({ reachable: true, load: null });
+    expect(workers[2]).toMatchObject({ reachable: false });
+    const noLoad = warnings.find((w) => w.code === 'RCTL_W_PROBE_NO_LOAD');
+    expect(noLoad?.message).toBe(`--worker-queue-limit is set but 1 of 2 workers reports no load (${silent}); the gate will admit them blindly`);
+    expect(noLoad?.message).not.toContain(reporting);
+    expect(warnings.map((w) => w.code).sort()).toEqual(['RCTL_W_PROBE_NO_LOAD', 'RCTL_W_PROBE_UNREACHABLE']);
+  });
+});
