@@ -37,3 +37,28 @@ function fmix32(h: number): number {
   h ^= h >>> 16;
   return h >>> 0;
 }
+
+/**
+ * Chained hashes over fixed-size character chunks of a text (only full chunks), for
+ * routers that key prefixes without tokenizing: 64 characters is about 16 tokens.
+ * Same chaining and finaliser as blockHashes, so equal texts give equal chains.
+ */
+export function textBlockHashes(text: string, chunkChars: number, limit = Infinity): number[] {
+  const full = Math.min(Math.floor(text.length / chunkChars), limit);
+  const out = new Array<number>(full);
+  let hi = 0x6a09e667;
+  let lo = 0xbb67ae85;
+  for (let b = 0; b < full; b++) {
+    const start = b * chunkChars;
+    for (let i = start; i < start + chunkChars; i++) {
+      const t = text.charCodeAt(i);
+      lo = Math.imul(lo ^ t, 0x01000193);
+      hi = Math.imul(hi ^ (t + 0x9e3779b9), 0x85ebca6b);
+      hi ^= hi >>> 13;
+    }
+    lo = fmix32(lo ^ b);
+    hi = fmix32(hi ^ lo);
+    out[b] = (hi & HI_MASK) * TWO32 + (lo >>> 0);
+  }
+  return out;
+}

@@ -14,6 +14,8 @@ export interface SimControls {
   failureRate: number;
   /** Reported waiting count (summed over ranks) overriding the real one; null = real. */
   pinnedWaiting: number | null;
+  /** Load endpoints misbehave: answer unparseable bodies, or never answer. */
+  loadFault: 'garbage' | 'hang' | null;
 }
 
 export interface SimEngineOptions {
@@ -37,7 +39,7 @@ export class SimEngine {
   readonly model: string;
   readonly ranks: EngineCore[];
   readonly params: Readonly<EngineParams>;
-  readonly controls: SimControls = { loadReporting: true, failureRate: 0, pinnedWaiting: null };
+  readonly controls: SimControls = { loadReporting: true, failureRate: 0, pinnedWaiting: null, loadFault: null };
   readonly startedAt = Date.now();
   inflight = 0;
   failuresInjected = 0;

@@ -17,13 +17,13 @@ export const putSimLoad: RouteHandler = async (req, res, _url, ctx) => {
   sendJson(res, 200, controlsView(ctx));
 };
 
-/** PUT /sim/config {"load_reporting": bool, "failure_rate": 0..1}. */
+/** PUT /sim/config {"load_reporting": bool, "failure_rate": 0..1, "load_fault": "garbage" | "hang" | null}. */
 export const putSimConfig: RouteHandler = async (req, res, _url, ctx) => {
   const body = parseJsonObject(await readBody(req, CONTROL_BODY_LIMIT));
   const c = ctx.engine.controls;
   for (const key of Object.keys(body)) {
-    if (key !== 'load_reporting' && key !== 'failure_rate') {
-      throw new RequestValidationError(400, `unknown key '${key}'; expected load_reporting or failure_rate`);
+    if (key !== 'load_reporting' && key !== 'failure_rate' && key !== 'load_fault') {
+      throw new RequestValidationError(400, `unknown key '${key}'; expected load_reporting, failure_rate or load_fault`);
     }
   }
   if ('load_reporting' in body) {
@@ -33,7 +33,11 @@ export const putSimConfig: RouteHandler = async (req, res, _url, ctx) => {
     const f = body.failure_rate;
     if (typeof f !== 'number' || !(f >= 0 && f <= 1)) throw new RequestValidationError(400, 'failure_rate must be a number in [0, 1]');
   }
+  if ('load_fault' in body && body.load_fault !== null && body.load_fault !== 'garbage' && body.load_fault !== 'hang') {
+    throw new RequestValidationError(400, 'load_fault must be "garbage", "hang" or null');
+  }
   if (typeof body.load_reporting === 'boolean') c.loadReporting = body.load_reporting;
+  if ('load_fault' in body) c.loadFault = body.load_fault as 'garbage' | 'hang' | null;
   if (typeof body.failure_rate === 'number') c.failureRate = body.failure_rate;
   sendJson(res, 200, controlsView(ctx));
 };
@@ -42,5 +46,5 @@ export const getSimConfig: RouteHandler = (_req, res, _url, ctx) => sendJson(res
 
 function controlsView(ctx: Parameters<RouteHandler>[3]): Record<string, unknown> {
   const c = ctx.engine.controls;
-  return { load_reporting: c.loadReporting, failure_rate: c.failureRate, num_waiting_reqs: c.pinnedWaiting };
+  return { load_reporting: c.loadReporting, failure_rate: c.failureRate, load_fault: c.loadFault, num_waiting_reqs: c.pinnedWaiting };
 }

@@ -5,10 +5,21 @@ import type { RouteHandler } from './route-context.js';
 
 const SECTIONS = ['core', 'memory', 'spec', 'lora', 'disagg', 'queues', 'all'] as const;
 
+/** Apply the load test controls; true when the response was taken care of. */
 function loadsDisabled(engine: SimEngine, res: Parameters<RouteHandler>[1]): boolean {
-  if (engine.controls.loadReporting) return false;
-  sendError(res, engine.flavor, true, 404, 'Not Found');
-  return true;
+  if (!engine.controls.loadReporting) {
+    sendError(res, engine.flavor, true, 404, 'Not Found');
+    return true;
+  }
+  if (engine.controls.loadFault === 'garbage') {
+    sendText(res, 200, '{"loads": [{"dp_rank": 0, "num_running_reqs": "lots", ', 'application/json');
+    return true;
+  }
+  if (engine.controls.loadFault === 'hang') {
+    res.socket?.setTimeout(0);
+    return true; // never answer; the socket closes when the client gives up or the engine stops
+  }
+  return false;
 }
 
 function coreKeys(rank: number, l: EngineLoad, engine: SimEngine): Record<string, unknown> {

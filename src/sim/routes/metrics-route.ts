@@ -7,6 +7,11 @@ import type { RouteHandler } from './route-context.js';
 
 /** GET /metrics in the flavour's own names and labels, collected at scrape time. */
 export const metrics: RouteHandler = (_req, res, _url, ctx) => {
+  if (ctx.engine.controls.loadFault === 'garbage') {
+    sendText(res, 200, 'sglang:num_queue_reqs{dp_rank="0" 7\nvllm:num_requests_waiting{{{ NaN\n', PROMETHEUS_CONTENT_TYPE);
+    return;
+  }
+  if (ctx.engine.controls.loadFault === 'hang') return;
   const text = ctx.engine.flavor === 'vllm' ? vllmMetrics(ctx.engine) : sglangMetrics(ctx.engine);
   sendText(res, 200, text, PROMETHEUS_CONTENT_TYPE);
 };

@@ -1,0 +1,44 @@
+/** The admin API's state document (DESIGN §5). Fields may be added, never renamed. */
+export interface AdminState {
+  router: {
+    version: string;
+    policy: string;
+    model_id: string | null;
+    worker_queue_limit: number | null;
+    saturation_queue_floor: number | null;
+    min_load_choices: number;
+    uptime_s: number;
+    simulated: boolean;
+    /** Added: where the router listens, and whether it is draining. */
+    url: string;
+    ready: boolean;
+    load_freshness_ms: number;
+  };
+  workers: AdminWorker[];
+  decisions: Record<'cache_hit' | 'cache_miss' | 'cache_worker_queued' | 'all_queued', number>;
+  selection_failures_total: number;
+  diverted_overlap_blocks: { buckets: Array<{ le: number; count: number }>; count: number; sum: number };
+  alerts: { all_queued: boolean; gate_inert: boolean };
+  /** Added: totals for rates and the console. */
+  requests_total: number;
+  gate_rejections_total: number;
+  partial_diversions_total: number;
+  policy_decisions: Record<string, number>;
+  timestamp_ms: number;
+}
+
+export interface AdminWorker {
+  url: string;
+  healthy: boolean;
+  breaker: 'closed' | 'open' | 'half_open';
+  waiting: number | null;
+  running: number | null;
+  sample_age_ms: number | null;
+  fresh: boolean;
+  gated: boolean;
+  inflight: number;
+  requests_total: number;
+  gate_rejections_total: number;
+  /** Added: DP ranks the worker advertised, when known. */
+  dp_size: number | null;
+}

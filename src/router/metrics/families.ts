@@ -1,0 +1,121 @@
+import type { HistogramSeries, Sample } from '../../prometheus/index.js';
+
+/**
+ * Label-keyed counters and histograms rendered at scrape time. Series appear on
+ * first use (as in the reference router), except those a caller pre-creates with
+ * `touch`, so dashboards see zeros rather than gaps for the labels that matter.
+ */
+export class CounterFamily {
+  private readonly series = new Map<string, { labels: string[]; value: number }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+  ) {}
+
+  inc(labels: readonly string[], by = 1): void {
+    const key = labels.join('\u0001');
+    const s = this.series.get(key);
+    if (s) s.value += by;
+    else this.series.set(key, { labels: [...labels], value: by });
+  }
+
+  touch(labels: readonly string[]): void {
+    this.inc(labels, 0);
+  }
+
+  get(labels: readonly string[]): number {
+    return this.series.get(labels.join('\u0001'))?.value ?? 0;
+  }
+
+  /** Sum over series whose label `name` has `value` (all series when name is omitted). */
+  sum(name?: string, value?: string): number {
+    const i = name === undefined ? -1 : this.labelNames.indexOf(name);
+    let total = 0;
+    for (const s of this.series.values()) if (i < 0 || s.labels[i] === value) total += s.value;
+    return total;
+  }
+
+  forEach(fn: (labels: readonly string[], value: number) => void): void {
+    for (const s of this.series.values()) fn(s.labels, s.value);
+  }
+
+  samples(): Sample[] {
+    return sortByLabels([...this.series.values()]).map((s) => ({ labels: zip(this.labelNames, s.labels), value: s.value }));
+  }
+}
+
+export class HistogramFamily {
+  private readonly series = new Map<string, { labels: string[]; counts: Float64Array; sum: number; count: number }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+    readonly bounds: readonly number[],
+  ) {}
+
+  /** An observation goes into the first bucket whose bound is ≥ the value; non-finite ones are dropped. */
+  observe(labels: readonly string[], value: number): void {
+    if (!Number.isFinite(value)) return;
+    const s = this.entry(labels);
+    let i = 0;
+    while (i < this.bounds.length && value > this.bounds[i]!) i++;
+    s.counts[i]!++;
+    s.sum += value;
+    s.count++;
+  }
+
+  touch(labels: readonly string[]): void {
+    this.entry(labels);
+  }
+
+  /** Cumulative buckets of one series, for the admin state. */
+  snapshot(labels: readonly string[]): { buckets: Array<{ le: number; count: number }>; count: number; sum: number } {
+    const s = this.series.get(labels.join('\u0001'));
+    const buckets: Array<{ le: number; count: number }> = [];
+    let acc = 0;
+    this.bounds.forEach((le, i) => {
+      acc += s ? s.counts[i]! : 0;
+      buckets.push({ le, count: acc });
+    });
+    return { buckets, count: s?.count ?? 0, sum: s?.sum ?? 0 };
+  }
+
+  samples(): HistogramSeries[] {
+    return sortByLabels([...this.series.values()]).map((s) => ({
+      labels: zip(this.labelNames, s.labels),
+      bounds: this.bounds,
+      counts: s.counts,
+      sum: s.sum,
+    }));
+  }
+
+  private entry(labels: readonly string[]) {
+    const key = labels.join('\u0001');
+    let s = this.series.get(key);
+    if (!s) {
+      s = { labels: [...labels], counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 };
+      this.series.set(key, s);
+    }
+    return s;
+  }
+}
+
+function zip(names: readonly string[], values: readonly string[]): Record<string, string> {
+  const o: Record<string, string> = {};
+  names.forEach((n, i) => (o[n] = values[i] ?? ''));
+  return o;
+}
+
+/** Output sorted by label tuple, as the reference router renders it. */
+function sortByLabels<T extends { labels: string[] }>(list: T[]): T[] {
+  return list.sort((a, b) => {
+    for (let i = 0; i < a.labels.length; i++) {
+      const c = a.labels[i]! < b.labels[i]! ? -1 : a.labels[i]! > b.labels[i]! ? 1 : 0;
+      if (c !== 0) return c;
+    }
+    return 0;
+  });
+}

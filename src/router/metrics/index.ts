@@ -1,0 +1,2 @@
+export { RouterMetrics, outcomeFromStatus, DECISIONS, DIVERTED_OVERLAP_BUCKETS } from './router-metrics.js';
+export type { GaugeSource, WorkerGaugeSource } from './router-metrics.js';

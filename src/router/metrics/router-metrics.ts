@@ -1,0 +1,126 @@
+import { ExpositionWriter } from '../../prometheus/index.js';
+import type { Sample } from '../../prometheus/index.js';
+import { CounterFamily, HistogramFamily } from './families.js';
+
+export const DIVERTED_OVERLAP_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
+export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+export const TTFT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400];
+export const UNKNOWN_MODEL = 'unknown';
+export const DECISIONS = ['cache_hit', 'cache_miss', 'cache_worker_queued', 'all_queued'] as const;
+
+/** Per-worker gauges, read from the live registry and load table at scrape time. */
+export interface WorkerGaugeSource {
+  url: string;
+  inflight: number;
+  healthy: boolean;
+  breakerState: 0 | 1 | 2;
+  waiting: number | null;
+  sampleAgeSeconds: number | null;
+}
+
+export interface GaugeSource {
+  modelId: string;
+  workers: () => WorkerGaugeSource[];
+  queueGateInert: () => boolean;
+  prefixIndexBlocks: () => number;
+  prefixIndexEvictions: () => number;
+}
+
+/**
+ * The router's metrics, with the reference router's names, labels and buckets, plus
+ * the blind-spot metrics it lacked (gate rejections per worker, partial diversions,
+ * gate inertness, per-worker waiting and sample age).
+ */
+export class RouterMetrics {
+  readonly requests = new CounterFamily('sgl_router_requests_total', 'Requests received, by route and method.', ['route', 'method']);
+  readonly responses = new CounterFamily('sgl_router_responses_total', 'Responses sent, by route, method and status code.', ['route', 'method', 'status_code']);
+  readonly workerRequests = new CounterFamily('sgl_router_worker_requests_total', 'Requests dispatched to workers, by outcome.', ['worker_url', 'model_id', 'mode', 'outcome']);
+  readonly duration = new HistogramFamily('sgl_router_request_duration_seconds', 'End-to-end request duration at the router.', ['model_id'], DURATION_BUCKETS);
+  readonly ttft = new HistogramFamily('sgl_router_ttft_seconds', 'Time to first streamed token at the router (successful streams).', ['model_id'], TTFT_BUCKETS);
+  readonly streamOutcomes = new CounterFamily('sgl_router_stream_outcome_total', 'Streaming responses by outcome.', ['worker_url', 'model_id', 'outcome']);
+  readonly policyDecisions = new CounterFamily('sgl_router_policy_decisions_total', 'Selections by policy and decision reason.', ['policy', 'reason']);
+  readonly selectionFailures = new CounterFamily('sgl_router_policy_selection_failures_total', 'Selections that resolved no worker (503), by policy and reason.', ['policy', 'reason']);
+  readonly cacheDecisions = new CounterFamily('sgl_router_cache_aware_decisions_total', 'Cache-aware selections that resolved a worker, by decision.', ['model_id', 'decision']);
+  readonly divertedOverlap = new HistogramFamily('sgl_router_diverted_overlap_blocks', 'Matched prefix blocks given up by a queue-gate diversion (deepest gated owner).', ['model_id'], DIVERTED_OVERLAP_BUCKETS);
+  readonly gateRejected = new CounterFamily('sgl_router_queue_gate_rejected_total', 'Cache candidates the worker queue gate rejected, per worker.', ['model_id', 'worker']);
+  readonly partialDiversions = new CounterFamily('sgl_router_partial_diversions_total', 'Deepest prefix owner gated, a shallower owner won (booked cache_hit).', ['model_id']);
+  readonly admissionEvaluated = new CounterFamily('sgl_router_cache_admission_evaluated_total', 'Cache candidates evaluated by hard (capacity) admission.', []);
+  readonly admissionRejected = new CounterFamily('sgl_router_cache_admission_rejected_total', 'Cache candidates hard admission rejected (gate rejections excluded).', []);
+  readonly guardCompared = new CounterFamily('sgl_router_cache_pressure_guard_compared_total', 'Candidate pairs the pressure guard compared.', []);
+  readonly guardOverrides = new CounterFamily('sgl_router_cache_pressure_guard_override_total', 'Comparisons the pressure guard overrode.', []);
+  readonly monitorDecisions = new CounterFamily('sgl_router_cache_monitor_decisions_total', 'Cache resolutions by the pressure data they compared on.', ['source']);
+  readonly retries = new CounterFamily('sgl_router_retries_total', 'Requests retried on another worker before any byte reached the client.', ['reason']);
+
+  constructor(private readonly gauges: GaugeSource) {
+    // Without --model-id the model is known after discovery, which calls setModelId.
+    if (gauges.modelId !== UNKNOWN_MODEL) this.setModelId(gauges.modelId);
+  }
+
+  /** The served model is known only after discovery; pre-create its series so dashboards see zeros. */
+  setModelId(modelId: string): void {
+    this.gauges.modelId = modelId;
+    for (const d of DECISIONS) this.cacheDecisions.touch([modelId, d]);
+    this.divertedOverlap.touch([modelId]);
+    this.partialDiversions.touch([modelId]);
+  }
+
+  render(): string {
+    const m = this.gauges.modelId;
+    const workers = this.gauges.workers();
+    const per = (f: (w: WorkerGaugeSource) => number | null, label = 'worker_url'): Sample[] =>
+      workers.flatMap((w) => {
+        const v = f(w);
+        return v === null ? [] : [{ labels: { [label]: w.url }, value: v }];
+      });
+    const w = new ExpositionWriter();
+    w.counter(this.requests.name, this.requests.help, this.requests.samples())
+      .counter(this.responses.name, this.responses.help, this.responses.samples())
+      .counter(this.workerRequests.name, this.workerRequests.help, this.workerRequests.samples())
+      .histogram(this.duration.name, this.duration.help, this.duration.samples())
+      .histogram(this.ttft.name, this.ttft.help, this.ttft.samples())
+      .counter(this.streamOutcomes.name, this.streamOutcomes.help, this.streamOutcomes.samples())
+      .gauge('sgl_router_workers', 'Registered workers by mode.', [
+        { labels: { mode: 'decode' }, value: 0 },
+        { labels: { mode: 'plain' }, value: workers.length },
+        { labels: { mode: 'prefill' }, value: 0 },
+      ])
+      .gauge('sgl_router_worker_health', '1 if the worker\'s circuit breaker would admit a request.', per((x) => (x.healthy ? 1 : 0)))
+      .gauge('sgl_router_worker_cb_state', 'Circuit breaker state: 0 closed, 1 open, 2 half open.', per((x) => x.breakerState))
+      .gauge(
+        'sgl_router_worker_inflight_requests',
+        'Router-local in-flight requests per worker.',
+        // `worker` is routerctl's label (DESIGN §4); `worker_url` is the Rust router's. Both, so either query works.
+        workers.map((x) => ({ labels: { worker: x.url, worker_url: x.url }, value: x.inflight })),
+      )
+      .gauge('sgl_router_worker_waiting_requests', 'Engine-reported waiting requests (sum over DP ranks); absent when unknown.', per((x) => x.waiting, 'worker'))
+      .gauge('sgl_router_worker_load_sample_age_seconds', 'Age of the worker\'s load sample; absent when it has none.', per((x) => x.sampleAgeSeconds, 'worker'))
+      .counter(this.policyDecisions.name, this.policyDecisions.help, this.policyDecisions.samples())
+      .counter(this.selectionFailures.name, this.selectionFailures.help, this.selectionFailures.samples())
+      .counter(this.cacheDecisions.name, this.cacheDecisions.help, this.cacheDecisions.samples())
+      .histogram(this.divertedOverlap.name, this.divertedOverlap.help, this.divertedOverlap.samples())
+      .counter(this.gateRejected.name, this.gateRejected.help, this.gateRejected.samples())
+      .counter(this.partialDiversions.name, this.partialDiversions.help, this.partialDiversions.samples())
+      .gauge('sgl_router_queue_gate_inert', '1 while --worker-queue-limit is set and no worker has a fresh load sample.', [
+        { labels: { model_id: m }, value: this.gauges.queueGateInert() ? 1 : 0 },
+      ])
+      .counter(this.admissionEvaluated.name, this.admissionEvaluated.help, this.admissionEvaluated.samples())
+      .counter(this.admissionRejected.name, this.admissionRejected.help, this.admissionRejected.samples())
+      .counter(this.guardCompared.name, this.guardCompared.help, this.guardCompared.samples())
+      .counter(this.guardOverrides.name, this.guardOverrides.help, this.guardOverrides.samples())
+      .counter(this.monitorDecisions.name, this.monitorDecisions.help, this.monitorDecisions.samples())
+      .counter(this.retries.name, this.retries.help, this.retries.samples())
+      .gauge('sgl_router_prefix_index_blocks', 'Blocks held by the prefix index.', [{ value: this.gauges.prefixIndexBlocks() }])
+      .counter('sgl_router_prefix_index_evictions_total', 'Blocks evicted from the prefix index to stay within its cap.', [
+        { value: this.gauges.prefixIndexEvictions() },
+      ]);
+    return w.toString();
+  }
+}
+
+/** The reference router's outcome classes for a worker response. */
+export function outcomeFromStatus(status: number): 'success' | 'client_error' | 'backpressure' | 'error' {
+  if (status === 429 || status === 503) return 'backpressure';
+  if (status >= 500) return 'error';
+  if (status >= 400) return 'client_error';
+  return 'success';
+}

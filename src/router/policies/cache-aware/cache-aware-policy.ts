@@ -1,0 +1,135 @@
+/**
+ * The cache-aware selection ladder (spec §4.5) as pure logic: it returns what
+ * happened and the router books every metric from that, so the booking rules
+ * (one decision per selected worker, none per failure) live in one place.
+ */
+import type {
+  CacheAwareDecision,
+  Policy,
+  PolicyWorker,
+  SelectionContext,
+  SelectionFailure,
+  SelectionFailureReason,
+  SelectionSuccess,
+} from '../types.js';
+import { buildCacheCandidates, guardOf, type CacheCandidate } from './candidates.js';
+import { DEFAULT_CACHE_AWARE_CONFIG, type CacheAwareConfig } from './config.js';
+import { cacheAwareFallbackDecision, cacheAwareReasonLabel, cacheWinnerDecision } from './decision.js';
+import { InertGateWarning } from './inert-warning.js';
+import { proposePair } from './pair-proposal.js';
+import { capacityFallback, resolvePrefillAdmitted } from './prefill-admission.js';
+import type { PressureGuard } from './pressure.js';
+import { resolveCacheCandidates, type CacheGateAudit, type CacheResolution } from './resolve-cache-candidates.js';
+
+/**
+ * The audit rides along so the router can book the counters the reference records
+ * per resolution (cache admission evaluated/rejected, pressure-guard pairs and
+ * overrides, cache monitor source). Present whenever candidates were resolved,
+ * on success and on failure.
+ */
+export interface CacheAwareAuditField {
+  readonly audit?: CacheGateAudit;
+}
+export type CacheAwareSuccess = SelectionSuccess & CacheAwareAuditField;
+export type CacheAwareFailure = SelectionFailure & CacheAwareAuditField;
+export type CacheAwareSelection = CacheAwareSuccess | CacheAwareFailure;
+
+const NO_WORKERS: readonly PolicyWorker[] = Object.freeze([]);
+
+function workersOf(candidates: readonly CacheCandidate[]): readonly PolicyWorker[] {
+  return candidates.length === 0 ? NO_WORKERS : candidates.map((c) => c.worker);
+}
+
+export class CacheAwarePolicy implements Policy {
+  readonly name = 'cache_aware' as const;
+  readonly usesPrefix = true;
+  readonly config: CacheAwareConfig;
+  readonly #guard: PressureGuard;
+  readonly #inert = new InertGateWarning();
+
+  constructor(config: CacheAwareConfig = DEFAULT_CACHE_AWARE_CONFIG) {
+    this.config = config;
+    this.#guard = guardOf(config);
+  }
+
+  select(ctx: SelectionContext): CacheAwareSelection {
+    const { pool, load } = ctx;
+    const limit = this.config.workerQueueLimit;
+    const choices = this.config.minLoadChoices;
+    let failure: SelectionFailureReason = 'proposal_empty';
+    let resolution: CacheResolution | undefined;
+    let inertWarning = false;
+
+    // Rung 1: cache winner, only when the request yields a candidate proposal.
+    const proposal = buildCacheCandidates(ctx, this.config, this.#guard);
+    if (proposal !== undefined) {
+      inertWarning = this.#inert.tick(limit, pool);
+      resolution = resolveCacheCandidates(proposal, ctx.inputTokens, load, pool);
+      const { decision, winner, audit } = resolution;
+      if (decision !== undefined && winner !== undefined) {
+        const booked = cacheWinnerDecision(decision.reason, audit.queueGateFellBack);
+        return withFlags(
+          {
+            ok: true,
+            worker: decision.selected,
+            backup: decision.retry,
+            reason: cacheAwareReasonLabel(decision.reason, 'cache_candidates'),
+            decision: booked,
+            // A shallower owner won because the gate removed a deeper one: still a hit, but visible.
+            partialDiversion: booked === 'cache_hit' && audit.queueGateBestRejectedBlocks > winner.matchedPrefixBlocks,
+            gateRejected: workersOf(resolution.gateRejected),
+            audit,
+          },
+          inertWarning,
+        );
+      }
+      failure = 'cache_candidates_exhausted';
+    }
+
+    // Rung 2: the pair fallback over the single global domain.
+    const pair = proposePair(pool, load, limit, choices, ctx.random);
+    if (pair === undefined) return this.#fail(failure, resolution, inertWarning);
+    let decision = resolvePrefillAdmitted(pool.workers, pair, ctx.inputTokens, load, limit);
+    if (decision === undefined) {
+      failure = 'prefill_admission_exhausted';
+      // Pass 2 (resolve_prefill) would first re-run the strict pass on identical
+      // inputs; it is pure and just returned nothing, so go to its capacity fallback.
+      decision = capacityFallback(pool.workers, pair, load, choices, ctx.random);
+    }
+    if (decision === undefined) return this.#fail(failure, resolution, inertWarning);
+
+    const audit = resolution?.audit;
+    const booked: CacheAwareDecision = cacheAwareFallbackDecision(
+      audit?.queueGateRejected ?? 0,
+      audit?.admissionEvaluated ?? 0,
+      audit?.fleetAllQueued ?? false,
+    );
+    const success: CacheAwareSuccess = {
+      ok: true,
+      worker: decision.selected,
+      backup: decision.retry,
+      reason: cacheAwareReasonLabel(decision.reason, 'pair'),
+      decision: booked,
+      // Only a landed diversion is evidence of what the gate cost, and only a full one.
+      ...(booked === 'cache_worker_queued' && audit !== undefined
+        ? { divertedOverlapBlocks: audit.queueGateBestRejectedBlocks }
+        : {}),
+      ...(resolution !== undefined ? { gateRejected: workersOf(resolution.gateRejected), audit: resolution.audit } : {}),
+    };
+    return withFlags(success, inertWarning);
+  }
+
+  /** A failed ladder books no decision: it is a 503, counted by the failure reason alone. */
+  #fail(reason: SelectionFailureReason, resolution: CacheResolution | undefined, inertWarning: boolean): CacheAwareFailure {
+    const failure: CacheAwareFailure = {
+      ok: false,
+      reason,
+      ...(resolution !== undefined ? { gateRejected: workersOf(resolution.gateRejected), audit: resolution.audit } : {}),
+    };
+    return withFlags(failure, inertWarning);
+  }
+}
+
+function withFlags<T extends CacheAwareSelection>(outcome: T, inertWarning: boolean): T {
+  return inertWarning ? { ...outcome, inertWarning: true } : outcome;
+}

@@ -1,0 +1,99 @@
+/**
+ * The power-of-k pair proposal for the fallback (spec §4.6, §9.2).
+ */
+import type { LoadView, PolicyWorker, PoolState } from '../types.js';
+import { comparePairwise, GUARD_OFF, type PressureGuard } from './pressure.js';
+
+export interface PairProposal {
+  readonly primary: PolicyWorker;
+  /** Runner-up of the sample; undefined with k = 1 or a one-worker tier. */
+  readonly backup: PolicyWorker | undefined;
+  /** The pair's guard hints for shared prefill admission. */
+  readonly guard: PressureGuard;
+}
+
+export interface SampleScan {
+  readonly best: PolicyWorker;
+  readonly runnerUp: PolicyWorker | undefined;
+}
+
+/** A uniform index in [0, n), robust to a random source that returns exactly 1. */
+function drawIndex(random: () => number, n: number): number {
+  const i = Math.floor(random() * n);
+  return i < 0 ? 0 : i >= n ? n - 1 : i;
+}
+
+/**
+ * Draws k members of `workers` and keeps the best and the runner-up.
+ *
+ * - k ≥ |workers|: every member in pool order, so the exact minimum; ties keep
+ *   pool order (the power_of_two code read does this; the CLI help's "random
+ *   ties" is not followed).
+ * - k = 1: one uniform draw, no ranking, no runner-up.
+ * - otherwise: a uniform sample of k distinct members in random order, by a
+ *   partial Fisher–Yates over a sparse swap map: O(k) time and memory, never a
+ *   pool-sized array.
+ *
+ * The scan is linear and only a strict improvement displaces: the pairwise
+ * comparator is not transitive over mixed native/router-local members, so a sort
+ * could be inconsistent, and ties must keep the first-drawn member.
+ */
+export function scanPowerOfK(
+  workers: readonly PolicyWorker[],
+  load: LoadView,
+  choices: number,
+  random: () => number,
+): SampleScan | undefined {
+  const n = workers.length;
+  if (n === 0) return undefined;
+  const k = choices >= 1 ? Math.floor(choices) : 1;
+
+  let best: PolicyWorker | undefined;
+  let runnerUp: PolicyWorker | undefined;
+  const consider = (w: PolicyWorker): void => {
+    if (best === undefined) {
+      best = w;
+    } else if (comparePairwise(load, w, best) < 0) {
+      runnerUp = best;
+      best = w;
+    } else if (runnerUp === undefined || comparePairwise(load, w, runnerUp) < 0) {
+      runnerUp = w;
+    }
+  };
+
+  if (k >= n) {
+    for (const w of workers) consider(w);
+  } else if (k === 1) {
+    return { best: workers[drawIndex(random, n)] as PolicyWorker, runnerUp: undefined };
+  } else {
+    const moved = new Map<number, number>();
+    for (let i = 0; i < k; i++) {
+      const j = i + drawIndex(random, n - i);
+      const picked = moved.get(j) ?? j;
+      moved.set(j, moved.get(i) ?? i);
+      consider(workers[picked] as PolicyWorker);
+    }
+  }
+  return best === undefined ? undefined : { best, runnerUp };
+}
+
+/**
+ * The fallback pair. With a limit, the sample comes from the gate-admitted tier
+ * (pool.unqueued) so the minimum of a small sample cannot be a queueing worker
+ * while an unqueued one exists; only an all-queueing pool samples everyone.
+ *
+ * The guard hints default to off: the reference's cache-aware fallback builds its
+ * pair through the plain power-of-two policy, whose hints are disabled.
+ */
+export function proposePair(
+  pool: PoolState,
+  load: LoadView,
+  queueLimit: number | undefined,
+  choices: number,
+  random: () => number,
+  guard: PressureGuard = GUARD_OFF,
+): PairProposal | undefined {
+  const tier = queueLimit !== undefined && pool.unqueued.length > 0 ? pool.unqueued : pool.workers;
+  const scan = scanPowerOfK(tier, load, choices, random);
+  return scan === undefined ? undefined : { primary: scan.best, backup: scan.runnerUp, guard };
+}

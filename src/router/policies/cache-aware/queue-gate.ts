@@ -1,0 +1,25 @@
+/**
+ * The worker queue gate (spec §4.3). It reads only the engine-reported waiting
+ * count: router-local in-flight counts cannot tell running requests from waiting
+ * ones, so they are never substituted.
+ */
+import type { LoadView, PolicyWorker, PoolState } from '../types.js';
+
+/**
+ * `<` at the limit: a worker already holding `limit` waiting requests is making
+ * requests wait. No fresh sample admits (fail open): unknown is not full.
+ */
+export function queueGateAdmits(load: LoadView, worker: PolicyWorker, limit: number | undefined): boolean {
+  if (limit === undefined) return true;
+  const basic = load.basic(worker);
+  return basic === undefined || basic.waiting < limit;
+}
+
+/**
+ * Every pool worker has a fresh sample at or over the limit. O(1) from the pool's
+ * maintained counters; one unsampled worker makes it false because it is not
+ * counted in `queued`.
+ */
+export function fleetIsAllQueued(pool: PoolState, limit: number | undefined): boolean {
+  return limit !== undefined && pool.workers.length > 0 && pool.queued === pool.workers.length;
+}

@@ -1,0 +1,200 @@
+/**
+ * resolve_cache_candidates (spec §4.4): queue gate, second tier, hard admission,
+ * saturation pin, tournament, and the audit the router books counters from.
+ */
+import type { LoadView, PolicyWorker, PoolState } from '../types.js';
+import { capacityAdmits } from './capacity.js';
+import type { CacheCandidate, CacheCandidateProposal } from './candidates.js';
+import { DecisionReason, type PrefillDecision } from './decision.js';
+import {
+  compareIds,
+  compareNumbers,
+  comparePressure,
+  lookupOver,
+  materiallyMorePressured,
+  type PrefillPressureSource,
+  type PressureLookup,
+} from './pressure.js';
+import { fleetIsAllQueued, queueGateAdmits } from './queue-gate.js';
+
+export interface CacheGateAudit {
+  /** `sgl_router_cache_monitor_decisions_total{source}`: the mode the evaluated set compared in. */
+  readonly prefillPressureSource: PrefillPressureSource;
+  /** Candidates that reached hard admission; disjoint from gate rejections by construction. */
+  readonly admissionEvaluated: number;
+  /** Evaluated candidates hard admission turned away (never counts gate rejections). */
+  readonly admissionRejected: number;
+  readonly queueGateRejected: number;
+  /** Deepest matched-prefix block count among the gate-rejected, or 0. */
+  readonly queueGateBestRejectedBlocks: number;
+  /** The second tier re-admitted every candidate. */
+  readonly queueGateFellBack: boolean;
+  readonly fleetAllQueued: boolean;
+  readonly pressureGuardComparedPairs: number;
+  readonly pressureGuardOverrides: number;
+}
+
+export interface CacheResolution {
+  /** Undefined when no candidate could be chosen (the caller falls back to a pair). */
+  readonly decision: PrefillDecision | undefined;
+  /** The chosen candidate, for its matched depth. */
+  readonly winner: CacheCandidate | undefined;
+  readonly audit: CacheGateAudit;
+  /** The candidates the gate pass rejected, in seed order. */
+  readonly gateRejected: readonly CacheCandidate[];
+}
+
+const candidateWorker = (c: CacheCandidate): PolicyWorker => c.worker;
+
+export function resolveCacheCandidates(
+  proposal: CacheCandidateProposal,
+  inputTokens: number,
+  load: LoadView,
+  pool: PoolState,
+): CacheResolution {
+  const limit = proposal.workerQueueLimit;
+  const floor = proposal.saturationQueueFloor;
+  const fleetAllQueued = fleetIsAllQueued(pool, limit);
+
+  // The gate runs before hard admission: a queueing owner is removed before it can
+  // win on cache depth, however much capacity it has.
+  let evaluated: readonly CacheCandidate[] = proposal.candidates;
+  const rejected: CacheCandidate[] = [];
+  let bestRejectedBlocks = 0;
+  if (limit !== undefined) {
+    const admittedByGate: CacheCandidate[] = [];
+    for (const c of proposal.candidates) {
+      if (queueGateAdmits(load, c.worker, limit)) {
+        admittedByGate.push(c);
+      } else {
+        rejected.push(c);
+        if (c.matchedPrefixBlocks > bestRejectedBlocks) bestRejectedBlocks = c.matchedPrefixBlocks;
+      }
+    }
+    evaluated = admittedByGate;
+  }
+
+  // Second tier: only when the gate itself emptied the set AND the whole pool is
+  // queued. Triggering on "set empty" alone would hand a single queueing owner its
+  // traffic straight back and make the gate a no-op. A configured floor replaces
+  // this tier with the saturation pin.
+  const fellBack = evaluated.length === 0 && rejected.length > 0 && fleetAllQueued && floor === undefined;
+  if (fellBack) evaluated = proposal.candidates;
+
+  // Built over the evaluated set only, so a gated-out worker without native data
+  // cannot downgrade the comparison mode of the ones still competing.
+  const lookup = lookupOver(load, evaluated, candidateWorker);
+
+  const admitted: CacheCandidate[] = [];
+  for (const c of evaluated) {
+    if (capacityAdmits(load, c.worker, inputTokens)) admitted.push(c);
+  }
+
+  let comparedPairs = 0;
+  let overrides = 0;
+  let winner: CacheCandidate | undefined;
+  let reason: DecisionReason | undefined;
+
+  if (admitted.length === 0) {
+    // "No candidate admitted" includes a mix of gate-rejected and capacity-rejected
+    // candidates; the pin then ranks only the gate-rejected owners. Unknown queues
+    // are not idle here (pool.belowFloor counts fresh samples only), the reverse of
+    // the gate's fail-open.
+    if (rejected.length > 0 && floor !== undefined && pool.belowFloor === 0) {
+      winner = pickPin(rejected, inputTokens, load);
+      if (winner !== undefined) reason = DecisionReason.SaturationPin;
+    }
+  } else {
+    let workFloor = admitted[0] as CacheCandidate;
+    for (const c of admitted) if (c.uncachedTokens < workFloor.uncachedTokens) workFloor = c;
+    const ceiling = workFloor.uncachedTokens + proposal.switchMarginTokens;
+    const guarded = proposal.guard.enabled && lookup.compareEngine;
+    let best = workFloor;
+    for (const c of admitted) {
+      if (c === best || c.uncachedTokens > ceiling) continue;
+      const baseline = compareTournament(proposal, lookup, best, c, false);
+      let verdict = baseline;
+      if (guarded) {
+        comparedPairs += 1;
+        verdict = compareTournament(proposal, lookup, best, c, true);
+        if (verdict !== baseline) overrides += 1;
+      }
+      if (verdict > 0) best = c;
+    }
+    winner = best;
+    reason = DecisionReason.CacheCandidate;
+  }
+
+  const audit: CacheGateAudit = {
+    prefillPressureSource: lookup.source,
+    admissionEvaluated: evaluated.length,
+    admissionRejected: evaluated.length - admitted.length,
+    queueGateRejected: rejected.length,
+    queueGateBestRejectedBlocks: bestRejectedBlocks,
+    queueGateFellBack: fellBack,
+    fleetAllQueued,
+    pressureGuardComparedPairs: comparedPairs,
+    pressureGuardOverrides: overrides,
+  };
+  const decision: PrefillDecision | undefined =
+    winner === undefined || reason === undefined
+      ? undefined
+      : {
+          selected: winner.worker,
+          primary: winner.worker,
+          backup: undefined,
+          reason,
+          loadSnapshotVersion: load.version,
+          retry: undefined,
+        };
+  return { decision, winner: decision === undefined ? undefined : winner, audit, gateRejected: rejected };
+}
+
+/**
+ * The least-pressured gate-rejected owner that passes hard admission, ties by id.
+ * The lookup spans all rejected owners; the pin ranks by pressure alone, not by
+ * uncached work, because every owner is queueing anyway.
+ */
+function pickPin(rejected: readonly CacheCandidate[], inputTokens: number, load: LoadView): CacheCandidate | undefined {
+  const lookup = lookupOver(load, rejected, candidateWorker);
+  let pick: CacheCandidate | undefined;
+  for (const c of rejected) {
+    if (!capacityAdmits(load, c.worker, inputTokens)) continue;
+    if (pick === undefined || (comparePressure(lookup, c.worker, pick.worker) || compareIds(c.worker, pick.worker)) < 0) {
+      pick = c;
+    }
+  }
+  return pick;
+}
+
+function compareByWork(lookup: PressureLookup, a: CacheCandidate, b: CacheCandidate): number {
+  return (
+    compareNumbers(a.uncachedTokens, b.uncachedTokens) ||
+    comparePressure(lookup, a.worker, b.worker) ||
+    compareIds(a.worker, b.worker)
+  );
+}
+
+/**
+ * The tournament comparison; positive means `a` (the incumbent) loses. Outside the
+ * switch margin, cache work decides. Inside it, the guard may let a materially
+ * less pressured candidate beat a near cache gain.
+ */
+function compareTournament(
+  proposal: CacheCandidateProposal,
+  lookup: PressureLookup,
+  a: CacheCandidate,
+  b: CacheCandidate,
+  useGuard: boolean,
+): number {
+  if (Math.abs(a.uncachedTokens - b.uncachedTokens) > proposal.switchMarginTokens) return compareByWork(lookup, a, b);
+  if (useGuard) {
+    const na = lookup.load.native(a.worker);
+    const nb = lookup.load.native(b.worker);
+    if (na !== undefined && nb !== undefined) {
+      if (materiallyMorePressured(na, nb, proposal.guard)) return 1;
+      if (materiallyMorePressured(nb, na, proposal.guard)) return -1;
+    }
+  }
+  return compareByWork(lookup, a, b);
+}

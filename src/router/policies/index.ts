@@ -1,0 +1,20 @@
+export { createPolicy } from './factory.js';
+export { RoundRobinPolicy } from './round-robin.js';
+export { RandomPolicy } from './random.js';
+export { PowerOfNPolicy } from './power-of-n.js';
+export type {
+  Policy,
+  PolicyName,
+  PolicyWorker,
+  BasicLoad,
+  NativeLoad,
+  LoadView,
+  PoolState,
+  PrefixMatch,
+  PrefixSignal,
+  SelectionContext,
+  SelectionOutcome,
+  SelectionSuccess,
+  SelectionFailure,
+  CacheAwareDecision,
+} from './types.js';

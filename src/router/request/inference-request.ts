@@ -1,0 +1,77 @@
+import { blockHashes, renderChat, textBlockHashes } from '../../prefix/index.js';
+import type { ChatMessage } from '../../prefix/index.js';
+import { ApiErrors } from '../server/api-error.js';
+
+export type InferenceRoute = 'chat' | 'completions' | 'generate';
+
+/** What the router needs from a generation request; the body itself is forwarded untouched. */
+export interface InferenceRequest {
+  route: InferenceRoute;
+  model: string | undefined;
+  stream: boolean;
+  /** Chained block hashes of the prefix key (full blocks only). */
+  prefixHashes: number[];
+  /** Input tokens: exact for input_ids, estimated from characters for text. */
+  inputTokens: number;
+}
+
+/** Characters per prefix block when keying text: about 16 tokens at ~4 chars/token. */
+export const CHARS_PER_TOKEN = 4;
+
+/**
+ * Parse and check a generation body, and derive its prefix key: the request's
+ * `input_ids` in blocks of `blockSize` tokens when it has them, otherwise the
+ * rendered prompt in fixed chunks of `blockSize × 4` characters (no tokenizer on the
+ * hot path; bench/prefix-key.ts measures the choice).
+ */
+export function parseInferenceRequest(route: InferenceRoute, body: Buffer, blockSize: number): InferenceRequest {
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw ApiErrors.badRequest(`request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw ApiErrors.badRequest('request body must be a JSON object');
+  const o = json as Record<string, unknown>;
+  if (o.model !== undefined && typeof o.model !== 'string') throw ApiErrors.badRequest("'model' must be a string");
+  if (o.stream !== undefined && o.stream !== null && typeof o.stream !== 'boolean') throw ApiErrors.badRequest("'stream' must be a boolean");
+
+  let ids: number[] | undefined;
+  let text: string | undefined;
+  if (route === 'chat') {
+    if (!Array.isArray(o.messages) || o.messages.length === 0) throw ApiErrors.badRequest("'messages' must be a non-empty array");
+    for (const [i, m] of o.messages.entries()) {
+      if (!m || typeof m !== 'object' || typeof (m as { role?: unknown }).role !== 'string') {
+        throw ApiErrors.badRequest(`messages[${i}] must be an object with a string 'role'`);
+      }
+    }
+    text = renderChat(o.messages as ChatMessage[]);
+  } else if (route === 'completions') {
+    if (typeof o.prompt === 'string') text = o.prompt;
+    else if (isTokenIds(o.prompt)) ids = o.prompt;
+    else if (Array.isArray(o.prompt) && typeof o.prompt[0] === 'string') text = o.prompt.join('');
+    else throw ApiErrors.badRequest("'prompt' must be a string, an array of strings, or an array of token ids");
+  } else {
+    if (typeof o.text === 'string') text = o.text;
+    else if (isTokenIds(o.input_ids)) ids = o.input_ids;
+    else if (Array.isArray(o.text) && typeof o.text[0] === 'string') text = o.text[0];
+    else if (Array.isArray(o.input_ids) && isTokenIds(o.input_ids[0])) ids = o.input_ids[0];
+    else throw ApiErrors.badRequest("either 'text' or 'input_ids' must be provided");
+  }
+
+  if (ids) {
+    return { route, model: o.model as string | undefined, stream: o.stream === true, prefixHashes: blockHashes(ids, blockSize), inputTokens: Math.max(1, ids.length) };
+  }
+  const t = text ?? '';
+  return {
+    route,
+    model: o.model as string | undefined,
+    stream: o.stream === true,
+    prefixHashes: textBlockHashes(t, blockSize * CHARS_PER_TOKEN),
+    inputTokens: Math.max(1, Math.ceil(t.length / CHARS_PER_TOKEN)),
+  };
+}
+
+function isTokenIds(v: unknown): v is number[] {
+  return Array.isArray(v) && v.length > 0 && typeof v[0] === 'number' && v.every((t) => Number.isInteger(t));
+}

@@ -1,0 +1,259 @@
+/**
+ * Which worker was sent which prefix: chained block hash → up to K owner slots.
+ *
+ * Bounded memory by construction: a fixed-capacity open-addressing table (linear
+ * probing, backward-shift deletion) in typed arrays, with CLOCK (second-chance)
+ * eviction once full, so a million blocks cost a predictable few tens of MB and no
+ * per-block objects for the GC. A block remembers at most `ownersPerBlock` workers,
+ * most recent first, which also bounds a lookup to O(prompt blocks × K) whatever the
+ * fleet size.
+ *
+ * Because a block's hash covers every block before it, a worker recorded under
+ * block i was sent the whole prefix up to i; a lookup walks from block 0 and keeps
+ * the workers that still hold each next block.
+ */
+export interface PrefixIndexOptions {
+  maxBlocks: number;
+  ownersPerBlock?: number;
+}
+
+const EMPTY = -1;
+
+export class PrefixIndex {
+  readonly capacity: number;
+  readonly ownersPerBlock: number;
+
+  // Hash table: slot → entry index (EMPTY when free). Keys live in the entry slab.
+  private readonly tableMask: number;
+  private readonly table: Int32Array;
+  // Entry slab.
+  private readonly keys: Float64Array;
+  private readonly tablePos: Int32Array;
+  private readonly ownerCount: Uint8Array;
+  private readonly owners: Int32Array;
+  private readonly referenced: Uint8Array;
+  private used = 0;
+  private nextFresh = 0;
+  private readonly free: number[] = [];
+  private hand = 0;
+  evictions = 0;
+
+  // Lookup scratch, reused across requests.
+  private stamp = new Int32Array(64);
+  private stampGen = 0;
+  private readonly survivors: Int32Array;
+  private readonly depths: Int32Array;
+  private readonly scratch: Int32Array;
+
+  constructor(opts: PrefixIndexOptions) {
+    this.capacity = Math.max(1, Math.floor(opts.maxBlocks));
+    this.ownersPerBlock = Math.max(1, Math.min(255, opts.ownersPerBlock ?? 8));
+    let size = 16;
+    while (size < this.capacity * 2) size *= 2; // load factor ≤ 0.5 keeps probes short
+    this.tableMask = size - 1;
+    this.table = new Int32Array(size).fill(EMPTY);
+    this.keys = new Float64Array(this.capacity);
+    this.tablePos = new Int32Array(this.capacity);
+    this.ownerCount = new Uint8Array(this.capacity);
+    this.owners = new Int32Array(this.capacity * this.ownersPerBlock);
+    this.referenced = new Uint8Array(this.capacity);
+    this.survivors = new Int32Array(this.ownersPerBlock);
+    this.depths = new Int32Array(this.ownersPerBlock);
+    this.scratch = new Int32Array(this.ownersPerBlock);
+  }
+
+  get size(): number {
+    return this.used;
+  }
+
+  /** Approximate bytes held by the index's arrays (fixed at construction). */
+  get bytes(): number {
+    return this.table.byteLength + this.keys.byteLength + this.tablePos.byteLength + this.ownerCount.byteLength + this.owners.byteLength + this.referenced.byteLength;
+  }
+
+  /** Record that worker `slot` was sent the prefix `hashes` (leading `count` blocks). */
+  record(slot: number, hashes: ArrayLike<number>, count = hashes.length): void {
+    const K = this.ownersPerBlock;
+    for (let i = 0; i < count; i++) {
+      const h = hashes[i]!;
+      let e = this.find(h);
+      if (e === EMPTY) e = this.insert(h);
+      this.referenced[e] = 1;
+      // Move (or put) the owner to the front: most recent first; the oldest falls off.
+      const base = e * K;
+      const n = this.ownerCount[e]!;
+      let at = -1;
+      for (let j = 0; j < n; j++) {
+        if (this.owners[base + j] === slot) {
+          at = j;
+          break;
+        }
+      }
+      if (at === 0) continue;
+      const last = at === -1 ? Math.min(n, K - 1) : at;
+      for (let j = last; j > 0; j--) this.owners[base + j] = this.owners[base + j - 1]!;
+      this.owners[base] = slot;
+      if (at === -1 && n < K) this.ownerCount[e] = n + 1;
+    }
+  }
+
+  /**
+   * Leading blocks held per worker. Fills `out` (slot, depth) pairs for workers that
+   * hold at least block 0, and returns how many. O(blocks walked × K); no allocation.
+   */
+  match(hashes: ArrayLike<number>, out: { slots: Int32Array; depths: Int32Array }, count = hashes.length): number {
+    if (count === 0) return 0;
+    const K = this.ownersPerBlock;
+    let e = this.find(hashes[0]!);
+    if (e === EMPTY) return 0;
+    let n = this.ownerCount[e]!;
+    const surv = this.survivors;
+    const depth = this.depths;
+    for (let j = 0; j < n; j++) {
+      surv[j] = this.owners[e * K + j]!;
+      depth[j] = 1;
+    }
+    let alive = n;
+    let done = 0; // finished workers are compacted to the end of out
+    for (let i = 1; i < count && alive > 0; i++) {
+      e = this.find(hashes[i]!);
+      if (e === EMPTY) break;
+      const gen = this.nextGen();
+      const m = this.ownerCount[e]!;
+      for (let j = 0; j < m; j++) this.mark(this.owners[e * K + j]!, gen);
+      let w = 0;
+      for (let j = 0; j < alive; j++) {
+        const s = surv[j]!;
+        if (this.stamp[s] === gen) {
+          surv[w] = s;
+          depth[w] = i + 1;
+          w++;
+        } else {
+          out.slots[done] = s;
+          out.depths[done] = depth[j]!;
+          done++;
+        }
+      }
+      alive = w;
+    }
+    for (let j = 0; j < alive; j++) {
+      out.slots[done] = surv[j]!;
+      out.depths[done] = depth[j]!;
+      done++;
+    }
+    n = done;
+    return n;
+  }
+
+  /** Remove a worker from every block (it left the fleet). O(capacity); rare. */
+  forgetWorker(slot: number): void {
+    const K = this.ownersPerBlock;
+    for (let e = 0; e < this.nextFresh; e++) {
+      const n = this.ownerCount[e]!;
+      if (n === 0) continue;
+      const base = e * K;
+      let w = 0;
+      for (let j = 0; j < n; j++) {
+        const s = this.owners[base + j]!;
+        if (s !== slot) this.owners[base + w++] = s;
+      }
+      if (w === n) continue;
+      this.ownerCount[e] = w;
+      if (w === 0) this.remove(e);
+    }
+  }
+
+  /** Blocks the index would need for a scratch buffer of owners (the lookup result size). */
+  newMatchBuffer(): { slots: Int32Array; depths: Int32Array } {
+    return { slots: new Int32Array(this.ownersPerBlock), depths: new Int32Array(this.ownersPerBlock) };
+  }
+
+  private find(h: number): number {
+    let i = bucket(h) & this.tableMask;
+    for (;;) {
+      const e = this.table[i]!;
+      if (e === EMPTY) return EMPTY;
+      if (this.keys[e] === h) return e;
+      i = (i + 1) & this.tableMask;
+    }
+  }
+
+  private insert(h: number): number {
+    let e: number;
+    if (this.used >= this.capacity) e = this.evictOne();
+    else e = this.free.length > 0 ? this.free.pop()! : this.nextFresh++;
+    this.keys[e] = h;
+    this.ownerCount[e] = 0;
+    let i = bucket(h) & this.tableMask;
+    while (this.table[i] !== EMPTY) i = (i + 1) & this.tableMask;
+    this.table[i] = e;
+    this.tablePos[e] = i;
+    this.used++;
+    return e;
+  }
+
+  /** CLOCK: skip (and clear) recently referenced entries, evict the first that is not. */
+  private evictOne(): number {
+    for (;;) {
+      const e = this.hand;
+      this.hand = (this.hand + 1) % this.nextFresh;
+      if (this.tablePos[e] === EMPTY) continue; // a freed entry
+      if (this.referenced[e]) {
+        this.referenced[e] = 0;
+        continue;
+      }
+      this.remove(e);
+      this.evictions++;
+      return this.free.pop()!;
+    }
+  }
+
+  /** Delete entry e from the table with backward-shift, so no tombstones accumulate. */
+  private remove(e: number): void {
+    let i = this.tablePos[e]!;
+    if (i === EMPTY) return;
+    this.table[i] = EMPTY;
+    this.tablePos[e] = EMPTY;
+    this.ownerCount[e] = 0;
+    this.referenced[e] = 0;
+    this.used--;
+    this.free.push(e);
+    let j = i;
+    for (;;) {
+      j = (j + 1) & this.tableMask;
+      const f = this.table[j]!;
+      if (f === EMPTY) return;
+      const home = bucket(this.keys[f]!) & this.tableMask;
+      // Move f back into the hole if its home is not cyclically in (i, j].
+      const inRange = i <= j ? home > i && home <= j : home > i || home <= j;
+      if (!inRange) {
+        this.table[i] = f;
+        this.tablePos[f] = i;
+        this.table[j] = EMPTY;
+        i = j;
+      }
+    }
+  }
+
+  private mark(slot: number, gen: number): void {
+    if (slot >= this.stamp.length) {
+      const grown = new Int32Array(Math.max(slot + 1, this.stamp.length * 2));
+      grown.set(this.stamp);
+      this.stamp = grown;
+    }
+    this.stamp[slot] = gen;
+  }
+
+  private nextGen(): number {
+    if (++this.stampGen === 0x7fffffff) {
+      this.stamp.fill(0);
+      this.stampGen = 1;
+    }
+    return this.stampGen;
+  }
+}
+
+/** The low 32 bits of a 52-bit hash, already well mixed by the hash's finaliser. */
+function bucket(h: number): number {
+  return h >>> 0;
+}

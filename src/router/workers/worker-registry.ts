@@ -1,0 +1,102 @@
+import { Pool } from 'undici';
+import type { LoadTable } from '../state/load_monitor/index.js';
+import type { LoadSampler } from '../state/load_monitor/index.js';
+import type { PrefixIndex } from '../state/prefix_index/index.js';
+import type { Logger } from '../logging/logger.js';
+import { CircuitBreaker } from './circuit-breaker.js';
+import { introspectWorker } from './introspect.js';
+import { Worker } from './worker.js';
+
+export interface RegistryOptions {
+  cbThreshold: number | null;
+  cbCoolDownMs: number;
+  /** Sockets per worker: above any concurrency we admit, so undici never queues. */
+  connections: number;
+  introspectTimeoutMs: number;
+  now: () => number;
+}
+
+/**
+ * The workers, and the routable pool derived from their breakers. A worker leaves
+ * the pool when its breaker opens and comes back, as a half-open candidate, once the
+ * cool-down has passed; the load table keeps the pool's counters.
+ */
+export class WorkerRegistry {
+  readonly workers: Worker[] = [];
+  private readonly bySlot: Array<Worker | undefined> = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly table: LoadTable,
+    private readonly sampler: LoadSampler,
+    private readonly index: PrefixIndex,
+    private readonly log: Logger,
+    private readonly opts: RegistryOptions,
+  ) {}
+
+  add(url: string): Worker {
+    const slot = this.bySlot.length;
+    const pool = new Pool(url, { connections: this.opts.connections, pipelining: 1, keepAliveTimeout: 30_000 });
+    const breaker = new CircuitBreaker(this.opts.cbThreshold, this.opts.cbCoolDownMs);
+    const w = new Worker(url, slot, pool, breaker);
+    breaker.onChange = (state) => {
+      this.log.warn(`circuit breaker ${state === 'closed' ? 'closed' : state === 'open' ? 'opened' : 'half-open'}`, { worker: url });
+      if (state === 'open') {
+        this.table.setInPool(w, false);
+        const t = setTimeout(() => {
+          this.timers.delete(t);
+          if (this.bySlot[slot] === w) this.table.setInPool(w, true);
+        }, this.opts.cbCoolDownMs);
+        this.timers.add(t);
+      } else {
+        this.table.setInPool(w, true);
+      }
+    };
+    this.workers.push(w);
+    this.bySlot.push(w);
+    this.table.register(w);
+    this.table.setInPool(w, true);
+    this.sampler.add(w);
+    return w;
+  }
+
+  remove(w: Worker): void {
+    if (this.bySlot[w.slot] !== w) return;
+    this.bySlot[w.slot] = undefined;
+    this.workers.splice(this.workers.indexOf(w), 1);
+    this.sampler.remove(w);
+    this.table.forget(w);
+    this.index.forgetWorker(w.slot);
+    void w.pool.destroy();
+  }
+
+  bySlotIndex(slot: number): Worker | undefined {
+    return this.bySlot[slot];
+  }
+
+  /** Learn DP sizes and models; keeps retrying, in the background, workers that did not answer. */
+  async introspectAll(): Promise<void> {
+    await Promise.all(this.workers.map((w) => this.introspect(w)));
+  }
+
+  private async introspect(w: Worker): Promise<void> {
+    const info = await introspectWorker(w.url, this.opts.introspectTimeoutMs);
+    if (this.bySlot[w.slot] !== w) return;
+    if (!info.reachable) {
+      const t = setTimeout(() => {
+        this.timers.delete(t);
+        void this.introspect(w);
+      }, 5000);
+      this.timers.add(t);
+      return;
+    }
+    w.info = { dpSize: info.dpSize, models: info.models, flavor: info.flavor, nativeScheduling: info.nativeScheduling };
+    this.table.setExpectedRanks(w, info.dpSize);
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    await Promise.all(this.workers.map((w) => w.pool.close().catch(() => w.pool.destroy())));
+  }
+}

@@ -1,0 +1,46 @@
+import type { Pool } from 'undici';
+import type { PolicyWorker } from '../policies/types.js';
+import { CircuitBreaker } from './circuit-breaker.js';
+
+/** Facts learned about a worker from its own endpoints. */
+export interface WorkerInfo {
+  /** DP ranks from /server_info, when it says. */
+  dpSize: number | undefined;
+  models: string[];
+  flavor: 'sglang' | 'vllm' | 'unknown';
+  /**
+   * The engine schedules cache-aware (SGLang --schedule-policy lpm or dfs-weight), so
+   * its waiting-uncached tokens are in the right units; SGLang itself withholds that
+   * field from routers otherwise. Only then is its load used as native scheduling data.
+   */
+  nativeScheduling: boolean;
+}
+
+/**
+ * One upstream engine. Carries the router-local counters the policies and the
+ * console read; mutable fields are updated in place on the hot path.
+ */
+export class Worker implements PolicyWorker {
+  readonly id: string;
+  readonly url: string;
+  readonly slot: number;
+  readonly breaker: CircuitBreaker;
+  readonly pool: Pool;
+  /** Short name for logs and the console (host:port). */
+  readonly label: string;
+  inflight = 0;
+  requestsTotal = 0;
+  failuresTotal = 0;
+  gateRejectionsTotal = 0;
+  info: WorkerInfo = { dpSize: undefined, models: [], flavor: 'unknown', nativeScheduling: false };
+
+  constructor(url: string, slot: number, pool: Pool, breaker: CircuitBreaker) {
+    this.id = url;
+    this.url = url;
+    this.slot = slot;
+    this.pool = pool;
+    this.breaker = breaker;
+    const u = new URL(url);
+    this.label = u.host;
+  }
+}

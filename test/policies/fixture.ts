@@ -1,0 +1,170 @@
+/**
+ * Test fixtures following the reference tests' conventions (spec §7.1):
+ * url `http://{id}:30000`, waiting-uncached = waiting, total = used,
+ * max_running_requests = 64, no estimate unless given, 100 input tokens.
+ * Pool counters are computed here by a plain scan, as the load table would
+ * maintain them incrementally.
+ */
+import type { CacheCandidate, CacheCandidateProposal } from '../../src/router/policies/cache-aware/candidates.js';
+import type { PairProposal } from '../../src/router/policies/cache-aware/pair-proposal.js';
+import { GUARD_OFF, type PressureGuard } from '../../src/router/policies/cache-aware/pressure.js';
+import type {
+  BasicLoad,
+  LoadView,
+  NativeLoad,
+  PolicyWorker,
+  PoolState,
+  PrefixSignal,
+  SelectionContext,
+} from '../../src/router/policies/types.js';
+
+export const INPUT_TOKENS = 100;
+export const MAX_RUNNING = 64;
+
+let nextSlot = 0;
+
+export interface TestWorker extends PolicyWorker {
+  inflight: number;
+}
+
+export function worker(id: string, inflight = 0): TestWorker {
+  return { id: `http://${id}:30000`, slot: nextSlot++, inflight };
+}
+
+export interface RowExtras {
+  /** Defaults to waiting. */
+  readonly waitingUncached?: number;
+  readonly estimateMs?: number;
+  /** An old 4-count frame: feeds the gate, not capacity admission or pressure. */
+  readonly basicOnly?: boolean;
+}
+
+/** (worker, running, waiting, used, capacity[, extras]) */
+export type Row = readonly [PolicyWorker, number, number, number, number, RowExtras?];
+
+export class TableLoad implements LoadView {
+  readonly version: number;
+  readonly #basic = new Map<string, BasicLoad>();
+  readonly #native = new Map<string, NativeLoad>();
+
+  constructor(rows: readonly Row[], version = 1) {
+    this.version = version;
+    for (const [w, running, waiting, used, capacity, extras] of rows) {
+      const basic: BasicLoad = { running, waiting, usedTokens: used, maxTotalTokens: capacity, capturedAt: 0 };
+      this.#basic.set(w.id, basic);
+      // Native data needs a known capacity (spec §3.3).
+      if (extras?.basicOnly !== true && capacity > 0) {
+        this.#native.set(w.id, {
+          ...basic,
+          waitingUncachedTokens: extras?.waitingUncached ?? waiting,
+          totalTokens: used,
+          maxRunningRequests: MAX_RUNNING,
+          estimatedPrefillQueueMs: extras?.estimateMs,
+        });
+      }
+    }
+  }
+
+  basic(w: PolicyWorker): BasicLoad | undefined {
+    return this.#basic.get(w.id);
+  }
+
+  native(w: PolicyWorker): NativeLoad | undefined {
+    return this.#native.get(w.id);
+  }
+}
+
+export function snapshot(rows: readonly Row[], version = 1): TableLoad {
+  return new TableLoad(rows, version);
+}
+
+export const EMPTY_LOAD: LoadView = snapshot([]);
+
+export interface GateSettings {
+  readonly limit?: number | undefined;
+  readonly floor?: number | undefined;
+}
+
+export function poolOf(workers: readonly PolicyWorker[], load: LoadView, gate: GateSettings = {}): PoolState {
+  const { limit, floor } = gate;
+  let sampled = 0;
+  let queued = 0;
+  let belowFloor = 0;
+  const unqueued: PolicyWorker[] = [];
+  for (const w of workers) {
+    const b = load.basic(w);
+    if (b !== undefined) {
+      sampled += 1;
+      if (limit !== undefined && b.waiting >= limit) queued += 1;
+      if (floor !== undefined && b.waiting < floor) belowFloor += 1;
+    }
+    if (limit === undefined || b === undefined || b.waiting < limit) unqueued.push(w);
+  }
+  return { workers, sampled, queued, belowFloor, unqueued };
+}
+
+/** candidate(worker, uncached, blocks): matched = 100 − uncached. */
+export function candidate(w: PolicyWorker, uncached: number, blocks: number): CacheCandidate {
+  return { worker: w, matchedPrefixTokens: INPUT_TOKENS - uncached, uncachedTokens: uncached, matchedPrefixBlocks: blocks };
+}
+
+/** The reference proposal Default: margin 0, guard off, no limit, no floor. */
+export function proposal(
+  candidates: readonly CacheCandidate[],
+  overrides: Partial<Omit<CacheCandidateProposal, 'candidates'>> = {},
+): CacheCandidateProposal {
+  return {
+    candidates,
+    switchMarginTokens: 0,
+    guard: GUARD_OFF,
+    workerQueueLimit: undefined,
+    saturationQueueFloor: undefined,
+    ...overrides,
+  };
+}
+
+export function pair(primary: PolicyWorker, backup?: PolicyWorker, guard: PressureGuard = GUARD_OFF): PairProposal {
+  return { primary, backup, guard };
+}
+
+export function signal(queryBlocks: number, matches: ReadonlyArray<readonly [PolicyWorker, number]>): PrefixSignal {
+  return { queryBlocks, matches: matches.map(([w, blocks]) => ({ worker: w, blocks })) };
+}
+
+/** mulberry32: small, seeded, uniform in [0, 1). */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A random source that replays `values` (then repeats the last one). */
+export function scripted(...values: number[]): () => number {
+  let i = 0;
+  return () => values[Math.min(i++, values.length - 1)] ?? 0;
+}
+
+export interface ContextInit {
+  readonly workers: readonly PolicyWorker[];
+  readonly load?: LoadView;
+  readonly gate?: GateSettings;
+  readonly inputTokens?: number;
+  readonly prefix?: PrefixSignal;
+  readonly random?: () => number;
+}
+
+export function context(init: ContextInit): SelectionContext {
+  const load = init.load ?? EMPTY_LOAD;
+  return {
+    pool: poolOf(init.workers, load, init.gate),
+    load,
+    inputTokens: init.inputTokens ?? INPUT_TOKENS,
+    prefix: init.prefix,
+    random: init.random ?? seeded(1),
+  };
+}
