@@ -253,7 +253,11 @@ export class PrefixIndex {
   }
 }
 
-/** The low 32 bits of a 52-bit hash, already well mixed by the hash's finaliser. */
+/**
+ * Fold both halves of a 52-bit key and spread them (Fibonacci hashing), so that keys
+ * whose low bits happen to agree do not all land in one probe run.
+ */
 function bucket(h: number): number {
-  return h >>> 0;
+  const hi = Math.floor(h / 4294967296) >>> 0;
+  return Math.imul((h >>> 0) ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1) >>> 0;
 }

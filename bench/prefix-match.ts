@@ -1,0 +1,58 @@
+/**
+ * Prefix-key and prefix-match cost per request for 1K, 8K and 32K-token prompts,
+ * and the memory of the prefix index per million blocks.
+ *
+ *   npm run build && node --expose-gc dist/bench/prefix-match.js
+ *
+ * "key" is what the router does per request: cut the rendered prompt into 64-char
+ * blocks and chain-hash them. "tokenizer key" is the alternative the design allows
+ * (our dummy tokenizer, then 16-token blocks); its cost is why the router keys text
+ * by characters. "match" walks the index for a prompt whose prefix 8 workers hold.
+ */
+import { blockHashes, textBlockHashes, tokenize } from '../src/prefix/index.js';
+import { PrefixIndex } from '../src/router/state/prefix_index/index.js';
+import { systemPrompt } from '../src/workload/index.js';
+
+function time(fn: () => void, minMs = 300): number {
+  for (let i = 0; i < 20; i++) fn();
+  let n = 0;
+  const t0 = performance.now();
+  while (performance.now() - t0 < minMs) {
+    fn();
+    n++;
+  }
+  return ((performance.now() - t0) / n) * 1000; // µs per call
+}
+
+const index = new PrefixIndex({ maxBlocks: 1_000_000 });
+const buf = index.newMatchBuffer();
+console.log(`node ${process.version}`);
+console.log('| prompt | chars | key (64-char blocks) | tokenizer key (16-token blocks) | match, 8 owners | key + match |');
+console.log('|---|---|---|---|---|---|');
+for (const tokens of [1024, 8192, 32768]) {
+  const text = systemPrompt(11, tokens, tokens);
+  const hashes = textBlockHashes(text, 64);
+  for (let w = 0; w < 8; w++) index.record(w, hashes, Math.floor(hashes.length * (0.5 + w / 16)));
+  const key = time(() => void textBlockHashes(text, 64));
+  const tok = time(() => void blockHashes(tokenize(text), 16));
+  const match = time(() => void index.match(hashes, buf));
+  console.log(`| ${tokens / 1024}K tokens | ${text.length} | ${key.toFixed(1)} µs | ${tok.toFixed(1)} µs | ${match.toFixed(1)} µs | ${(key + match).toFixed(1)} µs |`);
+}
+
+// Memory: a full index of one million blocks, measured as heap + external delta.
+const gc = (globalThis as { gc?: () => void }).gc;
+gc?.();
+const before = process.memoryUsage();
+const big = new PrefixIndex({ maxBlocks: 1_000_000 });
+// 1,000 distinct prompts of 1,000 blocks each, recorded for 16 workers in turn.
+const tokens = new Array<number>(16_000);
+for (let c = 0; c < 1000; c++) {
+  for (let i = 0; i < tokens.length; i++) tokens[i] = (c * 2654435761 + i * 40503) >>> 0;
+  big.record(c % 16, blockHashes(tokens, 16));
+}
+gc?.();
+const after = process.memoryUsage();
+const mb = (x: number) => (x / 2 ** 20).toFixed(1);
+// `external` already counts ArrayBuffer memory, so heap + external is the whole JS footprint.
+const js = after.heapUsed + after.external - before.heapUsed - before.external;
+console.log(`\nprefix index at ${big.size.toLocaleString()} blocks: its arrays ${mb(big.bytes)} MiB; JS heap + external delta ${mb(js)} MiB; rss delta ${mb(after.rss - before.rss)} MiB${gc ? '' : ' (run with --expose-gc for stable numbers)'}`);

@@ -1,0 +1,62 @@
+/**
+ * Selection cost per request with the queue gate on, for pools of 8, 128 and 1,024
+ * workers: prefix match + the cache-aware ladder, on a fleet where a quarter of the
+ * workers are queued, prefixes have 4 owners, and 1 in 4 requests misses the index
+ * (the pair fallback). Goal: 1,024 workers within 2x of 8.
+ *
+ *   npm run build && node dist/bench/selection.js
+ */
+import { textBlockHashes } from '../src/prefix/index.js';
+import { CacheAwarePolicy, cacheAwareConfig } from '../src/router/policies/cache-aware/index.js';
+import type { PolicyWorker, PrefixMatch } from '../src/router/policies/index.js';
+import { LoadTable } from '../src/router/state/load_monitor/index.js';
+import { PrefixIndex } from '../src/router/state/prefix_index/index.js';
+import { Rng } from '../src/sim/rng.js';
+import { systemPrompt } from '../src/workload/index.js';
+
+function bench(poolSize: number): { usPerRequest: number } {
+  const rng = new Rng(poolSize);
+  const table = new LoadTable(5000);
+  table.setGate(6, null);
+  const workers: PolicyWorker[] = Array.from({ length: poolSize }, (_, slot) => ({ id: `http://10.0.${slot >> 8}.${slot & 255}:30000`, slot, inflight: rng.int(8) }));
+  for (const w of workers) {
+    table.register(w);
+    table.setInPool(w, true);
+    table.apply(w, [[0, { running: 16, waiting: rng.next() < 0.25 ? 6 + rng.int(10) : rng.int(6), usedTokens: 1000, maxTotalTokens: 100_000 }]], 0);
+  }
+  const index = new PrefixIndex({ maxBlocks: 1_000_000 });
+  const buf = index.newMatchBuffer();
+  const prompts = Array.from({ length: 64 }, (_, f) => textBlockHashes(systemPrompt(3, f, 2000), 64));
+  prompts.forEach((h, f) => {
+    for (let k = 0; k < 4; k++) index.record((f * 7 + k * 13) % poolSize, h);
+  });
+  const misses = Array.from({ length: 16 }, (_, f) => textBlockHashes(systemPrompt(99, f, 2000), 64));
+  const policy = new CacheAwarePolicy(cacheAwareConfig({ workerQueueLimit: 6 }));
+  const random = () => rng.next();
+  let sink = 0;
+  const one = (i: number) => {
+    const hashes = i % 4 === 3 ? misses[i % 16]! : prompts[i % 64]!;
+    const n = index.match(hashes, buf);
+    const matches: PrefixMatch[] = [];
+    for (let k = 0; k < n; k++) matches.push({ worker: workers[buf.slots[k]!]!, blocks: buf.depths[k]! });
+    const view = table.view(1);
+    const out = policy.select({ pool: view, load: view, inputTokens: 2000, prefix: { queryBlocks: hashes.length, matches }, random });
+    if (out.ok) sink += out.worker.slot;
+  };
+  for (let i = 0; i < 5000; i++) one(i);
+  const N = 100_000;
+  const t0 = performance.now();
+  for (let i = 0; i < N; i++) one(i);
+  const us = ((performance.now() - t0) / N) * 1000;
+  if (sink === -1) console.log(sink);
+  return { usPerRequest: us };
+}
+
+console.log(`node ${process.version}; 100,000 selections each; 2,000-token prompts (125 blocks)`);
+console.log('| pool | µs per request (match + select) | vs 8 workers |');
+console.log('|---|---|---|');
+const base = bench(8).usPerRequest;
+for (const n of [8, 128, 1024]) {
+  const r = n === 8 ? base : bench(n).usPerRequest;
+  console.log(`| ${n} | ${r.toFixed(2)} | ${(r / base).toFixed(2)}x |`);
+}
