@@ -1,25 +1,23 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { timingSafeEqual, createHash } from 'node:crypto';
 import type { RouterConfig } from '../config/index.js';
 import { bindError } from '../errors/index.js';
 import { PROMETHEUS_CONTENT_TYPE } from '../prometheus/index.js';
 import type { AdminState, AdminWorker } from './admin-state.js';
 import type { Logger } from './logging/logger.js';
-import { DECISIONS, RouterMetrics, outcomeFromStatus } from './metrics/index.js';
+import { DECISIONS, RouterMetrics, UNKNOWN_MODEL } from './metrics/index.js';
+import { SelectionBooker } from './metrics/selection-booker.js';
 import { createPolicy } from './policies/index.js';
-import type { Policy, PrefixMatch, SelectionOutcome, SelectionSuccess } from './policies/index.js';
-import { QUEUE_GATE_INERT_MESSAGE, SATURATION_PIN_LOG_MESSAGE } from './policies/cache-aware/index.js';
-import { forward } from './proxy/forward.js';
-import type { ForwardOutcome } from './proxy/forward.js';
+import type { Policy, PrefixMatch } from './policies/index.js';
+import { Dispatcher } from './proxy/dispatcher.js';
 import { parseInferenceRequest } from './request/inference-request.js';
 import type { InferenceRequest, InferenceRoute } from './request/inference-request.js';
 import { readRequestBody } from './request/read-body.js';
 import { ApiError, ApiErrors, sendApiError } from './server/api-error.js';
+import { authorizeAdmin, streamState, tokenDigest } from './server/admin-api.js';
 import { LoadSampler, LoadTable } from './state/load_monitor/index.js';
 import { PrefixIndex } from './state/prefix_index/index.js';
-import type { Worker } from './workers/worker.js';
 import { WorkerRegistry } from './workers/worker-registry.js';
 
 export interface RouterOptions {
@@ -59,11 +57,12 @@ export class Router {
   private readonly matchBuffer: { slots: Int32Array; depths: Int32Array };
   private readonly startedAt = Date.now();
   private readonly adminTokenDigest: Buffer | undefined;
+  private readonly booker: SelectionBooker;
+  private readonly dispatcher: Dispatcher;
   private modelId: string | null;
   private address: AddressInfo | undefined;
   private ready = false;
   private inflightTotal = 0;
-  private retryCursor = 0;
   private idleWaiters: Array<() => void> = [];
 
   constructor(opts: RouterOptions) {
@@ -94,9 +93,9 @@ export class Router {
     });
     for (const url of c.workerUrls) this.registry.add(url);
     this.policy = createPolicy(c);
-    this.adminTokenDigest = c.adminToken ? digest(c.adminToken) : undefined;
+    this.adminTokenDigest = c.adminToken ? tokenDigest(c.adminToken) : undefined;
     this.metrics = new RouterMetrics({
-      modelId: this.modelId ?? 'unknown',
+      modelId: this.modelId ?? UNKNOWN_MODEL,
       workers: () => {
         const now = performance.now();
         const view = this.table.view(now);
@@ -117,6 +116,9 @@ export class Router {
       prefixIndexBlocks: () => this.index.size,
       prefixIndexEvictions: () => this.index.evictions,
     });
+    const model = (): string => this.modelId ?? UNKNOWN_MODEL;
+    this.booker = new SelectionBooker(this.metrics, this.log, this.policy.name, model, c.workerQueueLimit);
+    this.dispatcher = new Dispatcher({ table: this.table, index: this.index, metrics: this.metrics, log: this.log, timeoutMs: c.requestTimeoutSecs * 1000, model });
     this.server = createServer((req, res) => void this.dispatch(req, res));
     this.server.keepAliveTimeout = 65_000;
     this.server.on('connection', (s) => {
@@ -217,7 +219,7 @@ export class Router {
       };
     });
     const m = this.metrics;
-    const model = this.modelId ?? 'unknown';
+    const model = this.modelId ?? UNKNOWN_MODEL;
     const decisions = Object.fromEntries(DECISIONS.map((d) => [d, m.cacheDecisions.get([model, d])])) as AdminState['decisions'];
     const policyDecisions: Record<string, number> = {};
     m.policyDecisions.forEach((labels, v) => (policyDecisions[labels[1]!] = v));
@@ -304,11 +306,11 @@ export class Router {
           return;
         }
         case '/admin/state':
-          this.authorize(req);
+          authorizeAdmin(req, this.adminTokenDigest);
           return this.sendJson(res, 200, this.state());
         case '/admin/stream':
-          this.authorize(req);
-          return this.stream(req, res);
+          authorizeAdmin(req, this.adminTokenDigest);
+          return streamState(req, res, () => this.state());
         default:
           throw ApiErrors.notFound();
       }
@@ -325,27 +327,6 @@ export class Router {
     const text = JSON.stringify(body);
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);
-  }
-
-  /** Bearer token for /admin/*, compared in constant time (digests make lengths equal). */
-  private authorize(req: IncomingMessage): void {
-    if (!this.adminTokenDigest) return;
-    const header = req.headers.authorization ?? '';
-    const token = header.startsWith('Bearer ') ? header.slice(7) : '';
-    if (!timingSafeEqual(digest(token), this.adminTokenDigest)) throw ApiErrors.unauthorized();
-  }
-
-  /** SSE: one state object per event, every interval_ms (default 1000, at least 100). */
-  private stream(req: IncomingMessage, res: ServerResponse): void {
-    const q = new URL(req.url ?? '/', 'http://router').searchParams.get('interval_ms');
-    const interval = Math.max(100, Number.isFinite(Number(q)) && q !== null ? Number(q) : 1000);
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const send = (): void => {
-      res.write(`event: state\ndata: ${JSON.stringify(this.state())}\n\n`);
-    };
-    send();
-    const timer = setInterval(send, interval);
-    res.once('close', () => clearInterval(timer));
   }
 
   // ---------------------------------------------------------------- generation
@@ -366,12 +347,12 @@ export class Router {
       prefix: this.policy.usesPrefix ? this.prefixSignal(parsed) : undefined,
       random: this.random,
     });
-    this.book(outcome);
+    this.booker.book(outcome, view.workers.length);
     if (!outcome.ok) throw ApiErrors.selectionFailed();
 
     this.inflightTotal++;
     try {
-      await this.dispatchTo(outcome, parsed, body, upstreamPath, req, res, started);
+      await this.dispatcher.dispatch(outcome, parsed, body, upstreamPath, req, res, started);
     } finally {
       if (--this.inflightTotal === 0 && this.idleWaiters.length > 0) {
         const waiters = this.idleWaiters;
@@ -393,137 +374,6 @@ export class Router {
     return { queryBlocks: hashes.length, matches };
   }
 
-  /** Book the selection's metrics exactly as the policy labelled it; nothing is re-derived. */
-  private book(outcome: SelectionOutcome): void {
-    const m = this.metrics;
-    const policy = this.policy.name;
-    const model = this.modelId ?? 'unknown';
-    if (outcome.inertWarning) {
-      this.log.warn(QUEUE_GATE_INERT_MESSAGE, { model, worker_queue_limit: this.config.workerQueueLimit, workers: this.table.workers.length });
-    }
-    const audit = outcome.audit;
-    if (audit) {
-      m.admissionEvaluated.inc([], audit.admissionEvaluated);
-      m.admissionRejected.inc([], audit.admissionRejected);
-      m.guardCompared.inc([], audit.pressureGuardComparedPairs);
-      m.guardOverrides.inc([], audit.pressureGuardOverrides);
-      m.monitorDecisions.inc([audit.prefillPressureSource]);
-    }
-    for (const w of outcome.gateRejected ?? []) {
-      m.gateRejected.inc([model, w.id]);
-      (w as Worker).gateRejectionsTotal++;
-    }
-    if (!outcome.ok) {
-      m.selectionFailures.inc([policy, outcome.reason]);
-      return;
-    }
-    m.policyDecisions.inc([policy, outcome.reason]);
-    if (outcome.decision) m.cacheDecisions.inc([model, outcome.decision]);
-    if (outcome.divertedOverlapBlocks !== undefined) m.divertedOverlap.observe([model], outcome.divertedOverlapBlocks);
-    if (outcome.partialDiversion) m.partialDiversions.inc([model]);
-    if (outcome.reason === 'saturation_pin' && this.pinLogCounter++ % 64 === 0) {
-      this.log.info(SATURATION_PIN_LOG_MESSAGE, { model, worker: outcome.worker.id });
-    }
-  }
-
-  private pinLogCounter = 0;
-
-  /**
-   * Send to the chosen worker; if it refuses before any byte reached the client,
-   * try once more on another (the request was booked once, at selection).
-   */
-  private async dispatchTo(
-    selection: SelectionSuccess,
-    parsed: InferenceRequest,
-    body: Buffer,
-    path: string,
-    req: IncomingMessage,
-    res: ServerResponse,
-    started: number,
-  ): Promise<void> {
-    let worker = selection.worker as Worker;
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const mayRetry = attempt === 0;
-      const now = performance.now();
-      if (!worker.breaker.acquire(now)) {
-        const next = mayRetry ? this.retryTarget(selection, worker) : undefined;
-        if (!next) throw ApiErrors.noHealthyWorkers();
-        this.metrics.retries.inc(['breaker_open']);
-        worker = next;
-        continue;
-      }
-      this.index.record(worker.slot, parsed.prefixHashes);
-      worker.inflight++;
-      worker.requestsTotal++;
-      let outcome: ForwardOutcome;
-      try {
-        outcome = await forward(worker, req, res, { path, body, timeoutMs: this.config.requestTimeoutSecs * 1000, mayRetry });
-      } finally {
-        worker.inflight--;
-      }
-      const model = this.modelId ?? 'unknown';
-      switch (outcome.kind) {
-        case 'relayed': {
-          this.settleBreaker(worker, outcome.status, now);
-          if (outcome.midStreamError) worker.breaker.failure(performance.now());
-          this.metrics.workerRequests.inc([worker.url, model, 'plain', outcome.midStreamError ? 'error' : outcomeFromStatus(outcome.status)]);
-          if (outcome.streamed) {
-            this.metrics.streamOutcomes.inc([worker.url, model, outcome.midStreamError ? 'upstream_error' : 'ok']);
-            if (!outcome.midStreamError && outcome.status === 200 && outcome.firstByteAt !== undefined) {
-              this.metrics.ttft.observe([model], (outcome.firstByteAt - started) / 1000);
-            }
-          }
-          this.metrics.duration.observe([model], (performance.now() - started) / 1000);
-          return;
-        }
-        case 'cancelled':
-          worker.breaker.release();
-          this.metrics.workerRequests.inc([worker.url, model, 'plain', 'cancelled']);
-          if (parsed.stream) this.metrics.streamOutcomes.inc([worker.url, model, 'client_disconnect']);
-          return;
-        case 'failed':
-          worker.breaker.failure(performance.now());
-          this.metrics.workerRequests.inc([worker.url, model, 'plain', 'error']);
-          throw outcome.reason === 'timeout' ? ApiErrors.upstreamTimeout() : ApiErrors.upstreamUnreachable();
-        case 'retryable': {
-          if (outcome.status === undefined) worker.breaker.failure(performance.now());
-          else this.settleBreaker(worker, outcome.status, now);
-          this.metrics.workerRequests.inc([worker.url, model, 'plain', outcome.status === undefined ? 'error' : outcomeFromStatus(outcome.status)]);
-          const next = this.retryTarget(selection, worker);
-          if (!next) {
-            throw outcome.status === undefined ? ApiErrors.upstreamUnreachable() : new ApiError(outcome.status === 429 || outcome.status === 503 ? 503 : 502, outcome.status === 429 || outcome.status === 503 ? 'service_overloaded' : 'upstream_unreachable', 'upstream worker failed and no other worker could take the request');
-          }
-          this.metrics.retries.inc([outcome.status === undefined ? 'connect' : `status_${outcome.status}`]);
-          this.log.debug('retrying on another worker', { from: worker.url, to: next.url, reason: outcome.reason });
-          worker = next;
-          continue;
-        }
-      }
-    }
-  }
-
-  private settleBreaker(worker: Worker, status: number, now: number): void {
-    if (status === 429 || status === 503) worker.breaker.backpressure();
-    else if (status >= 500) worker.breaker.failure(now);
-    else worker.breaker.success();
-  }
-
-  /** Another routable worker: the selection's backup, else the next one in pool order. */
-  private retryTarget(selection: SelectionSuccess, failed: Worker): Worker | undefined {
-    const now = performance.now();
-    const backup = selection.backup as Worker | undefined;
-    if (backup && backup !== failed && backup.breaker.wouldAllow(now) && this.table.isInPool(backup)) return backup;
-    const pool = this.table.view(now).workers;
-    for (let i = 0; i < pool.length; i++) {
-      const w = pool[this.retryCursor++ % pool.length] as Worker;
-      if (w !== failed && w.breaker.wouldAllow(now)) return w;
-    }
-    return undefined;
-  }
 }
 
 const GET_ROUTES = { '/v1/models': 1, '/healthz': 1, '/readyz': 1, '/metrics': 1, '/admin/state': 1, '/admin/stream': 1 };
-
-function digest(s: string): Buffer {
-  return createHash('sha256').update(s).digest();
-}

@@ -71,10 +71,19 @@ describe('LoadTable (spec §7.7)', () => {
   it('keeps native data only when every rank carries it with capacity', () => {
     const { t, workers } = table(1);
     const nat = (waiting: number): RankReading => ({ ...r(waiting), native: { waitingUncachedTokens: 50, totalTokens: 60, maxRunningRequests: 8 } });
+    t.setNativeTrusted(workers[0]!, true);
     t.apply(workers[0]!, [[0, nat(1)], [1, r(2)]], 0);
     expect(t.view(1).native(workers[0]!)).toBeUndefined();
     t.apply(workers[0]!, [[1, nat(2)]], 1);
     expect(t.view(2).native(workers[0]!)).toMatchObject({ waitingUncachedTokens: 100, totalTokens: 120, maxRunningRequests: 16 });
+  });
+
+  it('keeps untrusted native fields for display but never hands them to admission', () => {
+    const { t, workers } = table(1);
+    t.apply(workers[0]!, [[0, { ...r(1), native: { waitingUncachedTokens: 50, totalTokens: 60, maxRunningRequests: 8 } }]], 0);
+    expect(t.view(1).native(workers[0]!)).toBeUndefined();
+    expect(t.lastNative(workers[0]!)?.maxRunningRequests).toBe(8);
+    expect(t.view(1).basic(workers[0]!)?.waiting).toBe(1);
   });
 
   it('keeps the O(1) pool counters equal to a full scan over random sample sequences', () => {

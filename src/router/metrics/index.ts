@@ -1,2 +1,2 @@
-export { RouterMetrics, outcomeFromStatus, DECISIONS, DIVERTED_OVERLAP_BUCKETS } from './router-metrics.js';
+export { RouterMetrics, outcomeFromStatus, DECISIONS, DIVERTED_OVERLAP_BUCKETS, UNKNOWN_MODEL } from './router-metrics.js';
 export type { GaugeSource, WorkerGaugeSource } from './router-metrics.js';

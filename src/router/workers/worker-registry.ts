@@ -92,6 +92,7 @@ export class WorkerRegistry {
     }
     w.info = { dpSize: info.dpSize, models: info.models, flavor: info.flavor, nativeScheduling: info.nativeScheduling };
     this.table.setExpectedRanks(w, info.dpSize);
+    this.table.setNativeTrusted(w, info.nativeScheduling);
   }
 
   async close(): Promise<void> {

@@ -78,7 +78,6 @@ export class LoadSampler {
       const result = await this.read(worker, st);
       if (!this.state.has(worker)) return;
       if (result.readings) {
-        if (!worker.info.nativeScheduling) for (const [, r] of result.readings) delete r.native;
         this.table.apply(worker, result.readings, this.opts.now());
         this.report(worker, st, { ok: true, source: SOURCES[st.source]! });
       } else {

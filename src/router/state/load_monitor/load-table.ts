@@ -30,6 +30,8 @@ interface MutableNative {
 class Entry {
   readonly ranks = new Map<number, RankSample>();
   expectedRanks: number | undefined;
+  /** Native fields are in scheduling units (the engine schedules cache-aware). */
+  nativeTrusted = false;
   /** All required ranks present: the aggregates below are meaningful. */
   complete = false;
   readonly basic: MutableNative = blankNative();
@@ -93,7 +95,13 @@ export class LoadTable implements LoadView, PoolState {
 
   native(worker: PolicyWorker): NativeLoad | undefined {
     const e = this.entries[worker.slot];
-    return e && e.complete && e.hasNative && this.now <= e.freshUntil ? e.basic : undefined;
+    return e && e.complete && e.hasNative && e.nativeTrusted && this.now <= e.freshUntil ? e.basic : undefined;
+  }
+
+  /** The engine's native fields as last reported, trusted or not (for display). */
+  lastNative(worker: PolicyWorker): NativeLoad | undefined {
+    const e = this.entries[worker.slot];
+    return e && e.complete && e.hasNative ? e.basic : undefined;
   }
 
   isInPool(worker: PolicyWorker): boolean {
@@ -124,6 +132,19 @@ export class LoadTable implements LoadView, PoolState {
     if (!e) return;
     if (e.inPool) this.setInPool(worker, false);
     this.entries[worker.slot] = undefined;
+    this.version++;
+  }
+
+  /**
+   * Whether the worker's native fields may drive capacity admission and the pressure
+   * guard. SGLang reports waiting-uncached tokens in scheduling units only under a
+   * cache-aware --schedule-policy, and withholds them from routers otherwise; the
+   * fields are kept either way, but used only when trusted.
+   */
+  setNativeTrusted(worker: PolicyWorker, trusted: boolean): void {
+    const e = this.entries[worker.slot];
+    if (!e || e.nativeTrusted === trusted) return;
+    e.nativeTrusted = trusted;
     this.version++;
   }
 

@@ -1,0 +1,54 @@
+import type { Logger } from '../logging/logger.js';
+import { QUEUE_GATE_INERT_MESSAGE, SATURATION_PIN_LOG_MESSAGE } from '../policies/cache-aware/index.js';
+import type { PolicyName, SelectionOutcome } from '../policies/index.js';
+import type { Worker } from '../workers/worker.js';
+import type { RouterMetrics } from './router-metrics.js';
+
+/**
+ * Books one selection's metrics and logs exactly as the policy labelled it; nothing is
+ * re-derived here, so the booking invariants (one decision per resolved selection,
+ * none per failure) live in the policy and are tested there.
+ */
+export class SelectionBooker {
+  private pinLogCounter = 0;
+
+  constructor(
+    private readonly metrics: RouterMetrics,
+    private readonly log: Logger,
+    private readonly policy: PolicyName,
+    private readonly model: () => string,
+    private readonly workerQueueLimit: number | null,
+  ) {}
+
+  book(outcome: SelectionOutcome, poolSize: number): void {
+    const m = this.metrics;
+    const policy = this.policy;
+    const model = this.model();
+    if (outcome.inertWarning) {
+      this.log.warn(QUEUE_GATE_INERT_MESSAGE, { model, worker_queue_limit: this.workerQueueLimit, workers: poolSize });
+    }
+    const audit = outcome.audit;
+    if (audit) {
+      m.admissionEvaluated.inc([], audit.admissionEvaluated);
+      m.admissionRejected.inc([], audit.admissionRejected);
+      m.guardCompared.inc([], audit.pressureGuardComparedPairs);
+      m.guardOverrides.inc([], audit.pressureGuardOverrides);
+      m.monitorDecisions.inc([audit.prefillPressureSource]);
+    }
+    for (const w of outcome.gateRejected ?? []) {
+      m.gateRejected.inc([model, w.id]);
+      (w as Worker).gateRejectionsTotal++;
+    }
+    if (!outcome.ok) {
+      m.selectionFailures.inc([policy, outcome.reason]);
+      return;
+    }
+    m.policyDecisions.inc([policy, outcome.reason]);
+    if (outcome.decision) m.cacheDecisions.inc([model, outcome.decision]);
+    if (outcome.divertedOverlapBlocks !== undefined) m.divertedOverlap.observe([model], outcome.divertedOverlapBlocks);
+    if (outcome.partialDiversion) m.partialDiversions.inc([model]);
+    if (outcome.reason === 'saturation_pin' && this.pinLogCounter++ % 64 === 0) {
+      this.log.info(SATURATION_PIN_LOG_MESSAGE, { model, worker: outcome.worker.id });
+    }
+  }
+}
