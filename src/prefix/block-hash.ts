@@ -41,7 +41,9 @@ function fmix32(h: number): number {
 /**
  * Chained hashes over fixed-size character chunks of a text (only full chunks), for
  * routers that key prefixes without tokenizing: 64 characters is about 16 tokens.
- * Same chaining and finaliser as blockHashes, so equal texts give equal chains.
+ * Same chaining and finaliser as blockHashes. The loop is written twice on purpose:
+ * a shared loop taking an element accessor costs a call per character on the
+ * router's hot path (bench/prefix-match.ts).
  */
 export function textBlockHashes(text: string, chunkChars: number, limit = Infinity): number[] {
   const full = Math.min(Math.floor(text.length / chunkChars), limit);

@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createTrackedServer } from '../net/index.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { RouterConfig } from '../config/index.js';
@@ -53,7 +53,7 @@ export class Router {
   private readonly simulated: boolean;
   private readonly random: () => number;
   private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
+  private readonly sockets: Set<Socket>;
   private readonly matchBuffer: { slots: Int32Array; depths: Int32Array };
   private readonly startedAt = Date.now();
   private readonly adminTokenDigest: Buffer | undefined;
@@ -119,16 +119,7 @@ export class Router {
     const model = (): string => this.modelId ?? UNKNOWN_MODEL;
     this.booker = new SelectionBooker(this.metrics, this.log, this.policy.name, model, c.workerQueueLimit);
     this.dispatcher = new Dispatcher({ table: this.table, index: this.index, metrics: this.metrics, log: this.log, timeoutMs: c.requestTimeoutSecs * 1000, model });
-    this.server = createServer((req, res) => void this.dispatch(req, res));
-    this.server.keepAliveTimeout = 65_000;
-    this.server.on('connection', (s) => {
-      this.sockets.add(s);
-      s.once('close', () => this.sockets.delete(s));
-    });
-    this.server.on('clientError', (_err, socket) => {
-      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
-      else socket.destroy();
-    });
+    ({ server: this.server, sockets: this.sockets } = createTrackedServer((req, res) => void this.dispatch(req, res), 65_000));
   }
 
   get url(): string {

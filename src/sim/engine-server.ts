@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createTrackedServer } from '../net/index.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { bindError } from '../errors/index.js';
@@ -59,24 +59,14 @@ export class EngineServer {
   private readonly server: Server;
   private readonly routes: RouteTable;
   private readonly ctx: RouteContext;
-  private readonly sockets = new Set<Socket>();
+  private readonly sockets: Set<Socket>;
   private address: AddressInfo | undefined;
 
   constructor(engine: SimEngine, opts: EngineServerOptions = {}) {
     this.engine = engine;
     this.routes = engine.flavor === 'vllm' ? VLLM_ROUTES : SGLANG_ROUTES;
     this.ctx = { engine, maxBodyBytes: opts.maxBodyBytes ?? 32 * 1024 * 1024 };
-    this.server = createServer((req, res) => this.dispatch(req, res));
-    this.server.keepAliveTimeout = 30_000;
-    this.server.on('connection', (s) => {
-      this.sockets.add(s);
-      s.once('close', () => this.sockets.delete(s));
-    });
-    // A malformed request line must not take the engine down.
-    this.server.on('clientError', (_err, socket) => {
-      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
-      else socket.destroy();
-    });
+    ({ server: this.server, sockets: this.sockets } = createTrackedServer((req, res) => this.dispatch(req, res), 30_000));
   }
 
   get url(): string {

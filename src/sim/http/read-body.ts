@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { readBodyWithLimit } from '../../net/index.js';
 
 export class BodyTooLargeError extends Error {
   constructor(readonly limit: number) {
@@ -6,28 +7,7 @@ export class BodyTooLargeError extends Error {
   }
 }
 
-/**
- * Read a request body into one Buffer, refusing more than `limit` bytes. A declared
- * Content-Length over the limit is refused before a byte is read.
- */
+/** The request body, or a BodyTooLargeError the route answers in the engine's shape. */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(new BodyTooLargeError(limit));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit) {
-        req.off('data', onData);
-        req.pause();
-        reject(new BodyTooLargeError(limit));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
-    req.once('error', reject);
-  });
+  return readBodyWithLimit(req, limit, () => new BodyTooLargeError(limit));
 }

@@ -310,25 +310,24 @@ function blankNative(): MutableNative {
   };
 }
 
-/** Keep the tier in registration (slot) order: ties resolve in pool order. */
-function insertBySlot(list: PolicyWorker[], w: PolicyWorker): void {
+/** Where a worker with this slot sits, or would sit, in a slot-ordered list. */
+function slotPosition(list: readonly PolicyWorker[], slot: number): number {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (list[mid]!.slot < w.slot) lo = mid + 1;
+    if (list[mid]!.slot < slot) lo = mid + 1;
     else hi = mid;
   }
-  list.splice(lo, 0, w);
+  return lo;
+}
+
+/** Keep the tier in registration (slot) order: ties resolve in pool order. */
+function insertBySlot(list: PolicyWorker[], w: PolicyWorker): void {
+  list.splice(slotPosition(list, w.slot), 0, w);
 }
 
 function removeBySlot(list: PolicyWorker[], w: PolicyWorker): void {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (list[mid]!.slot < w.slot) lo = mid + 1;
-    else hi = mid;
-  }
-  if (list[lo] === w) list.splice(lo, 1);
+  const at = slotPosition(list, w.slot);
+  if (list[at] === w) list.splice(at, 1);
 }

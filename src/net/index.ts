@@ -1,0 +1,2 @@
+export { readBodyWithLimit } from './read-body.js';
+export { createTrackedServer } from './http-server.js';
