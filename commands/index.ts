@@ -2,8 +2,9 @@ import type { CommandModule } from 'yargs';
 import checkConfig from './check-config.js';
 import serve from './serve.js';
 import sim from './sim.js';
+import top from './top.js';
 import embeddedFleet from '../src/embedded/embedded-fleet-command.js';
 
 /** Every command, listed explicitly (yargs' commandDir cannot load ESM/TS). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const commands: CommandModule<any, any>[] = [serve, checkConfig, sim, embeddedFleet];
+export const commands: CommandModule<any, any>[] = [serve, top, checkConfig, sim, embeddedFleet];

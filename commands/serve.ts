@@ -29,6 +29,12 @@ const serve: CommandModule<object, ServeArgs> = {
       return;
     }
     for (const w of resolved.warnings) process.stderr.write(`${formatProblem(w, { color: colorEnabled(process.stderr) })}\n`);
+    // The console needs a terminal both ways: Ink draws on stdout and reads keys from stdin.
+    if (resolved.config.tui && process.stdout.isTTY === true && process.stdin.isTTY === true) {
+      const { runServeConsole } = await import('../src/serve/serve-console.js');
+      process.exitCode = await runServeConsole(resolved.config);
+      return;
+    }
     const { startRouter } = await import('../src/serve/run-router.js');
     // Handlers go in before the URL is printed: a supervisor may signal as soon as it reads it.
     let running: Awaited<ReturnType<typeof startRouter>> | undefined;

@@ -160,7 +160,10 @@ export class Router {
     const pauseMs = this.config.shutdownDrainSecs * 1000;
     if (pauseMs > 0) {
       this.log.info('draining: /readyz now answers 503', { pause_s: this.config.shutdownDrainSecs, inflight: this.inflightTotal });
-      await Promise.race([new Promise((r) => setTimeout(r, pauseMs)), opts.pause ?? new Promise(() => {})]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([new Promise((r) => (timer = setTimeout(r, pauseMs))), opts.pause ?? new Promise(() => {})]);
+      // A pause cut short must not leave its timer holding the process open.
+      clearTimeout(timer);
     }
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());

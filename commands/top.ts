@@ -1,0 +1,88 @@
+import type { Argv, CommandModule } from 'yargs';
+import { usageError } from '../src/errors/index.js';
+
+const SORT_KEYS = ['waiting', 'rejections', 'url'] as const;
+const SOURCES = ['auto', 'admin', 'prometheus'] as const;
+
+interface TopArgs {
+  url: string[];
+  'interval-ms': number;
+  token: string | undefined;
+  source: (typeof SOURCES)[number];
+  once: boolean;
+  json: boolean;
+  sort: (typeof SORT_KEYS)[number];
+  filter: string;
+  'block-size': number;
+}
+
+const top: CommandModule<object, TopArgs> = {
+  command: 'top',
+  describe: 'Live console for a running router (routerctl\'s admin API, or any router\'s Prometheus /metrics)',
+  builder: (y: Argv) =>
+    y
+      .usage(
+        '$0 top [--url URL ...] [options]\n\n' +
+          'Shows the fleet behind a router: each engine\'s queue against the limit, gated workers, gate rejections, ' +
+          'the decision mix and the affinity the gate gave up. Reads routerctl\'s /admin/stream, or /metrics of any ' +
+          'router (the Rust sgl-router included). Several --url (replicas) merge into one view.',
+      )
+      .option('url', {
+        type: 'array',
+        string: true,
+        default: ['http://127.0.0.1:30000'],
+        describe: 'router base URL; repeat for router replicas (merged into one view)',
+      })
+      .option('interval-ms', {
+        type: 'number',
+        default: 1000,
+        describe: 'update interval',
+        coerce: (v: number) => {
+          if (!Number.isInteger(v) || v < 100) throw usageError(`--interval-ms must be a whole number of at least 100 (got ${String(v)})`);
+          return v;
+        },
+      })
+      .option('token', {
+        type: 'string',
+        describe: 'admin API bearer token (the router\'s --admin-token); prefer ROUTERCTL_ADMIN_TOKEN',
+        defaultDescription: '$ROUTERCTL_ADMIN_TOKEN',
+      })
+      .option('source', { choices: SOURCES, default: 'auto' as const, describe: 'auto: admin API, else Prometheus /metrics' })
+      .option('once', { type: 'boolean', default: false, describe: 'print one plain-text table and exit' })
+      .option('json', { type: 'boolean', default: false, describe: 'print the merged state as JSON and exit' })
+      .option('sort', { choices: SORT_KEYS, default: 'waiting' as const, describe: 'initial worker order (key s cycles it)' })
+      .option('filter', { type: 'string', default: '', describe: 'show only workers whose URL contains this (key /)' })
+      .option('block-size', {
+        type: 'number',
+        default: 16,
+        describe: 'tokens per prefix block, for the ≈tokens of the diverted histogram',
+        coerce: (v: number) => {
+          if (!Number.isInteger(v) || v < 1) throw usageError(`--block-size must be a whole number of at least 1 (got ${String(v)})`);
+          return v;
+        },
+      })
+      .option('color', { type: 'boolean', default: true, describe: 'colour on a terminal (--no-color or NO_COLOR turns it off)' })
+      .example('$0 top', 'the console for the router on 127.0.0.1:30000')
+      .example('$0 top --url http://10.0.0.5:30000 --url http://10.0.0.6:30000', 'two replicas, one fleet view')
+      .example('$0 top --once --sort rejections', 'one table, workers the gate turns away most first')
+      .example('$0 top --json | jq \'.workers[] | {url, waiting, gated}\'', 'the merged state for scripts')
+      .example('$0 top --url http://sgl-router:29000 --source prometheus', 'the Rust sgl-router, from its /metrics')
+      .epilogue('Keys: q quit, p pause, s sort, / filter, ? help. Exit status: 0, 1 unreachable / wrong token / not a router, 2 usage.') as unknown as Argv<TopArgs>,
+  handler: async (argv) => {
+    const { runTop } = await import('../src/top/run-top.js');
+    const token = argv.token ?? (process.env.ROUTERCTL_ADMIN_TOKEN || undefined);
+    await runTop({
+      urls: argv.url.map(String),
+      intervalMs: argv['interval-ms'],
+      token,
+      source: argv.source,
+      once: argv.once,
+      json: argv.json,
+      sort: argv.sort,
+      filter: argv.filter,
+      blockSize: argv['block-size'],
+    });
+  },
+};
+
+export default top;

@@ -1,0 +1,101 @@
+import type { Breaker, DecisionCounts, Histogram, ReplicaSnapshot, WorkerSnapshot } from './view-model.js';
+import { DECISION_LABELS } from './view-model.js';
+
+/**
+ * Map an admin state document (DESIGN §5, GET /admin/state or one /admin/stream event)
+ * into the console's snapshot. The document comes over the network from a router of
+ * unknown version, so every field is checked: a missing or mistyped field becomes
+ * `null` (unknown), and a document without `router` and `workers` is not admin state
+ * at all (returns undefined, so `auto` can fall back to Prometheus).
+ */
+export function snapshotFromAdmin(doc: unknown, receivedAt: number = Date.now()): ReplicaSnapshot | undefined {
+  if (!isObject(doc) || !isObject(doc.router) || !Array.isArray(doc.workers)) return undefined;
+  const r = doc.router;
+  const workers: WorkerSnapshot[] = [];
+  for (const w of doc.workers) {
+    if (!isObject(w) || typeof w.url !== 'string') continue;
+    workers.push({
+      url: w.url,
+      healthy: bool(w.healthy),
+      breaker: breaker(w.breaker),
+      waiting: num(w.waiting),
+      running: num(w.running),
+      sampleAgeMs: num(w.sample_age_ms),
+      fresh: bool(w.fresh),
+      gated: bool(w.gated),
+      inflight: num(w.inflight),
+      requestsTotal: num(w.requests_total),
+      gateRejectionsTotal: num(w.gate_rejections_total),
+    });
+  }
+  const alerts = isObject(doc.alerts) ? doc.alerts : {};
+  return {
+    source: 'admin',
+    at: num(doc.timestamp_ms) ?? receivedAt,
+    router: {
+      version: str(r.version),
+      policy: str(r.policy),
+      policyInferred: false,
+      modelId: str(r.model_id),
+      workerQueueLimit: num(r.worker_queue_limit),
+      saturationQueueFloor: num(r.saturation_queue_floor),
+      minLoadChoices: num(r.min_load_choices),
+      uptimeS: num(r.uptime_s),
+      simulated: r.simulated === true,
+      loadFreshnessMs: num(r.load_freshness_ms),
+      blockSize: num(r.block_size),
+    },
+    workers,
+    decisions: decisions(doc.decisions),
+    selectionFailuresTotal: num(doc.selection_failures_total),
+    diverted: histogram(doc.diverted_overlap_blocks),
+    partialDiversionsTotal: num(doc.partial_diversions_total),
+    requestsTotal: num(doc.requests_total) ?? sumKnown(workers.map((w) => w.requestsTotal)),
+    gateRejectionsTotal: num(doc.gate_rejections_total) ?? sumKnown(workers.map((w) => w.gateRejectionsTotal)),
+    alerts: { allQueued: bool(alerts.all_queued), gateInert: bool(alerts.gate_inert) },
+    blind: [],
+  };
+}
+
+function decisions(v: unknown): DecisionCounts | null {
+  if (!isObject(v)) return null;
+  const out = {} as DecisionCounts;
+  for (const d of DECISION_LABELS) out[d] = num(v[d]) ?? 0;
+  return out;
+}
+
+function histogram(v: unknown): Histogram | null {
+  if (!isObject(v) || !Array.isArray(v.buckets)) return null;
+  const buckets: Histogram['buckets'] = [];
+  for (const b of v.buckets) {
+    if (!isObject(b)) continue;
+    const le = num(b.le);
+    const count = num(b.count);
+    // JSON cannot carry +Inf; the total is `count`.
+    if (le !== null && count !== null) buckets.push({ le, count });
+  }
+  buckets.sort((a, b) => a.le - b.le);
+  return { buckets, count: num(v.count) ?? buckets.at(-1)?.count ?? 0, sum: num(v.sum) ?? 0 };
+}
+
+function breaker(v: unknown): Breaker | null {
+  return v === 'closed' || v === 'open' || v === 'half_open' ? v : null;
+}
+
+function sumKnown(values: Array<number | null>): number | null {
+  let total = 0;
+  let any = false;
+  for (const v of values) {
+    if (v === null) continue;
+    total += v;
+    any = true;
+  }
+  return any ? total : null;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);

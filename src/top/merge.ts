@@ -1,0 +1,189 @@
+import type { Breaker, DecisionCounts, FleetView, FleetWorker, Histogram, ReplicaStatus, RouterInfo, WorkerSnapshot } from './view-model.js';
+import { DECISION_LABELS, emptyRouterInfo, hitRatio } from './view-model.js';
+
+const BREAKER_RANK: Record<Breaker, number> = { closed: 0, half_open: 1, open: 2 };
+
+/**
+ * Merge router replicas into one fleet view. Replicas front the same engines but keep
+ * their own counters and router-local state, so:
+ * - engine-reported load (waiting, running, sample age) is one fact per engine: take it
+ *   from the replica with the freshest sample, never add it up;
+ * - router-local counts (in-flight, requests, decisions, gate rejections, the diverted
+ *   histogram) are per replica: add them up, and keep in-flight per replica as well;
+ * - a worker is gated, unhealthy or its breaker open if any replica says so (the worst
+ *   view is the one an operator must see);
+ * - alerts are raised if any replica raises them.
+ * A replica that is down keeps contributing its last snapshot (its status says how old),
+ * so a router restart does not blank the console; its rates are unknown meanwhile.
+ */
+export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now()): FleetView {
+  const live = replicas.filter((r) => r.snapshot !== null);
+  const snaps = live.map((r) => r.snapshot!);
+
+  const router: RouterInfo = snaps[0] ? { ...snaps[0].router } : emptyRouterInfo();
+  const mismatched: string[] = [];
+  const compare: Array<[keyof RouterInfo, string]> = [
+    ['policy', 'policy'],
+    ['workerQueueLimit', 'worker_queue_limit'],
+    ['saturationQueueFloor', 'saturation_queue_floor'],
+    ['minLoadChoices', 'min_load_choices'],
+    ['modelId', 'model_id'],
+  ];
+  for (const [key, name] of compare) {
+    const seen = new Set(snaps.map((s) => s.router[key]));
+    if (seen.size > 1) mismatched.push(name);
+  }
+  if (snaps.length > 1) {
+    router.simulated = snaps.some((s) => s.router.simulated);
+    const uptimes = snaps.map((s) => s.router.uptimeS).filter((u): u is number => u !== null);
+    router.uptimeS = uptimes.length > 0 ? Math.min(...uptimes) : null;
+  }
+
+  // Workers, in first-seen order across replicas.
+  const byUrl = new Map<string, { parts: Array<WorkerSnapshot | undefined> }>();
+  live.forEach((r, i) => {
+    for (const w of r.snapshot!.workers) {
+      let e = byUrl.get(w.url);
+      if (!e) {
+        e = { parts: new Array<WorkerSnapshot | undefined>(live.length).fill(undefined) };
+        byUrl.set(w.url, e);
+      }
+      e.parts[i] = w;
+    }
+  });
+  const workers: FleetWorker[] = [];
+  for (const [url, { parts }] of byUrl) {
+    const seen = parts.filter((p): p is WorkerSnapshot => p !== undefined);
+    // The freshest engine sample: smallest age among replicas that have one.
+    const sampled = seen.filter((p) => p.waiting !== null || p.running !== null);
+    const freshest = sampled.sort((a, b) => (a.sampleAgeMs ?? Infinity) - (b.sampleAgeMs ?? Infinity))[0];
+    let rejPerS: number | null = null;
+    live.forEach((r) => {
+      const v = r.rates?.gateRejectionsPerSByWorker.get(url);
+      if (v !== undefined) rejPerS = (rejPerS ?? 0) + v;
+    });
+    workers.push({
+      url,
+      healthy: anyOf(seen.map((p) => p.healthy), false),
+      breaker: worstBreaker(seen.map((p) => p.breaker)),
+      waiting: freshest?.waiting ?? null,
+      running: freshest?.running ?? null,
+      sampleAgeMs: freshest?.sampleAgeMs ?? minKnown(seen.map((p) => p.sampleAgeMs)),
+      fresh: freshest?.fresh ?? anyOf(seen.map((p) => p.fresh), true),
+      gated: anyOf(seen.map((p) => p.gated), true),
+      inflight: sumKnown(seen.map((p) => p.inflight)),
+      inflightByReplica: parts.map((p) => p?.inflight ?? null),
+      requestsTotal: sumKnown(seen.map((p) => p.requestsTotal)),
+      gateRejectionsTotal: sumKnown(seen.map((p) => p.gateRejectionsTotal)),
+      gateRejectionsPerS: rejPerS,
+    });
+  }
+
+  const decisions = sumDecisions(snaps.map((s) => s.decisions));
+  const decisionsPerS = sumDecisions(live.map((r) => r.rates?.decisionsPerS ?? null), true);
+  const allQueued = anyOf(snaps.map((s) => s.alerts.allQueued), true);
+  const waiting = workers.map((w) => w.waiting).filter((v): v is number => v !== null);
+  const sources = new Set(live.map((r) => r.snapshot!.source));
+
+  return {
+    at: Math.max(0, ...live.map((r) => r.receivedAt ?? 0)) || now,
+    replicas,
+    router,
+    mismatched,
+    source: sources.size === 0 ? null : sources.size === 1 ? [...sources][0]! : 'mixed',
+    blind: [...new Set(snaps.flatMap((s) => s.blind))],
+    workers,
+    decisions,
+    decisionsPerS,
+    hitRatio: hitRatio(decisions),
+    hitRatioRecent: hitRatio(decisionsPerS),
+    selectionFailuresTotal: sumKnown(snaps.map((s) => s.selectionFailuresTotal)),
+    selectionFailuresPerS: sumRates(live.map((r) => r.rates?.selectionFailuresPerS ?? null)),
+    requestsTotal: sumKnown(snaps.map((s) => s.requestsTotal)),
+    requestsPerS: sumRates(live.map((r) => r.rates?.requestsPerS ?? null)),
+    gateRejectionsTotal: sumKnown(snaps.map((s) => s.gateRejectionsTotal)),
+    gateRejectionsPerS: sumRates(live.map((r) => r.rates?.gateRejectionsPerS ?? null)),
+    partialDiversionsTotal: sumKnown(snaps.map((s) => s.partialDiversionsTotal)),
+    diverted: sumHistograms(snaps.map((s) => s.diverted)),
+    divertedPerS: sumRates(live.map((r) => r.rates?.divertedPerS ?? null)),
+    alerts: {
+      allQueued,
+      allQueuedInferred: allQueued === null && (decisionsPerS?.all_queued ?? 0) > 0,
+      gateInert: anyOf(snaps.map((s) => s.alerts.gateInert), true),
+    },
+    fleet: {
+      known: waiting.length,
+      waitingTotal: waiting.length > 0 ? waiting.reduce((a, b) => a + b, 0) : null,
+      waitingMin: waiting.length > 0 ? Math.min(...waiting) : null,
+      waitingMax: waiting.length > 0 ? Math.max(...waiting) : null,
+      inflightTotal: sumKnown(workers.map((w) => w.inflight)),
+    },
+  };
+}
+
+/** `target` if any known value equals it, else the other boolean if any is known, else null. */
+function anyOf(values: Array<boolean | null>, target: boolean): boolean | null {
+  const known = values.filter((v): v is boolean => v !== null);
+  if (known.length === 0) return null;
+  return known.includes(target) ? target : !target;
+}
+
+function worstBreaker(values: Array<Breaker | null>): Breaker | null {
+  let worst: Breaker | null = null;
+  for (const v of values) if (v !== null && (worst === null || BREAKER_RANK[v] > BREAKER_RANK[worst])) worst = v;
+  return worst;
+}
+
+function sumKnown(values: Array<number | null>): number | null {
+  let total = 0;
+  let any = false;
+  for (const v of values) {
+    if (v === null) continue;
+    total += v;
+    any = true;
+  }
+  return any ? total : null;
+}
+
+/** A fleet rate is known only when every live replica's rate is. */
+function sumRates(values: Array<number | null>): number | null {
+  if (values.length === 0 || values.some((v) => v === null)) return null;
+  return sumKnown(values);
+}
+
+function minKnown(values: Array<number | null>): number | null {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length > 0 ? Math.min(...known) : null;
+}
+
+function sumDecisions(list: Array<DecisionCounts | null>, strict = false): DecisionCounts | null {
+  if (list.length === 0 || (strict && list.some((d) => d === null))) return null;
+  const present = list.filter((d): d is DecisionCounts => d !== null);
+  if (present.length === 0) return null;
+  const out = {} as DecisionCounts;
+  for (const k of DECISION_LABELS) out[k] = present.reduce((a, d) => a + d[k], 0);
+  return out;
+}
+
+/**
+ * Bucket-wise sum. Replicas normally share bounds; where one lacks a bound, its
+ * cumulative count at the nearest lower bound stands in (a lower bound, never an overcount).
+ */
+function sumHistograms(list: Array<Histogram | null>): Histogram | null {
+  const present = list.filter((h): h is Histogram => h !== null);
+  if (present.length === 0) return null;
+  const bounds = [...new Set(present.flatMap((h) => h.buckets.map((b) => b.le)))].sort((a, b) => a - b);
+  const cumulativeAt = (h: Histogram, le: number): number => {
+    let c = 0;
+    for (const b of h.buckets) {
+      if (b.le > le) break;
+      c = b.count;
+    }
+    return c;
+  };
+  return {
+    buckets: bounds.map((le) => ({ le, count: present.reduce((a, h) => a + cumulativeAt(h, le), 0) })),
+    count: present.reduce((a, h) => a + h.count, 0),
+    sum: present.reduce((a, h) => a + h.sum, 0),
+  };
+}

@@ -1,0 +1,43 @@
+import type { DecisionCounts, ReplicaRates, ReplicaSnapshot } from './view-model.js';
+import { DECISION_LABELS } from './view-model.js';
+
+/**
+ * Per-second rates between two snapshots of one replica. Rates are taken per replica,
+ * before merging, so that a replica that restarts (its counters drop) or drops out
+ * does not show up as a negative or a spike in the fleet's rates: a counter that went
+ * down yields `null` for that rate, and the next pair of snapshots recovers.
+ */
+export function computeRates(prev: ReplicaSnapshot | null | undefined, cur: ReplicaSnapshot): ReplicaRates | null {
+  if (!prev) return null;
+  const dtS = (cur.at - prev.at) / 1000;
+  if (!(dtS > 0)) return null;
+  const rate = (a: number | null, b: number | null): number | null => (a === null || b === null || b < a ? null : (b - a) / dtS);
+
+  let decisionsPerS: DecisionCounts | null = null;
+  if (prev.decisions && cur.decisions) {
+    const out = {} as DecisionCounts;
+    let ok = true;
+    for (const d of DECISION_LABELS) {
+      const r = rate(prev.decisions[d], cur.decisions[d]);
+      if (r === null) ok = false;
+      out[d] = r ?? 0;
+    }
+    decisionsPerS = ok ? out : null;
+  }
+
+  const before = new Map(prev.workers.map((w) => [w.url, w.gateRejectionsTotal]));
+  const gateRejectionsPerSByWorker = new Map<string, number>();
+  for (const w of cur.workers) {
+    const r = rate(before.get(w.url) ?? null, w.gateRejectionsTotal);
+    if (r !== null) gateRejectionsPerSByWorker.set(w.url, r);
+  }
+
+  return {
+    requestsPerS: rate(prev.requestsTotal, cur.requestsTotal),
+    decisionsPerS,
+    selectionFailuresPerS: rate(prev.selectionFailuresTotal, cur.selectionFailuresTotal),
+    divertedPerS: rate(prev.diverted?.count ?? null, cur.diverted?.count ?? null),
+    gateRejectionsPerS: rate(prev.gateRejectionsTotal, cur.gateRejectionsTotal),
+    gateRejectionsPerSByWorker,
+  };
+}

@@ -1,0 +1,226 @@
+import { request } from 'undici';
+import type { Dispatcher } from 'undici';
+import { ErrorCodes, RouterctlError } from '../errors/index.js';
+import { snapshotFromAdmin } from './from-admin.js';
+import { NotARouterMetricsError, snapshotFromPrometheus } from './from-prometheus.js';
+import { describeTransportError, getText, headers, unauthorized, unreachable } from './http.js';
+import { computeRates } from './rates.js';
+import { SseParser } from './sse.js';
+import type { ReplicaSnapshot, ReplicaStatus, SourceChoice, SourceKind } from './view-model.js';
+
+export interface ReplicaOptions {
+  /** Normalised base URL of one router replica. */
+  url: string;
+  source: SourceChoice;
+  token?: string | undefined;
+  intervalMs: number;
+  dispatcher: Dispatcher;
+}
+
+/**
+ * Read one snapshot. `auto` asks the admin API first and falls back to /metrics when
+ * the router has none (the Rust sgl-router answers 404), but not when the admin API
+ * refuses the token: a wrong token is the operator's to fix, and hiding it behind a
+ * poorer Prometheus view would leave them wondering where the queues went.
+ */
+export async function fetchSnapshot(o: ReplicaOptions, signal?: AbortSignal): Promise<ReplicaSnapshot> {
+  const timeoutMs = Math.max(2000, Math.min(10_000, o.intervalMs * 3));
+  const common = { dispatcher: o.dispatcher, token: o.token, timeoutMs, ...(signal ? { signal } : {}) };
+  let adminStatus: number | undefined;
+  if (o.source !== 'prometheus') {
+    const res = await getText(`${o.url}/admin/state`, common);
+    if (res.status === 401 || res.status === 403) throw unauthorized(o.url, Boolean(o.token));
+    adminStatus = res.status;
+    if (res.status === 200) {
+      const snap = snapshotFromAdmin(parseJson(res.text));
+      if (snap) return snap;
+    }
+    if (o.source === 'admin') {
+      throw new RouterctlError(
+        ErrorCodes.NOT_A_ROUTER,
+        `${o.url} has no routerctl admin API (GET /admin/state answered ${res.status === 200 ? 'something else' : `HTTP ${res.status}`}); try --source prometheus`,
+      );
+    }
+  }
+  const res = await getText(`${o.url}/metrics`, common);
+  if (res.status !== 200) {
+    const tried = adminStatus === undefined ? '' : `/admin/state answered HTTP ${adminStatus}, `;
+    throw new RouterctlError(ErrorCodes.NOT_A_ROUTER, `${o.url} does not look like a router: ${tried}/metrics answered HTTP ${res.status}`);
+  }
+  try {
+    return snapshotFromPrometheus(res.text);
+  } catch (err) {
+    if (err instanceof NotARouterMetricsError) throw new RouterctlError(ErrorCodes.NOT_A_ROUTER, `${o.url}: ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * A live connection to one replica: the admin event stream when the router has one
+ * (one state per `intervalMs`, pushed), else polling /admin/state or /metrics. It
+ * never gives up: on failure the status turns not-live with the cause, the last
+ * snapshot is kept, and it reconnects with backoff (re-detecting the source under
+ * `auto`, since a restarted router may be a different one).
+ */
+export class ReplicaClient {
+  private status: ReplicaStatus;
+  private readonly abort = new AbortController();
+  private running: Promise<void> | undefined;
+  private source: SourceKind | null;
+
+  constructor(
+    private readonly o: ReplicaOptions,
+    private readonly onUpdate: (s: ReplicaStatus) => void,
+    initial?: ReplicaSnapshot,
+  ) {
+    this.source = initial?.source ?? (o.source === 'auto' ? null : o.source);
+    this.status = {
+      url: o.url,
+      source: this.source,
+      live: initial !== undefined,
+      error: null,
+      snapshot: initial ?? null,
+      rates: null,
+      receivedAt: initial ? Date.now() : null,
+    };
+  }
+
+  get current(): ReplicaStatus {
+    return this.status;
+  }
+
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.running?.catch(() => undefined);
+  }
+
+  private get stopped(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  private accept(snap: ReplicaSnapshot): void {
+    const prev = this.status.snapshot;
+    this.source = snap.source;
+    this.status = { url: this.o.url, source: snap.source, live: true, error: null, snapshot: snap, rates: computeRates(prev, snap), receivedAt: Date.now() };
+    this.onUpdate(this.status);
+  }
+
+  private fail(err: unknown): void {
+    const message = err instanceof RouterctlError ? err.message : describeTransportError(err);
+    if (this.status.live || this.status.error !== message) {
+      this.status = { ...this.status, live: false, error: message, rates: null };
+      this.onUpdate(this.status);
+    }
+  }
+
+  private async loop(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        if (this.source === null || (this.o.source === 'auto' && failures > 0)) {
+          this.accept(await fetchSnapshot(this.o, this.abort.signal));
+        }
+        if (this.source === 'admin') await this.streamAdmin(() => (failures = 0));
+        else await this.pollMetrics(() => (failures = 0));
+        // A stream that ends cleanly means the router closed it (shutdown, restart).
+        if (!this.stopped) throw new Error('the router closed the event stream');
+      } catch (err) {
+        if (this.stopped) return;
+        failures++;
+        this.fail(err);
+        await sleep(Math.min(5000, 250 * 2 ** Math.min(failures, 5)), this.abort.signal);
+      }
+    }
+  }
+
+  private async streamAdmin(onOk: () => void): Promise<void> {
+    const url = `${this.o.url}/admin/stream?interval_ms=${this.o.intervalMs}`;
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(url, {
+        method: 'GET',
+        dispatcher: this.o.dispatcher,
+        headers: { ...headers(this.o.token), accept: 'text/event-stream' },
+        signal: this.abort.signal,
+        headersTimeout: 5000,
+        // A stream that stays silent for several intervals is dead even if the socket is not.
+        bodyTimeout: Math.max(5000, this.o.intervalMs * 5),
+      });
+    } catch (err) {
+      throw unreachable(url, err);
+    }
+    if (res.statusCode === 401 || res.statusCode === 403) {
+      await res.body.dump();
+      throw unauthorized(this.o.url, Boolean(this.o.token));
+    }
+    if (res.statusCode === 404) {
+      // A router with /admin/state but no stream: poll the state instead.
+      await res.body.dump();
+      await this.pollAdminState(onOk);
+      return;
+    }
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      throw new Error(`/admin/stream answered HTTP ${res.statusCode}`);
+    }
+    const parser = new SseParser();
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body) {
+        for (const ev of parser.push(decoder.decode(chunk as Buffer, { stream: true }))) {
+          if (ev.event !== 'state') continue;
+          const snap = snapshotFromAdmin(parseJson(ev.data));
+          if (!snap) throw new Error('the event stream carried something other than admin state');
+          onOk();
+          this.accept(snap);
+        }
+      }
+    } catch (err) {
+      if (this.stopped) return;
+      throw unreachable(url, err);
+    }
+  }
+
+  private async pollAdminState(onOk: () => void): Promise<void> {
+    while (!this.stopped) {
+      const snap = await fetchSnapshot({ ...this.o, source: 'admin' }, this.abort.signal);
+      onOk();
+      this.accept(snap);
+      await sleep(this.o.intervalMs, this.abort.signal);
+    }
+  }
+
+  private async pollMetrics(onOk: () => void): Promise<void> {
+    while (!this.stopped) {
+      const snap = await fetchSnapshot({ ...this.o, source: 'prometheus' }, this.abort.signal);
+      onOk();
+      this.accept(snap);
+      await sleep(this.o.intervalMs, this.abort.signal);
+    }
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

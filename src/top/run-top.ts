@@ -1,0 +1,68 @@
+import { colorEnabled } from '../cli/color.js';
+import { FleetFeed, fetchFleetOnce } from './fleet-feed.js';
+import type { FleetFeedOptions } from './fleet-feed.js';
+import { formatOnce } from './format-once.js';
+import { normalizeRouterUrl } from './http.js';
+import type { SortKey } from './sort-filter.js';
+import { fleetJson } from './to-json.js';
+import type { SourceChoice } from './view-model.js';
+
+export interface TopOptions {
+  urls: string[];
+  intervalMs: number;
+  token?: string | undefined;
+  source: SourceChoice;
+  once: boolean;
+  json: boolean;
+  sort: SortKey;
+  filter: string;
+  blockSize: number;
+}
+
+/**
+ * `routerctl top`: one JSON document (`--json`), one plain table (`--once`, or when
+ * stdout or stdin is not a terminal: no animation into a pipe), or the live console.
+ * Every mode reads every replica once first, so an unreachable router or a wrong
+ * token is one line on stderr and a non-zero exit, never a screen of "connecting".
+ */
+export async function runTop(o: TopOptions): Promise<void> {
+  const urls = [...new Set(o.urls.map(normalizeRouterUrl))];
+  const feedOptions: FleetFeedOptions = { urls, source: o.source, token: o.token, intervalMs: o.intervalMs };
+  const interactive = process.stdout.isTTY === true && process.stdin.isTTY === true;
+
+  if (o.json) {
+    const { view } = await fetchFleetOnce(feedOptions);
+    process.stdout.write(`${JSON.stringify(fleetJson(view), null, 2)}\n`);
+    return;
+  }
+  if (o.once || !interactive) {
+    const { view } = await fetchFleetOnce(feedOptions);
+    process.stdout.write(formatOnce(view, { color: colorEnabled(process.stdout), sort: o.sort, filter: o.filter, blockSize: o.blockSize }));
+    return;
+  }
+
+  // Ink costs a few hundred ms to import: only the live console pays it, and while
+  // the first snapshots are on their way.
+  const tuiLoading = import('../tui/index.js');
+  tuiLoading.catch(() => undefined); // awaited below; a failed connect must not leave it unhandled
+  const feed = await FleetFeed.connect(feedOptions);
+  const { runConsole } = await tuiLoading;
+  const screen = runConsole({
+    feed,
+    color: colorEnabled(process.stdout),
+    title: 'routerctl top',
+    target: urls.join(', '),
+    intervalMs: o.intervalMs,
+    blockSize: o.blockSize,
+    sort: o.sort,
+    filter: o.filter,
+  });
+  const onSignal = (): void => screen.close();
+  for (const s of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.on(s, onSignal);
+  try {
+    await screen.done;
+  } finally {
+    for (const s of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.off(s, onSignal);
+    await feed.close();
+  }
+}

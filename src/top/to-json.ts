@@ -1,0 +1,52 @@
+import type { FleetView } from './view-model.js';
+
+/**
+ * `top --json`: the merged fleet in the admin state's vocabulary (DESIGN §5: same
+ * field names, `null` where the source cannot tell), plus what merging adds:
+ * `replicas` (one entry per --url, with its source), `inflight_by_replica` per worker,
+ * the cache-hit ratio without all_queued, and `cannot_show`.
+ */
+export function fleetJson(view: FleetView): Record<string, unknown> {
+  const r = view.router;
+  return {
+    router: {
+      version: r.version,
+      policy: r.policy,
+      policy_inferred: r.policyInferred,
+      model_id: r.modelId,
+      worker_queue_limit: r.workerQueueLimit,
+      saturation_queue_floor: r.saturationQueueFloor,
+      min_load_choices: r.minLoadChoices,
+      uptime_s: r.uptimeS,
+      simulated: r.simulated,
+      load_freshness_ms: r.loadFreshnessMs,
+    },
+    replicas: view.replicas.map((x) => ({ url: x.url, source: x.source, live: x.live, error: x.error })),
+    source: view.source,
+    workers: view.workers.map((w) => ({
+      url: w.url,
+      healthy: w.healthy,
+      breaker: w.breaker,
+      waiting: w.waiting,
+      running: w.running,
+      sample_age_ms: w.sampleAgeMs,
+      fresh: w.fresh,
+      gated: w.gated,
+      inflight: w.inflight,
+      inflight_by_replica: w.inflightByReplica,
+      requests_total: w.requestsTotal,
+      gate_rejections_total: w.gateRejectionsTotal,
+    })),
+    decisions: view.decisions,
+    cache_hit_ratio: view.hitRatio,
+    selection_failures_total: view.selectionFailuresTotal,
+    diverted_overlap_blocks: view.diverted,
+    alerts: { all_queued: view.alerts.allQueued, gate_inert: view.alerts.gateInert },
+    requests_total: view.requestsTotal,
+    gate_rejections_total: view.gateRejectionsTotal,
+    partial_diversions_total: view.partialDiversionsTotal,
+    mismatched: view.mismatched,
+    cannot_show: view.blind,
+    timestamp_ms: view.at,
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * The console's view of a fleet, independent of where it came from. Both sources (the
+ * admin API and a Prometheus /metrics page) are mapped into `ReplicaSnapshot`; several
+ * router replicas are merged into one `FleetView`. `null` always means "this source
+ * cannot tell", never zero, so the console can say so instead of drawing a healthy 0.
+ */
+
+export type SourceKind = 'admin' | 'prometheus';
+export type SourceChoice = SourceKind | 'auto';
+export type Breaker = 'closed' | 'open' | 'half_open';
+
+export const DECISION_LABELS = ['cache_hit', 'cache_miss', 'cache_worker_queued', 'all_queued'] as const;
+export type DecisionLabel = (typeof DECISION_LABELS)[number];
+export type DecisionCounts = Record<DecisionLabel, number>;
+
+export interface Histogram {
+  /** Cumulative counts at finite upper bounds, ascending (no +Inf entry; `count` is the total). */
+  buckets: Array<{ le: number; count: number }>;
+  count: number;
+  sum: number;
+}
+
+export interface RouterInfo {
+  version: string | null;
+  policy: string | null;
+  /** The policy was read off metric labels, not reported by the router. */
+  policyInferred: boolean;
+  modelId: string | null;
+  workerQueueLimit: number | null;
+  saturationQueueFloor: number | null;
+  minLoadChoices: number | null;
+  uptimeS: number | null;
+  simulated: boolean;
+  loadFreshnessMs: number | null;
+  /** Tokens per prefix block, when the router reports it. */
+  blockSize: number | null;
+}
+
+export interface WorkerSnapshot {
+  url: string;
+  healthy: boolean | null;
+  breaker: Breaker | null;
+  waiting: number | null;
+  running: number | null;
+  sampleAgeMs: number | null;
+  fresh: boolean | null;
+  gated: boolean | null;
+  inflight: number | null;
+  requestsTotal: number | null;
+  gateRejectionsTotal: number | null;
+}
+
+/** One router replica at one moment, as one source saw it. */
+export interface ReplicaSnapshot {
+  source: SourceKind;
+  /** Wall-clock ms of the snapshot (the router's clock when it reports one). */
+  at: number;
+  router: RouterInfo;
+  workers: WorkerSnapshot[];
+  decisions: DecisionCounts | null;
+  selectionFailuresTotal: number | null;
+  diverted: Histogram | null;
+  partialDiversionsTotal: number | null;
+  /** Requests the router took in (admin: dispatched to workers; Prometheus: POSTs received). */
+  requestsTotal: number | null;
+  gateRejectionsTotal: number | null;
+  alerts: { allQueued: boolean | null; gateInert: boolean | null };
+  /** What this source cannot show, in words for the header ("engine queues", …). */
+  blind: string[];
+}
+
+/** Per-second rates between two snapshots of the same replica; null where a counter is unknown or reset. */
+export interface ReplicaRates {
+  requestsPerS: number | null;
+  decisionsPerS: DecisionCounts | null;
+  selectionFailuresPerS: number | null;
+  divertedPerS: number | null;
+  gateRejectionsPerS: number | null;
+  gateRejectionsPerSByWorker: Map<string, number>;
+}
+
+export interface ReplicaStatus {
+  url: string;
+  source: SourceKind | null;
+  /** Whether the last attempt to read this replica succeeded. */
+  live: boolean;
+  error: string | null;
+  snapshot: ReplicaSnapshot | null;
+  rates: ReplicaRates | null;
+  /** Local wall-clock ms when the last snapshot arrived. */
+  receivedAt: number | null;
+}
+
+export interface FleetWorker extends WorkerSnapshot {
+  /** Router-local in-flight count as each replica sees it, in replica order (null: not seen there). */
+  inflightByReplica: Array<number | null>;
+  gateRejectionsPerS: number | null;
+}
+
+export interface FleetView {
+  /** Local wall-clock ms of the newest snapshot. */
+  at: number;
+  replicas: ReplicaStatus[];
+  router: RouterInfo;
+  /** Settings the replicas disagree on, e.g. "worker_queue_limit". */
+  mismatched: string[];
+  source: SourceKind | 'mixed' | null;
+  blind: string[];
+  workers: FleetWorker[];
+  decisions: DecisionCounts | null;
+  decisionsPerS: DecisionCounts | null;
+  /** cache_hit / (cache_hit + cache_miss + cache_worker_queued): all_queued is saturation, not routing quality. */
+  hitRatio: number | null;
+  hitRatioRecent: number | null;
+  selectionFailuresTotal: number | null;
+  selectionFailuresPerS: number | null;
+  requestsTotal: number | null;
+  requestsPerS: number | null;
+  gateRejectionsTotal: number | null;
+  gateRejectionsPerS: number | null;
+  partialDiversionsTotal: number | null;
+  diverted: Histogram | null;
+  divertedPerS: number | null;
+  alerts: {
+    allQueued: boolean | null;
+    /** No replica reports the alert, but all_queued decisions were booked since the last snapshot. */
+    allQueuedInferred: boolean;
+    gateInert: boolean | null;
+  };
+  fleet: {
+    /** Workers whose waiting count is known. */
+    known: number;
+    waitingTotal: number | null;
+    waitingMin: number | null;
+    waitingMax: number | null;
+    inflightTotal: number | null;
+  };
+}
+
+export function emptyRouterInfo(): RouterInfo {
+  return {
+    version: null,
+    policy: null,
+    policyInferred: false,
+    modelId: null,
+    workerQueueLimit: null,
+    saturationQueueFloor: null,
+    minLoadChoices: null,
+    uptimeS: null,
+    simulated: false,
+    loadFreshnessMs: null,
+    blockSize: null,
+  };
+}
+
+/** The hit ratio that reflects routing quality: all_queued is left out (DESIGN §4, spec §5.2). */
+export function hitRatio(d: DecisionCounts | null): number | null {
+  if (!d) return null;
+  const denom = d.cache_hit + d.cache_miss + d.cache_worker_queued;
+  return denom > 0 ? d.cache_hit / denom : null;
+}

@@ -1,0 +1,59 @@
+import asciichart from 'asciichart';
+
+export const CHART_LABEL_WIDTH = 6;
+
+export interface ChartOptions {
+  /** asciichart height: the chart is height + 1 rows. */
+  height: number;
+  /** Columns available, labels included. */
+  width: number;
+  /** ANSI colours per series, used only when `color` is true. */
+  colors: string[];
+  color: boolean;
+  /** Values the y axis must include besides the data (e.g. the queue limit). */
+  include?: number[];
+}
+
+/**
+ * asciichart as an array of exactly `height + 1` lines, none wider than `width`.
+ * asciichart's width is the number of points, so the series are cut to the newest
+ * points that fit; it throws on an empty series and collapses a flat one to a single
+ * row, so the y range is pinned to [0, max(data, include, 1)], which also keeps the
+ * row count fixed. Colours are raw escapes that ignore NO_COLOR: passed only when the
+ * console may colour.
+ */
+export function chartLines(series: number[][], o: ChartOptions): string[] {
+  const rows = o.height + 1;
+  const points = Math.max(1, o.width - CHART_LABEL_WIDTH - 1);
+  const cut = series.map((s) => s.slice(-points).map((v) => (Number.isFinite(v) && v > 0 ? v : 0))).filter((s) => s.length > 0);
+  if (cut.length === 0 || o.height < 1) return Array.from({ length: rows }, (_, i) => (i === Math.floor(rows / 2) ? ' '.repeat(CHART_LABEL_WIDTH) + ' collecting…' : ''));
+  const max = Math.max(1, ...(o.include ?? []).filter(Number.isFinite), ...cut.flat());
+  const format = (x: number): string => (max < 10 ? x.toFixed(1) : fmtAxis(x)).padStart(CHART_LABEL_WIDTH).slice(-CHART_LABEL_WIDTH);
+  const text = asciichart.plot(cut, {
+    height: o.height,
+    min: 0,
+    max,
+    offset: 2,
+    format,
+    ...(o.color ? { colors: o.colors } : {}),
+  });
+  const lines = text.split('\n');
+  // Pinned min/max make asciichart draw exactly height + 1 rows; hold it to that regardless.
+  while (lines.length < rows) lines.push('');
+  return lines.slice(0, rows);
+}
+
+function fmtAxis(x: number): string {
+  if (x >= 10_000) return `${(x / 1000).toFixed(0)}k`;
+  return x.toFixed(0);
+}
+
+export const CHART_COLORS = {
+  red: asciichart.red,
+  yellow: asciichart.yellow,
+  green: asciichart.green,
+  cyan: asciichart.cyan,
+  magenta: asciichart.magenta,
+  blue: asciichart.blue,
+  gray: asciichart.darkgray,
+};

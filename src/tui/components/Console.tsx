@@ -1,0 +1,171 @@
+import { Box } from 'ink';
+import type { ReactElement } from 'react';
+import { bucketCounts, nonEmptySpan } from '../../top/format.js';
+import { filterWorkers, sortWorkers } from '../../top/sort-filter.js';
+import type { FleetView } from '../../top/view-model.js';
+import type { AlertLatch } from '../banners.js';
+import { bannersFor } from '../banners.js';
+import { CHART_COLORS, chartLines } from '../chart.js';
+import type { ChildState } from '../child-state.js';
+import { useColor } from '../color-context.js';
+import type { HistorySeries } from '../history.js';
+import { activeFilter } from '../keymap.js';
+import type { ConsoleUiState } from '../keymap.js';
+import { planLayout } from '../layout.js';
+import type { TerminalSize } from '../hooks/use-terminal-size.js';
+import { AlertBanner } from './AlertBanner.js';
+import { ChildPanel, childPanelLines } from './ChildPanel.js';
+import { DecisionMix } from './DecisionMix.js';
+import { DivertedHistogram } from './DivertedHistogram.js';
+import { Footer } from './Footer.js';
+import { Header } from './Header.js';
+import { HelpOverlay } from './HelpOverlay.js';
+import { HistoryChart } from './HistoryChart.js';
+import { LogPane } from './LogPane.js';
+import { WorkerTable } from './WorkerTable.js';
+
+export interface ConsoleProps {
+  view: FleetView | undefined;
+  history: HistorySeries;
+  ui: ConsoleUiState;
+  size: TerminalSize;
+  now: number;
+  latch: AlertLatch;
+  title: string;
+  target: string;
+  intervalMs: number;
+  /** Tokens per prefix block when the router does not report it. */
+  blockSize: number;
+  child?: ChildState | undefined;
+}
+
+/**
+ * The whole frame, from data alone. Its height is fixed at rows - 1 (planLayout), the
+ * root box clips anything that would still spill, and every line is cut at the right
+ * edge, so the frame never reaches the terminal's height whatever the data.
+ */
+export function Console(p: ConsoleProps): ReactElement {
+  const color = useColor();
+  const { columns, rows } = p.size;
+  const view = p.view;
+  const filter = activeFilter(p.ui);
+  const workers = view ? sortWorkers(filterWorkers(view.workers, filter), p.ui.sort) : [];
+  const banners = bannersFor(view, p.latch, p.now);
+  const hist = view?.diverted ?? null;
+  const histRows = hist && hist.count > 0 ? nonEmptySpan(bucketCounts(hist.buckets, hist.count)).length : 0;
+  const plan = planLayout({
+    rows,
+    columns,
+    workers: view ? workers.length : 0,
+    banners: banners.length,
+    hasDecisions: Boolean(view?.decisions),
+    hasHistogram: Boolean(view),
+    histogramRows: histRows,
+    panel: childPanelLines(p.child),
+    logLines: p.child?.log.length ?? 0,
+    help: p.ui.mode === 'help',
+  });
+  const half = Math.floor((columns - 1) / 2);
+  const midWidth = plan.wide ? half : columns;
+  const blockSize = view?.router.blockSize ?? p.blockSize;
+  const limit = view?.router.workerQueueLimit ?? null;
+
+  const waitingKnown = p.history.waitingMax.length > 0;
+  const waitingSeries = waitingKnown
+    ? [p.history.waitingMax, p.history.waitingMin, ...(p.history.limit ? [p.history.limit] : [])]
+    : [p.history.inflight];
+  const chartWidth = plan.wide && plan.decisionChart > 0 ? half : columns;
+
+  return (
+    <Box flexDirection="column" width={columns} height={plan.budget}>
+      <Header view={view} title={p.title} target={p.target} intervalMs={p.intervalMs} now={p.now} lines={plan.header} />
+      <AlertBanner banners={banners} lines={plan.banners} />
+      {plan.help > 0 ? <HelpOverlay lines={plan.help} /> : null}
+      {view && plan.tableHeader > 0 ? (
+        <WorkerTable
+          workers={workers}
+          total={view.workers.length}
+          limit={limit}
+          replicas={view.replicas.length}
+          sort={p.ui.sort}
+          filter={filter}
+          width={columns}
+          rows={plan.tableRows}
+          more={plan.tableMore > 0}
+        />
+      ) : null}
+      {p.child && plan.panel > 0 ? <ChildPanel child={p.child} lines={plan.panel} /> : null}
+      {view && (plan.decisions !== 'none' || plan.histogramTitle > 0) ? (
+        <Box flexDirection={plan.wide ? 'row' : 'column'}>
+          {plan.decisions !== 'none' ? (
+            <Box width={midWidth} marginRight={plan.wide ? 1 : 0}>
+              <DecisionMix view={view} mode={plan.decisions} width={midWidth} />
+            </Box>
+          ) : null}
+          {plan.histogramTitle > 0 ? (
+            <DivertedHistogram histogram={hist} perS={view.divertedPerS} blockSize={blockSize} width={midWidth} rows={plan.histogramRows} />
+          ) : null}
+        </Box>
+      ) : null}
+      {view && (plan.waitingChart > 0 || plan.decisionChart > 0) ? (
+        <Box flexDirection={plan.wide ? 'row' : 'column'}>
+          {plan.waitingChart > 0 ? (
+            <Box marginRight={plan.wide ? 1 : 0}>
+              <HistoryChart
+                width={chartWidth}
+                title={
+                  waitingKnown
+                    ? [
+                        { text: 'QUEUES', bold: true },
+                        '  ',
+                        { text: 'busiest', color: 'red' },
+                        ' and ',
+                        { text: 'idlest', color: 'green' },
+                        ' queue',
+                        ...(p.history.limit ? [' vs ', { text: 'limit', color: 'yellow' as const }] : []),
+                      ]
+                    : [{ text: 'IN-FLIGHT', bold: true }, '  router-local total (this source has no engine queues)']
+                }
+                lines={chartLines(waitingSeries, {
+                  height: plan.waitingChart,
+                  width: chartWidth,
+                  color,
+                  colors: waitingKnown ? [CHART_COLORS.red, CHART_COLORS.green, CHART_COLORS.yellow] : [CHART_COLORS.cyan],
+                  include: limit !== null && waitingKnown ? [limit] : [],
+                })}
+              />
+            </Box>
+          ) : null}
+          {plan.decisionChart > 0 ? (
+            <HistoryChart
+              width={chartWidth}
+              title={[
+                { text: 'DECISIONS/s', bold: true },
+                '  ',
+                { text: 'hit', color: 'green' },
+                ' · ',
+                { text: 'miss', color: 'blue' },
+                ' · ',
+                { text: 'queued', color: 'yellow' },
+                ' · ',
+                { text: 'all_queued', color: 'red' },
+              ]}
+              lines={chartLines([p.history.hit, p.history.miss, p.history.queued, p.history.allQueued], {
+                height: plan.decisionChart,
+                width: chartWidth,
+                color,
+                colors: [CHART_COLORS.green, CHART_COLORS.blue, CHART_COLORS.yellow, CHART_COLORS.red],
+              })}
+            />
+          ) : null}
+        </Box>
+      ) : null}
+      {p.child && plan.log > 0 ? <LogPane log={p.child.log} lines={plan.log} /> : null}
+      {plan.footer > 0 ? (
+        <Box flexGrow={1} alignItems="flex-end">
+          <Footer ui={p.ui} quitLabel={p.child && p.child.phase !== 'exited' ? 'stop' : 'quit'} />
+        </Box>
+      ) : null}
+    </Box>
+  );
+}

@@ -1,0 +1,73 @@
+import { useRef } from 'react';
+import type { ReactElement } from 'react';
+import type { SortKey } from '../../top/sort-filter.js';
+import type { FleetView } from '../../top/view-model.js';
+import type { AlertLatch } from '../banners.js';
+import type { ChildState } from '../child-state.js';
+import { ColorContext } from '../color-context.js';
+import type { HistorySeries } from '../history.js';
+import { useAlertLatch } from '../hooks/use-alert-latch.js';
+import { useConsoleKeys } from '../hooks/use-console-keys.js';
+import { useHistory } from '../hooks/use-history.js';
+import { useNow } from '../hooks/use-now.js';
+import { constantStore, useStore } from '../hooks/use-store.js';
+import type { Store } from '../hooks/use-store.js';
+import { useTerminalSize } from '../hooks/use-terminal-size.js';
+import type { TerminalSize } from '../hooks/use-terminal-size.js';
+import { Console } from './Console.js';
+
+export interface ConsoleAppProps {
+  feed: Store<FleetView | undefined>;
+  /** The supervised router (serve); absent for `top`. */
+  child?: Store<ChildState> | undefined;
+  /** q or Ctrl-C. May be called again while a stop is under way (meaning: now). */
+  onQuit: () => void;
+  color: boolean;
+  title: string;
+  target: string;
+  intervalMs: number;
+  blockSize: number;
+  sort?: SortKey;
+  filter?: string;
+  /** Fixed terminal size (tests; ink-testing-library has no rows). */
+  size?: Partial<TerminalSize>;
+  /** Fixed clock (tests). */
+  now?: number;
+}
+
+const NO_CHILD = constantStore<ChildState | undefined>(undefined);
+
+/**
+ * The live console: the feed, the keys, the terminal size, the history and the
+ * alert latch live here in hooks; drawing is Console's. Pausing freezes what is drawn
+ * (view, history and alerts together) while the hooks keep recording underneath.
+ */
+export function ConsoleApp(p: ConsoleAppProps): ReactElement {
+  const live = useStore(p.feed);
+  const child = useStore(p.child ?? NO_CHILD);
+  const ui = useConsoleKeys({ onQuit: p.onQuit, ...(p.sort ? { sort: p.sort } : {}), ...(p.filter ? { filter: p.filter } : {}) });
+  const size = useTerminalSize(p.size);
+  const now = useNow(1000, p.now, live);
+  const history = useHistory(live);
+  const latch = useAlertLatch(live, p.now ?? Date.now());
+  const frozen = useRef<{ view: FleetView | undefined; history: HistorySeries; latch: AlertLatch; now: number } | null>(null);
+  if (!ui.paused || frozen.current === null) frozen.current = { view: live, history, latch, now };
+  const shown = frozen.current;
+  return (
+    <ColorContext.Provider value={p.color}>
+      <Console
+        view={shown.view}
+        history={shown.history}
+        latch={shown.latch}
+        now={ui.paused ? shown.now : now}
+        ui={ui}
+        size={size}
+        title={p.title}
+        target={p.target}
+        intervalMs={p.intervalMs}
+        blockSize={p.blockSize}
+        child={child}
+      />
+    </ColorContext.Provider>
+  );
+}

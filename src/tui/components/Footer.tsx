@@ -1,0 +1,24 @@
+import type { ReactElement } from 'react';
+import type { ConsoleUiState } from '../keymap.js';
+import { Line } from './Line.js';
+import type { SegmentInput } from './Line.js';
+
+/** The key hints and the modes in force (PAUSED, the filter, the sort); the filter prompt while typing. */
+export function Footer({ ui, quitLabel }: { ui: ConsoleUiState; quitLabel: string }): ReactElement {
+  if (ui.mode === 'filter') {
+    return <Line segments={[{ text: 'filter: ', bold: true }, ui.draft, { text: '█', dim: true }, { text: '   Enter keeps it · Esc clears it', dim: true }]} />;
+  }
+  const key = (k: string, what: string): SegmentInput[] => [{ text: k, bold: true }, ` ${what}  `];
+  return (
+    <Line
+      segments={[
+        ...(ui.paused ? [{ text: ' PAUSED ', color: 'yellow' as const, inverse: true, bold: true }, ' '] : []),
+        ...key('q', quitLabel),
+        ...key('p', ui.paused ? 'resume' : 'pause'),
+        ...key('s', `sort:${ui.sort}`),
+        ...key('/', ui.filter ? `filter:"${ui.filter}"` : 'filter'),
+        ...key('?', 'help'),
+      ]}
+    />
+  );
+}

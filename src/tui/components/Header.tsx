@@ -1,0 +1,64 @@
+import { Box } from 'ink';
+import type { ReactElement } from 'react';
+import { DASH, fmtAge, fmtDuration, fmtInt, fmtRate } from '../../top/format.js';
+import { sourceName } from '../../top/format-once.js';
+import type { FleetView } from '../../top/view-model.js';
+import { Line } from './Line.js';
+import type { SegmentInput } from './Line.js';
+
+export interface HeaderProps {
+  view: FleetView | undefined;
+  /** "routerctl top" or "routerctl serve". */
+  title: string;
+  /** Where the console connects, for the line shown before the first snapshot. */
+  target: string;
+  intervalMs: number;
+  now: number;
+  lines: number;
+}
+
+/**
+ * Two lines: what this router is (policy, limit, floor, uptime, SIMULATED), then
+ * where the numbers come from (source and what it cannot show, rate, freshness,
+ * replicas that are down).
+ */
+export function Header({ view, title, target, intervalMs, now, lines }: HeaderProps): ReactElement {
+  const first: SegmentInput[] = [{ text: title, bold: true }];
+  const second: SegmentInput[] = [];
+  if (!view) {
+    first.push(`  ${target}`);
+    second.push({ text: 'connecting…', dim: true });
+  } else {
+    const r = view.router;
+    // The badge comes first: on a narrow terminal the end of this line is cut off.
+    if (r.simulated) first.push('  ', { text: ' SIMULATED ', color: 'magenta', inverse: true, bold: true });
+    first.push(
+      `  ${view.replicas.map((x) => x.url.replace(/^https?:\/\//, '')).join(', ')}`,
+      `  ${r.policy ?? 'policy ' + DASH}${r.policyInferred ? '?' : ''}`,
+      `  limit ${fmtInt(r.workerQueueLimit)}`,
+      `  floor ${fmtInt(r.saturationQueueFloor)}`,
+      r.minLoadChoices !== null ? `  min-load ${r.minLoadChoices}` : '',
+      r.uptimeS !== null ? `  up ${fmtDuration(r.uptimeS)}` : '',
+      r.modelId ? `  ${r.modelId}` : '',
+    );
+
+    const down = view.replicas.filter((x) => !x.live);
+    second.push(
+      `${fmtRate(view.requestsPerS)} req/s`,
+      `  source ${sourceName(view)}${view.source === 'admin' ? ` (every ${fmtAge(intervalMs)})` : ''}`,
+      `  updated ${fmtAge(Math.max(0, now - view.at))} ago`,
+    );
+    if (view.replicas.length > 1) second.push(`  replicas ${view.replicas.length - down.length}/${view.replicas.length} live`);
+    for (const d of down) {
+      second.push('  ', { text: ` DOWN ${d.url.replace(/^https?:\/\//, '')}: ${d.error ?? 'no answer'} `, color: 'red', inverse: true });
+    }
+    if (view.mismatched.length > 0) second.push('  ', { text: `replicas disagree on ${view.mismatched.join(', ')}`, color: 'yellow' });
+    if (view.blind.length > 0) second.push({ text: `  cannot show: ${view.blind.join(', ')}`, dim: true });
+  }
+  return (
+    <Box flexDirection="column">
+      {lines >= 1 ? <Line segments={first} /> : null}
+      {lines >= 2 ? <Line segments={second} /> : null}
+    </Box>
+  );
+}

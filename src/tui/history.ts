@@ -1,0 +1,71 @@
+import type { DecisionCounts, FleetView } from '../top/view-model.js';
+import { RingBuffer } from './ring-buffer.js';
+
+export interface HistorySample {
+  /** Engine queues; null when the source does not know them. */
+  waitingMax: number | null;
+  waitingMin: number | null;
+  limit: number | null;
+  inflight: number | null;
+  decisionsPerS: DecisionCounts | null;
+}
+
+export interface HistorySeries {
+  /** Newest last; equal lengths within a group. */
+  waitingMax: number[];
+  waitingMin: number[];
+  /** The queue limit per sample, when known for every sample shown. */
+  limit: number[] | null;
+  /** Router in-flight, for sources without engine queues. */
+  inflight: number[];
+  hit: number[];
+  miss: number[];
+  queued: number[];
+  allQueued: number[];
+}
+
+export function sampleOf(view: FleetView): HistorySample {
+  return {
+    waitingMax: view.fleet.waitingMax,
+    waitingMin: view.fleet.waitingMin,
+    limit: view.router.workerQueueLimit,
+    inflight: view.fleet.inflightTotal,
+    decisionsPerS: view.decisionsPerS,
+  };
+}
+
+/**
+ * The console's history: one sample per snapshot, the newest `capacity` kept (more
+ * than the widest chart draws). Decision rates exist only from the second snapshot
+ * on, so they have their own buffer rather than zeros that would read as "no traffic".
+ */
+export class HistoryBuffers {
+  private readonly queues: RingBuffer<HistorySample>;
+  private readonly rates: RingBuffer<DecisionCounts>;
+
+  constructor(capacity = 512) {
+    this.queues = new RingBuffer(capacity);
+    this.rates = new RingBuffer(capacity);
+  }
+
+  push(s: HistorySample): void {
+    this.queues.push(s);
+    if (s.decisionsPerS) this.rates.push(s.decisionsPerS);
+  }
+
+  series(): HistorySeries {
+    const q = this.queues.toArray();
+    const r = this.rates.toArray();
+    const limits = q.map((s) => s.limit);
+    return {
+      waitingMax: q.filter((s) => s.waitingMax !== null).map((s) => s.waitingMax!),
+      waitingMin: q.filter((s) => s.waitingMin !== null).map((s) => s.waitingMin!),
+      limit: limits.length > 0 && limits.every((l) => l !== null) ? (limits as number[]).filter((_, i) => q[i]!.waitingMax !== null) : null,
+      inflight: q.map((s) => s.inflight ?? 0),
+      hit: r.map((d) => d.cache_hit),
+      miss: r.map((d) => d.cache_miss),
+      queued: r.map((d) => d.cache_worker_queued),
+      allQueued: r.map((d) => d.all_queued),
+    };
+  }
+}

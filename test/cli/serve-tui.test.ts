@@ -1,0 +1,150 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BIN, startCli } from '../helpers/cli.js';
+
+/**
+ * `routerctl serve` in a real terminal, driven through tmux: the console must come up
+ * on the embedded default, show it working, and leave nothing behind on q. Each test
+ * has its own tmux server (-L), killed afterwards whatever happens.
+ */
+const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+let servers: string[] = [];
+
+afterEach(() => {
+  for (const s of servers) spawnSync('tmux', ['-L', s, 'kill-server']);
+  servers = [];
+});
+
+function tmux(server: string, ...args: string[]): string {
+  return execFileSync('tmux', ['-L', server, ...args], { encoding: 'utf8' });
+}
+
+function startInTmux(args: string[], size = { x: 120, y: 40 }): { server: string; capture(): string; panePid(): number } {
+  const server = `rctl-${process.pid}-${servers.length}-${Date.now()}`;
+  servers.push(server);
+  // As an operator's terminal: React's production build (vitest sets NODE_ENV=test) and
+  // no CI variable (Ink then draws only the last frame). A shell that outlives routerctl
+  // so its exit status can be read off the screen.
+  const cmd = `env -u NODE_ENV -u CI NO_COLOR=1 ${process.execPath} ${BIN} ${args.join(' ')}; echo EXIT=$?; sleep 60`;
+  tmux(server, 'new-session', '-d', '-s', 'main', '-x', String(size.x), '-y', String(size.y), cmd);
+  return {
+    server,
+    capture: () => tmux(server, 'capture-pane', '-p', '-t', 'main'),
+    panePid: () => Number(tmux(server, 'list-panes', '-t', 'main', '-F', '#{pane_pid}').trim()),
+  };
+}
+
+async function until<T>(what: string, fn: () => T | undefined | false, timeoutMs: number, last: () => string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${last()}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Every process below `pid` (the pane's shell), deepest last. */
+function descendants(pid: number): number[] {
+  const out: number[] = [];
+  const kids = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+  for (const k of kids) out.push(k, ...descendants(k));
+  return out;
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const cmdline = (pid: number): string => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
+};
+
+describe.skipIf(!hasTmux)('routerctl serve on a terminal', () => {
+  it(
+    'shows live queues, gate rejections and the diverted histogram on the embedded default; q drains, exits 0, leaves no process',
+    async () => {
+      const t = startInTmux(['serve', '--worker-queue-limit', '6', '--port', '0']);
+      const queueRows = (s: string): string[] => s.split('\n').filter((l) => /^127\.0\.0\.1:\d+ .* \d+\/6 /.test(l));
+      await until('four live worker rows', () => queueRows(t.capture()).length === 4, 15_000, t.capture);
+      const screen = t.capture();
+      expect(screen).toMatch(/^routerctl serve\s+SIMULATED\s+127\.0\.0\.1:\d+\s+cache_aware\s+limit 6/);
+      expect(screen).toContain('source admin API');
+
+      // Gate rejections show as GATED rows or a non-zero REJ/s; diversions in the histogram.
+      let rejected = false;
+      await until(
+        'a gate rejection and a diverted histogram',
+        () => {
+          const s = t.capture();
+          if (queueRows(s).some((l) => / GATED /.test(l) || /\s(?!0\s)\d+(\.\d)?\s+(closed|open|half)\s*$/.test(l))) rejected = true;
+          return rejected && /DIVERTED OVERLAP\s+\d+ diversions/.test(s) && /≤\d+\s+blk ≈[\d.]+k?\s+tok █/.test(s);
+        },
+        75_000,
+        t.capture,
+      );
+
+      const procs = descendants(t.panePid()).filter((p) => cmdline(p).includes('node'));
+      expect(procs.length).toBeGreaterThanOrEqual(3); // console, router, simulated fleet
+      tmux(t.server, 'send-keys', '-t', 'main', 'q');
+      await until('exit status 0', () => t.capture().includes('EXIT=0'), 30_000, t.capture);
+      await until('no routerctl process left', () => procs.every((p) => !alive(p)), 5000, () => procs.filter(alive).map(cmdline).join('\n'));
+    },
+    150_000,
+  );
+
+  it(
+    'a router that dies is reported in the console with its exit status and log, and q then exits 1',
+    async () => {
+      const t = startInTmux(['serve', '--port', '0'], { x: 100, y: 30 });
+      await until('the console', () => /^127\.0\.0\.1:\d+ /m.test(t.capture()), 15_000, t.capture);
+      const procs = descendants(t.panePid());
+      const child = procs.find((p) => cmdline(p).includes('router-child.js'));
+      expect(child).toBeDefined();
+      process.kill(child!, 'SIGKILL');
+      await until('the crash panel', () => /ROUTER EXITED .*signal SIGKILL/.test(t.capture()), 10_000, t.capture);
+      expect(t.capture()).toContain('router listening');
+      tmux(t.server, 'send-keys', '-t', 'main', 'q');
+      await until('exit status 1', () => t.capture().includes('EXIT=1'), 10_000, t.capture);
+      await until('no routerctl process left', () => procs.filter((p) => cmdline(p).includes('node')).every((p) => !alive(p)), 10_000, t.capture);
+    },
+    60_000,
+  );
+
+  it(
+    '--no-tui on a terminal prints the URL and log lines, no console',
+    async () => {
+      const t = startInTmux(['serve', '--no-tui', '--port', '0', '--shutdown-drain-secs', '0'], { x: 120, y: 30 });
+      await until('the URL', () => /^http:\/\/127\.0\.0\.1:\d+$/m.test(t.capture()), 15_000, t.capture);
+      await until('a log line', () => /INFO\s+router listening/.test(t.capture()), 5000, t.capture);
+      expect(t.capture()).not.toContain('WORKER');
+      tmux(t.server, 'send-keys', '-t', 'main', 'C-c');
+      await until('exit status 0', () => t.capture().includes('EXIT=0'), 45_000, t.capture);
+    },
+    60_000,
+  );
+});
+
+describe('routerctl serve without a terminal', () => {
+  it('draws nothing: the URL on stdout first, logs on stderr, no escape codes', async () => {
+    const cli = startCli(['serve', '--port', '0', '--shutdown-drain-secs', '0', '--sim-rate', '0']);
+    try {
+      const [url] = await cli.waitFor(/^http:\/\/127\.0\.0\.1:\d+\n/, 15_000);
+      expect(cli.stdout().startsWith(url)).toBe(true);
+      expect(cli.stdout() + cli.stderr()).not.toMatch(/\u001b/);
+    } finally {
+      cli.child.kill('SIGINT');
+      await cli.exited(40_000);
+    }
+  }, 60_000);
+});

@@ -1,0 +1,295 @@
+import { EventEmitter } from 'node:events';
+import { render as inkRender } from 'ink';
+import { render } from 'ink-testing-library';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { computeRates, mergeReplicas, snapshotFromAdmin, snapshotFromPrometheus } from '../../src/top/index.js';
+import type { FleetView } from '../../src/top/index.js';
+import { ConsoleApp } from '../../src/tui/index.js';
+import type { ChildState, Store } from '../../src/tui/index.js';
+import { adminDoc, prometheusFixture, status, viewOf } from './fixtures.js';
+
+const NOW = 1_700_000_000_500;
+
+/** React 19 flushes on its scheduler: a macrotask after input before reading the frame. */
+const tick = async (): Promise<void> => {
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setTimeout(r, 0));
+};
+
+function mutableStore<T>(value: T): Store<T> & { set(v: T): void } {
+  const listeners = new Set<() => void>();
+  return {
+    get: () => value,
+    subscribe: (l) => {
+      listeners.add(l);
+      return () => listeners.delete(l);
+    },
+    set(v: T) {
+      value = v;
+      for (const l of listeners) l();
+    },
+  };
+}
+
+let cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const c of cleanups) c();
+  cleanups = [];
+});
+
+function mount(view: FleetView | undefined, o: { color?: boolean; columns?: number; rows?: number; child?: Store<ChildState> } = {}) {
+  const feed = mutableStore<FleetView | undefined>(view);
+  const onQuit = vi.fn();
+  const r = render(
+    <ConsoleApp
+      feed={feed}
+      child={o.child}
+      onQuit={onQuit}
+      color={o.color ?? false}
+      title="routerctl top"
+      target="http://127.0.0.1:30000"
+      intervalMs={1000}
+      blockSize={16}
+      size={{ columns: o.columns ?? 80, rows: o.rows ?? 24 }}
+      now={NOW}
+    />,
+  );
+  cleanups.push(() => r.unmount());
+  const frame = (): string => r.lastFrame() ?? '';
+  const row = (text: string): string | undefined => frame().split('\n').find((l) => l.includes(text));
+  return { ...r, feed, onQuit, frame, row };
+}
+
+const fleet = (workers: Parameters<typeof adminDoc>[0]['workers'], extra: Parameters<typeof adminDoc>[0] = {}) => viewOf(adminDoc({ workers, ...extra }));
+
+describe('the console', () => {
+  it('marks a gated worker, and only that one', async () => {
+    const c = mount(fleet([{ url: 'http://10.0.0.1:31000', waiting: 7 }, { url: 'http://10.0.0.2:31000', waiting: 2 }, { url: 'http://10.0.0.3:31000', waiting: 4 }]));
+    await tick();
+    expect(c.row('10.0.0.1:31000')).toMatch(/7\/6 .*GATED/);
+    expect(c.row('10.0.0.2:31000')).not.toContain('GATED');
+    expect(c.row('10.0.0.3:31000')).not.toContain('GATED');
+    // The queue bar is full for the gated worker, partial below the limit.
+    expect(c.row('10.0.0.1:31000')).toContain('█████████+');
+  });
+
+  it('shows the fleet-saturated banner for an all_queued state, and the gate-inert banner', async () => {
+    const c = mount(fleet([{ url: 'http://a:1', waiting: 6 }, { url: 'http://b:1', waiting: 9 }], { allQueued: true, gateInert: false }));
+    await tick();
+    expect(c.frame()).toContain('FLEET SATURATED');
+    expect(c.frame()).toContain('all_queued');
+    c.feed.set(fleet([{ url: 'http://a:1', waiting: null, fresh: false }], { gateInert: true }));
+    await tick();
+    expect(c.frame()).toContain('GATE INERT');
+  });
+
+  it('shows the header: policy, limit, SIMULATED, source', async () => {
+    const c = mount(fleet(undefined, { simulated: true }));
+    await tick();
+    const [l1, l2] = c.frame().split('\n');
+    expect(l1).toMatch(/^routerctl top\s+SIMULATED\s+127\.0\.0\.1:30000\s+cache_aware\s+limit 6\s+floor –/);
+    expect(l2).toMatch(/source admin API/);
+  });
+
+  it('p pauses the view while data keeps arriving, p again shows the latest', async () => {
+    const c = mount(fleet([{ url: 'http://a:1', waiting: 1 }]));
+    await tick();
+    c.stdin.write('p');
+    await tick();
+    expect(c.frame()).toContain('PAUSED');
+    c.feed.set(fleet([{ url: 'http://a:1', waiting: 5 }]));
+    await tick();
+    expect(c.row('a:1')).toContain('1/6');
+    c.stdin.write('p');
+    await tick();
+    expect(c.frame()).not.toContain('PAUSED');
+    expect(c.row('a:1')).toContain('5/6');
+  });
+
+  it('s cycles the sort: waiting, rejections, url', async () => {
+    const c = mount(
+      fleet([
+        { url: 'http://b:1', waiting: 1, gate_rejections_total: 90 },
+        { url: 'http://c:1', waiting: 8 },
+        { url: 'http://a:1', waiting: 0 },
+      ]),
+    );
+    await tick();
+    const order = (): string[] => c.frame().split('\n').filter((l) => /^[abc]:1 /.test(l)).map((l) => l[0]!);
+    expect(order()).toEqual(['c', 'b', 'a']);
+    expect(c.frame()).toContain('WAITING▼');
+    c.stdin.write('s');
+    await tick();
+    expect(order()).toEqual(['b', 'a', 'c']);
+    expect(c.frame()).toContain('sort:rejections');
+    c.stdin.write('s');
+    await tick();
+    expect(order()).toEqual(['a', 'b', 'c']);
+    expect(c.frame()).toContain('WORKER▼');
+  });
+
+  it('/ filters workers by URL as you type; Enter keeps it, Esc clears it', async () => {
+    const c = mount(fleet([{ url: 'http://w1:1' }, { url: 'http://w2:1' }, { url: 'http://x3:1' }]));
+    await tick();
+    c.stdin.write('/');
+    await tick();
+    c.stdin.write('w2');
+    await tick();
+    expect(c.frame()).toContain('filter: w2');
+    expect(c.row('w1:1')).toBeUndefined();
+    expect(c.row('w2:1')).toBeDefined();
+    c.stdin.write('\r');
+    await tick();
+    expect(c.frame()).toContain('filter:"w2"');
+    expect(c.row('w1:1')).toBeUndefined();
+    c.stdin.write('\u001b');
+    await tick();
+    expect(c.row('w1:1')).toBeDefined();
+    expect(c.row('x3:1')).toBeDefined();
+  });
+
+  it('? opens the help overlay, any key closes it', async () => {
+    const c = mount(fleet(undefined));
+    await tick();
+    c.stdin.write('?');
+    await tick();
+    expect(c.frame()).toContain('KEYS');
+    expect(c.frame()).toContain('pause the view');
+    expect(c.frame().split('\n').length).toBeLessThanOrEqual(23);
+    c.stdin.write('x');
+    await tick();
+    expect(c.frame()).not.toContain('KEYS');
+    expect(c.frame()).toContain('WORKER');
+  });
+
+  it('q quits, and so does Ctrl-C', async () => {
+    const c = mount(fleet(undefined));
+    await tick();
+    c.stdin.write('q');
+    await tick();
+    expect(c.onQuit).toHaveBeenCalledTimes(1);
+    c.stdin.write('\u0003');
+    await tick();
+    expect(c.onQuit).toHaveBeenCalledTimes(2);
+  });
+
+  it('never draws more than 23 lines at 80×24, whatever the state', async () => {
+    const many = Array.from({ length: 40 }, (_, i) => ({ url: `http://10.0.${Math.floor(i / 10)}.${i}:31000`, waiting: i % 9 }));
+    const states: Array<FleetView | undefined> = [
+      undefined,
+      fleet([]),
+      fleet(undefined),
+      fleet(many, { allQueued: true, gateInert: true }),
+      fleet(many.slice(0, 6), { diverted: { buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192].map((le, i) => ({ le, count: (i + 1) * 10 })), count: 200, sum: 9000 } }),
+      mergeReplicas([status('http://rust:29000', snapshotFromPrometheus(prometheusFixture('sgl-router-metrics.txt'), NOW))], NOW),
+    ];
+    for (const view of states) {
+      const c = mount(view);
+      await tick();
+      for (let i = 0; i < 5; i++) {
+        // More snapshots: history grows, charts appear.
+        if (view) c.feed.set({ ...view, at: view.at + i });
+        await tick();
+      }
+      for (const f of c.frames) expect(f.split('\n').length).toBeLessThanOrEqual(23);
+      c.stdin.write('?');
+      await tick();
+      expect(c.frame().split('\n').length).toBeLessThanOrEqual(23);
+    }
+  });
+
+  it('adapts to a resize of the terminal', async () => {
+    const stdout = Object.assign(new EventEmitter(), {
+      columns: 120,
+      rows: 40,
+      isTTY: true,
+      frames: [] as string[],
+      write(s: string) {
+        this.frames.push(s);
+        return true;
+      },
+    });
+    const stdin = Object.assign(new EventEmitter(), {
+      isTTY: false,
+      setEncoding() {},
+      setRawMode() {},
+      resume() {},
+      pause() {},
+      ref() {},
+      unref() {},
+      read: () => null,
+    });
+    const feed = mutableStore<FleetView | undefined>(fleet(Array.from({ length: 12 }, (_, i) => ({ url: `http://w${i}:1`, waiting: i }))));
+    const app = inkRender(
+      <ConsoleApp feed={feed} onQuit={() => {}} color={false} title="t" target="x" intervalMs={1000} blockSize={16} now={NOW} />,
+      { stdout: stdout as unknown as NodeJS.WriteStream, stdin: stdin as unknown as NodeJS.ReadStream, debug: true, exitOnCtrlC: false, patchConsole: false },
+    );
+    cleanups.push(() => app.unmount());
+    await tick();
+    expect(stdout.frames.at(-1)!.split('\n').length).toBeLessThanOrEqual(39);
+    expect(stdout.frames.at(-1)).toContain('w11:1');
+    stdout.columns = 80;
+    stdout.rows = 12;
+    stdout.emit('resize');
+    await tick();
+    const last = stdout.frames.at(-1)!;
+    expect(last.split('\n').length).toBeLessThanOrEqual(11);
+    for (const line of last.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+  });
+
+  it('with colour off (NO_COLOR) writes no escape code at all; with colour on the charts are coloured', async () => {
+    const view = fleet([{ url: 'http://a:1', waiting: 7 }, { url: 'http://b:1', waiting: 3 }], { allQueued: true, simulated: true });
+    const off = mount(view, { color: false, columns: 120, rows: 40 });
+    await tick();
+    off.feed.set({ ...view, at: view.at + 1 });
+    await tick();
+    expect(off.frame()).toContain('QUEUES');
+    for (const f of off.frames) expect(f).not.toMatch(/\u001b\[/);
+    const on = mount(view, { color: true, columns: 120, rows: 40 });
+    await tick();
+    expect(on.frame()).toMatch(/\u001b\[/);
+  });
+
+  it('shows a crashed router (serve) with its exit status and last log lines', async () => {
+    const child: ChildState = {
+      pid: 4242,
+      url: 'http://127.0.0.1:30000',
+      phase: 'exited',
+      exit: { code: null, signal: 'SIGKILL' },
+      crashed: true,
+      log: Array.from({ length: 30 }, (_, i) => `line ${i}`),
+    };
+    const c = mount(fleet(undefined), { child: mutableStore(child) });
+    await tick();
+    expect(c.frame()).toContain('ROUTER EXITED');
+    expect(c.frame()).toContain('signal SIGKILL');
+    expect(c.frame()).toContain('line 29');
+    expect(c.frame()).toContain('q quit');
+    expect(c.frame().split('\n').length).toBeLessThanOrEqual(23);
+  });
+
+  it('says what a Prometheus source cannot show, and charts in-flight instead of queues', async () => {
+    const p = snapshotFromPrometheus(prometheusFixture('sgl-router-metrics.txt'), NOW);
+    const prev = { ...p, at: NOW - 1000, decisions: { ...p.decisions!, cache_hit: p.decisions!.cache_hit - 50 } };
+    const view = mergeReplicas([status('http://rust:29000', p, computeRates(prev, p))], NOW);
+    const c = mount(view, { columns: 160, rows: 40 });
+    await tick();
+    c.feed.set({ ...view, at: view.at + 1 });
+    await tick();
+    expect(c.frame()).toContain('cannot show: engine queues');
+    expect(c.frame()).toContain('IN-FLIGHT');
+    expect(c.frame()).toContain('DIVERTED OVERLAP');
+    expect(c.frame()).toMatch(/cache_hit\s+9\.0k\s+50\.0/);
+  });
+});
+
+// The admin fixture must also round-trip through the console without surprises.
+describe('a real router document', () => {
+  it('renders', async () => {
+    const doc = JSON.parse((await import('node:fs')).readFileSync(new URL('./fixtures/routerctl-admin-state.json', import.meta.url), 'utf8'));
+    const snap = snapshotFromAdmin(doc)!;
+    const c = mount(mergeReplicas([status('http://127.0.0.1:34019', snap)], snap.at));
+    await tick();
+    for (const w of doc.workers) expect(c.frame()).toContain(w.url.replace('http://', ''));
+  });
+});

@@ -1,0 +1,150 @@
+import { describe, expect, it } from 'vitest';
+import { chartLines } from '../../src/tui/chart.js';
+import { HistoryBuffers, NO_LATCH, RingBuffer, bannersFor, initialUiState, nextLatch, planLayout, planLines, reduceKey, sampleOf } from '../../src/tui/index.js';
+import type { ConsoleUiState, KeyInfo } from '../../src/tui/index.js';
+import { planColumns } from '../../src/tui/table-columns.js';
+import { adminDoc, viewOf } from './fixtures.js';
+
+describe('planLayout', () => {
+  it('never plans more than rows - 1 lines, whatever the terminal and the data', () => {
+    const bad: unknown[] = [];
+    for (let rows = 1; rows <= 70; rows++) {
+      for (const columns of [40, 80, 100, 119, 120, 200]) {
+        for (const workers of [0, 1, 3, 4, 12, 64]) {
+          for (const banners of [0, 2]) {
+            for (const histogramRows of [0, 3, 14]) {
+              for (const [panel, logLines, help] of [[0, 0, false], [14, 40, false], [1, 3, false], [0, 0, true]] as const) {
+                const plan = planLayout({ rows, columns, workers, banners, hasDecisions: true, hasHistogram: true, histogramRows, panel, logLines, help });
+                if (plan.used !== planLines(plan) || plan.used > Math.max(1, rows - 1)) bad.push({ rows, columns, workers, banners, histogramRows, panel, used: plan.used });
+              }
+            }
+          }
+        }
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('at 80×24 with four workers shows the header, every worker, the decisions, the histogram and a chart', () => {
+    const plan = planLayout({ rows: 24, columns: 80, workers: 4, banners: 1, hasDecisions: true, hasHistogram: true, histogramRows: 3, panel: 0, logLines: 0, help: false });
+    expect(plan).toMatchObject({ header: 2, banners: 1, footer: 1, tableHeader: 1, tableRows: 4, tableMore: 0, decisions: 'compact', histogramTitle: 1, histogramRows: 3 });
+    expect(plan.waitingChart).toBeGreaterThanOrEqual(2);
+    expect(plan.used).toBe(23);
+  });
+
+  it('gives workers priority over charts, and keeps a "more" line when they do not all fit', () => {
+    const plan = planLayout({ rows: 24, columns: 80, workers: 40, banners: 0, hasDecisions: true, hasHistogram: true, histogramRows: 3, panel: 0, logLines: 0, help: false });
+    expect(plan.tableMore).toBe(1);
+    expect(plan.tableRows).toBe(23 - 2 - 1 - 1 - 2 - 1);
+    expect(plan.waitingChart).toBe(0);
+  });
+
+  it('puts the serve crash panel right after the table', () => {
+    const plan = planLayout({ rows: 24, columns: 80, workers: 4, banners: 0, hasDecisions: true, hasHistogram: true, histogramRows: 3, panel: 14, logLines: 40, help: false });
+    expect(plan.panel).toBe(14);
+    expect(plan.tableRows).toBe(4);
+  });
+});
+
+describe('chartLines', () => {
+  it('draws exactly height + 1 lines no wider than asked, from empty, flat and long series', () => {
+    for (const series of [[[]], [[0, 0, 0]], [[5]], [Array.from({ length: 500 }, (_, i) => i % 17)], [[1, 2], [3, 4], [6, 6]]]) {
+      for (const [height, width] of [[2, 20], [5, 80], [12, 57]]) {
+        const lines = chartLines(series, { height, width, color: false, colors: [] });
+        expect(lines).toHaveLength(height + 1);
+        for (const l of lines) expect(l.length).toBeLessThanOrEqual(width);
+      }
+    }
+  });
+
+  it('passes colours to asciichart only when colour is on', () => {
+    expect(chartLines([[1, 5, 2]], { height: 3, width: 30, color: false, colors: ['\u001b[31m'] }).join('')).not.toMatch(/\u001b/);
+    expect(chartLines([[1, 5, 2]], { height: 3, width: 30, color: true, colors: ['\u001b[31m'] }).join('')).toMatch(/\u001b\[31m/);
+  });
+});
+
+describe('RingBuffer and history', () => {
+  it('keeps the newest values, oldest first', () => {
+    const r = new RingBuffer<number>(3);
+    for (let i = 1; i <= 5; i++) r.push(i);
+    expect(r.toArray()).toEqual([3, 4, 5]);
+    expect(r.toArray(2)).toEqual([4, 5]);
+    expect(r.last()).toBe(5);
+    expect(() => new RingBuffer(0)).toThrow();
+  });
+
+  it('records queues per snapshot and decision rates only once they exist', () => {
+    const h = new HistoryBuffers(10);
+    const v = viewOf(adminDoc({ workers: [{ url: 'http://a:1', waiting: 7 }, { url: 'http://b:1', waiting: 1 }] }));
+    h.push(sampleOf(v));
+    const s = h.series();
+    expect(s.waitingMax).toEqual([7]);
+    expect(s.waitingMin).toEqual([1]);
+    expect(s.limit).toEqual([6]);
+    expect(s.hit).toEqual([]);
+  });
+});
+
+describe('keys', () => {
+  const press = (s: ConsoleUiState, input: string, key: KeyInfo = {}) => reduceKey(s, input, key);
+
+  it('q and Ctrl-C quit; p and space pause; s cycles the sort; ? toggles help', () => {
+    const s = initialUiState();
+    expect(press(s, 'q').quit).toBe(true);
+    expect(press(s, 'c', { ctrl: true }).quit).toBe(true);
+    expect(press(s, 'p').state.paused).toBe(true);
+    expect(press(press(s, 'p').state, ' ').state.paused).toBe(false);
+    expect(press(s, 's').state.sort).toBe('rejections');
+    const help = press(s, '?').state;
+    expect(help.mode).toBe('help');
+    expect(press(help, 'x').state.mode).toBe('normal');
+    expect(press(help, 'q').quit).toBe(true);
+  });
+
+  it('/ edits a filter that applies while typing; Enter keeps it, Esc clears it; q is a letter there', () => {
+    let s = press(initialUiState(), '/').state;
+    expect(s.mode).toBe('filter');
+    for (const ch of 'w1q') s = press(s, ch).state;
+    expect(s.draft).toBe('w1q');
+    s = press(s, '', { backspace: true }).state;
+    expect(s.draft).toBe('w1');
+    const kept = press(s, '\r', { return: true }).state;
+    expect(kept).toMatchObject({ mode: 'normal', filter: 'w1' });
+    expect(press(s, '', { escape: true }).state).toMatchObject({ mode: 'normal', filter: '' });
+    expect(press(kept, '', { escape: true }).state.filter).toBe('');
+    expect(press(s, 'c', { ctrl: true }).quit).toBe(true);
+  });
+});
+
+describe('alerts', () => {
+  it('latches all_queued episodes and says when one cleared', () => {
+    const on = viewOf(adminDoc({ allQueued: true }));
+    const off = viewOf(adminDoc({ allQueued: false }));
+    let latch = nextLatch(NO_LATCH, on, 1000);
+    latch = nextLatch(latch, on, 3000);
+    expect(latch).toMatchObject({ active: true, since: 1000, lastSeen: 3000, episodes: 1 });
+    expect(bannersFor(on, latch, 3000)[0]!.text).toMatch(/FLEET SATURATED.*for 2\.0s/);
+    latch = nextLatch(latch, off, 4000);
+    expect(bannersFor(off, latch, 13_000)[0]!.text).toMatch(/all_queued cleared 10\.0s ago \(1 episode/);
+    expect(bannersFor(off, latch, 3000 + 61_000)).toEqual([]);
+    latch = nextLatch(latch, on, 70_000);
+    expect(latch.episodes).toBe(2);
+  });
+
+  it('raises a gate-inert banner', () => {
+    const v = viewOf(adminDoc({ gateInert: true }));
+    expect(bannersFor(v, NO_LATCH, 0).map((b) => b.text).join()).toMatch(/GATE INERT/);
+  });
+});
+
+describe('table columns', () => {
+  it('fit the width, dropping the least telling columns first but never waiting or gated', () => {
+    const v = viewOf(adminDoc());
+    for (const width of [40, 60, 80, 100, 160]) {
+      const cols = planColumns({ width, workers: v.workers, limit: 6, replicas: 2 });
+      const used = cols.reduce((a, c) => a + c.width, 0) + cols.length - 1;
+      expect(used).toBeLessThanOrEqual(Math.max(width, 40));
+      expect(cols.map((c) => c.id)).toEqual(expect.arrayContaining(['worker', 'waiting', 'gated']));
+    }
+  });
+});

@@ -1,0 +1,252 @@
+import { describe, expect, it } from 'vitest';
+import {
+  SseParser,
+  computeRates,
+  filterWorkers,
+  fleetJson,
+  formatOnce,
+  mergeReplicas,
+  nextSortKey,
+  snapshotFromAdmin,
+  snapshotFromPrometheus,
+  sortWorkers,
+  NotARouterMetricsError,
+} from '../../src/top/index.js';
+import type { ReplicaSnapshot } from '../../src/top/index.js';
+import { adminDoc, fixture, prometheusFixture, status, viewOf } from './fixtures.js';
+
+describe('admin state → snapshot', () => {
+  it('maps our router\'s own /admin/state document field by field', () => {
+    const doc = JSON.parse(fixture('routerctl-admin-state.json'));
+    const s = snapshotFromAdmin(doc)!;
+    expect(s.source).toBe('admin');
+    expect(s.router).toMatchObject({ policy: 'cache_aware', workerQueueLimit: 6, minLoadChoices: 2, simulated: true, loadFreshnessMs: 5000 });
+    expect(s.workers).toHaveLength(4);
+    expect(s.workers[0]).toEqual({
+      url: doc.workers[0].url,
+      healthy: true,
+      breaker: 'closed',
+      waiting: doc.workers[0].waiting,
+      running: doc.workers[0].running,
+      sampleAgeMs: doc.workers[0].sample_age_ms,
+      fresh: true,
+      gated: false,
+      inflight: doc.workers[0].inflight,
+      requestsTotal: doc.workers[0].requests_total,
+      gateRejectionsTotal: doc.workers[0].gate_rejections_total,
+    });
+    expect(s.decisions).toEqual(doc.decisions);
+    expect(s.diverted).toEqual(doc.diverted_overlap_blocks);
+    expect(s.at).toBe(doc.timestamp_ms);
+    expect(s.blind).toEqual([]);
+  });
+
+  it('keeps unknown waiting as null, never 0', () => {
+    const s = snapshotFromAdmin(adminDoc({ workers: [{ url: 'http://a:1', waiting: null, running: null, fresh: false, sample_age_ms: null }] }))!;
+    expect(s.workers[0]).toMatchObject({ waiting: null, running: null, fresh: false, sampleAgeMs: null });
+  });
+
+  it('refuses documents that are not admin state, and tolerates mistyped fields', () => {
+    expect(snapshotFromAdmin({ error: { code: 'not_found' } })).toBeUndefined();
+    expect(snapshotFromAdmin('text')).toBeUndefined();
+    const s = snapshotFromAdmin({ router: { policy: 7 }, workers: [{ url: 'http://a:1', waiting: '3' }, { nope: 1 }] })!;
+    expect(s.router.policy).toBeNull();
+    expect(s.workers).toHaveLength(1);
+    expect(s.workers[0]!.waiting).toBeNull();
+    expect(s.decisions).toBeNull();
+  });
+});
+
+describe('Prometheus → snapshot', () => {
+  it('reads the Rust sgl-router\'s names: decisions, histogram, failures, in-flight per worker_url', () => {
+    const s = snapshotFromPrometheus(prometheusFixture('sgl-router-metrics.txt'), 1000);
+    expect(s.source).toBe('prometheus');
+    // Summed over both model_ids of the fixture.
+    expect(s.decisions).toEqual({ cache_hit: 9013, cache_miss: 655, cache_worker_queued: 39, all_queued: 5 });
+    expect(s.selectionFailuresTotal).toBe(8);
+    expect(s.diverted!.count).toBe(39);
+    expect(s.diverted!.sum).toBe(10294);
+    expect(s.diverted!.buckets.find((b) => b.le === 8)).toEqual({ le: 8, count: 31 });
+    expect(s.diverted!.buckets.some((b) => !Number.isFinite(b.le))).toBe(false);
+    expect(s.workers.map((w) => [w.url, w.inflight])).toEqual([
+      ['http://10.0.0.1:30000', 12],
+      ['http://10.0.0.2:30000', 9],
+      ['http://10.0.0.3:30000@1', 0],
+    ]);
+    expect(s.workers.every((w) => w.waiting === null && w.gated === null)).toBe(true);
+    expect(s.router).toMatchObject({ policy: 'cache_aware', policyInferred: true, modelId: 'llama-8b, tiny', workerQueueLimit: null });
+    expect(s.requestsTotal).toBe(1520 + 8811);
+    expect(s.alerts).toEqual({ allQueued: null, gateInert: null });
+    expect(s.blind).toEqual(expect.arrayContaining(['engine queues', 'queue limit', 'gated workers', 'gate rejections', 'gate-inert alert']));
+  });
+
+  it('reads routerctl\'s own /metrics, additions included (waiting, sample age, gate rejections, inert)', () => {
+    const text = fixture('routerctl-metrics.txt');
+    const admin = JSON.parse(fixture('routerctl-admin-state.json'));
+    const s = snapshotFromPrometheus(text);
+    expect(s.workers.map((w) => w.url).sort()).toEqual(admin.workers.map((w: { url: string }) => w.url).sort());
+    for (const w of s.workers) {
+      expect(w.waiting).not.toBeNull();
+      expect(w.sampleAgeMs).not.toBeNull();
+      expect(w.gateRejectionsTotal).not.toBeNull();
+      expect(w.breaker).toBe('closed');
+      expect(w.healthy).toBe(true);
+    }
+    expect(s.alerts.gateInert).toBe(false);
+    expect(s.blind).not.toContain('engine queues');
+    expect(s.blind).not.toContain('gate rejections');
+    expect(s.blind).toContain('queue limit');
+    expect(s.decisions!.all_queued).toBeGreaterThan(0);
+  });
+
+  it('accepts OpenMetrics-style counters declared without _total', () => {
+    const text = [
+      '# TYPE sgl_router_cache_aware_decisions counter',
+      'sgl_router_cache_aware_decisions_total{model_id="m",decision="cache_hit"} 5',
+      'sgl_router_cache_aware_decisions_total{model_id="m",decision="all_queued"} 2',
+      '# EOF',
+    ].join('\n');
+    expect(snapshotFromPrometheus(text).decisions).toEqual({ cache_hit: 5, cache_miss: 0, cache_worker_queued: 0, all_queued: 2 });
+  });
+
+  it('says when a /metrics page belongs to an engine, not a router', () => {
+    expect(() => snapshotFromPrometheus(prometheusFixture('sglang-engine-metrics.txt'))).toThrow(NotARouterMetricsError);
+    expect(() => snapshotFromPrometheus(prometheusFixture('sglang-engine-metrics.txt'))).toThrow(/SGLang engine/);
+    expect(() => snapshotFromPrometheus(prometheusFixture('vllm-engine-metrics.txt'))).toThrow(/vLLM engine/);
+  });
+});
+
+describe('rates', () => {
+  const at = (t: number, d: Partial<Record<string, number>>, rej = 0): ReplicaSnapshot =>
+    snapshotFromAdmin(adminDoc({ timestamp: t, decisions: d, workers: [{ url: 'http://w:1', gate_rejections_total: rej }], requests: (d.cache_hit ?? 0) + 100 }))!;
+
+  it('are per second between snapshots', () => {
+    const r = computeRates(at(0, { cache_hit: 10, all_queued: 0 }, 5), at(2000, { cache_hit: 30, all_queued: 4 }, 9))!;
+    expect(r.decisionsPerS!.cache_hit).toBe(10);
+    expect(r.decisionsPerS!.all_queued).toBe(2);
+    expect(r.requestsPerS).toBe(10);
+    expect(r.gateRejectionsPerSByWorker.get('http://w:1')).toBe(2);
+  });
+
+  it('are unknown on the first snapshot and across a counter reset', () => {
+    expect(computeRates(undefined, at(0, {}))).toBeNull();
+    const r = computeRates(at(0, { cache_hit: 100 }), at(1000, { cache_hit: 3 }))!;
+    expect(r.decisionsPerS).toBeNull();
+    expect(r.requestsPerS).toBeNull();
+  });
+});
+
+describe('merging replicas', () => {
+  const a = snapshotFromAdmin(
+    adminDoc({ workers: [{ url: 'http://w1:1', waiting: 7, sample_age_ms: 900, inflight: 4 }, { url: 'http://w2:1', waiting: 1, inflight: 1 }], decisions: { cache_hit: 10, cache_miss: 1, cache_worker_queued: 1, all_queued: 0 } }),
+  )!;
+  const b = snapshotFromAdmin(
+    adminDoc({ workers: [{ url: 'http://w1:1', waiting: 5, sample_age_ms: 100, inflight: 2 }, { url: 'http://w3:1', waiting: 0, inflight: 0 }], decisions: { cache_hit: 20, cache_miss: 2, cache_worker_queued: 0, all_queued: 3 } }),
+  )!;
+  const view = mergeReplicas([status('http://r1', a), status('http://r2', b)]);
+
+  it('takes engine load from the freshest sample and adds up router-local counts', () => {
+    const w1 = view.workers.find((w) => w.url === 'http://w1:1')!;
+    expect(w1.waiting).toBe(5);
+    expect(w1.sampleAgeMs).toBe(100);
+    expect(w1.inflight).toBe(6);
+    expect(w1.inflightByReplica).toEqual([4, 2]);
+    expect(w1.gated).toBe(true); // the r1 replica gates it (7 >= 6)
+    expect(view.workers.find((w) => w.url === 'http://w3:1')!.inflightByReplica).toEqual([null, 0]);
+    expect(view.decisions).toEqual({ cache_hit: 30, cache_miss: 3, cache_worker_queued: 1, all_queued: 3 });
+    expect(view.diverted!.count).toBe(80);
+  });
+
+  it('computes the hit ratio without all_queued', () => {
+    expect(view.hitRatio).toBeCloseTo(30 / 34);
+  });
+
+  it('raises an alert when any replica does, and keeps a down replica\'s last data', () => {
+    const c = snapshotFromAdmin(adminDoc({ allQueued: true }))!;
+    const v = mergeReplicas([status('http://r1', a), { ...status('http://r2', c), live: false, error: 'connection refused' }]);
+    expect(v.alerts.allQueued).toBe(true);
+    expect(v.replicas[1]!.live).toBe(false);
+    expect(v.requestsPerS).toBeNull();
+  });
+
+  it('infers saturation from all_queued decisions when no replica reports the alert', () => {
+    const p = snapshotFromPrometheus(prometheusFixture('sgl-router-metrics.txt'), 0);
+    const rates = computeRates({ ...p, at: -1000, decisions: { ...p.decisions!, all_queued: p.decisions!.all_queued - 2 } }, p);
+    const v = mergeReplicas([status('http://rust', p, rates)]);
+    expect(v.alerts.allQueued).toBeNull();
+    expect(v.alerts.allQueuedInferred).toBe(true);
+  });
+
+  it('names the settings replicas disagree on', () => {
+    const c = snapshotFromAdmin(adminDoc({ limit: 8 }))!;
+    expect(mergeReplicas([status('http://r1', a), status('http://r2', c)]).mismatched).toEqual(['worker_queue_limit']);
+  });
+});
+
+describe('sort and filter', () => {
+  const view = viewOf(
+    adminDoc({
+      workers: [
+        { url: 'http://b:1', waiting: 2, gate_rejections_total: 50 },
+        { url: 'http://a:1', waiting: 9 },
+        { url: 'http://c:1', waiting: null },
+      ],
+    }),
+  );
+  it('orders by waiting (unknown last), rejections and url', () => {
+    expect(sortWorkers(view.workers, 'waiting').map((w) => w.url)).toEqual(['http://a:1', 'http://b:1', 'http://c:1']);
+    expect(sortWorkers(view.workers, 'rejections')[0]!.url).toBe('http://b:1');
+    expect(sortWorkers(view.workers, 'url').map((w) => w.url)).toEqual(['http://a:1', 'http://b:1', 'http://c:1']);
+    expect(nextSortKey('waiting')).toBe('rejections');
+    expect(nextSortKey('url')).toBe('waiting');
+  });
+  it('filters by URL substring, case-insensitively', () => {
+    expect(filterWorkers(view.workers, 'B:').map((w) => w.url)).toEqual(['http://b:1']);
+    expect(filterWorkers(view.workers, '')).toHaveLength(3);
+  });
+});
+
+describe('SSE parser', () => {
+  it('joins data lines, honours event names, ignores comments, survives any split', () => {
+    const text = ': hi\r\nevent: state\r\ndata: {"a":\r\ndata: 1}\r\n\r\ndata: x\n\nevent: other\ndata: y\r\r';
+    const whole = new SseParser().push(text);
+    expect(whole).toEqual([
+      { event: 'state', data: '{"a":\n1}' },
+      { event: 'message', data: 'x' },
+      { event: 'other', data: 'y' },
+    ]);
+    for (let cut = 1; cut < text.length; cut++) {
+      const p = new SseParser();
+      expect([...p.push(text.slice(0, cut)), ...p.push(text.slice(cut))]).toEqual(whole);
+    }
+  });
+});
+
+describe('--once and --json output', () => {
+  const view = viewOf(adminDoc({ workers: [{ url: 'http://10.0.0.1:31000', waiting: 9 }, { url: 'http://10.0.0.2:31000', waiting: 3 }], allQueued: true, simulated: true }));
+
+  it('prints a plain table with the waiting counts, GATED, the alert and the decision mix', () => {
+    const out = formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 });
+    expect(out).not.toMatch(/\u001b\[/);
+    const rows = out.split('\n');
+    expect(rows.find((l) => l.startsWith('10.0.0.1:31000'))).toMatch(/9\/6 .*GATED/);
+    expect(rows.find((l) => l.startsWith('10.0.0.2:31000'))).toMatch(/3\/6 .* no /);
+    expect(out).toContain('ALERT fleet saturated');
+    expect(out).toContain('SIMULATED');
+    expect(out).toContain('cache_hit 700 · cache_miss 90 · cache_worker_queued 40 · all_queued 2');
+    expect(out).toContain(`hit ratio   ${((700 / 830) * 100).toFixed(1)}%`);
+    expect(out).toMatch(/diverted overlap {2}40 diversions, mean 55\.3 blocks/);
+  });
+
+  it('colours only when asked', () => {
+    expect(formatOnce(view, { color: true, sort: 'waiting', filter: '', blockSize: 16 })).toMatch(/\u001b\[31m/);
+  });
+
+  it('JSON keeps the admin state\'s names and adds what merging knows', () => {
+    const j = fleetJson(view) as { workers: Array<Record<string, unknown>>; alerts: unknown; cache_hit_ratio: number; replicas: unknown[] };
+    expect(j.workers[0]).toMatchObject({ url: 'http://10.0.0.1:31000', waiting: 9, gated: true, inflight_by_replica: [3] });
+    expect(j.alerts).toEqual({ all_queued: true, gate_inert: false });
+    expect(j.cache_hit_ratio).toBeCloseTo(700 / 830);
+    expect(j.replicas).toHaveLength(1);
+  });
+});
