@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import bench from './bench.js';
 import checkConfig from './check-config.js';
 import serve from './serve.js';
 import sim from './sim.js';
@@ -7,4 +8,4 @@ import embeddedFleet from '../src/embedded/embedded-fleet-command.js';
 
 /** Every command, listed explicitly (yargs' commandDir cannot load ESM/TS). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const commands: CommandModule<any, any>[] = [serve, top, checkConfig, sim, embeddedFleet];
+export const commands: CommandModule<any, any>[] = [serve, top, checkConfig, sim, bench, embeddedFleet];

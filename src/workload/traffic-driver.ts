@@ -1,4 +1,7 @@
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
+import { ArrivalDigest } from './arrival-digest.js';
+import { chatExchange } from './chat-exchange.js';
+import type { Message } from './chat-exchange.js';
 import type { Arrival, Workload } from './workload.js';
 
 /** What one request saw, from the client's side. */
@@ -7,10 +10,15 @@ export interface RequestResult {
   session: number;
   family: number;
   turn: number;
-  /** HTTP status, or 0 when the request never got one (refused, timed out, cancelled). */
+  /** HTTP status, or 0 when the request never got one (refused, timed out, cut at the end). */
   status: number;
   error: string | undefined;
+  /** performance.now() when the request was sent. */
   startedAt: number;
+  /** When the workload asked for it, seconds from the start of the run. */
+  scheduledAt: number;
+  /** How long it waited for the session's previous turn before it could be sent. */
+  heldMs: number;
   ttftMs: number | undefined;
   latencyMs: number;
   /** Gaps between streamed content chunks. */
@@ -25,37 +33,100 @@ export interface DriverOptions {
   model?: string;
   /** Requests beyond this many in flight are not sent (counted as shed), so a stalled router cannot exhaust the client. */
   maxInFlight?: number;
-  /** Per-request limit; a request running longer is aborted and reported. */
+  /** Per-request limit; a request running longer is aborted and reported as `timeout`. */
   requestTimeoutMs?: number;
+  /** Dispatch only arrivals before this many seconds; unbounded when omitted. */
+  horizonS?: number;
   onResult?: (r: RequestResult) => void;
-  /** Arrival-time origin; performance.now() at start by default. */
-  now?: () => number;
 }
 
-type Message = { role: string; content: string };
+/** Live counts, for a progress line. */
+export interface DriverCounts {
+  dispatched: number;
+  sent: number;
+  finished: number;
+  ok: number;
+  failed: number;
+  inflight: number;
+  shed: number;
+  /** Arrivals that had to wait for their session's previous turn. */
+  held: number;
+  /** Arrivals still waiting for their session's previous turn. */
+  waiting: number;
+  /** Held arrivals dropped unsent because the run ended first. */
+  unsent: number;
+}
+
+interface SessionState {
+  history: Message[];
+  busy: boolean;
+  queue: Array<{ arrival: Arrival; dueAt: number }>;
+}
 
 /**
- * Plays a Workload against an OpenAI-compatible endpoint in real time: every request
- * streams (with usage), sessions carry their history forward, and results are
- * reported as they finish. Stopping aborts what is in flight.
+ * Plays a Workload against an OpenAI-compatible endpoint in real time. Every request
+ * streams (with usage); a session's turns go out in order, each after the previous
+ * reply, carrying the conversation so far, so later turns share a growing prefix as
+ * a real chat does. A turn whose arrival comes while the previous one is still
+ * running is held until it finishes (and counted as held). Stopping aborts what is in
+ * flight and reports it.
  */
 export class TrafficDriver {
-  private readonly opts: Required<Omit<DriverOptions, 'model' | 'onResult' | 'now'>> & Pick<DriverOptions, 'model' | 'onResult'>;
+  readonly digest = new ArrivalDigest();
   private readonly workload: Workload;
-  private readonly agent = new Agent({ connections: 256, keepAliveTimeout: 10_000 });
-  private readonly histories = new Map<number, Message[]>();
+  private readonly url: string;
+  private readonly model: string | undefined;
+  private readonly maxInFlight: number;
+  private readonly requestTimeoutMs: number;
+  private horizonS: number;
+  private readonly onResult: ((r: RequestResult) => void) | undefined;
+  private readonly agent: Agent;
+  private readonly sessions = new Map<number, SessionState>();
   private readonly inflight = new Set<AbortController>();
   private readonly pending = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private t0 = 0;
   private nextArrival: Arrival | undefined;
-  shed = 0;
-  sent = 0;
+  private dispatchDone: () => void = () => {};
+  private stopRequested: () => void = () => {};
+  private readonly stopped: Promise<void>;
+  private stopping: Promise<void> | undefined;
+  /** Resolves once every arrival before the horizon has been dispatched (sent, held or shed). */
+  readonly dispatched: Promise<void>;
+  private readonly c: Omit<DriverCounts, 'inflight' | 'waiting'> = { dispatched: 0, sent: 0, finished: 0, ok: 0, failed: 0, shed: 0, held: 0, unsent: 0 };
 
   constructor(workload: Workload, opts: DriverOptions) {
     this.workload = workload;
-    this.opts = { maxInFlight: 1024, requestTimeoutMs: 120_000, ...opts };
+    this.url = opts.url.replace(/\/+$/, '');
+    this.model = opts.model;
+    this.maxInFlight = opts.maxInFlight ?? 1024;
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? 120_000;
+    this.horizonS = opts.horizonS ?? Infinity;
+    this.onResult = opts.onResult;
+    // One connection per request in flight: a pool smaller than that would queue requests inside the client and inflate TTFT.
+    this.agent = new Agent({ connections: this.maxInFlight, keepAliveTimeout: 10_000 });
+    this.dispatched = new Promise((resolve) => (this.dispatchDone = resolve));
+    this.stopped = new Promise((resolve) => (this.stopRequested = resolve));
+  }
+
+  /** performance.now() at which arrival time 0 fell. */
+  get startedAt(): number {
+    return this.t0;
+  }
+
+  get shed(): number {
+    return this.c.shed;
+  }
+
+  get sent(): number {
+    return this.c.sent;
+  }
+
+  counts(): DriverCounts {
+    let waiting = 0;
+    for (const s of this.sessions.values()) waiting += s.queue.length;
+    return { ...this.c, inflight: this.inflight.size, waiting };
   }
 
   start(): void {
@@ -65,155 +136,154 @@ export class TrafficDriver {
     this.schedule();
   }
 
-  /** Run until `durationMs` has passed (arrivals stop then), and wait for what is in flight up to `graceMs`. */
+  /**
+   * Dispatch every arrival before `durationMs`, then give what is still running (or
+   * held behind a running turn) up to `graceMs` to finish, then abort the rest as
+   * `cut_at_end`. Resolves within about durationMs + graceMs whatever the server does.
+   */
   async runFor(durationMs: number, graceMs: number): Promise<void> {
+    if (this.horizonS === Infinity) this.horizonS = durationMs / 1000;
     this.start();
-    await new Promise((r) => setTimeout(r, durationMs));
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    const all = Promise.all([...this.pending]);
-    const grace = new Promise((r) => setTimeout(r, graceMs));
-    await Promise.race([all, grace]);
+    let timer: NodeJS.Timeout | undefined;
+    const elapsed = new Promise((r) => (timer = setTimeout(r, Math.max(0, this.t0 + durationMs - performance.now()))));
+    await Promise.race([Promise.all([this.dispatched, elapsed]), this.stopped]);
+    clearTimeout(timer);
+    if (this.running) await Promise.race([this.settle(graceMs), this.stopped]);
     await this.stop();
   }
 
-  async stop(): Promise<void> {
+  /** Abort everything in flight (reported as `cut_at_end`), drop held turns, and close connections. */
+  stop(): Promise<void> {
+    return (this.stopping ??= this.shutdown());
+  }
+
+  private async shutdown(): Promise<void> {
     this.running = false;
+    this.stopRequested();
     if (this.timer) clearTimeout(this.timer);
-    for (const a of this.inflight) a.abort();
+    this.dispatchDone();
+    for (const s of this.sessions.values()) {
+      this.c.unsent += s.queue.length;
+      s.queue.length = 0;
+    }
+    for (const a of this.inflight) a.abort('cut_at_end');
     await Promise.all([...this.pending]);
     await this.agent.close().catch(() => this.agent.destroy());
   }
 
+  private settle(graceMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const deadline = setTimeout(done, graceMs);
+      const poll = setInterval(() => {
+        if (this.inflight.size === 0 && this.pending.size === 0) done();
+      }, 20);
+      void this.stopped.then(done);
+      function done(): void {
+        clearTimeout(deadline);
+        clearInterval(poll);
+        resolve();
+      }
+    });
+  }
+
   private schedule(): void {
-    if (!this.running || !this.nextArrival) return;
-    const due = this.t0 + this.nextArrival.at * 1000;
-    const delay = due - performance.now();
-    if (delay > 1) {
-      this.timer = setTimeout(() => this.schedule(), Math.min(delay, 1000));
-      return;
-    }
-    // Send everything that is due (timers fire late under load; keep the arrival process honest).
+    this.timer = undefined;
+    if (!this.running) return;
+    const now = performance.now();
+    // Send everything that is due: timers fire late under load, and the arrival process must stay honest.
     let sentNow = 0;
-    while (this.nextArrival && this.t0 + this.nextArrival.at * 1000 <= performance.now() && sentNow < 1000) {
-      this.send(this.nextArrival);
+    while (this.nextArrival && this.nextArrival.at < this.horizonS && this.t0 + this.nextArrival.at * 1000 <= now && sentNow < 1000) {
+      this.dispatch(this.nextArrival);
       this.nextArrival = this.workload.next();
       sentNow++;
     }
-    this.timer = setTimeout(() => this.schedule(), 0);
-  }
-
-  private send(a: Arrival): void {
-    if (this.inflight.size >= this.opts.maxInFlight) {
-      this.shed++;
+    if (!this.nextArrival || this.nextArrival.at >= this.horizonS) {
+      this.dispatchDone();
       return;
     }
-    this.sent++;
-    const history = this.histories.get(a.session) ?? [{ role: 'system', content: this.workload.systemPrompts[a.family]! }];
-    const messages = [...history, { role: 'user', content: a.userMessage }];
-    const p = this.exchange(a, messages).then((r) => {
-      if (r.reply !== undefined) {
-        history.push({ role: 'user', content: a.userMessage }, { role: 'assistant', content: r.reply });
-        this.histories.set(a.session, history);
-      }
-      this.opts.onResult?.(r.result);
+    const delay = this.t0 + this.nextArrival.at * 1000 - performance.now();
+    this.timer = setTimeout(() => this.schedule(), Math.max(0, Math.min(delay, 1000)));
+  }
+
+  private dispatch(a: Arrival): void {
+    this.c.dispatched++;
+    this.digest.add(a);
+    let s = this.sessions.get(a.session);
+    if (!s) {
+      s = { history: [{ role: 'system', content: this.workload.systemPrompts[a.family]! }], busy: false, queue: [] };
+      this.sessions.set(a.session, s);
+    }
+    if (s.busy) {
+      this.c.held++;
+      s.queue.push({ arrival: a, dueAt: this.t0 + a.at * 1000 });
+      return;
+    }
+    this.send(s, a, this.t0 + a.at * 1000);
+  }
+
+  private send(s: SessionState, a: Arrival, dueAt: number): void {
+    if (this.inflight.size >= this.maxInFlight) {
+      this.c.shed++;
+      this.afterTurn(s, a);
+      return;
+    }
+    this.c.sent++;
+    s.busy = true;
+    const abort = new AbortController();
+    this.inflight.add(abort);
+    const timeout = setTimeout(() => abort.abort('timeout'), this.requestTimeoutMs);
+    const startedAt = performance.now();
+    const p = chatExchange({
+      url: this.url,
+      dispatcher: this.agent,
+      model: this.model,
+      messages: [...s.history, { role: 'user', content: a.userMessage }],
+      maxTokens: a.maxTokens,
+      signal: abort.signal,
+    }).then((o) => {
+      clearTimeout(timeout);
+      this.inflight.delete(abort);
+      this.c.finished++;
+      if (o.status === 200 && o.error === undefined) this.c.ok++;
+      else this.c.failed++;
+      // Only a completed exchange enters the history: a client shows the user no half reply.
+      if (o.reply !== undefined) s.history.push({ role: 'user', content: a.userMessage }, { role: 'assistant', content: o.reply });
+      this.onResult?.({
+        seq: a.seq,
+        session: a.session,
+        family: a.family,
+        turn: a.turn,
+        status: o.status,
+        error: o.error,
+        startedAt,
+        scheduledAt: a.at,
+        heldMs: Math.max(0, startedAt - dueAt),
+        ttftMs: o.ttftMs,
+        latencyMs: o.latencyMs,
+        itlMs: o.itlMs,
+        promptTokens: o.promptTokens,
+        cachedTokens: o.cachedTokens,
+        completionTokens: o.completionTokens,
+      });
+      s.busy = false;
+      this.afterTurn(s, a);
     });
     this.pending.add(p);
     void p.finally(() => this.pending.delete(p));
   }
 
-  private async exchange(a: Arrival, messages: Message[]): Promise<{ result: RequestResult; reply: string | undefined }> {
-    const abort = new AbortController();
-    this.inflight.add(abort);
-    const timeout = setTimeout(() => abort.abort(new Error('client timeout')), this.opts.requestTimeoutMs);
-    const started = performance.now();
-    const result: RequestResult = {
-      seq: a.seq,
-      session: a.session,
-      family: a.family,
-      turn: a.turn,
-      status: 0,
-      error: undefined,
-      startedAt: started,
-      ttftMs: undefined,
-      latencyMs: 0,
-      itlMs: [],
-      promptTokens: undefined,
-      cachedTokens: undefined,
-      completionTokens: undefined,
-    };
-    let reply: string | undefined;
-    try {
-      const res = await request(`${this.opts.url}/v1/chat/completions`, {
-        dispatcher: this.agent,
-        method: 'POST',
-        signal: abort.signal,
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          ...(this.opts.model ? { model: this.opts.model } : {}),
-          messages,
-          max_tokens: a.maxTokens,
-          ignore_eos: true,
-          stream: true,
-          stream_options: { include_usage: true },
-        }),
-      });
-      result.status = res.statusCode;
-      if (res.statusCode !== 200) {
-        const text = await res.body.text();
-        result.error = errorCode(text) ?? `http_${res.statusCode}`;
-      } else {
-        let buffer = '';
-        let content = '';
-        let last = 0;
-        for await (const chunk of res.body) {
-          buffer += (chunk as Buffer).toString('utf8');
-          let cut: number;
-          while ((cut = buffer.indexOf('\n\n')) >= 0) {
-            const event = buffer.slice(0, cut);
-            buffer = buffer.slice(cut + 2);
-            if (!event.startsWith('data: ')) continue;
-            const data = event.slice(6);
-            if (data === '[DONE]') continue;
-            const msg = JSON.parse(data) as {
-              choices?: Array<{ delta?: { content?: string } }>;
-              usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
-              error?: { code?: string };
-            };
-            if (msg.error) result.error = msg.error.code ?? 'stream_error';
-            const delta = msg.choices?.[0]?.delta?.content;
-            if (delta) {
-              const t = performance.now();
-              if (result.ttftMs === undefined) result.ttftMs = t - started;
-              else result.itlMs.push(t - last);
-              last = t;
-              content += delta;
-            }
-            if (msg.usage) {
-              result.promptTokens = msg.usage.prompt_tokens;
-              result.completionTokens = msg.usage.completion_tokens;
-              result.cachedTokens = msg.usage.prompt_tokens_details?.cached_tokens;
-            }
-          }
-        }
-        if (!result.error) reply = content;
+  /** The turn is over: send the session's next held turn, or forget a finished session. */
+  private afterTurn(s: SessionState, a: Arrival): void {
+    const next = s.queue.shift();
+    if (next) {
+      if (this.running) {
+        this.send(s, next.arrival, next.dueAt);
+        return;
       }
-    } catch (err) {
-      result.error = abort.signal.aborted ? 'timeout_or_cancelled' : (err as { code?: string }).code ?? 'request_failed';
-    } finally {
-      clearTimeout(timeout);
-      this.inflight.delete(abort);
-      result.latencyMs = performance.now() - started;
+      this.c.unsent += s.queue.length + 1;
+      s.queue.length = 0;
+      return;
     }
-    return { result, reply };
-  }
-}
-
-function errorCode(body: string): string | undefined {
-  try {
-    const j = JSON.parse(body) as { error?: { code?: unknown } };
-    return typeof j.error?.code === 'string' ? j.error.code : undefined;
-  } catch {
-    return undefined;
+    if (a.last) this.sessions.delete(a.session);
   }
 }

@@ -1,5 +1,5 @@
-import { countTokens } from '../prefix/index.js';
 import { Rng } from '../sim/rng.js';
+import { sentence, systemPrompt } from './system-prompt.js';
 import { Zipf } from './zipf.js';
 
 /**
@@ -22,6 +22,8 @@ export interface WorkloadOptions {
   /** Concurrent open sessions kept; a new session starts when one ends. */
   sessions: number;
   outputMedianTokens: number;
+  /** Lognormal shape of max_tokens around the median. */
+  outputSigma: number;
   outputMaxTokens: number;
   /** Every burstEverySeconds, the rate is multiplied by burstFactor for burstSeconds. */
   burstEverySeconds: number;
@@ -39,6 +41,7 @@ export const DEFAULT_WORKLOAD: Readonly<WorkloadOptions> = Object.freeze({
   maxTurns: 4,
   sessions: 32,
   outputMedianTokens: 48,
+  outputSigma: 0.5,
   outputMaxTokens: 128,
   burstEverySeconds: 15,
   burstSeconds: 3,
@@ -53,78 +56,104 @@ export interface Arrival {
   session: number;
   family: number;
   turn: number;
+  /** The session's final turn: its history can be dropped once this one is answered. */
+  last: boolean;
   userMessage: string;
   maxTokens: number;
 }
 
-const WORDS = (
-  'cluster node queue cache prefix token latency request engine batch prefill decode schedule memory block evict ' +
-  'policy router worker fleet load sample fresh gate limit floor divert affinity owner replica shard stream metric ' +
-  'alert budget window burst session context history system prompt reply answer operator runbook incident'
-).split(' ');
-
-function sentence(rng: Rng, words: number): string {
-  let s = '';
-  for (let i = 0; i < words; i++) s += `${WORDS[rng.int(WORDS.length)]}${i === words - 1 ? '. ' : ' '}`;
-  return s.charAt(0).toUpperCase() + s.slice(1);
-}
-
-/** A family's system prompt: deterministic text of about `tokens` tokens. */
-export function systemPrompt(seed: number, family: number, tokens: number): string {
-  const rng = new Rng(seed * 1009 + family * 7919 + 1);
-  let text = `You are assistant #${family} for the operations team of fleet ${family}. Follow the runbook below.\n`;
-  while (countTokens(text) < tokens) text += sentence(rng, 8 + rng.int(10));
-  return text;
+interface OpenSession {
+  id: number;
+  family: number;
+  turns: number;
+  turn: number;
 }
 
 export class Workload {
   readonly options: Readonly<WorkloadOptions>;
   readonly systemPrompts: string[];
+  /** Token count of each family's system prompt, as drawn from [systemTokensMin, systemTokensMax]. */
+  readonly systemTokens: number[];
   private readonly rng: Rng;
   private readonly zipf: Zipf;
+  private readonly peakRate: number;
   private t = 0;
   private seq = 0;
   private nextSession = 0;
-  private readonly open: Array<{ id: number; family: number; turns: number; turn: number }> = [];
+  private readonly open: OpenSession[] = [];
 
   constructor(options: Partial<WorkloadOptions> = {}) {
     this.options = { ...DEFAULT_WORKLOAD, ...options };
     const o = this.options;
     const sizes = new Rng(o.seed ^ 0xabcdef);
-    this.systemPrompts = Array.from({ length: o.families }, (_, f) =>
-      systemPrompt(o.seed, f, o.systemTokensMin + sizes.int(Math.max(1, o.systemTokensMax - o.systemTokensMin + 1))),
-    );
+    const span = Math.max(1, o.systemTokensMax - o.systemTokensMin + 1);
+    this.systemTokens = Array.from({ length: o.families }, () => o.systemTokensMin + sizes.int(span));
+    this.systemPrompts = this.systemTokens.map((tokens, f) => systemPrompt(o.seed, f, tokens));
     this.rng = new Rng(o.seed);
     this.zipf = new Zipf(o.families, o.zipfS);
+    this.peakRate = o.rate * (this.hasBursts() ? Math.max(1, o.burstFactor) : 1);
   }
 
-  /** Rate in effect at time t (seconds): bursts come at fixed intervals. */
+  /** Rate in effect at time t (seconds): bursts come at fixed intervals, at the end of each period. */
   rateAt(t: number): number {
     const o = this.options;
-    const inBurst = o.burstEverySeconds > 0 && t % o.burstEverySeconds >= o.burstEverySeconds - o.burstSeconds;
+    const inBurst = this.hasBursts() && t % o.burstEverySeconds >= o.burstEverySeconds - o.burstSeconds;
     return o.rate * (inBurst ? o.burstFactor : 1);
   }
 
-  /** The next arrival. Inter-arrival gaps are exponential at the current rate (Poisson). */
+  /** Long-run mean arrival rate, bursts included. */
+  meanRate(): number {
+    return meanArrivalRate(this.options);
+  }
+
+  /**
+   * The next arrival. Times follow a Poisson process whose rate steps up in bursts,
+   * drawn by thinning (candidates at the peak rate, kept with probability
+   * rate(t)/peak) so a gap that straddles a burst edge is not drawn at the wrong rate.
+   */
   next(): Arrival {
     const o = this.options;
-    const rate = this.rateAt(this.t);
-    this.t += rate > 0 ? -Math.log(1 - this.rng.next()) / rate : Infinity;
+    if (this.peakRate <= 0) this.t = Infinity;
+    else {
+      do this.t += -Math.log(1 - this.rng.next()) / this.peakRate;
+      while (this.rng.next() * this.peakRate > this.rateAt(this.t));
+    }
     while (this.open.length < o.sessions) {
       this.open.push({ id: this.nextSession++, family: this.zipf.sample(this.rng), turns: 1 + this.rng.int(o.maxTurns), turn: 0 });
     }
     const i = this.rng.int(this.open.length);
     const s = this.open[i]!;
+    const seq = this.seq++;
+    const last = s.turn + 1 >= s.turns;
     const arrival: Arrival = {
       at: this.t,
-      seq: this.seq++,
+      seq,
       session: s.id,
       family: s.family,
       turn: s.turn,
-      userMessage: `${sentence(this.rng, 6 + this.rng.int(20))}(request ${this.seq})`,
-      maxTokens: Math.max(1, Math.min(o.outputMaxTokens, Math.round(this.rng.lognormal(o.outputMedianTokens, 0.5)))),
+      last,
+      userMessage: `${sentence(this.rng, 6 + this.rng.int(20))}(request ${seq + 1})`,
+      maxTokens: Math.max(1, Math.min(o.outputMaxTokens, Math.round(this.rng.lognormal(o.outputMedianTokens, o.outputSigma)))),
     };
-    if (++s.turn >= s.turns) this.open.splice(i, 1);
+    s.turn++;
+    if (last) this.open.splice(i, 1);
     return arrival;
   }
+
+  private hasBursts(): boolean {
+    return hasBursts(this.options);
+  }
+}
+
+type BurstOptions = Pick<WorkloadOptions, 'rate' | 'burstEverySeconds' | 'burstSeconds' | 'burstFactor'>;
+
+function hasBursts(o: BurstOptions): boolean {
+  return o.burstEverySeconds > 0 && o.burstSeconds > 0 && o.burstFactor !== 1;
+}
+
+/** Long-run mean arrival rate of these options, bursts included. */
+export function meanArrivalRate(o: BurstOptions): number {
+  if (!hasBursts(o)) return o.rate;
+  const share = Math.min(o.burstSeconds, o.burstEverySeconds) / o.burstEverySeconds;
+  return o.rate * (1 + (o.burstFactor - 1) * share);
 }

@@ -1,0 +1,170 @@
+/**
+ * Routing quality on shared-prefix chat traffic: the tables BENCHMARKS.md publishes.
+ *
+ * Runs `routerctl bench --compare` (the built binary, so the figures come from the
+ * command operators run) and prints the command, the fleet and workload, a Markdown
+ * table, and the ratios the claims rest on.
+ *
+ *   npm run build --silent
+ *   node dist/bench/routing-quality.js [--shape hot-prefix|flat] [--set policies|sweep]
+ *       [--duration 60s] [--warmup 10s] [--out run.json] [--from run.json]
+ *
+ * --shape picks the traffic (every workload and fleet flag is spelled out, so the
+ * command stands on its own); --set picks the configurations: the four policies of
+ * the published table (plus a higher limit on the flat shape), or a sweep of
+ * --worker-queue-limit; --from formats a saved JSON report again without rerunning.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+interface Percentiles {
+  p50: number | null;
+  p90: number | null;
+  p99: number | null;
+}
+
+interface Run {
+  letter: string;
+  label: string;
+  summary: {
+    requests: { ok: number; failed: number; held: number };
+    ttft_ms: Percentiles;
+    itl_ms: Percentiles;
+    latency_ms: Percentiles;
+    throughput: { requests_per_s: number };
+    errors: { total: number };
+    cache: { ratio: number | null };
+  };
+  router: { decisions: Record<string, number>; diverted: number; gate_rejections: number } | null;
+  arrivals: { count: number; digest: string };
+}
+
+interface Report {
+  fleet: { workers: number; max_running: number; speedup: number; kv_blocks: number; flavor: string; capacity_rps: number };
+  workload: Record<string, unknown> & { rate_per_s: number };
+  duration_s: number;
+  warmup_s: number;
+  same_arrivals: boolean;
+  runs: Run[];
+}
+
+const FLEET = ['--sim-workers', '8', '--sim-max-running', '8', '--sim-speedup', '0.5', '--sim-kv-blocks', '1024', '--fleet-load', '0.9'];
+const CHAT = ['--system-tokens', '1000-4000', '--sessions', '128', '--turns', '4', '--output-tokens', '48', '--burst', '3x3s/15s', '--seed', '7'];
+
+const RR = '--policy round_robin';
+const CA = '--policy cache_aware';
+const GATE = '--policy cache_aware --worker-queue-limit 6';
+const FLOOR = '--policy cache_aware --worker-queue-limit 6 --saturation-queue-floor 2';
+const GATE16 = '--policy cache_aware --worker-queue-limit 16';
+
+/** Traffic shapes: what each looks like, its flags, and its policy set. */
+const SHAPES: Record<string, { describe: string; flags: string[]; policies: string[] }> = {
+  'hot-prefix': {
+    describe:
+      '16 system prompts of 1-4K tokens, Zipf(1.1) popularity: the hottest prompt opens a third of the sessions, about 2.4 engines of work at this load, ' +
+      'and each engine holds 16K tokens of KV (a few prompts)',
+    flags: ['--families', '16', '--zipf', '1.1', ...CHAT, ...FLEET],
+    policies: [RR, CA, GATE, FLOOR],
+  },
+  flat: {
+    describe:
+      '32 system prompts of 1-4K tokens, Zipf(0.6): the hottest opens ~12 % of sessions, within one engine\'s capacity, ' +
+      'and the prompts together (~80K tokens) are five times what one engine caches',
+    flags: ['--families', '32', '--zipf', '0.6', ...CHAT, ...FLEET],
+    policies: [RR, CA, GATE, FLOOR, GATE16],
+  },
+};
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i++) {
+  const a = process.argv[i]!.replace(/^--/, '');
+  const next = process.argv[i + 1];
+  if (next === undefined || next.startsWith('--')) {
+    args.set(a, 'true');
+  } else {
+    args.set(a, next);
+    i++;
+  }
+}
+const shapeName = args.get('shape') ?? 'hot-prefix';
+const shape = SHAPES[shapeName];
+const set = args.get('set') ?? 'policies';
+if (!shape || (set !== 'policies' && set !== 'sweep')) {
+  process.stderr.write(`usage: routing-quality [--shape ${Object.keys(SHAPES).join('|')}] [--set policies|sweep] [--duration 60s] [--warmup 10s] [--out F] [--from F]\n`);
+  process.exit(2);
+}
+
+const configs = set === 'sweep' ? ['--compare', RR, '--sweep', 'worker-queue-limit=off,2,4,6,8,12,16'] : ['--compare', ...shape.policies];
+const benchArgs = ['bench', ...configs, ...shape.flags, '--duration', args.get('duration') ?? '60s', '--warmup', args.get('warmup') ?? '10s'];
+
+const report: Report = args.has('from') ? (JSON.parse(readFileSync(args.get('from')!, 'utf8')) as Report) : await runBench([...benchArgs, '--json']);
+if (args.has('out')) writeFileSync(args.get('out')!, `${JSON.stringify(report, null, 2)}\n`);
+process.stdout.write(format(report));
+
+async function runBench(argv: string[]): Promise<Report> {
+  const bin = fileURLToPath(new URL('../../bin/routerctl.js', import.meta.url));
+  const child = spawn(process.execPath, [bin, ...argv], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  if (code !== 0) {
+    process.stderr.write(`routerctl bench exited with status ${code}\n`);
+    process.exit(1);
+  }
+  return JSON.parse(out) as Report;
+}
+
+function quote(a: string): string {
+  return /^[\w@%+=:,./-]+$/.test(a) ? a : `"${a}"`;
+}
+
+function format(r: Report): string {
+  const ms = (v: number | null): string => (v === null ? '–' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
+  const pct = (v: number | null): string => (v === null ? '–' : `${(v * 100).toFixed(1)} %`);
+  const lines: string[] = [];
+  lines.push(`Shape: ${shapeName} — ${shape!.describe}.`, '');
+  lines.push('```', `routerctl ${benchArgs.map(quote).join(' ')}`, '```', '');
+  const f = r.fleet;
+  const first = r.runs[0];
+  lines.push(
+    `Fleet: ${f.workers} simulated ${f.flavor} engines (FCFS), max-running ${f.max_running}, speedup ${f.speedup}, ${f.kv_blocks} KV blocks of 16 tokens; ` +
+      `capacity ≈ ${f.capacity_rps} req/s when prompts are mostly cached. Arrivals: ${r.workload.rate_per_s}/s between bursts (×3 for 3 s every 15 s), ` +
+      `${r.duration_s} s per configuration, the first ${r.warmup_s} s left out of the figures. Same arrivals in every configuration: ` +
+      `${r.same_arrivals && first ? `yes (${first.arrivals.count} requests, sha256 ${first.arrivals.digest.slice(0, 12)}…)` : 'NO'}.`,
+    '',
+  );
+  lines.push('| configuration | TTFT p50 ms | TTFT p90 ms | TTFT p99 ms | ITL p50 ms | latency p99 ms | cached tokens | req/s | errors | cache_hit / miss / worker_queued / all_queued |');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const run of r.runs) {
+    const s = run.summary;
+    const d = run.router?.decisions;
+    const decisions = d && Object.values(d).some((v) => v > 0) ? `${d.cache_hit} / ${d.cache_miss} / ${d.cache_worker_queued} / ${d.all_queued}` : '–';
+    lines.push(
+      `| \`${run.label}\` | ${ms(s.ttft_ms.p50)} | ${ms(s.ttft_ms.p90)} | ${ms(s.ttft_ms.p99)} | ${ms(s.itl_ms.p50)} | ${ms(s.latency_ms.p99)} | ` +
+        `${pct(s.cache.ratio)} | ${s.throughput.requests_per_s.toFixed(1)} | ${s.errors.total} | ${decisions} |`,
+    );
+  }
+  lines.push('');
+  const byLabel = (label: string): Run | undefined => r.runs.find((x) => x.label === label);
+  const ratio = (a: number | null | undefined, b: number | null | undefined): string =>
+    a === null || a === undefined || b === null || b === undefined || b === 0 ? '–' : `${(a / b).toFixed(2)}`;
+  const rr = byLabel(RR);
+  const ca = byLabel(CA) ?? byLabel('(defaults)');
+  if (rr && ca) {
+    for (const other of r.runs.filter((x) => x !== rr && x !== ca)) {
+      lines.push(
+        `- \`${other.label}\` vs \`${ca.label}\`: p99 TTFT × ${ratio(other.summary.ttft_ms.p99, ca.summary.ttft_ms.p99)}, ` +
+          `p50 TTFT × ${ratio(other.summary.ttft_ms.p50, ca.summary.ttft_ms.p50)}, cached-token ratio × ${ratio(other.summary.cache.ratio, ca.summary.cache.ratio)}`,
+      );
+    }
+    for (const other of r.runs.filter((x) => x !== rr)) {
+      lines.push(
+        `- \`${other.label}\` vs round_robin: p50 TTFT × ${ratio(other.summary.ttft_ms.p50, rr.summary.ttft_ms.p50)}, ` +
+          `p99 TTFT × ${ratio(other.summary.ttft_ms.p99, rr.summary.ttft_ms.p99)}`,
+      );
+    }
+    lines.push('');
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,140 @@
+import type { Argv, CommandModule } from 'yargs';
+import { usageError } from '../src/errors/index.js';
+import type { BenchArgv as BenchArgs } from '../src/bench/parse-args.js';
+
+
+const MODE = 'Mode (one of):';
+const WORKLOAD = 'Workload:';
+const FLEET = 'Simulated fleet (--compare):';
+const RUN = 'Run:';
+
+const wholeAtLeast = (flag: string, min: number) => (v: number): number => {
+  if (!Number.isInteger(v) || v < min) throw usageError(`--${flag} must be a whole number of at least ${min} (got ${String(v)})`);
+  return v;
+};
+
+const positive = (flag: string) => (v: number): number => {
+  if (!Number.isFinite(v) || v <= 0) throw usageError(`--${flag} must be a number greater than 0 (got ${String(v)})`);
+  return v;
+};
+
+const bench: CommandModule<object, BenchArgs> = {
+  command: 'bench',
+  describe: 'Drive a shared-prefix chat workload at a router, or compare router configurations on identical simulated fleets',
+  builder: (y: Argv) =>
+    y
+      // A configuration such as "--policy round_robin" is one word that starts with --: keep it as a value, not a flag.
+      // yargs still takes such a word for a flag when the text before its first non-word character names one of
+      // ours, so no option here may be named like the first word of a router flag (model, load, …); a test checks.
+      .parserConfiguration({ 'unknown-options-as-args': true })
+      .usage(
+        '$0 bench --url URL [options]\n$0 bench --compare "ARGS A" "ARGS B" ... [options]\n\n' +
+          'Plays a deterministic chat workload (long shared system prompts with Zipf popularity, multi-turn sessions, ' +
+          'Poisson arrivals with bursts), streams every request, and reports TTFT, inter-token latency, latency, ' +
+          'throughput, errors by status and the engine-reported cached-token ratio. With --compare, each configuration ' +
+          'gets a fresh simulated fleet and router (separate processes, same seed, same arrivals) and the results are ' +
+          'printed side by side with the routers\' decision counters and charts.',
+      )
+      .option('url', { type: 'string', group: MODE, describe: 'drive this OpenAI-compatible endpoint (a router or an engine)' })
+      .option('compare', {
+        type: 'string',
+        array: true,
+        group: MODE,
+        describe: 'router configurations to compare, one quoted string of serve flags each ("" = defaults)',
+      })
+      .option('sweep', {
+        type: 'string',
+        array: true,
+        group: MODE,
+        describe: 'FLAG=V1,V2,...: one configuration per value (off = flag left out); several sweeps multiply',
+      })
+      .option('router-args', { type: 'string', default: '', group: MODE, describe: 'serve flags added to every configuration' })
+      .option('rate', {
+        type: 'number',
+        group: WORKLOAD,
+        describe: 'arrivals per second between bursts [default: 10; with --compare, --fleet-load of the fleet capacity]',
+        coerce: positive('rate'),
+      })
+      .option('fleet-load', {
+        type: 'number',
+        default: 0.9,
+        group: WORKLOAD,
+        describe: 'with --compare and no --rate: mean load as a share of the fleet capacity, bursts included',
+        coerce: positive('fleet-load'),
+      })
+      .option('sessions', { type: 'number', default: 128, group: WORKLOAD, describe: 'conversations open at once', coerce: wholeAtLeast('sessions', 1) })
+      .option('seed', {
+        type: 'number',
+        default: 7,
+        group: WORKLOAD,
+        describe: 'workload seed (arrivals, sessions, messages, max_tokens); the simulated fleet uses it too',
+        coerce: (v: number) => {
+          if (!Number.isInteger(v) || v < 0) throw usageError(`--seed must be a whole number of at least 0 (got ${String(v)})`);
+          return v;
+        },
+      })
+      .option('families', { type: 'number', default: 16, group: WORKLOAD, describe: 'system prompts (prompt families)', coerce: wholeAtLeast('families', 1) })
+      .option('zipf', {
+        type: 'number',
+        default: 1.1,
+        group: WORKLOAD,
+        describe: 'Zipf exponent of family popularity (0 = uniform)',
+        coerce: (v: number) => {
+          if (!Number.isFinite(v) || v < 0) throw usageError(`--zipf must be a number of at least 0 (got ${String(v)})`);
+          return v;
+        },
+      })
+      .option('system-tokens', { type: 'string', default: '1000-4000', group: WORKLOAD, describe: 'MIN-MAX tokens of a system prompt' })
+      .option('turns', { type: 'number', default: 4, group: WORKLOAD, describe: 'most turns in a session (uniform 1..N)', coerce: wholeAtLeast('turns', 1) })
+      .option('output-tokens', {
+        type: 'number',
+        default: 48,
+        group: WORKLOAD,
+        describe: 'median max_tokens (lognormal, sigma 0.5)',
+        coerce: wholeAtLeast('output-tokens', 1),
+      })
+      .option('max-output-tokens', { type: 'number', default: 128, group: WORKLOAD, describe: 'cap on max_tokens', coerce: wholeAtLeast('max-output-tokens', 1) })
+      .option('burst', { type: 'string', default: '3x3s/15s', group: WORKLOAD, describe: 'FACTORxSECONDS/PERIOD rate bursts, or off' })
+      .option('duration', { type: 'string', group: RUN, describe: 'how long arrivals go on: 60s, 2m, 500ms or seconds [default: 60s; 30s with --compare]' })
+      .option('warmup', { type: 'string', default: '0s', group: RUN, describe: 'leave requests sent in the first part of the run out of the figures' })
+      .option('grace', {
+        type: 'string',
+        group: RUN,
+        describe: 'after --duration, how long running requests may finish before they are cut [default: 5s; 30s with --compare]',
+      })
+      .option('timeout', { type: 'string', default: '120s', group: RUN, describe: 'per-request limit' })
+      .option('model-name', { type: 'string', group: RUN, describe: 'model to request [default: the first one /v1/models lists]' })
+      .option('max-in-flight', {
+        type: 'number',
+        default: 1024,
+        group: RUN,
+        describe: 'requests outstanding at most; arrivals beyond are shed and counted',
+        coerce: wholeAtLeast('max-in-flight', 1),
+      })
+      .option('json', { type: 'boolean', default: false, group: RUN, describe: 'print one JSON object on stdout, nothing else' })
+      .option('sim-workers', { type: 'number', default: 8, group: FLEET, describe: 'simulated engines per configuration', coerce: wholeAtLeast('sim-workers', 1) })
+      .option('sim-max-running', { type: 'number', default: 8, group: FLEET, describe: 'running-batch cap per engine', coerce: wholeAtLeast('sim-max-running', 1) })
+      .option('sim-speedup', { type: 'number', default: 0.5, group: FLEET, describe: 'simulated time per real time (below 1: a slower model)', coerce: positive('sim-speedup') })
+      .option('sim-kv-blocks', { type: 'number', default: 1024, group: FLEET, describe: 'KV cache blocks per engine (16 tokens each)', coerce: wholeAtLeast('sim-kv-blocks', 1) })
+      .option('sim-flavor', {
+        choices: ['sglang', 'vllm'] as const,
+        default: 'sglang' as const,
+        group: FLEET,
+        describe: 'engine API to speak',
+      })
+      .example('$0 bench --url http://127.0.0.1:30000 --rate 8 --duration 2m', 'a router already running')
+      .example('$0 bench --compare "--policy round_robin" "--policy cache_aware" "--worker-queue-limit 6"', 'three configurations, 8 simulated engines each')
+      .example('$0 bench --compare "" --sweep worker-queue-limit=2,4,6,8,12 --duration 60s', 'what each queue limit buys, against no limit')
+      .example('$0 bench --compare "--policy round_robin" "" --duration 5s --json | jq .runs[].summary.ttft_ms', 'for scripts')
+      .epilogue(
+        'Exit status: 0 when the run completed and some request succeeded, 1 when none did or a fleet failed to start, ' +
+          '2 for invalid options, 130 when interrupted (the report of what ran is still printed). See man routerctl-bench.',
+      ) as unknown as Argv<BenchArgs>,
+  handler: async (argv) => {
+    const { parseBenchArgs } = await import('../src/bench/parse-args.js');
+    const { runBench } = await import('../src/bench/bench-main.js');
+    process.exitCode = await runBench(parseBenchArgs(argv));
+  },
+};
+
+export default bench;

@@ -1,0 +1,111 @@
+import { usageError } from '../errors/index.js';
+import type { BenchOptions } from './bench-main.js';
+import { parseBurst } from './burst.js';
+import { parseDuration } from './duration.js';
+
+/** The parsed `routerctl bench` flags (yargs has already checked types and ranges). */
+export interface BenchArgv {
+  url?: string;
+  compare?: string[];
+  sweep?: string[];
+  'router-args': string;
+  rate?: number;
+  'fleet-load': number;
+  duration?: string;
+  warmup: string;
+  grace?: string;
+  timeout: string;
+  sessions: number;
+  seed: number;
+  families: number;
+  zipf: number;
+  'system-tokens': string;
+  turns: number;
+  'output-tokens': number;
+  'max-output-tokens': number;
+  burst: string;
+  'model-name'?: string;
+  'max-in-flight': number;
+  'sim-workers': number;
+  'sim-max-running': number;
+  'sim-speedup': number;
+  'sim-kv-blocks': number;
+  'sim-flavor': 'sglang' | 'vllm';
+  json: boolean;
+}
+
+function duration(flag: string, value: string, allowZero: boolean): number {
+  const ms = parseDuration(value);
+  if (ms === undefined || (!allowZero && ms <= 0)) {
+    throw usageError(`--${flag} takes a duration such as 60s, 2m, 500ms or a number of seconds${allowZero ? '' : ' greater than 0'} (got "${value}")`);
+  }
+  return ms;
+}
+
+/** Cross-flag rules and units: everything a user can get wrong is a one-line usage error here. */
+export function parseBenchArgs(a: BenchArgv): BenchOptions {
+  const comparing = (a.compare?.length ?? 0) > 0 || (a.sweep?.length ?? 0) > 0;
+  if (a.url !== undefined && comparing) throw usageError('--url and --compare/--sweep are exclusive: bench one endpoint, or compare configurations on simulated fleets');
+  if (a.url === undefined && !comparing) throw usageError('name what to bench: --url URL, or --compare "ARGS A" "ARGS B" (and/or --sweep FLAG=V1,V2)');
+  let url: string | undefined;
+  if (a.url !== undefined) {
+    let parsed: URL;
+    try {
+      parsed = new URL(a.url);
+    } catch {
+      throw usageError(`--url must be an http(s) URL such as http://127.0.0.1:30000 (got "${a.url}")`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw usageError(`--url must be an http(s) URL (got "${a.url}")`);
+    url = a.url.replace(/\/+$/, '');
+  }
+  const tokens = /^\s*(\d+)\s*-\s*(\d+)\s*$/.exec(a['system-tokens']);
+  const tokensMin = Number(tokens?.[1]);
+  const tokensMax = Number(tokens?.[2]);
+  if (!tokens || tokensMin < 1 || tokensMax < tokensMin) {
+    throw usageError(`--system-tokens takes MIN-MAX with 1 <= MIN <= MAX, e.g. 1000-4000 (got "${a['system-tokens']}")`);
+  }
+  const burst = parseBurst(a.burst);
+  if (!burst) throw usageError(`--burst takes FACTORxSECONDS/PERIOD such as 3x3s/15s (burst no longer than its period), or off (got "${a.burst}")`);
+  if (a['max-output-tokens'] < a['output-tokens']) throw usageError('--max-output-tokens must be at least --output-tokens');
+  const durationMs = a.duration === undefined ? undefined : duration('duration', a.duration, false);
+  const warmupMs = duration('warmup', a.warmup, true);
+  if (durationMs !== undefined && warmupMs >= durationMs) throw usageError('--warmup must be shorter than --duration');
+  return {
+    url,
+    compare: a.compare ?? [],
+    sweep: a.sweep ?? [],
+    routerArgs: a['router-args'],
+    rate: a.rate,
+    load: a['fleet-load'],
+    durationMs,
+    warmupMs,
+    graceMs: a.grace === undefined ? undefined : duration('grace', a.grace, true),
+    timeoutMs: duration('timeout', a.timeout, false),
+    maxInFlight: a['max-in-flight'],
+    model: a['model-name'],
+    workload: {
+      seed: a.seed,
+      families: a.families,
+      zipfS: a.zipf,
+      systemTokensMin: tokensMin,
+      systemTokensMax: tokensMax,
+      maxTurns: a.turns,
+      sessions: a.sessions,
+      outputMedianTokens: a['output-tokens'],
+      outputSigma: 0.5,
+      outputMaxTokens: a['max-output-tokens'],
+      burstFactor: burst.factor,
+      burstSeconds: burst.seconds,
+      burstEverySeconds: burst.everySeconds,
+    },
+    fleet: {
+      workers: a['sim-workers'],
+      maxRunning: a['sim-max-running'],
+      speedup: a['sim-speedup'],
+      kvBlocks: a['sim-kv-blocks'],
+      flavor: a['sim-flavor'],
+      seed: a.seed,
+    },
+    json: a.json,
+  };
+}

@@ -1,0 +1,87 @@
+import { request } from 'undici';
+import { histogramSeries, parsePrometheusText, sumSamples } from '../prometheus/index.js';
+import type { ParsedFamily } from '../prometheus/index.js';
+
+export const DECISIONS = ['cache_hit', 'cache_miss', 'cache_worker_queued', 'all_queued'] as const;
+export type Decision = (typeof DECISIONS)[number];
+
+/** The router's own account of a run: how its cache-aware selections went (spec §5). */
+export interface RouterCounters {
+  decisions: Record<Decision, number>;
+  /** Observations of sgl_router_diverted_overlap_blocks: gate diversions that gave up a prefix. */
+  diverted: number;
+  /** Matched prefix blocks those diversions gave up, summed. */
+  diverted_blocks: number;
+  gate_rejections: number;
+  partial_diversions: number;
+  selection_failures: number;
+  /** sgl_router_policy_decisions_total by reason. */
+  policy_reasons: Record<string, number>;
+}
+
+/** Find a counter whether it was exposed as `x_total` (Prometheus text) or `x` (OpenMetrics). */
+function counterFamily(families: Map<string, ParsedFamily>, name: string): ParsedFamily | undefined {
+  return families.get(name) ?? families.get(name.replace(/_total$/, ''));
+}
+
+/** Read the counters from a /metrics body; undefined when it is not a routerctl or sgl-router exposition. */
+export function readRouterCounters(text: string): RouterCounters | undefined {
+  const f = parsePrometheusText(text);
+  const decisionsFamily = counterFamily(f, 'sgl_router_cache_aware_decisions_total');
+  const policyFamily = counterFamily(f, 'sgl_router_policy_decisions_total');
+  if (!decisionsFamily && !policyFamily && !f.has('sgl_router_requests_total')) return undefined;
+  const decisions = Object.fromEntries(
+    DECISIONS.map((d) => [d, sumSamples(decisionsFamily, (l) => l.decision === d) ?? 0]),
+  ) as Record<Decision, number>;
+  const diverted = f.get('sgl_router_diverted_overlap_blocks');
+  const series = diverted ? histogramSeries(diverted) : [];
+  const policyReasons: Record<string, number> = {};
+  for (const s of policyFamily?.samples ?? []) {
+    const reason = s.labels.reason;
+    if (reason !== undefined && !s.name.endsWith('_created')) policyReasons[reason] = (policyReasons[reason] ?? 0) + s.value;
+  }
+  return {
+    decisions,
+    diverted: series.reduce((n, s) => n + (Number.isNaN(s.count) ? 0 : s.count), 0),
+    diverted_blocks: series.reduce((n, s) => n + (Number.isNaN(s.sum) ? 0 : s.sum), 0),
+    gate_rejections: sumSamples(counterFamily(f, 'sgl_router_queue_gate_rejected_total')) ?? 0,
+    partial_diversions: sumSamples(counterFamily(f, 'sgl_router_partial_diversions_total')) ?? 0,
+    selection_failures: sumSamples(counterFamily(f, 'sgl_router_policy_selection_failures_total')) ?? 0,
+    policy_reasons: policyReasons,
+  };
+}
+
+/** What happened between two scrapes (counters only grow; a restart in between shows as the later value). */
+export function counterDelta(before: RouterCounters | undefined, after: RouterCounters): RouterCounters {
+  if (!before) return after;
+  const d = (a: number, b: number): number => (a >= b ? a - b : a);
+  const reasons: Record<string, number> = {};
+  for (const [k, v] of Object.entries(after.policy_reasons)) reasons[k] = d(v, before.policy_reasons[k] ?? 0);
+  return {
+    decisions: Object.fromEntries(DECISIONS.map((k) => [k, d(after.decisions[k], before.decisions[k])])) as Record<Decision, number>,
+    diverted: d(after.diverted, before.diverted),
+    diverted_blocks: d(after.diverted_blocks, before.diverted_blocks),
+    gate_rejections: d(after.gate_rejections, before.gate_rejections),
+    partial_diversions: d(after.partial_diversions, before.partial_diversions),
+    selection_failures: d(after.selection_failures, before.selection_failures),
+    policy_reasons: reasons,
+  };
+}
+
+/**
+ * Scrape `${url}/metrics` once. Any failure (no such endpoint, not a router, a
+ * stalled server) gives undefined: the decision counters are extra information,
+ * never a reason for the benchmark to fail.
+ */
+export async function scrapeRouterCounters(url: string, timeoutMs = 2000): Promise<RouterCounters | undefined> {
+  try {
+    const res = await request(`${url.replace(/\/+$/, '')}/metrics`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      return undefined;
+    }
+    return readRouterCounters(await res.body.text());
+  } catch {
+    return undefined;
+  }
+}
