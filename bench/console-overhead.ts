@@ -18,9 +18,10 @@
  *         own machine.
  * Read the difference against the spread of the runs, not the absolute numbers.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Pool, request } from 'undici';
+import { ROUTERCTL_BIN, chatThroughput, startProcess, stopProcess } from './support/processes.js';
+import { request } from 'undici';
 import { FleetFeed } from '../src/top/fleet-feed.js';
 
 const arg = (name: string, dflt: string): string => {
@@ -34,44 +35,11 @@ const INTERVAL_MS = 250;
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 const clientKind = arg('client', 'sse');
 if (clientKind === 'tmux' && !hasTmux) throw new Error('--client tmux needs tmux');
-const bin = fileURLToPath(new URL('../../bin/routerctl.js', import.meta.url));
-
-function start(cmd: string[], match: RegExp): Promise<{ out: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, cmd, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, NODE_ENV: 'production' } });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = out.match(match);
-      if (m) resolve({ out: m[1]!, child });
-    });
-    child.once('exit', (code) => reject(new Error(`${cmd.join(' ')} exited ${code}`)));
-  });
-}
-
-const stop = (c: ChildProcess): Promise<void> =>
-  new Promise<void>((r) => (c.exitCode !== null ? r() : (c.once('exit', () => r()), c.kill('SIGKILL'))));
+const bin = ROUTERCTL_BIN;
 
 const body = (i: number): string => JSON.stringify({ messages: [{ role: 'user', content: `console overhead probe ${i % 97}` }], max_tokens: 4, ignore_eos: true });
 
-async function throughput(url: string): Promise<number> {
-  const pool = new Pool(url, { connections: concurrency });
-  let done = 0;
-  let i = 0;
-  const until = performance.now() + seconds * 1000;
-  const worker = async (): Promise<void> => {
-    while (performance.now() < until) {
-      const r = await pool.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body: body(i++) });
-      await r.body.dump({ limit: Infinity });
-      if (r.statusCode === 200) done++;
-    }
-  };
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const rps = done / ((performance.now() - t0) / 1000);
-  await pool.close();
-  return rps;
-}
+const throughput = (url: string): Promise<number> => chatThroughput(url, seconds, concurrency, body);
 
 interface Attached {
   /** Throws unless the console was still receiving state at the end of the run. */
@@ -101,7 +69,7 @@ async function attach(url: string): Promise<Attached> {
         const expected = (performance.now() - t0) / INTERVAL_MS;
         if (events - before < expected * 0.8) throw new Error(`the stream carried ${events - before} events, expected about ${expected.toFixed(0)}`);
       },
-      detach: () => stop(reader),
+      detach: () => stopProcess(reader, 'SIGKILL'),
     };
   }
   if (clientKind === 'tmux') {
@@ -138,9 +106,9 @@ async function attach(url: string): Promise<Attached> {
   };
 }
 
-const sim = await start([bin, 'sim', '-n', '3', '--port-base', '0', '--json', '--speedup', '1000', '--max-running', '256'], /"urls":(\[[^\]]*\])/);
+const sim = await startProcess([bin, 'sim', '-n', '3', '--port-base', '0', '--json', '--speedup', '1000', '--max-running', '256'], /"urls":(\[[^\]]*\])/);
 const engines = JSON.parse(sim.out) as string[];
-const router = await start([bin, 'serve', '--no-tui', '--port', '0', '--worker-urls', ...engines, '--worker-queue-limit', '64'], /^(http:\/\/\S+)$/m);
+const router = await startProcess([bin, 'serve', '--no-tui', '--port', '0', '--worker-urls', ...engines, '--worker-queue-limit', '64'], /^(http:\/\/\S+)$/m);
 const url = router.out;
 try {
   // Warm-up: JIT, connection pools, the prefix index.
@@ -181,6 +149,6 @@ try {
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 } finally {
-  await stop(router.child);
-  await stop(sim.child);
+  await stopProcess(router.child, 'SIGKILL');
+  await stopProcess(sim.child, 'SIGKILL');
 }

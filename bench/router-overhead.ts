@@ -9,8 +9,8 @@
  * machine's cores, so read the ratio, not the absolute numbers. Each proxy runs in
  * its own process; rounds alternate so drift hits both alike.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { ROUTERCTL_BIN, chatThroughput, startProcess, stopProcess } from './support/processes.js';
 import { Pool } from 'undici';
 
 const arg = (name: string, dflt: number): number => {
@@ -20,44 +20,12 @@ const arg = (name: string, dflt: number): number => {
 const seconds = arg('seconds', 6);
 const concurrency = arg('concurrency', 64);
 const rounds = arg('rounds', 3);
-const bin = fileURLToPath(new URL('../../bin/routerctl.js', import.meta.url));
+const bin = ROUTERCTL_BIN;
 const bare = fileURLToPath(new URL('./bare-proxy.js', import.meta.url));
-
-function start(cmd: string[], match: RegExp): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, cmd, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, NODE_ENV: 'production' } });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = out.match(match);
-      if (m) resolve({ url: m[1]!, child });
-    });
-    child.once('exit', (code) => reject(new Error(`${cmd.join(' ')} exited ${code}`)));
-  });
-}
-
-const stop = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null ? r() : (c.once('exit', () => r()), c.kill('SIGTERM'))));
 
 const body = (i: number) => JSON.stringify({ messages: [{ role: 'user', content: `overhead probe ${i % 97}` }], max_tokens: 4, ignore_eos: true });
 
-async function throughput(url: string): Promise<number> {
-  const pool = new Pool(url, { connections: concurrency });
-  let done = 0;
-  let i = 0;
-  const until = performance.now() + seconds * 1000;
-  const worker = async () => {
-    while (performance.now() < until) {
-      const r = await pool.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body: body(i++) });
-      await r.body.dump({ limit: Infinity });
-      if (r.statusCode === 200) done++;
-    }
-  };
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const rps = done / ((performance.now() - t0) / 1000);
-  await pool.close();
-  return rps;
-}
+const throughput = (url: string): Promise<number> => chatThroughput(url, seconds, concurrency, body);
 
 async function latencyP50(url: string, n = 2000): Promise<number> {
   const pool = new Pool(url, { connections: 1 });
@@ -73,23 +41,23 @@ async function latencyP50(url: string, n = 2000): Promise<number> {
   return samples[Math.floor(samples.length / 2)]!;
 }
 
-const sim = await start([bin, 'sim', '-n', '3', '--port-base', '0', '--json', '--speedup', '1000', '--max-running', '256'], /"urls":(\[[^\]]*\])/);
-const engines = JSON.parse(sim.url) as string[];
-const router = await start([bin, 'serve', '--no-tui', '--port', '0', '--worker-urls', ...engines, '--worker-queue-limit', '64'], /^(http:\/\/\S+)$/m);
-const proxy = await start([bare, ...engines], /^(http:\/\/\S+)$/m);
+const sim = await startProcess([bin, 'sim', '-n', '3', '--port-base', '0', '--json', '--speedup', '1000', '--max-running', '256'], /"urls":(\[[^\]]*\])/);
+const engines = JSON.parse(sim.out) as string[];
+const router = await startProcess([bin, 'serve', '--no-tui', '--port', '0', '--worker-urls', ...engines, '--worker-queue-limit', '64'], /^(http:\/\/\S+)$/m);
+const proxy = await startProcess([bare, ...engines], /^(http:\/\/\S+)$/m);
 try {
-  await throughput(router.url);
-  await throughput(proxy.url); // warm both
+  await throughput(router.out);
+  await throughput(proxy.out); // warm both
   const r: number[] = [];
   const p: number[] = [];
   for (let k = 0; k < rounds; k++) {
-    p.push(await throughput(proxy.url));
-    r.push(await throughput(router.url));
+    p.push(await throughput(proxy.out));
+    r.push(await throughput(router.out));
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const direct = await latencyP50(engines[0]!);
-  const viaProxy = await latencyP50(proxy.url);
-  const viaRouter = await latencyP50(router.url);
+  const viaProxy = await latencyP50(proxy.out);
+  const viaRouter = await latencyP50(router.out);
   console.log(`node ${process.version}; ${rounds} alternating rounds of ${seconds}s at concurrency ${concurrency}; 3 sim engines (speedup 1000)`);
   console.log('| path | requests/s (mean) | rounds | p50 latency, 1 client | added over direct |');
   console.log('|---|---|---|---|---|');
@@ -98,5 +66,5 @@ try {
   console.log(`| routerctl (cache_aware, gate on) | ${mean(r).toFixed(0)} | ${r.map((x) => x.toFixed(0)).join(', ')} | ${viaRouter.toFixed(3)} ms | ${(viaRouter - direct).toFixed(3)} ms |`);
   console.log(`\nrouter / bare proxy throughput: ${(mean(r) / mean(p)).toFixed(2)}x; router p50 added latency over the bare proxy: ${(viaRouter - viaProxy).toFixed(3)} ms`);
 } finally {
-  await Promise.all([stop(router.child), stop(proxy.child), stop(sim.child)]);
+  await Promise.all([stopProcess(router.child), stopProcess(proxy.child), stopProcess(sim.child)]);
 }

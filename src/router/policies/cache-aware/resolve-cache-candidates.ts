@@ -2,7 +2,7 @@
  * resolve_cache_candidates (spec §4.4): queue gate, second tier, hard admission,
  * saturation pin, tournament, and the audit the router books counters from.
  */
-import type { LoadView, PolicyWorker, PoolState } from '../types.js';
+import type { CacheResolutionAudit, LoadView, PolicyWorker, PoolState } from '../types.js';
 import { capacityAdmits } from './capacity.js';
 import type { CacheCandidate, CacheCandidateProposal } from './candidates.js';
 import { DecisionReason, type PrefillDecision } from './decision.js';
@@ -12,27 +12,15 @@ import {
   comparePressure,
   lookupOver,
   materiallyMorePressured,
-  type PrefillPressureSource,
   type PressureLookup,
 } from './pressure.js';
 import { fleetIsAllQueued, queueGateAdmits } from './queue-gate.js';
 
-export interface CacheGateAudit {
-  /** `sgl_router_cache_monitor_decisions_total{source}`: the mode the evaluated set compared in. */
-  readonly prefillPressureSource: PrefillPressureSource;
-  /** Candidates that reached hard admission; disjoint from gate rejections by construction. */
-  readonly admissionEvaluated: number;
-  /** Evaluated candidates hard admission turned away (never counts gate rejections). */
-  readonly admissionRejected: number;
-  readonly queueGateRejected: number;
-  /** Deepest matched-prefix block count among the gate-rejected, or 0. */
-  readonly queueGateBestRejectedBlocks: number;
-  /** The second tier re-admitted every candidate. */
-  readonly queueGateFellBack: boolean;
-  readonly fleetAllQueued: boolean;
-  readonly pressureGuardComparedPairs: number;
-  readonly pressureGuardOverrides: number;
-}
+/**
+ * The audit of one resolution (spec §4.4 step 8), as the policy types declare it for
+ * the router to book from.
+ */
+export type CacheGateAudit = CacheResolutionAudit;
 
 export interface CacheResolution {
   /** Undefined when no candidate could be chosen (the caller falls back to a pair). */

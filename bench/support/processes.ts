@@ -1,0 +1,48 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
+
+/** The built CLI, as benchmarks start it. */
+export const ROUTERCTL_BIN = fileURLToPath(new URL('../../../bin/routerctl.js', import.meta.url));
+
+/** Start a node process and resolve with the first capture of `match` on its stdout. */
+export function startProcess(cmd: string[], match: RegExp): Promise<{ out: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, cmd, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, NODE_ENV: 'production' } });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = out.match(match);
+      if (m) resolve({ out: m[1]!, child });
+    });
+    child.once('exit', (code) => reject(new Error(`${cmd.join(' ')} exited ${code}`)));
+  });
+}
+
+export function stopProcess(c: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  return new Promise<void>((r) => {
+    if (c.exitCode !== null || c.signalCode !== null) return r();
+    c.once('exit', () => r());
+    c.kill(signal);
+  });
+}
+
+/** Completed requests per second for `seconds`, `concurrency` clients in a loop. */
+export async function chatThroughput(url: string, seconds: number, concurrency: number, body: (i: number) => string): Promise<number> {
+  const pool = new Pool(url, { connections: concurrency });
+  let done = 0;
+  let i = 0;
+  const until = performance.now() + seconds * 1000;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < until) {
+      const r = await pool.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body: body(i++) });
+      await r.body.dump({ limit: Infinity });
+      if (r.statusCode === 200) done++;
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const rps = done / ((performance.now() - t0) / 1000);
+  await pool.close();
+  return rps;
+}
