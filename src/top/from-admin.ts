@@ -1,5 +1,5 @@
 import type { Breaker, DecisionCounts, Histogram, ReplicaSnapshot, WorkerSnapshot } from './view-model.js';
-import { DECISION_LABELS } from './view-model.js';
+import { DECISION_LABELS, sumKnown } from './view-model.js';
 
 /**
  * Map an admin state document (DESIGN §5, GET /admin/state or one /admin/stream event)
@@ -80,17 +80,6 @@ function histogram(v: unknown): Histogram | null {
 
 function breaker(v: unknown): Breaker | null {
   return v === 'closed' || v === 'open' || v === 'half_open' ? v : null;
-}
-
-function sumKnown(values: Array<number | null>): number | null {
-  let total = 0;
-  let any = false;
-  for (const v of values) {
-    if (v === null) continue;
-    total += v;
-    any = true;
-  }
-  return any ? total : null;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,5 +1,5 @@
 import type { Breaker, DecisionCounts, FleetView, FleetWorker, Histogram, ReplicaStatus, RouterInfo, WorkerSnapshot } from './view-model.js';
-import { DECISION_LABELS, emptyRouterInfo, hitRatio } from './view-model.js';
+import { DECISION_LABELS, emptyRouterInfo, hitRatio, sumKnown } from './view-model.js';
 
 const BREAKER_RANK: Record<Breaker, number> = { closed: 0, half_open: 1, open: 2 };
 
@@ -132,17 +132,6 @@ function worstBreaker(values: Array<Breaker | null>): Breaker | null {
   let worst: Breaker | null = null;
   for (const v of values) if (v !== null && (worst === null || BREAKER_RANK[v] > BREAKER_RANK[worst])) worst = v;
   return worst;
-}
-
-function sumKnown(values: Array<number | null>): number | null {
-  let total = 0;
-  let any = false;
-  for (const v of values) {
-    if (v === null) continue;
-    total += v;
-    any = true;
-  }
-  return any ? total : null;
 }
 
 /** A fleet rate is known only when every live replica's rate is. */

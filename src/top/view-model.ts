@@ -159,3 +159,15 @@ export function hitRatio(d: DecisionCounts | null): number | null {
   const denom = d.cache_hit + d.cache_miss + d.cache_worker_queued;
   return denom > 0 ? d.cache_hit / denom : null;
 }
+
+/** Sum of the known values; null when none is known (unknown is never zero). */
+export function sumKnown(values: Array<number | null>): number | null {
+  let total = 0;
+  let any = false;
+  for (const v of values) {
+    if (v === null) continue;
+    total += v;
+    any = true;
+  }
+  return any ? total : null;
+}
