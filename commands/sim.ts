@@ -1,5 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { usageError } from '../src/errors/index.js';
+import { wholeNumberAtLeast } from '../src/cli/coerce.js';
 
 interface SimArgs {
   workers: number;
@@ -16,10 +17,7 @@ interface SimArgs {
   json: boolean;
 }
 
-const positiveInt = (flag: string) => (v: number): number => {
-  if (!Number.isInteger(v) || v < 1) throw usageError(`--${flag} must be a whole number of at least 1 (got ${String(v)})`);
-  return v;
-};
+const positiveInt = (flag: string): ((v: number) => number) => wholeNumberAtLeast(flag, 1);
 
 const sim: CommandModule<object, SimArgs> = {
   command: 'sim',

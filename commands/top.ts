@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
-import { usageError } from '../src/errors/index.js';
+import { wholeNumberAtLeast } from '../src/cli/coerce.js';
 
 const SORT_KEYS = ['waiting', 'rejections', 'url'] as const;
 const SOURCES = ['auto', 'admin', 'prometheus'] as const;
@@ -37,10 +37,7 @@ const top: CommandModule<object, TopArgs> = {
         type: 'number',
         default: 1000,
         describe: 'update interval',
-        coerce: (v: number) => {
-          if (!Number.isInteger(v) || v < 100) throw usageError(`--interval-ms must be a whole number of at least 100 (got ${String(v)})`);
-          return v;
-        },
+        coerce: wholeNumberAtLeast('interval-ms', 100),
       })
       .option('token', {
         type: 'string',
@@ -56,10 +53,7 @@ const top: CommandModule<object, TopArgs> = {
         type: 'number',
         default: 16,
         describe: 'tokens per prefix block, for the ≈tokens of the diverted histogram',
-        coerce: (v: number) => {
-          if (!Number.isInteger(v) || v < 1) throw usageError(`--block-size must be a whole number of at least 1 (got ${String(v)})`);
-          return v;
-        },
+        coerce: wholeNumberAtLeast('block-size', 1),
       })
       .option('color', { type: 'boolean', default: true, describe: 'colour on a terminal (--no-color or NO_COLOR turns it off)' })
       .example('$0 top', 'the console for the router on 127.0.0.1:30000')

@@ -1,21 +1,10 @@
 import { getPriority, setPriority } from 'node:os';
 import { render } from 'ink';
-import type { SortKey } from '../top/sort-filter.js';
-import type { FleetView } from '../top/view-model.js';
-import type { ChildState } from './child-state.js';
 import { ConsoleApp } from './components/ConsoleApp.js';
-import type { Store } from './hooks/use-store.js';
+import type { ConsoleAppProps } from './components/ConsoleApp.js';
 
-export interface RunConsoleOptions {
-  feed: Store<FleetView | undefined>;
-  child?: Store<ChildState>;
-  color: boolean;
-  title: string;
-  target: string;
-  intervalMs: number;
-  blockSize: number;
-  sort?: SortKey;
-  filter?: string;
+/** The console's own props, less what the terminal edge supplies (size, clock, quit wiring). */
+export interface RunConsoleOptions extends Omit<ConsoleAppProps, 'onQuit' | 'size' | 'now'> {
   /**
    * What q / Ctrl-C do. Given `close` (which unmounts the console), the default just
    * closes; serve instead stops its router first and closes when it has exited.
