@@ -9,3 +9,7 @@ process.env.NODE_ENV ??= 'production';
 const { main } = await import('../dist/src/cli/main.js');
 const code = await main(process.argv.slice(2));
 process.exitCode = code;
+// Every command resolves only when its work is done. Whatever still holds the event
+// loop then (a config module's forgotten timer, a pipe read that never returns) must
+// not keep the process alive: give output a moment to drain, then leave.
+setTimeout(() => process.exit(code), 250).unref();

@@ -1,4 +1,5 @@
 import { didYouMean } from './did-you-mean.js';
+import { shorten } from './shorten.js';
 import { FLAG_ORIGIN } from './origin.js';
 import type { Origin } from './origin.js';
 import { problem } from './problem.js';
@@ -62,7 +63,7 @@ export function readArgv(argv: Record<string, unknown>, ignore: readonly string[
   const positionals = Array.isArray(argv._) ? [...(argv._ as unknown[])] : [];
   if (typeof positionals[0] === 'string' && COMMAND_WORDS.has(positionals[0])) positionals.shift();
   for (const word of positionals) {
-    problems.push(problem('PARSE_UNEXPECTED_ARGUMENT', `unexpected argument '${String(word)}'`, { origin: 'flag' }));
+    problems.push(problem('PARSE_UNEXPECTED_ARGUMENT', `unexpected argument '${shorten(String(word))}'`, { origin: 'flag' }));
   }
 
   return { entries: [...entries.values()], configPath, problems };

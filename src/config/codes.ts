@@ -38,6 +38,8 @@ export const ConfigCodes = {
   PARSE_INVALID_TYPE: entry('RCTL_E_PARSE_INVALID_TYPE', 'parse', 'error', 'an rc value of the wrong kind (a list or mapping where a scalar belongs, and so on)'),
   PARSE_RC_SYNTAX: entry('RCTL_E_PARSE_RC_SYNTAX', 'parse', 'error', 'the rc file is not valid YAML, JSON or JavaScript; the message gives the position'),
   PARSE_RC_NOT_FOUND: entry('RCTL_E_PARSE_RC_NOT_FOUND', 'parse', 'error', 'the file named by --config or ROUTERCTL_CONFIG cannot be read'),
+  PARSE_RC_TIMEOUT: entry('RCTL_E_PARSE_RC_TIMEOUT', 'parse', 'error', 'a JavaScript rc file did not finish loading within 2 s'),
+  PARSE_TOO_MANY_UNKNOWN_KEYS: entry('RCTL_E_PARSE_TOO_MANY_UNKNOWN_KEYS', 'parse', 'error', 'the rc file has more unknown keys than are listed one by one; the rest are counted in one line'),
   PARSE_RC_SHAPE: entry('RCTL_E_PARSE_RC_SHAPE', 'parse', 'error', 'the rc file does not hold a mapping of keys to values'),
 
   VALUE_RANGE: entry('RCTL_E_VALUE_RANGE', 'value', 'error', 'a number outside its range (at least, at most, greater than, in [0, 1])'),
@@ -64,6 +66,7 @@ export const ConfigCodes = {
   WARN_MIN_LOAD_CHOICES_ONE: entry('RCTL_W_MIN_LOAD_CHOICES_ONE', 'value', 'warning', '--min-load-choices 1 draws uniformly, leaving no backup for admission'),
   WARN_SECRET_ON_COMMAND_LINE: entry('RCTL_W_SECRET_ON_COMMAND_LINE', 'value', 'warning', '--admin-token given as a flag, visible to other users in ps'),
   WARN_FRESHNESS_BELOW_POLL: entry('RCTL_W_FRESHNESS_BELOW_POLL', 'cross-flag', 'warning', '--load-freshness-ms shorter than --load-poll-interval-ms: samples go stale between polls'),
+  WARN_PRESSURE_MS_UNUSED: entry('RCTL_W_PRESSURE_MS_UNUSED', 'cross-flag', 'warning', '--pressure-abs-threshold-ms set, but no load source routerctl reads carries a prefill-time estimate, so the token threshold decides'),
   WARN_ADMIN_API_OPEN: entry('RCTL_W_ADMIN_API_OPEN', 'cross-flag', 'warning', 'a non-loopback --host without --admin-token exposes /admin/*'),
   WARN_PROBE_UNREACHABLE: entry('RCTL_W_PROBE_UNREACHABLE', 'probe', 'warning', 'a worker did not answer within the probe timeout'),
   WARN_PROBE_NO_LOAD: entry('RCTL_W_PROBE_NO_LOAD', 'probe', 'warning', 'workers publish no load, so the queue gate would admit them blindly'),

@@ -1,5 +1,6 @@
 import type { ConfigCodeName } from './codes.js';
 import { didYouMean } from './did-you-mean.js';
+import { shorten } from './shorten.js';
 import type { OptionSpec } from './schema.js';
 
 /** Which kind of source a raw value came from; each delivers values differently. */
@@ -53,13 +54,13 @@ function coerceNumber(spec: OptionSpec, raw: unknown, flag: string, kind: Source
     const text = raw.trim();
     if (DECIMAL.test(text)) n = Number(text);
     else if (!integer && /^[+-]?(?:Infinity|inf)$/i.test(text)) n = text.startsWith('-') ? -Infinity : Infinity;
-    else return { ok: false, code: 'PARSE_NOT_A_NUMBER', message: `invalid value '${raw}' for ${flag}: expected ${expected}` };
+    else return { ok: false, code: 'PARSE_NOT_A_NUMBER', message: `invalid value '${shorten(String(raw))}' for ${flag}: expected ${expected}` };
   } else {
     return typeError(flag, expected, raw);
   }
-  if (Number.isNaN(n)) return { ok: false, code: 'PARSE_NOT_A_NUMBER', message: `invalid value '${String(raw)}' for ${flag}: expected ${expected}` };
+  if (Number.isNaN(n)) return { ok: false, code: 'PARSE_NOT_A_NUMBER', message: `invalid value '${shorten(String(raw))}' for ${flag}: expected ${expected}` };
   if (integer && !Number.isSafeInteger(n)) {
-    return { ok: false, code: 'PARSE_NOT_A_NUMBER', message: `invalid value '${String(raw)}' for ${flag}: expected an integer` };
+    return { ok: false, code: 'PARSE_NOT_A_NUMBER', message: `invalid value '${shorten(String(raw))}' for ${flag}: expected an integer` };
   }
   return { ok: true, value: n };
 }
@@ -74,7 +75,7 @@ function coerceBoolean(raw: unknown, flag: string): Coerced {
     const word = raw.trim().toLowerCase();
     if (TRUE_WORDS.has(word)) return { ok: true, value: true };
     if (FALSE_WORDS.has(word)) return { ok: true, value: false };
-    return { ok: false, code: 'PARSE_INVALID_BOOLEAN', message: `invalid value '${raw}' for ${flag}: expected true or false` };
+    return { ok: false, code: 'PARSE_INVALID_BOOLEAN', message: `invalid value '${shorten(String(raw))}' for ${flag}: expected true or false` };
   }
   return typeError(flag, 'true or false', raw);
 }
@@ -89,7 +90,7 @@ function coerceEnum(spec: OptionSpec, raw: unknown, flag: string): Coerced {
   return {
     ok: false,
     code: 'PARSE_INVALID_CHOICE',
-    message: `invalid value '${raw}' for ${flag}: expected one of ${choices.join(', ')}${guess ? ` (did you mean ${guess}?)` : ''}`,
+    message: `invalid value '${shorten(String(raw))}' for ${flag}: expected one of ${choices.join(', ')}${guess ? ` (did you mean ${guess}?)` : ''}`,
   };
 }
 
@@ -119,6 +120,6 @@ function describe(raw: unknown): string {
   if (Array.isArray(raw)) return 'a list';
   if (raw instanceof Date) return 'a date';
   if (typeof raw === 'object') return 'a mapping';
-  if (typeof raw === 'string') return `'${raw}'`;
-  return `${typeof raw} ${String(raw)}`;
+  if (typeof raw === 'string') return `'${shorten(raw)}'`;
+  return `${typeof raw} ${shorten(String(raw))}`;
 }

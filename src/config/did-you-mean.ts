@@ -5,6 +5,10 @@
  * `cache_awrae`.
  */
 export function didYouMean(input: string, candidates: Iterable<string>): string | undefined {
+  // The distance table costs |input| × |candidate|: a pasted blob (a 4 MiB rc value)
+  // would take seconds and gigabytes to be told it is not a flag name. No name we
+  // suggest is anywhere near this long, so nothing longer can be one slip away.
+  if (input.length > MAX_GUESSABLE_LENGTH) return undefined;
   const needle = input.toLowerCase();
   // Short names tolerate one slip, long ones proportionally more, never a rewrite.
   const budget = Math.max(1, Math.min(3, Math.floor(needle.length / 4)));
@@ -23,19 +27,24 @@ export function didYouMean(input: string, candidates: Iterable<string>): string 
   return extending.length === 1 ? extending[0] : undefined;
 }
 
+/** Longer than any setting, env variable or enum value routerctl has, with room for slips. */
+export const MAX_GUESSABLE_LENGTH = 64;
+
+/** Optimal string alignment distance, keeping only the three rows the recurrence reads. */
 function distance(a: string, b: string): number {
-  const rows = a.length + 1;
   const cols = b.length + 1;
-  const d: number[][] = Array.from({ length: rows }, (_, i) => Array.from({ length: cols }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i < rows; i++) {
-    const row = d[i]!;
-    const prev = d[i - 1]!;
+  let twoBack = new Array<number>(cols).fill(0);
+  let prev = Array.from({ length: cols }, (_, j) => j);
+  let row = new Array<number>(cols).fill(0);
+  for (let i = 1; i <= a.length; i++) {
+    row[0] = i;
     for (let j = 1; j < cols; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let v = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, twoBack[j - 2]! + 1);
       row[j] = v;
     }
+    [twoBack, prev, row] = [prev, row, twoBack];
   }
-  return d[a.length]![b.length]!;
+  return prev[b.length]!;
 }

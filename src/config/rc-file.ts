@@ -1,5 +1,7 @@
 import { access, readFile, realpath, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cosmiconfig, defaultLoaders } from 'cosmiconfig';
@@ -63,6 +65,29 @@ const loadJson: Loader = (_filepath, content) => {
   }
 };
 
+/** A file that loads to nothing usable at the top: `null` in YAML or JSON, `export default null`. */
+class RcShapeError extends Error {}
+
+/**
+ * cosmiconfig takes a loader's null to mean "no config here" and keeps searching
+ * upward, so a `.routerrc` holding `null` would silently hand the run to some other
+ * folder's rc file. Refuse it where it stands instead.
+ */
+function refuseNull(loader: Loader): Loader {
+  return async (filepath, content) => {
+    const value = (await loader(filepath, content)) as unknown;
+    if (value === null) throw new RcShapeError('null');
+    return value;
+  };
+}
+
+/**
+ * A config module can await forever (a top-level await on a server, a pipe). Loading
+ * is given this long; check-config must answer within a second or two whatever the
+ * file does.
+ */
+export const RC_LOAD_TIMEOUT_MS = 2000;
+
 const refuseTypeScript: Loader = () => {
   throw new RcSyntaxError('TypeScript config files are not supported; use routerctl.config.js, .mjs or .cjs', null, null);
 };
@@ -97,10 +122,14 @@ export async function loadRcFile(options: { cwd: string; configPath?: string; co
     // as soon as it is created, and a broken one must be a problem, not a crash.
     const explorer = makeExplorer();
     if (file !== null) {
+      let why: string | null;
       try {
         await access(file);
+        why = notARegularFile(await stat(file));
       } catch (err) {
-        const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : firstLine(err);
+        why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : firstLine(err);
+      }
+      if (why !== null) {
         return {
           kind: 'failed',
           problem: problem('PARSE_RC_NOT_FOUND', `cannot read --config ${displayPath(cwd, file)}: ${why}`, {
@@ -109,13 +138,30 @@ export async function loadRcFile(options: { cwd: string; configPath?: string; co
           }),
         };
       }
-      result = await explorer.load(file);
+      const explicit = file;
+      result = await withinTimeout(explorer.load(explicit), explicit);
     } else {
-      result = await explorer.search(cwd);
+      const first = await firstSearchPlace(cwd);
+      if (first?.why) {
+        return { kind: 'failed', problem: problem('PARSE_RC_NOT_FOUND', `cannot read ${displayPath(cwd, first.file)}: ${first.why}; remove it or pass --config`, { origin: displayPath(cwd, first.file) }) };
+      }
+      result = await withinTimeout(explorer.search(cwd), first?.file ?? null);
     }
   } catch (err) {
     const failed = (err as { filepath?: unknown }).filepath;
     if (typeof failed === 'string') file = failed;
+    if (err instanceof RcTimeoutError) {
+      const where = err.file ?? file;
+      const display = where === null ? 'the config file' : displayPath(cwd, where);
+      return {
+        kind: 'failed',
+        problem: problem('PARSE_RC_TIMEOUT', `loading ${display} did not finish within ${RC_LOAD_TIMEOUT_MS / 1000} s; a config module must not wait on anything`, { origin: where === null ? null : display }),
+      };
+    }
+    if (err instanceof RcShapeError) {
+      const display = file === null ? 'the config file' : displayPath(cwd, file);
+      return { kind: 'failed', problem: problem('PARSE_RC_SHAPE', `${display} must hold a mapping of settings to values, found null`, { origin: display }) };
+    }
     return { kind: 'failed', problem: syntaxProblem(cwd, file, err) };
   }
   if (result === null) {
@@ -147,20 +193,80 @@ function makeExplorer(): ReturnType<typeof cosmiconfig> {
     searchStrategy: 'global',
     cache: false,
     loaders: {
-      '.json': loadJson,
-      '.yaml': loadYaml,
-      '.yml': loadYaml,
-      noExt: loadYaml,
+      '.json': refuseNull(loadJson),
+      '.yaml': refuseNull(loadYaml),
+      '.yml': refuseNull(loadYaml),
+      noExt: refuseNull(loadYaml),
       // `.routerrc.example` and other hand-named files: YAML, which also reads JSON.
-      default: loadYaml,
-      '.js': loadJs,
-      '.mjs': loadJs,
-      '.cjs': loadJs,
+      default: refuseNull(loadYaml),
+      '.js': refuseNull(loadJs),
+      '.mjs': refuseNull(loadJs),
+      '.cjs': refuseNull(loadJs),
       '.ts': refuseTypeScript,
       '.mts': refuseTypeScript,
       '.cts': refuseTypeScript,
     },
   });
+}
+
+class RcTimeoutError extends Error {
+  constructor(readonly file: string | null) {
+    super('rc file load timed out');
+  }
+}
+
+/** The load, or an RcTimeoutError after RC_LOAD_TIMEOUT_MS; the timer never holds the process. */
+async function withinTimeout<T>(load: Promise<T>, file: string | null): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RcTimeoutError(file)), RC_LOAD_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([load, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Why a path that exists cannot be an rc file, or null when it is a regular file. */
+function notARegularFile(st: Stats): string | null {
+  if (st.isFile()) return null;
+  if (st.isDirectory()) return 'it is a directory';
+  if (st.isFIFO()) return 'it is a named pipe, not a file';
+  if (st.isSocket()) return 'it is a socket, not a file';
+  return 'it is a device, not a file';
+}
+
+/**
+ * cosmiconfig skips a directory at a search place but reads anything else, and
+ * reading a named pipe or a device blocks for ever. Walk the places it would walk
+ * (the cwd up to the home folder, or to the root outside it), in its order, to the
+ * first thing that is not a directory: the file it will read (`why` absent), or one
+ * it must not try to (`why` says what it is).
+ */
+async function firstSearchPlace(cwd: string): Promise<{ file: string; why?: string } | null> {
+  const home = os.homedir();
+  const underHome = home !== '' && (cwd === home || cwd.startsWith(home + path.sep));
+  let dir = path.resolve(cwd);
+  for (;;) {
+    for (const place of RC_SEARCH_PLACES) {
+      const file = path.join(dir, place);
+      let st: Stats;
+      try {
+        st = await stat(file);
+      } catch {
+        continue;
+      }
+      if (st.isDirectory()) continue;
+      const why = notARegularFile(st);
+      // A package.json without our key is read and passed over: keep walking.
+      if (why === null && place === 'package.json') continue;
+      return why === null ? { file } : { file, why };
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir || (underHome && dir === home)) return null;
+    dir = parent;
+  }
 }
 
 /** What an operator would type: `.routerrc`, `../.routerrc`, or an absolute path. */

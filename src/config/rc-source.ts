@@ -3,6 +3,7 @@ import { didYouMean } from './did-you-mean.js';
 import { FOREIGN_FLAGS } from './foreign-flags.js';
 import { rcOrigin } from './origin.js';
 import { problem } from './problem.js';
+import { shorten } from './shorten.js';
 import type { ConfigProblem } from './problem.js';
 import { CONFIG_PATH_FLAG, OPTIONS, kebabCase, optionByName } from './schema.js';
 
@@ -21,13 +22,18 @@ export function readRc(data: Record<string, unknown>, display: string, keyPrefix
   const entries = new Map<string, RawEntry>();
   const problems: ConfigProblem[] = [];
 
+  let unknown = 0;
   for (const [key, raw] of Object.entries(data)) {
-    const origin = rcOrigin(display, `${keyPrefix}${key}`);
     const spec = key === CONFIG_PATH_FLAG ? undefined : optionByName(key);
     if (!spec) {
-      problems.push(problem('PARSE_UNKNOWN_KEY', `unknown key ${key} in ${display}; ${unknownKeyHint(key)}`, { origin: origin.label }));
+      // A file that is mostly not ours (a pasted data set) deserves one line, not one per key.
+      if (++unknown <= MAX_LISTED_UNKNOWN_KEYS) {
+        const origin = rcOrigin(display, `${keyPrefix}${shorten(key)}`);
+        problems.push(problem('PARSE_UNKNOWN_KEY', `unknown key ${shorten(key)} in ${display}; ${unknownKeyHint(key)}`, { origin: origin.label }));
+      }
       continue;
     }
+    const origin = rcOrigin(display, `${keyPrefix}${key}`);
     const previous = entries.get(spec.flag);
     if (previous && previous.origin.source === 'rc') {
       problems.push(
@@ -42,8 +48,17 @@ export function readRc(data: Record<string, unknown>, display: string, keyPrefix
     if (raw === null || raw === undefined) continue;
     entries.set(spec.flag, { spec, raw, origin });
   }
+  if (unknown > MAX_LISTED_UNKNOWN_KEYS) {
+    const more = unknown - MAX_LISTED_UNKNOWN_KEYS;
+    problems.push(
+      problem('PARSE_TOO_MANY_UNKNOWN_KEYS', `${display} has ${more} more unknown key${more === 1 ? '' : 's'} (${unknown} in all); is it a routerctl rc file?`, { origin: display }),
+    );
+  }
   return { entries: [...entries.values()], problems };
 }
+
+/** Unknown keys listed one by one; past this the rest are counted in one problem. */
+export const MAX_LISTED_UNKNOWN_KEYS = 20;
 
 function unknownKeyHint(key: string): string {
   const kebab = kebabCase(key);

@@ -1,4 +1,5 @@
 import { problem } from './problem.js';
+import { shorten } from './shorten.js';
 import type { RuleContext } from './rule-context.js';
 
 /**
@@ -31,9 +32,21 @@ export function checkCrossFlags(ctx: RuleContext): void {
       ),
     );
   }
+  // The millisecond threshold applies only when every compared owner reports an
+  // estimated prefill queue time; none of the engine load formats read over HTTP
+  // carries one (docs/engine-load.md), so the guard falls back to tokens.
+  if (ctx.isSet('pressureAbsThresholdMs') && config.policy === 'cache_aware' && !config.disablePressureGuard) {
+    ctx.push(
+      problem(
+        'WARN_PRESSURE_MS_UNUSED',
+        '--pressure-abs-threshold-ms has no effect here: engines polled over HTTP report no prefill-time estimate, so the pressure guard compares --pressure-abs-threshold-tokens',
+        ctx.at('pressureAbsThresholdMs'),
+      ),
+    );
+  }
   if (config.adminToken === null && !isLoopback(config.host)) {
     ctx.push(
-      problem('WARN_ADMIN_API_OPEN', `--host ${config.host} is reachable from other machines and --admin-token is unset, so /admin/* is open to them`, ctx.at('host')),
+      problem('WARN_ADMIN_API_OPEN', `--host ${shorten(config.host)} is reachable from other machines and --admin-token is unset, so /admin/* is open to them`, ctx.at('host')),
     );
   }
 }

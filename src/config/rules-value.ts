@@ -1,3 +1,4 @@
+import { shorten } from './shorten.js';
 import { problem } from './problem.js';
 import type { RuleContext } from './rule-context.js';
 import { OPTIONS } from './schema.js';
@@ -49,7 +50,7 @@ export function rangeViolation(spec: OptionSpec, range: Range, value: number): s
     return real ? `must be finite and greater than ${range.greaterThan}` : `must be greater than ${range.greaterThan}`;
   }
   if (range.atLeast !== undefined && !(value >= range.atLeast)) return `must be at least ${range.atLeast}`;
-  if (range.atMost !== undefined && !(value <= range.atMost)) return `must be at most ${range.atMost} (got ${value})`;
+  if (range.atMost !== undefined && !(value <= range.atMost)) return `must be at most ${range.atMost} (got ${shorten(String(value))})`;
   return null;
 }
 
@@ -103,13 +104,13 @@ function checkUrls(ctx: RuleContext): void {
     const why = urlProblem(entry);
     if (why !== null) {
       bad = true;
-      ctx.push(why.scheme ? problem('VALUE_URL_SCHEME', `--worker-urls entry '${entry}' has unsupported scheme '${why.scheme}' (use http or https)`, at)
-        : problem('VALUE_URL_INVALID', `--worker-urls entry '${entry}' is not a valid URL: ${why.reason}`, at));
+      ctx.push(why.scheme ? problem('VALUE_URL_SCHEME', `--worker-urls entry '${shorten(entry)}' has unsupported scheme '${shorten(why.scheme)}' (use http or https)`, at)
+        : problem('VALUE_URL_INVALID', `--worker-urls entry '${shorten(entry)}' is not a valid URL: ${shorten(why.reason)}`, at));
       continue;
     }
     if (seen.has(entry)) {
       bad = true;
-      ctx.push(problem('VALUE_URL_DUPLICATE', `--worker-urls contains duplicate entry '${entry}'`, at));
+      ctx.push(problem('VALUE_URL_DUPLICATE', `--worker-urls contains duplicate entry '${shorten(entry)}'`, at));
     }
     seen.add(entry);
   }

@@ -253,6 +253,8 @@ describe('warnings', () => {
     ['a token on the command line', ['--admin-token', 's3cret'], {}, 'RCTL_W_SECRET_ON_COMMAND_LINE'],
     ['an env variable close to a setting', [], { ROUTERCTL_WORKER_QUEUE_LIMT: '4' }, 'RCTL_W_UNKNOWN_ENV'],
     ['an unrelated ROUTERCTL_ variable', [], { ROUTERCTL_DEBUG: '1', ROUTERCTL_SOMETHING_ELSE_ENTIRELY: 'x' }, null],
+    ['a millisecond pressure threshold no HTTP engine can feed', ['--pressure-abs-threshold-ms', '200'], {}, 'RCTL_W_PRESSURE_MS_UNUSED'],
+    ['a millisecond threshold with the guard off says nothing more', ['--pressure-abs-threshold-ms', '200', '--disable-pressure-guard'], {}, null],
   ];
   it.each(warn)('%s', async (_name, args, env, code) => {
     const r = await resolveArgs(args, { env });
