@@ -60,7 +60,7 @@ export function probeWarnings(workers: readonly WorkerProbe[], config: RouterCon
   return out;
 }
 
-/** The gate compares the waiting count summed over a worker's DP ranks (spec §2.2). */
+/** The gate compares the waiting count summed over a worker's DP ranks (docs/engine-load.md §DP ranks). */
 function dpWarnings(
   workers: readonly WorkerProbe[],
   threshold: number,

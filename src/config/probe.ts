@@ -1,12 +1,14 @@
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
+import { getEngineReply, parseJson, parseModels, parseServerInfo } from '../engines/index.js';
+import type { EngineReply } from '../engines/index.js';
 import type { Origin } from './origin.js';
 import type { ConfigProblem } from './problem.js';
-import { readGetLoad, readMetricsLoad, readV1Loads } from './probe-load.js';
-import type { LoadReading } from './probe-load.js';
+import { probeLoad } from './probe-load.js';
+import type { LoadEndpoint, LoadReading } from './probe-load.js';
 import { probeWarnings } from './probe-warnings.js';
 import type { ConfigKey, RouterConfig } from './schema.js';
 
-export type LoadEndpoint = '/v1/loads' | '/get_load' | '/metrics';
+export type { LoadEndpoint };
 
 /** What `check-config --probe` learnt about one worker. */
 export interface WorkerProbe {
@@ -20,9 +22,11 @@ export interface WorkerProbe {
   /** From /v1/models `owned_by`, the reliable way to tell the two apart. */
   engine: 'sglang' | 'vllm' | null;
   /** The first load endpoint that answered usefully, in the router sampler's order; null = no load reported. */
-  load: (LoadReading & { endpoint: LoadEndpoint }) | null;
+  load: LoadReading | null;
   /** From /server_info (or /get_server_info), else the ranks a load reading covered. */
   dpSize: number | null;
+  /** SGLang --schedule-policy from /server_info, when it says. */
+  schedulePolicy: string | null;
 }
 
 export interface ProbeReport {
@@ -57,95 +61,51 @@ export async function probeWorkers(urls: readonly string[], config: RouterConfig
   }
 }
 
-type Answer = { ok: true; status: number; text: string } | { ok: false; error: string };
-
 async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number): Promise<WorkerProbe> {
   const url = rawUrl.replace(/\/+$/, '');
-  const fact: WorkerProbe = { url, reachable: false, error: null, models: null, engine: null, load: null, dpSize: null };
+  const fact: WorkerProbe = { url, reachable: false, error: null, models: null, engine: null, load: null, dpSize: null, schedulePolicy: null };
   try {
     new URL(url);
   } catch {
     return { ...fact, error: 'not a valid URL' };
   }
   const signal = AbortSignal.timeout(timeoutMs);
-  const answers: Answer[] = [];
-  const get = async (path: string): Promise<Answer> => {
-    let answer: Answer;
-    try {
-      const res = await request(url + path, { dispatcher: agent, signal, headers: { accept: 'application/json, text/plain' } });
-      answer = { ok: true, status: res.statusCode, text: await res.body.text() };
-    } catch (err) {
-      answer = { ok: false, error: describeFailure(err, timeoutMs) };
-    }
-    answers.push(answer);
-    return answer;
+  const answers: EngineReply[] = [];
+  const get = async (path: string): Promise<EngineReply> => {
+    const reply = await getEngineReply(url + path, { dispatcher: agent, signal, timeoutMs, headers: { accept: 'application/json, text/plain' } });
+    answers.push(reply);
+    return reply;
   };
 
-  const [models, dpSize, load] = await Promise.all([readModels(get), readDpSize(get), readLoad(get)]);
-  const reachable = answers.some((a) => a.ok);
-  const firstError = answers.find((a): a is { ok: false; error: string } => !a.ok);
+  const [models, server, load] = await Promise.all([readModels(get), readServerInfo(get), probeLoad(get)]);
+  // An oversized reply is still an answer.
+  const reachable = answers.some((a) => a.kind !== 'error' || a.reason === 'too_large');
+  const firstError = answers.find((a): a is Extract<EngineReply, { kind: 'error' }> => a.kind === 'error');
   return {
     url,
     reachable,
-    error: reachable ? null : (firstError?.error ?? 'no answer'),
+    error: reachable ? null : (firstError?.detail ?? 'no answer'),
     models: models?.ids ?? null,
     engine: models?.engine ?? null,
     load,
-    dpSize: dpSize ?? (load?.ranks !== null && load?.ranks !== undefined && load.ranks > 0 ? load.ranks : null),
+    dpSize: server?.dpSize ?? (load?.ranks !== null && load?.ranks !== undefined && load.ranks > 0 ? load.ranks : null),
+    schedulePolicy: server?.schedulePolicy ?? null,
   };
 }
 
-type Get = (path: string) => Promise<Answer>;
+type Get = (path: string) => Promise<EngineReply>;
 
-async function readModels(get: Get): Promise<{ ids: string[]; engine: WorkerProbe['engine'] } | null> {
-  const body = json(await get('/v1/models'));
-  const data = (body as { data?: unknown } | null)?.data;
-  if (!Array.isArray(data)) return null;
-  const ids = data.map((m) => (m as { id?: unknown }).id).filter((id): id is string => typeof id === 'string');
-  const owner = data.map((m) => (m as { owned_by?: unknown }).owned_by).find((o) => o === 'sglang' || o === 'vllm');
-  return { ids, engine: owner === 'sglang' || owner === 'vllm' ? owner : null };
+async function readModels(get: Get) {
+  const reply = await get('/v1/models');
+  return reply.kind === 'ok' ? parseModels(parseJson(reply.text)) : null;
 }
 
-async function readDpSize(get: Get): Promise<number | null> {
+async function readServerInfo(get: Get) {
   for (const path of ['/server_info', '/get_server_info']) {
-    const answer = await get(path);
-    if (!answer.ok) return null;
-    const dp = (json(answer) as { dp_size?: unknown } | null)?.dp_size;
-    if (typeof dp === 'number' && Number.isInteger(dp) && dp > 0) return dp;
+    const reply = await get(path);
+    if (reply.kind === 'error') return null;
+    const info = reply.kind === 'ok' ? parseServerInfo(parseJson(reply.text)) : null;
+    if (info) return info;
   }
   return null;
-}
-
-/** The router sampler's order (DESIGN §3): /v1/loads, /get_load in any shape, /metrics. */
-async function readLoad(get: Get): Promise<WorkerProbe['load']> {
-  const v1 = await get('/v1/loads');
-  if (!v1.ok) return null;
-  const fromV1 = readV1Loads(json(v1));
-  if (fromV1) return { endpoint: '/v1/loads', ...fromV1 };
-  const fromGetLoad = readGetLoad(json(await get('/get_load')));
-  if (fromGetLoad) return { endpoint: '/get_load', ...fromGetLoad };
-  const metrics = await get('/metrics');
-  if (metrics.ok && metrics.status >= 200 && metrics.status < 300) {
-    const fromMetrics = readMetricsLoad(metrics.text);
-    if (fromMetrics) return { endpoint: '/metrics', ...fromMetrics };
-  }
-  return null;
-}
-
-function json(answer: Answer): unknown {
-  if (!answer.ok || answer.status < 200 || answer.status >= 300) return null;
-  try {
-    return JSON.parse(answer.text) as unknown;
-  } catch {
-    return null;
-  }
-}
-
-function describeFailure(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_CONNECT_TIMEOUT' || e.code === 'UND_ERR_HEADERS_TIMEOUT') {
-    return `no answer within ${timeoutMs} ms`;
-  }
-  const message = typeof e.message === 'string' && e.message !== '' ? e.message : String(err);
-  return message.split('\n')[0]!;
 }

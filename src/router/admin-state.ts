@@ -1,3 +1,5 @@
+import type { PollFailureReason } from '../engines/index.js';
+
 /** The admin API's state document (DESIGN §5). Fields may be added, never renamed. */
 export interface AdminState {
   router: {
@@ -41,4 +43,13 @@ export interface AdminWorker {
   gate_rejections_total: number;
   /** Added: DP ranks the worker advertised, when known. */
   dp_size: number | null;
+  /** Added: load polls that produced no sample, in total and by cause (docs/engine-load.md, "Poll failures"). */
+  load_poll_failures_total: number;
+  load_poll_failures: Record<PollFailureReason, number>;
+  /** Added: the latest failed load poll (any cause), or null if none failed yet; `at_ms` is wall-clock epoch ms. */
+  last_poll_error: { reason: PollFailureReason; message: string; at_ms: number } | null;
+  /** Added: load polls in a row that got no answer at all (timeout, connect); 0 once the engine answers. */
+  load_poll_unanswered: number;
+  /** Added: out of the pool because its load polls go unanswered (then `healthy` is false). */
+  load_unreachable: boolean;
 }

@@ -14,7 +14,7 @@ const servers: Server[] = [];
 /** A stand-in engine that answers the given paths and 404s the rest. */
 async function fakeEngine(routes: Routes): Promise<string> {
   const server = createServer((req, res) => {
-    const route = routes[req.url ?? ''];
+    const route = routes[(req.url ?? '').split('?')[0]!];
     if (route === 'hang') return; // never answers
     if (route === undefined) {
       res.writeHead(404).end('not found');
@@ -57,21 +57,22 @@ describe('probe: every load shape a real engine publishes', () => {
     [
       '/get_load array of ranks',
       { ...models(), '/get_load': { body: [{ dp_rank: 0, num_reqs: 3, num_waiting_reqs: 1, num_tokens: 100 }, { dp_rank: 1, num_reqs: 2, num_waiting_reqs: 2, num_tokens: 10 }] } },
-      { endpoint: '/get_load', waiting: 3, running: null, ranks: 2 },
+      // num_reqs is running + waiting; num_tokens is KV in use plus queued prompt tokens.
+      { endpoint: '/get_load', shape: 'sglang_get_load', waiting: 3, running: 2, ranks: 2, totalTokens: 110, usedTokens: null },
       2,
     ],
     [
-      'older /get_load array without num_waiting_reqs',
+      'a /get_load array without num_waiting_reqs is not a load reading (as for the sampler)',
       { ...models(), '/get_load': { body: [{ dp_rank: 0, num_reqs: 3, num_tokens: 100 }] } },
-      { endpoint: '/get_load', waiting: null, running: null, ranks: 1 },
-      1,
+      null,
+      null,
     ],
     [
       'SGLang /metrics only',
       {
         ...models(),
         '/server_info': { body: { dp_size: 2 } },
-        '/metrics': { body: '# TYPE sglang:num_queue_reqs gauge\nsglang:num_queue_reqs{model_name="m",dp_rank="0"} 2\nsglang:num_queue_reqs{model_name="m",dp_rank="1"} 1\nsglang:num_running_reqs{model_name="m",dp_rank="0"} 7\n' },
+        '/metrics': { body: '# TYPE sglang:num_queue_reqs gauge\nsglang:num_queue_reqs{model_name="m",dp_rank="0"} 2\nsglang:num_queue_reqs{model_name="m",dp_rank="1"} 1\nsglang:num_running_reqs{model_name="m",dp_rank="0"} 7\nsglang:num_running_reqs{model_name="m",dp_rank="1"} 0\n' },
       },
       { endpoint: '/metrics', waiting: 3, running: 7, ranks: 2 },
       2,
@@ -83,7 +84,7 @@ describe('probe: every load shape a real engine publishes', () => {
       1,
     ],
     ['no load anywhere', { ...models(), '/metrics': { body: 'process_cpu_seconds_total 1\n' } }, null, null],
-    ['a malformed /v1/loads falls through to /get_load', { ...models(), '/v1/loads': { body: { loads: [{ dp_rank: 0 }] } }, '/get_load': { body: [{ num_waiting_reqs: 6 }] } }, { endpoint: '/get_load', waiting: 6 }, 1],
+    ['a malformed /v1/loads falls through to /get_load', { ...models(), '/v1/loads': { body: { loads: [{ dp_rank: 0 }] } }, '/get_load': { body: [{ num_reqs: 8, num_waiting_reqs: 6 }] } }, { endpoint: '/get_load', waiting: 6, running: 2 }, 1],
   ] as [string, Routes, Record<string, unknown> | null, number | null][])('%s', async (_name, routes, load, dpSize) => {
     const url = await fakeEngine(routes);
     const { workers } = await probeWorkers([url], config(), { timeoutMs: 2000 });
@@ -112,7 +113,7 @@ describe('probe: predictions', () => {
 
   it('counts a legacy {"load": N} as blind for the gate, and names why', async () => {
     const a = await fakeEngine({ ...models(), '/get_load': { body: { load: 1 } } });
-    const b = await fakeEngine({ ...models(), '/get_load': { body: [{ num_waiting_reqs: 0 }] } });
+    const b = await fakeEngine({ ...models(), '/get_load': { body: [{ num_reqs: 0, num_waiting_reqs: 0 }] } });
     const { warnings } = await probeWorkers([a, b], config({ workerQueueLimit: 4 }));
     expect(warnings.map((w) => w.message)).toEqual([
       `--worker-queue-limit is set but 1 of 2 workers reports no load (${a} (legacy /get_load without a queue length)); the gate will admit them blindly`,
@@ -125,7 +126,7 @@ describe('probe: predictions', () => {
   });
 
   it('reminds that limit and floor apply to the sum over DP ranks', async () => {
-    const a = await fakeEngine({ ...models(), '/server_info': { body: { dp_size: 4 } }, '/v1/loads': { body: { loads: [0, 1, 2, 3].map((r) => ({ dp_rank: r, num_waiting_reqs: 0 })) } } });
+    const a = await fakeEngine({ ...models(), '/server_info': { body: { dp_size: 4 } }, '/v1/loads': { body: { loads: [0, 1, 2, 3].map((r) => ({ dp_rank: r, num_waiting_reqs: 0, num_running_reqs: 0 })) } } });
     const { warnings } = await probeWorkers([a], config({ workerQueueLimit: 6, saturationQueueFloor: 2 }));
     expect(warnings.map((w) => [w.code, w.message])).toEqual([
       ['RCTL_W_PROBE_DP_SCALE', `--worker-queue-limit 6 with dp-size 4: the limit applies to the sum over ranks, about 1.5 waiting per rank (${a})`],

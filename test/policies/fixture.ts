@@ -8,6 +8,7 @@
 import type { CacheCandidate, CacheCandidateProposal } from '../../src/router/policies/cache-aware/candidates.js';
 import type { PairProposal } from '../../src/router/policies/cache-aware/pair-proposal.js';
 import { GUARD_OFF, type PressureGuard } from '../../src/router/policies/cache-aware/pressure.js';
+import type { SchedulingNativeLoad } from '../../src/router/policies/cache-aware/pressure.js';
 import type {
   BasicLoad,
   LoadView,
@@ -37,6 +38,11 @@ export interface RowExtras {
   readonly estimateMs?: number;
   /** An old 4-count frame: feeds the gate, not capacity admission or pressure. */
   readonly basicOnly?: boolean;
+  /**
+   * The engine schedules fcfs (not cache-aware): its capacity fields feed admission,
+   * but its waiting-uncached tokens are raw lengths the pressure comparisons ignore.
+   */
+  readonly fcfs?: boolean;
 }
 
 /** (worker, running, waiting, used, capacity[, extras]) */
@@ -54,13 +60,15 @@ export class TableLoad implements LoadView {
       this.#basic.set(w.id, basic);
       // Native data needs a known capacity (spec §3.3).
       if (extras?.basicOnly !== true && capacity > 0) {
-        this.#native.set(w.id, {
+        const native: SchedulingNativeLoad = {
           ...basic,
           waitingUncachedTokens: extras?.waitingUncached ?? waiting,
           totalTokens: used,
           maxRunningRequests: MAX_RUNNING,
           estimatedPrefillQueueMs: extras?.estimateMs,
-        });
+          ...(extras?.fcfs === true ? { uncachedTokensComparable: false } : {}),
+        };
+        this.#native.set(w.id, native);
       }
     }
   }

@@ -15,7 +15,9 @@ import {
 import { fleetIsAllQueued, queueGateAdmits } from '../../src/router/policies/cache-aware/queue-gate.js';
 import { resolveCacheCandidates } from '../../src/router/policies/cache-aware/resolve-cache-candidates.js';
 import type { NativeLoad } from '../../src/router/policies/types.js';
-import { candidate, EMPTY_LOAD, INPUT_TOKENS, poolOf, proposal, snapshot, worker } from './fixture.js';
+import { DecisionReason } from '../../src/router/policies/cache-aware/decision.js';
+import { resolvePrefillAdmitted } from '../../src/router/policies/cache-aware/prefill-admission.js';
+import { candidate, EMPTY_LOAD, INPUT_TOKENS, pair, poolOf, proposal, snapshot, worker } from './fixture.js';
 
 const ROOM = 1_000_000;
 
@@ -194,5 +196,88 @@ describe('tournament', () => {
     ]);
     const s = resolveCacheCandidates(proposal([candidate(b, 10, 9), candidate(a, 10, 9)]), INPUT_TOKENS, tie, poolOf([a, b], tie));
     expect(s.decision?.selected).toBe(a);
+  });
+});
+
+/**
+ * Capacity fields hold under any engine schedule policy; only the uncached-token
+ * comparisons need a cache-aware one (docs/engine-load.md, "Capacity and pressure").
+ */
+describe('a non cache-aware (fcfs) engine: capacity admission yes, uncached-token pressure no', () => {
+  const guard = { enabled: true, absTokens: 100, absMs: undefined, rel: 1.5 };
+
+  it('capacity admission rejects a full fcfs worker, running cap and KV alike', () => {
+    const kvFull = worker('fcfs-kv-full');
+    const slotsFull = worker('fcfs-slots-full');
+    const roomy = worker('fcfs-roomy');
+    const load = snapshot([
+      [kvFull, 0, 0, 950, 1000, { fcfs: true }],
+      [slotsFull, 64, 0, 0, ROOM, { fcfs: true }],
+      [roomy, 0, 0, 0, ROOM, { fcfs: true }],
+    ]);
+    const r = resolveCacheCandidates(
+      proposal([candidate(kvFull, 10, 9), candidate(slotsFull, 20, 8), candidate(roomy, 90, 1)]),
+      INPUT_TOKENS,
+      load,
+      poolOf([kvFull, slotsFull, roomy], load),
+    );
+    expect(r.audit).toMatchObject({ admissionEvaluated: 3, admissionRejected: 2 });
+    expect(r.decision?.selected).toBe(roomy);
+  });
+
+  it('the guard does not run on fcfs data, and the comparison source is router-local', () => {
+    const a = worker('fcfs-a', 0);
+    const b = worker('fcfs-b', 3);
+    // On trusted data b would win by pressure (a has 900 waiting uncached tokens).
+    const trusted = snapshot([
+      [a, 0, 900, 0, ROOM],
+      [b, 0, 0, 0, ROOM],
+    ]);
+    const fcfs = snapshot([
+      [a, 0, 900, 0, ROOM, { fcfs: true }],
+      [b, 0, 0, 0, ROOM, { fcfs: true }],
+    ]);
+    const cands = [candidate(a, 10, 9), candidate(b, 60, 4)];
+    const on = resolveCacheCandidates(proposal(cands, { switchMarginTokens: 100, guard }), INPUT_TOKENS, trusted, poolOf([a, b], trusted));
+    expect(on.decision?.selected).toBe(b);
+    const off = resolveCacheCandidates(proposal(cands, { switchMarginTokens: 100, guard }), INPUT_TOKENS, fcfs, poolOf([a, b], fcfs));
+    expect(off.decision?.selected).toBe(a);
+    expect(off.audit).toMatchObject({ prefillPressureSource: 'router_local', pressureGuardComparedPairs: 0, pressureGuardOverrides: 0 });
+  });
+
+  it('lookup, pairwise and the materially-more-pressured rule ignore fcfs uncached tokens', () => {
+    const calm = worker('fcfs-calm', 9);
+    const busy = worker('fcfs-busy', 0);
+    const load = snapshot([
+      [calm, 0, 0, 0, ROOM, { fcfs: true }],
+      [busy, 0, 50, 0, ROOM, { fcfs: true }],
+    ]);
+    expect(lookupOver(load, [calm, busy], workerOfSelf).source).toBe('router_local');
+    // Router-local: the engine-calm worker has more in flight.
+    expect(comparePairwise(load, calm, busy)).toBeGreaterThan(0);
+    const t = { absTokens: 10, absMs: undefined, rel: 1.1 };
+    expect(materiallyMorePressured(load.native(busy)!, load.native(calm)!, t)).toBe(false);
+    expect(materiallyMorePressured(native(1000), native(0), t)).toBe(true);
+  });
+
+  it('a pair: the fcfs primary full of KV is not admitted, and no pressure-guard backup on fcfs data', () => {
+    const primary = worker('fcfs-primary');
+    const backup = worker('fcfs-backup');
+    const full = snapshot([
+      [primary, 0, 0, 990, 1000, { fcfs: true }],
+      [backup, 0, 0, 0, 1000, { fcfs: true }],
+    ]);
+    expect(resolvePrefillAdmitted([primary, backup], pair(primary, backup), INPUT_TOKENS, full, undefined)).toMatchObject({
+      selected: backup,
+      reason: DecisionReason.BackupPrimaryAdmission,
+    });
+    const pressured = snapshot([
+      [primary, 0, 1000, 0, ROOM, { fcfs: true }],
+      [backup, 0, 10, 0, ROOM, { fcfs: true }],
+    ]);
+    expect(resolvePrefillAdmitted([primary, backup], pair(primary, backup, guard), INPUT_TOKENS, pressured, undefined)).toMatchObject({
+      selected: primary,
+      reason: DecisionReason.Primary,
+    });
   });
 });

@@ -88,9 +88,14 @@ describe('faults', () => {
     for (let i = 0; i < 20; i++) {
       expect((await post(`${router.url}/v1/chat/completions`, { messages: [{ role: 'user', content: `continue ${i}` }], max_tokens: 2 })).status).toBe(200);
     }
-    const state = router.state();
-    expect(state.workers.every((w) => w.healthy)).toBe(true);
-    expect(state.workers.every((w) => w.requests_total > 0)).toBe(true);
+    const by = (u: string) => router!.state().workers.find((w) => w.url === u)!;
+    // Garbage is still an answer: that engine stays in the pool. Unanswered (hanging)
+    // polls take the other out until it answers again (docs/engine-load.md, "Unanswered polls").
+    expect(by(garbage)).toMatchObject({ healthy: true, load_unreachable: false });
+    expect(by(healthy).healthy).toBe(true);
+    expect(by(hanging)).toMatchObject({ healthy: false, load_unreachable: true });
+    expect(by(garbage).requests_total + by(healthy).requests_total).toBe(20);
+    expect(by(hanging).requests_total).toBe(0);
   });
 
   it('failure_rate 0.3 on one engine: retries keep client errors at the unretryable share', async () => {

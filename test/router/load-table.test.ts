@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LoadTable } from '../../src/router/state/load_monitor/index.js';
 import type { RankReading } from '../../src/router/state/load_monitor/index.js';
+import { MAX_RANKS_PER_WORKER } from '../../src/engines/index.js';
 import type { PolicyWorker } from '../../src/router/policies/types.js';
 import { Rng } from '../../src/sim/rng.js';
 
@@ -31,12 +32,36 @@ describe('LoadTable (spec §7.7)', () => {
     expect(t.view(5001).basic(workers[0]!)).toBeUndefined();
   });
 
-  it('excludes a partly fresh worker (a silent rank never makes it look idle)', () => {
+  it('replaces the rank set on each sample: ranks an engine stopped reporting are gone', () => {
     const { t, workers } = table(1);
     t.apply(workers[0]!, [[0, r(3)], [1, r(9)]], 0);
+    expect(t.view(1).basic(workers[0]!)?.waiting).toBe(12);
     t.apply(workers[0]!, [[0, r(3)]], 4000);
-    expect(t.view(4500).basic(workers[0]!)).toBeDefined();
-    expect(t.view(5001).basic(workers[0]!)).toBeUndefined();
+    expect(t.rankCount(workers[0]!)).toBe(1);
+    expect(t.view(4500).basic(workers[0]!)?.waiting).toBe(3);
+    expect(t.view(9000).basic(workers[0]!)).toBeDefined();
+    expect(t.view(9001).basic(workers[0]!)).toBeUndefined();
+  });
+
+  it('with an advertised DP size, a sample missing a rank is no sample (a silent rank never makes it look idle)', () => {
+    const { t, workers } = table(1);
+    t.setExpectedRanks(workers[0]!, 2);
+    t.apply(workers[0]!, [[0, r(3)], [1, r(9)]], 0);
+    expect(t.view(1).basic(workers[0]!)?.waiting).toBe(12);
+    t.apply(workers[0]!, [[0, r(3)]], 10);
+    expect(t.view(11).basic(workers[0]!)).toBeUndefined();
+    expect(t.sampled).toBe(0);
+  });
+
+  it('keeps memory bounded when an engine reports ever-changing ranks', () => {
+    const { t, workers } = table(1);
+    for (let i = 0; i < 50_000; i++) t.apply(workers[0]!, [[i, r(1)], [i + 1, r(2)]], i);
+    expect(t.rankCount(workers[0]!)).toBe(2);
+    expect(t.view(50_000).basic(workers[0]!)?.waiting).toBe(3);
+    const tooMany = Array.from({ length: MAX_RANKS_PER_WORKER + 1 }, (_, i) => [i, r(1)] as const);
+    expect(t.apply(workers[0]!, tooMany, 50_001)).toBe(false);
+    expect(t.rankCount(workers[0]!)).toBe(2);
+    expect(MAX_RANKS_PER_WORKER).toBe(1024);
   });
 
   it('excludes a worker missing an expected rank', () => {
@@ -44,19 +69,23 @@ describe('LoadTable (spec §7.7)', () => {
     t.setExpectedRanks(workers[0]!, 2);
     t.apply(workers[0]!, [[0, r(3)]], 0);
     expect(t.view(1).basic(workers[0]!)).toBeUndefined();
-    t.apply(workers[0]!, [[1, r(1)]], 2);
+    t.apply(workers[0]!, [[0, r(3)], [1, r(1)]], 2);
     expect(t.view(3).basic(workers[0]!)?.waiting).toBe(4);
+    // Ranks beyond the advertised DP size are not counted.
+    t.apply(workers[0]!, [[0, r(3)], [1, r(1)], [2, r(50)]], 4);
+    expect(t.view(5).basic(workers[0]!)?.waiting).toBe(4);
   });
 
-  it('stamps the aggregate with the oldest rank time', () => {
+  it('stamps the sample with its receive time, one time for all its ranks', () => {
     const { t, workers } = table(1);
-    t.apply(workers[0]!, [[0, r(1)]], 100);
-    t.apply(workers[0]!, [[1, r(1)]], 300);
-    expect(t.view(400).basic(workers[0]!)?.capturedAt).toBe(100);
-    expect(t.sampleAge(workers[0]!, 400)).toBe(300);
+    t.apply(workers[0]!, [[0, r(1)], [1, r(1)]], 100);
+    expect(t.view(150).basic(workers[0]!)?.capturedAt).toBe(100);
+    t.apply(workers[0]!, [[0, r(1)], [1, r(1)]], 300);
+    expect(t.view(400).basic(workers[0]!)?.capturedAt).toBe(300);
+    expect(t.sampleAge(workers[0]!, 400)).toBe(100);
   });
 
-  it('forget clears all ranks, and unknown answers clear the sample', () => {
+  it('forget clears all ranks, and markUnknown clears the sample', () => {
     const { t, workers } = table(2);
     t.apply(workers[0]!, [[0, r(1)], [1, r(2)]], 0);
     t.forget(workers[0]!);
@@ -68,22 +97,35 @@ describe('LoadTable (spec §7.7)', () => {
     expect(t.sampled).toBe(0);
   });
 
-  it('keeps native data only when every rank carries it with capacity', () => {
-    const { t, workers } = table(1);
-    const nat = (waiting: number): RankReading => ({ ...r(waiting), native: { waitingUncachedTokens: 50, totalTokens: 60, maxRunningRequests: 8 } });
-    t.setNativeTrusted(workers[0]!, true);
-    t.apply(workers[0]!, [[0, nat(1)], [1, r(2)]], 0);
-    expect(t.view(1).native(workers[0]!)).toBeUndefined();
-    t.apply(workers[0]!, [[1, nat(2)]], 1);
-    expect(t.view(2).native(workers[0]!)).toMatchObject({ waitingUncachedTokens: 100, totalTokens: 120, maxRunningRequests: 16 });
+  const nat = (waiting: number, uncached: number | null = 50): RankReading => ({
+    ...r(waiting),
+    totalTokens: 60,
+    maxRunningRequests: 8,
+    ...(uncached === null ? {} : { waitingUncachedTokens: uncached }),
   });
 
-  it('keeps untrusted native fields for display but never hands them to admission', () => {
+  it('keeps native data only when every rank carries capacity', () => {
     const { t, workers } = table(1);
-    t.apply(workers[0]!, [[0, { ...r(1), native: { waitingUncachedTokens: 50, totalTokens: 60, maxRunningRequests: 8 } }]], 0);
+    t.setUncachedTrusted(workers[0]!, true);
+    t.apply(workers[0]!, [[0, nat(1)], [1, r(2)]], 0);
     expect(t.view(1).native(workers[0]!)).toBeUndefined();
+    t.apply(workers[0]!, [[0, nat(1)], [1, nat(2)]], 1);
+    expect(t.view(2).native(workers[0]!)).toMatchObject({ waitingUncachedTokens: 100, totalTokens: 120, maxRunningRequests: 16, maxTotalTokens: 200 });
+    expect(t.view(2).native(workers[0]!)).toMatchObject({ uncachedTokensComparable: true });
+  });
+
+  it('hands capacity to admission whatever the schedule policy; only a cache-aware policy makes uncached tokens comparable', () => {
+    const { t, workers } = table(1);
+    t.apply(workers[0]!, [[0, nat(1)]], 0);
+    // fcfs (or unknown): capacity fields count, the uncached tokens are raw lengths.
+    expect(t.view(1).native(workers[0]!)).toMatchObject({ maxRunningRequests: 8, totalTokens: 60, uncachedTokensComparable: false });
+    t.setUncachedTrusted(workers[0]!, true);
+    expect(t.view(1).native(workers[0]!)).toMatchObject({ uncachedTokensComparable: true });
+    // A rank without the uncached field leaves capacity but not comparability.
+    t.apply(workers[0]!, [[0, nat(1, null)]], 2);
+    expect(t.view(3).native(workers[0]!)).toMatchObject({ maxRunningRequests: 8, uncachedTokensComparable: false });
     expect(t.lastNative(workers[0]!)?.maxRunningRequests).toBe(8);
-    expect(t.view(1).basic(workers[0]!)?.waiting).toBe(1);
+    expect(t.view(3).basic(workers[0]!)?.waiting).toBe(1);
   });
 
   it('keeps the O(1) pool counters equal to a full scan over random sample sequences', () => {

@@ -1,5 +1,7 @@
 import { ExpositionWriter } from '../../prometheus/index.js';
 import type { Sample } from '../../prometheus/index.js';
+import { POLL_FAILURE_REASONS } from '../../engines/index.js';
+import type { PollFailureReason } from '../../engines/index.js';
 import { CounterFamily, HistogramFamily } from './families.js';
 
 export const DIVERTED_OVERLAP_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
@@ -16,6 +18,8 @@ export interface WorkerGaugeSource {
   breakerState: 0 | 1 | 2;
   waiting: number | null;
   sampleAgeSeconds: number | null;
+  /** Failed load polls by cause (docs/engine-load.md, "Poll failures"). */
+  loadPollFailures?: Readonly<Record<PollFailureReason, number>>;
 }
 
 export interface GaugeSource {
@@ -84,7 +88,11 @@ export class RouterMetrics {
         { labels: { mode: 'plain' }, value: workers.length },
         { labels: { mode: 'prefill' }, value: 0 },
       ])
-      .gauge('sgl_router_worker_health', '1 if the worker\'s circuit breaker would admit a request.', per((x) => (x.healthy ? 1 : 0)))
+      .gauge(
+        'sgl_router_worker_health',
+        '1 if the worker is in the pool: its circuit breaker would admit a request and its load polls get answers.',
+        per((x) => (x.healthy ? 1 : 0)),
+      )
       .gauge('sgl_router_worker_cb_state', 'Circuit breaker state: 0 closed, 1 open, 2 half open.', per((x) => x.breakerState))
       .gauge(
         'sgl_router_worker_inflight_requests',
@@ -94,6 +102,11 @@ export class RouterMetrics {
       )
       .gauge('sgl_router_worker_waiting_requests', 'Engine-reported waiting requests (sum over DP ranks); absent when unknown.', per((x) => x.waiting, 'worker'))
       .gauge('sgl_router_worker_load_sample_age_seconds', 'Age of the worker\'s load sample; absent when it has none.', per((x) => x.sampleAgeSeconds, 'worker'))
+      .counter(
+        'sgl_router_load_poll_failures_total',
+        'Load polls that produced no sample, per worker and cause (timeout, connect, http_status, unreadable, too_large).',
+        pollFailureSamples(workers),
+      )
       .counter(this.policyDecisions.name, this.policyDecisions.help, this.policyDecisions.samples())
       .counter(this.selectionFailures.name, this.selectionFailures.help, this.selectionFailures.samples())
       .counter(this.cacheDecisions.name, this.cacheDecisions.help, this.cacheDecisions.samples())
@@ -115,6 +128,19 @@ export class RouterMetrics {
       ]);
     return w.toString();
   }
+}
+
+/** Series appear at a worker's first failure of a cause; sorted by (worker, reason). */
+function pollFailureSamples(workers: readonly WorkerGaugeSource[]): Sample[] {
+  const out: Sample[] = [];
+  const sorted = workers.filter((w) => w.loadPollFailures !== undefined).sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
+  for (const w of sorted) {
+    for (const reason of POLL_FAILURE_REASONS) {
+      const n = w.loadPollFailures![reason];
+      if (n > 0) out.push({ labels: { worker: w.url, reason }, value: n });
+    }
+  }
+  return out;
 }
 
 /** The reference router's outcome classes for a worker response. */

@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
 import type { LoadTable } from '../state/load_monitor/index.js';
-import type { LoadSampler } from '../state/load_monitor/index.js';
+import type { LoadPollStats, LoadSampler } from '../state/load_monitor/index.js';
 import type { PrefixIndex } from '../state/prefix_index/index.js';
 import type { Logger } from '../logging/logger.js';
 import { CircuitBreaker } from './circuit-breaker.js';
@@ -17,13 +17,19 @@ export interface RegistryOptions {
 }
 
 /**
- * The workers, and the routable pool derived from their breakers. A worker leaves
- * the pool when its breaker opens and comes back, as a half-open candidate, once the
- * cool-down has passed; the load table keeps the pool's counters.
+ * The workers, and the routable pool derived from their breakers and their load
+ * polls. A worker leaves the pool when its breaker opens and comes back, as a
+ * half-open candidate, once the cool-down has passed; it also leaves while its load
+ * polls go unanswered (docs/engine-load.md, "Unanswered polls") and comes back at
+ * its first answer. The load table keeps the pool's counters.
  */
 export class WorkerRegistry {
   readonly workers: Worker[] = [];
   private readonly bySlot: Array<Worker | undefined> = [];
+  /** By slot: out of the pool because the breaker opened (until the cool-down passes). */
+  private readonly breakerOut: boolean[] = [];
+  /** By slot: out of the pool because its load polls go unanswered. */
+  private readonly unreachable: boolean[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(
@@ -32,7 +38,38 @@ export class WorkerRegistry {
     private readonly index: PrefixIndex,
     private readonly log: Logger,
     private readonly opts: RegistryOptions,
-  ) {}
+  ) {
+    sampler.onReachability((w, reachable, stats) => this.setReachable(w, reachable, stats));
+  }
+
+  /** Healthy: in the pool as far as breaker and load polls go (the admin state's `healthy`). */
+  isHealthy(w: Worker, now: number): boolean {
+    return w.breaker.wouldAllow(now) && this.unreachable[w.slot] !== true;
+  }
+
+  /** Whether the worker is out of the pool because its load polls go unanswered. */
+  isUnreachable(w: Worker): boolean {
+    return this.unreachable[w.slot] === true;
+  }
+
+  private syncPool(w: Worker): void {
+    if (this.bySlot[w.slot] !== w) return;
+    this.table.setInPool(w, this.breakerOut[w.slot] !== true && this.unreachable[w.slot] !== true);
+  }
+
+  private setReachable(w: Worker, reachable: boolean, stats: LoadPollStats): void {
+    if (this.bySlot[w.slot] !== w || this.unreachable[w.slot] === !reachable) return;
+    this.unreachable[w.slot] = !reachable;
+    if (reachable) this.log.info('worker answers its load polls again; back in the pool', { worker: w.url });
+    else {
+      this.log.warn('worker does not answer its load polls; out of the pool until it answers', {
+        worker: w.url,
+        unanswered_polls: stats.unanswered,
+        reason: stats.lastError?.message ?? 'no answer',
+      });
+    }
+    this.syncPool(w);
+  }
 
   add(url: string): Worker {
     const slot = this.bySlot.length;
@@ -42,18 +79,23 @@ export class WorkerRegistry {
     breaker.onChange = (state) => {
       this.log.warn(`circuit breaker ${state === 'closed' ? 'closed' : state === 'open' ? 'opened' : 'half-open'}`, { worker: url });
       if (state === 'open') {
-        this.table.setInPool(w, false);
+        this.breakerOut[slot] = true;
+        this.syncPool(w);
         const t = setTimeout(() => {
           this.timers.delete(t);
-          if (this.bySlot[slot] === w) this.table.setInPool(w, true);
+          this.breakerOut[slot] = false;
+          this.syncPool(w);
         }, this.opts.cbCoolDownMs);
         this.timers.add(t);
       } else {
-        this.table.setInPool(w, true);
+        this.breakerOut[slot] = false;
+        this.syncPool(w);
       }
     };
     this.workers.push(w);
     this.bySlot.push(w);
+    this.breakerOut.push(false);
+    this.unreachable.push(false);
     this.table.register(w);
     this.table.setInPool(w, true);
     this.sampler.add(w);
@@ -92,7 +134,7 @@ export class WorkerRegistry {
     }
     w.info = { dpSize: info.dpSize, models: info.models, flavor: info.flavor, nativeScheduling: info.nativeScheduling };
     this.table.setExpectedRanks(w, info.dpSize);
-    this.table.setNativeTrusted(w, info.nativeScheduling);
+    this.table.setUncachedTrusted(w, info.nativeScheduling);
   }
 
   async close(): Promise<void> {

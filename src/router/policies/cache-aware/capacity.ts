@@ -8,7 +8,9 @@ import type { LoadView, PolicyWorker } from '../types.js';
 /**
  * Admits when the worker has no native data (fail open: an engine that only
  * publishes basic counts must stay routable), otherwise only if one more running
- * request and the whole input fit the published limits.
+ * request and the whole input fit the published limits. These limits hold under any
+ * engine schedule policy, so they apply even when the uncached-token fields are not
+ * comparable (docs/engine-load.md, "Capacity and pressure").
  */
 export function capacityAdmits(load: LoadView, worker: PolicyWorker, inputTokens: number): boolean {
   const native = load.native(worker);

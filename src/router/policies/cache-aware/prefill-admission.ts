@@ -9,7 +9,7 @@ import { capacityAdmits } from './capacity.js';
 import { DecisionReason, type PrefillDecision } from './decision.js';
 import type { PairProposal } from './pair-proposal.js';
 import { scanPowerOfK } from './pair-proposal.js';
-import { comparePressure, materiallyMorePressured, type PressureLookup } from './pressure.js';
+import { comparePressure, materiallyMorePressured, pressureData, type PressureLookup } from './pressure.js';
 import { queueGateAdmits } from './queue-gate.js';
 
 /** A pair member is admitted by capacity AND the gate: the gate demotes, it does not hard-reject. */
@@ -47,8 +47,8 @@ export function resolvePrefillAdmitted(
   const backupOk = backup !== undefined && pairMemberAdmitted(load, backup, inputTokens, queueLimit);
   if (primaryOk && backupOk) {
     if (guard.enabled) {
-      const np = load.native(primary);
-      const nb = load.native(backup);
+      const np = pressureData(load, primary);
+      const nb = pressureData(load, backup);
       if (np !== undefined && nb !== undefined && materiallyMorePressured(np, nb, guard)) {
         return decide(proposal, backup, DecisionReason.BackupPressureGuard, load, primary);
       }
@@ -87,7 +87,7 @@ export function rangeFallback(
   for (const w of range) {
     if (!capacityAdmits(load, w, inputTokens)) continue;
     anyAdmitted = true;
-    const native = load.native(w);
+    const native = pressureData(load, w);
     const hasNative = native !== undefined;
     const hasEstimate = native?.estimatedPrefillQueueMs !== undefined;
     admittedNative &&= hasNative;

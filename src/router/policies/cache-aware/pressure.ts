@@ -82,6 +82,32 @@ export interface PressureLookup {
 export const workerOfSelf = (w: PolicyWorker): PolicyWorker => w;
 
 /**
+ * A native aggregate as the load table hands it out. Its capacity fields hold
+ * whatever the engine's schedule policy, but its waiting-uncached tokens are net of
+ * the prefix cache only under a cache-aware policy; under `fcfs` they are raw prompt
+ * lengths and must not be compared (docs/engine-load.md, "Capacity and pressure").
+ */
+export interface SchedulingNativeLoad extends NativeLoad {
+  /** false: the uncached-token fields are not comparable. Absent means comparable. */
+  readonly uncachedTokensComparable?: boolean;
+}
+
+export function uncachedComparable(native: NativeLoad): boolean {
+  return (native as SchedulingNativeLoad).uncachedTokensComparable !== false;
+}
+
+/**
+ * The native data the pressure comparisons may use: capacity-only data (a worker
+ * whose uncached tokens are not comparable) counts as none here, so the comparison
+ * falls back to router-local load exactly as for a worker without native data.
+ * Capacity admission reads `load.native` directly.
+ */
+export function pressureData(load: LoadView, worker: PolicyWorker): NativeLoad | undefined {
+  const native = load.native(worker);
+  return native !== undefined && uncachedComparable(native) ? native : undefined;
+}
+
+/**
  * Builds the lookup over `items`. The mode is decided here, once, from the whole
  * set; an empty set compares on router-local load.
  */
@@ -89,7 +115,7 @@ export function lookupOver<T>(load: LoadView, items: readonly T[], workerOf: (it
   let allNative = items.length > 0;
   let allEstimates = allNative;
   for (let i = 0; i < items.length && allNative; i++) {
-    const native = load.native(workerOf(items[i] as T));
+    const native = pressureData(load, workerOf(items[i] as T));
     if (native === undefined) allNative = false;
     else if (native.estimatedPrefillQueueMs === undefined) allEstimates = false;
   }
@@ -103,8 +129,8 @@ export function lookupOver<T>(load: LoadView, items: readonly T[], workerOf: (it
 /** Lookup-mode prefill comparison, without the id tie-break (callers add it where the reference does). */
 export function comparePressure(lookup: PressureLookup, a: PolicyWorker, b: PolicyWorker): number {
   if (lookup.compareEngine) {
-    const na = lookup.load.native(a);
-    const nb = lookup.load.native(b);
+    const na = pressureData(lookup.load, a);
+    const nb = pressureData(lookup.load, b);
     if (na !== undefined && nb !== undefined) {
       const c = comparePrefillLoad(na, nb);
       if (c !== 0) return c;
@@ -115,8 +141,8 @@ export function comparePressure(lookup: PressureLookup, a: PolicyWorker, b: Poli
 
 /** Pairwise-mode comparison for the power-of-k scan: engine data only when both sides have it. */
 export function comparePairwise(load: LoadView, a: PolicyWorker, b: PolicyWorker): number {
-  const na = load.native(a);
-  const nb = load.native(b);
+  const na = pressureData(load, a);
+  const nb = pressureData(load, b);
   if (na !== undefined && nb !== undefined) {
     const c = comparePrefillLoad(na, nb);
     if (c !== 0) return c;
@@ -129,6 +155,8 @@ export function comparePairwise(load: LoadView, a: PolicyWorker, b: PolicyWorker
  * exceeded, so small fleets with tiny queues do not flap between workers.
  */
 export function materiallyMorePressured(x: NativeLoad, y: NativeLoad, t: PressureThresholds): boolean {
+  // Raw prompt lengths (a non cache-aware engine) say nothing about prefill pressure.
+  if (!uncachedComparable(x) || !uncachedComparable(y)) return false;
   const xMs = x.estimatedPrefillQueueMs;
   const yMs = y.estimatedPrefillQueueMs;
   if (t.absMs !== undefined && xMs !== undefined && yMs !== undefined) {

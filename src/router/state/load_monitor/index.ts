@@ -1,6 +1,4 @@
 export { LoadTable } from './load-table.js';
-export type { RankReading } from './load-table.js';
-export { LoadSampler } from './load-sampler.js';
-export type { SampleStatus, SamplerOptions } from './load-sampler.js';
-export { parseV1Loads, parseGetLoad, parseEngineMetrics } from './load-formats.js';
-export type { LoadSource, Readings } from './load-formats.js';
+export type { RankReading, Readings } from './load-table.js';
+export { DEFAULT_UNREACHABLE_AFTER, LoadSampler } from './load-sampler.js';
+export type { LoadPollStats, SampleStatus, SamplerOptions } from './load-sampler.js';

@@ -1,12 +1,15 @@
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
+import { getEngineReply, pollEngineLoad } from '../../../engines/index.js';
+import type { LoadShape, LoadSource, PollFailureReason } from '../../../engines/index.js';
 import type { Worker } from '../../workers/worker.js';
 import type { LoadTable } from './load-table.js';
-import { isLegacyLoadShape, parseEngineMetrics, parseGetLoad, parseV1Loads } from './load-formats.js';
-import type { LoadSource, Readings } from './load-formats.js';
 
-const SOURCES: readonly LoadSource[] = ['v1_loads', 'get_load', 'metrics'];
-const PATHS: Record<LoadSource, string> = { v1_loads: '/v1/loads?include=core', get_load: '/get_load', metrics: '/metrics' };
-const MAX_LOAD_BODY = 4 * 1024 * 1024;
+/**
+ * Consecutive polls without any answer (timeout or refused connection) after which a
+ * worker is reported unreachable and leaves the pool until it answers again
+ * (docs/engine-load.md, "Unanswered polls").
+ */
+export const DEFAULT_UNREACHABLE_AFTER = 3;
 
 export interface SamplerOptions {
   intervalMs: number;
@@ -14,44 +17,93 @@ export interface SamplerOptions {
   now: () => number;
   /** Called when a worker's load status changes (for logs): ok, or why not. */
   onStatus?: (worker: Worker, status: SampleStatus) => void;
+  /** Default DEFAULT_UNREACHABLE_AFTER. */
+  unreachableAfter?: number;
+  /** Byte cap of one reply; default ENGINE_REPLY_MAX_BYTES. */
+  maxReplyBytes?: number;
 }
 
-export type SampleStatus = { ok: true; source: LoadSource } | { ok: false; reason: string };
+export type SampleStatus = { ok: true; source: LoadSource; shape: LoadShape } | { ok: false; reason: string };
 
-interface WorkerPollState {
+/** What the admin state and /metrics show about a worker's polls. */
+export interface LoadPollStats {
+  /** Failed polls by cause. */
+  readonly failures: Readonly<Record<PollFailureReason, number>>;
+  readonly failuresTotal: number;
+  readonly lastError: { readonly reason: PollFailureReason; readonly message: string; readonly atMs: number } | undefined;
+  /** Polls in a row that got no answer at all (timeout, connect). */
+  readonly unanswered: number;
+  /** `unanswered` reached the threshold and no answer has come since. */
+  readonly unreachable: boolean;
+}
+
+interface WorkerPollState extends LoadPollStats {
   source: number;
   busy: boolean;
   lastOk: boolean | undefined;
   lastReason: string | undefined;
+  failures: Record<PollFailureReason, number>;
+  failuresTotal: number;
+  lastError: { reason: PollFailureReason; message: string; atMs: number } | undefined;
+  unanswered: number;
+  unreachable: boolean;
 }
 
+const noFailures = (): Record<PollFailureReason, number> => ({ connect: 0, http_status: 0, timeout: 0, too_large: 0, unreadable: 0 });
+
+/** For a worker the sampler does not know. */
+const NO_STATS: LoadPollStats = Object.freeze({ failures: Object.freeze(noFailures()), failuresTotal: 0, lastError: undefined, unanswered: 0, unreachable: false });
+
 /**
- * Polls every worker's load over HTTP: SGLang /v1/loads, else /get_load (array
- * shapes), else Prometheus /metrics (sglang: or vllm: names), remembering what
- * worked. Samples are stamped on arrival with the router's clock. A worker that
- * times out or answers garbage is marked unknown (never zero), and a hanging worker
- * is not polled again until its previous poll has ended, so it cannot pile up
- * sockets.
+ * Polls every worker's load over HTTP with the one engine reader (src/engines):
+ * SGLang /v1/loads, else /get_load, else Prometheus /metrics, remembering what
+ * worked. Samples are stamped on arrival with the router's clock. A failed poll is
+ * counted by cause and leaves the table alone: the last sample stays in force until
+ * it is older than the freshness window (docs/engine-load.md, "Freshness"). A
+ * hanging worker is not polled again until its previous poll has ended, so it cannot
+ * pile up sockets, and every reply is read within a byte cap.
  */
 export class LoadSampler {
   private readonly table: LoadTable;
   private readonly opts: SamplerOptions;
+  private readonly unreachableAfter: number;
   private readonly agent = new Agent({ connections: 2, keepAliveTimeout: 10_000, pipelining: 1 });
   private readonly state = new Map<Worker, WorkerPollState>();
+  private reachabilityListener: ((worker: Worker, reachable: boolean, stats: LoadPollStats) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(table: LoadTable, opts: SamplerOptions) {
     this.table = table;
     this.opts = opts;
+    this.unreachableAfter = Math.max(1, opts.unreachableAfter ?? DEFAULT_UNREACHABLE_AFTER);
+  }
+
+  /** One listener (the worker registry): a worker became unreachable, or answered again. */
+  onReachability(listener: (worker: Worker, reachable: boolean, stats: LoadPollStats) => void): void {
+    this.reachabilityListener = listener;
   }
 
   add(worker: Worker): void {
-    this.state.set(worker, { source: 0, busy: false, lastOk: undefined, lastReason: undefined });
+    this.state.set(worker, {
+      source: 0,
+      busy: false,
+      lastOk: undefined,
+      lastReason: undefined,
+      failures: noFailures(),
+      failuresTotal: 0,
+      lastError: undefined,
+      unanswered: 0,
+      unreachable: false,
+    });
   }
 
   remove(worker: Worker): void {
     this.state.delete(worker);
+  }
+
+  stats(worker: Worker): LoadPollStats {
+    return this.state.get(worker) ?? NO_STATS;
   }
 
   start(): void {
@@ -69,72 +121,46 @@ export class LoadSampler {
     await this.agent.destroy();
   }
 
-  /** Poll one worker now (also used by tests); resolves when the sample is applied. */
+  /** Poll one worker now (also used by tests); resolves when the result is applied. */
   async poll(worker: Worker): Promise<void> {
     const st = this.state.get(worker);
     if (!st || st.busy) return;
     st.busy = true;
     try {
-      const result = await this.read(worker, st);
-      if (!this.state.has(worker)) return;
-      if (result.readings) {
+      const result = await pollEngineLoad(
+        (path) => getEngineReply(worker.url + path, { dispatcher: this.agent, timeoutMs: this.opts.timeoutMs, maxBytes: this.opts.maxReplyBytes }),
+        st.source,
+      );
+      // Removed meanwhile, or cut short by stop(): nothing to record.
+      if (this.stopped || this.state.get(worker) !== st) return;
+      if (result.ok) {
+        st.source = result.sourceIndex;
         this.table.apply(worker, result.readings, this.opts.now());
-        this.report(worker, st, { ok: true, source: SOURCES[st.source]! });
-      } else {
-        this.table.markUnknown(worker);
-        this.report(worker, st, { ok: false, reason: result.reason });
+        this.answered(worker, st);
+        this.report(worker, st, { ok: true, source: result.source, shape: result.shape });
+        return;
       }
+      st.failures[result.reason]++;
+      st.failuresTotal++;
+      st.lastError = { reason: result.reason, message: result.detail, atMs: Date.now() };
+      if (result.answered) {
+        this.answered(worker, st);
+      } else if (++st.unanswered >= this.unreachableAfter && !st.unreachable) {
+        st.unreachable = true;
+        this.reachabilityListener?.(worker, false, st);
+      }
+      this.report(worker, st, { ok: false, reason: result.detail });
     } finally {
       st.busy = false;
     }
   }
 
-  private async read(worker: Worker, st: WorkerPollState): Promise<{ readings?: Readings; reason: string }> {
-    let reason = 'no load endpoint answered';
-    // Start from the source that worked last; on a miss, walk the rest once.
-    for (let attempt = 0; attempt < SOURCES.length; attempt++) {
-      const idx = (st.source + attempt) % SOURCES.length;
-      const source = SOURCES[idx]!;
-      const r = await this.fetch(worker, PATHS[source]);
-      if (r.kind === 'error') return { reason: r.reason }; // unreachable or hanging: do not try every path
-      if (r.kind === 'status') {
-        reason = `${PATHS[source]} answered ${r.status}`;
-        continue;
-      }
-      const readings = parse(source, r.body);
-      if (readings) {
-        st.source = idx;
-        return { readings, reason: '' };
-      }
-      reason = source === 'get_load' && isJsonLegacy(r.body) ? '/get_load has only the legacy {"load": N} shape' : `${PATHS[source]} answered an unreadable body`;
-    }
-    return { reason };
-  }
-
-  private async fetch(worker: Worker, path: string): Promise<{ kind: 'ok'; body: string } | { kind: 'status'; status: number } | { kind: 'error'; reason: string }> {
-    try {
-      const res = await request(worker.url + path, {
-        dispatcher: this.agent,
-        method: 'GET',
-        headersTimeout: this.opts.timeoutMs,
-        bodyTimeout: this.opts.timeoutMs,
-        signal: AbortSignal.timeout(this.opts.timeoutMs),
-      });
-      if (res.statusCode !== 200) {
-        await res.body.dump();
-        return { kind: 'status', status: res.statusCode };
-      }
-      const len = Number(res.headers['content-length'] ?? 0);
-      if (len > MAX_LOAD_BODY) {
-        res.body.destroy();
-        return { kind: 'error', reason: `${path} body too large` };
-      }
-      return { kind: 'ok', body: await res.body.text() };
-    } catch (err) {
-      const e = err as { code?: string; name?: string; message?: string };
-      const why = e.name === 'TimeoutError' || e.code?.includes('TIMEOUT') ? `timed out after ${this.opts.timeoutMs} ms` : e.code ?? e.message ?? 'request failed';
-      return { kind: 'error', reason: why };
-    }
+  /** Any HTTP answer proves the engine is alive: it ends an unanswered streak. */
+  private answered(worker: Worker, st: WorkerPollState): void {
+    st.unanswered = 0;
+    if (!st.unreachable) return;
+    st.unreachable = false;
+    this.reachabilityListener?.(worker, true, st);
   }
 
   private report(worker: Worker, st: WorkerPollState, status: SampleStatus): void {
@@ -143,24 +169,5 @@ export class LoadSampler {
     st.lastOk = status.ok;
     st.lastReason = reason;
     this.opts.onStatus?.(worker, status);
-  }
-}
-
-function parse(source: LoadSource, body: string): Readings | undefined {
-  if (source === 'metrics') return parseEngineMetrics(body);
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-  return source === 'v1_loads' ? parseV1Loads(json) : parseGetLoad(json);
-}
-
-function isJsonLegacy(body: string): boolean {
-  try {
-    return isLegacyLoadShape(JSON.parse(body));
-  } catch {
-    return false;
   }
 }

@@ -1,21 +1,11 @@
+import { MAX_RANKS_PER_WORKER } from '../../../engines/index.js';
+import type { RankReading, Readings } from '../../../engines/index.js';
+import type { SchedulingNativeLoad } from '../../policies/cache-aware/pressure.js';
 import type { BasicLoad, LoadView, NativeLoad, PolicyWorker, PoolState } from '../../policies/types.js';
 
-/** One DP rank's reading, in the engines' own terms. */
-export interface RankReading {
-  running: number;
-  waiting: number;
-  usedTokens: number;
-  maxTotalTokens: number;
-  /** Present when the engine publishes scheduling detail (SGLang /v1/loads). */
-  native?: { waitingUncachedTokens: number; totalTokens: number; maxRunningRequests: number };
-}
+export type { RankReading, Readings };
 
-interface RankSample {
-  at: number;
-  reading: RankReading;
-}
-
-interface MutableNative {
+interface MutableNative extends SchedulingNativeLoad {
   running: number;
   waiting: number;
   usedTokens: number;
@@ -25,18 +15,25 @@ interface MutableNative {
   totalTokens: number;
   maxRunningRequests: number;
   estimatedPrefillQueueMs: number | undefined;
+  uncachedTokensComparable: boolean;
 }
 
+const NO_READINGS: Readings = [];
+
 class Entry {
-  readonly ranks = new Map<number, RankSample>();
+  /** The last poll's ranks, replaced whole by each sample (never merged), at most MAX_RANKS_PER_WORKER. */
+  readings: Readings = NO_READINGS;
+  /** Router receive time of `readings`. */
+  at = 0;
   expectedRanks: number | undefined;
-  /** Native fields are in scheduling units (the engine schedules cache-aware). */
-  nativeTrusted = false;
+  /** The engine schedules cache-aware: its uncached-token fields are comparable. */
+  uncachedTrusted = false;
   /** All required ranks present: the aggregates below are meaningful. */
   complete = false;
   readonly basic: MutableNative = blankNative();
+  /** Every required rank reports capacity (running and token limits). */
   hasNative = false;
-  /** Oldest required rank's receive time + freshness window. */
+  /** Receive time + freshness window. */
   freshUntil = -Infinity;
   inPool = false;
   // Status as last counted in the pool counters.
@@ -49,9 +46,13 @@ class Entry {
 /**
  * Engine-reported load per worker and DP rank (the reference router's table, fed by
  * HTTP polling instead of ZMQ): ranks are summed, a worker has a sample only when
- * every required rank reported within the freshness window, and receive times are
- * the router's own. Required ranks are the engine's advertised DP size when known,
- * else every rank seen. Missing or malformed data is "unknown", never zero.
+ * every required rank is in it and it is younger than the freshness window, and
+ * receive times are the router's own. One poll reads every rank at once, so each
+ * sample replaces the worker's rank set whole: ranks an engine stopped reporting are
+ * gone, and memory per worker is bounded (docs/engine-load.md, "DP ranks"). Required
+ * ranks are the engine's advertised DP size when known, else every rank in the
+ * sample. Missing or malformed data is "unknown", never zero; a failed poll changes
+ * nothing here, the sample simply ages out (docs/engine-load.md, "Freshness").
  *
  * The table also keeps, incrementally, the routable pool's counters (sampled,
  * queued at the limit, below the floor) and its gate-admitted tier, so whole-pool
@@ -93,12 +94,16 @@ export class LoadTable implements LoadView, PoolState {
     return e && e.complete && this.now <= e.freshUntil ? e.basic : undefined;
   }
 
+  /**
+   * Capacity data whatever the engine's schedule policy; `uncachedTokensComparable`
+   * on the result says whether the pressure comparisons may use it.
+   */
   native(worker: PolicyWorker): NativeLoad | undefined {
     const e = this.entries[worker.slot];
-    return e && e.complete && e.hasNative && e.nativeTrusted && this.now <= e.freshUntil ? e.basic : undefined;
+    return e && e.complete && e.hasNative && this.now <= e.freshUntil ? e.basic : undefined;
   }
 
-  /** The engine's native fields as last reported, trusted or not (for display). */
+  /** The engine's native fields as last reported, fresh or not (for display). */
   lastNative(worker: PolicyWorker): NativeLoad | undefined {
     const e = this.entries[worker.slot];
     return e && e.complete && e.hasNative ? e.basic : undefined;
@@ -136,15 +141,16 @@ export class LoadTable implements LoadView, PoolState {
   }
 
   /**
-   * Whether the worker's native fields may drive capacity admission and the pressure
-   * guard. SGLang reports waiting-uncached tokens in scheduling units only under a
-   * cache-aware --schedule-policy, and withholds them from routers otherwise; the
-   * fields are kept either way, but used only when trusted.
+   * Whether the worker's waiting-uncached tokens may drive the pressure comparisons.
+   * SGLang reports them net of its prefix cache only under a cache-aware
+   * --schedule-policy (raw prompt lengths under fcfs). Capacity fields are used
+   * either way (docs/engine-load.md, "Capacity and pressure").
    */
-  setNativeTrusted(worker: PolicyWorker, trusted: boolean): void {
+  setUncachedTrusted(worker: PolicyWorker, trusted: boolean): void {
     const e = this.entries[worker.slot];
-    if (!e || e.nativeTrusted === trusted) return;
-    e.nativeTrusted = trusted;
+    if (!e || e.uncachedTrusted === trusted) return;
+    e.uncachedTrusted = trusted;
+    this.aggregate(e);
     this.version++;
   }
 
@@ -172,31 +178,42 @@ export class LoadTable implements LoadView, PoolState {
   }
 
   // ---- samples ----
-  /** Apply one poll's readings (all the ranks it returned), received at `at`. */
-  apply(worker: PolicyWorker, readings: ReadonlyArray<readonly [rank: number, reading: RankReading]>, at: number): void {
+  /**
+   * Apply one poll's readings, received at `at`: they replace the worker's rank set.
+   * Readings are ascending by rank without repeats (as the engine reader returns
+   * them); more than MAX_RANKS_PER_WORKER are refused (false), the table unchanged.
+   */
+  apply(worker: PolicyWorker, readings: Readings, at: number): boolean {
     const e = this.entries[worker.slot];
-    if (!e) return;
-    for (const [rank, reading] of readings) e.ranks.set(rank, { at, reading });
+    if (!e || readings.length > MAX_RANKS_PER_WORKER) return false;
+    e.readings = readings;
+    e.at = at;
     this.aggregate(e);
     this.version++;
     this.recount(e);
+    return true;
   }
 
-  /** The worker answered garbage or nothing: its load is unknown from now on. */
+  /** Forget the worker's load now. A failed poll does not call this: samples age out instead. */
   markUnknown(worker: PolicyWorker): void {
     const e = this.entries[worker.slot];
-    if (!e || e.ranks.size === 0) return;
-    e.ranks.clear();
+    if (!e || e.readings.length === 0) return;
+    e.readings = NO_READINGS;
     this.aggregate(e);
     this.version++;
     this.recount(e);
   }
 
-  /** Age of the worker's sample in ms (oldest required rank), or undefined without one. */
+  /** Age of the worker's sample in ms, or undefined without one. */
   sampleAge(worker: PolicyWorker, now: number): number | undefined {
     const e = this.entries[worker.slot];
     if (!e || !e.complete) return undefined;
-    return now - e.basic.capturedAt;
+    return now - e.at;
+  }
+
+  /** Ranks held for the worker (bounded by MAX_RANKS_PER_WORKER). */
+  rankCount(worker: PolicyWorker): number {
+    return this.entries[worker.slot]?.readings.length ?? 0;
   }
 
   /** The last complete aggregate whether fresh or not (for display of stale data). */
@@ -216,45 +233,44 @@ export class LoadTable implements LoadView, PoolState {
   // ---- internals ----
   private aggregate(e: Entry): void {
     const b = e.basic;
-    let required: Iterable<number>;
-    if (e.expectedRanks !== undefined) {
-      const n = e.expectedRanks;
-      required = (function* () {
-        for (let r = 0; r < n; r++) yield r;
-      })();
-    } else {
-      required = e.ranks.keys();
-    }
-    let complete = e.ranks.size > 0;
+    const n = e.expectedRanks;
+    let counted = 0;
+    let ordered = true;
+    let previous = -1;
     let native = true;
-    let oldest = Infinity;
+    let uncached = e.uncachedTrusted;
     b.running = b.waiting = b.usedTokens = b.maxTotalTokens = 0;
     b.waitingUncachedTokens = b.totalTokens = b.maxRunningRequests = 0;
-    for (const rank of required) {
-      const s = e.ranks.get(rank);
-      if (!s) {
-        complete = false;
-        break;
-      }
-      const r = s.reading;
+    for (const [rank, r] of e.readings) {
+      if (rank <= previous) ordered = false;
+      previous = rank;
+      // With an advertised DP size, the ranks beyond it are not the worker's.
+      if (n !== undefined && rank >= n) continue;
+      counted++;
       b.running += r.running;
       b.waiting += r.waiting;
-      b.usedTokens += r.usedTokens;
-      b.maxTotalTokens += r.maxTotalTokens;
-      if (r.native && r.maxTotalTokens > 0 && r.native.maxRunningRequests > 0) {
-        b.waitingUncachedTokens += r.native.waitingUncachedTokens;
-        b.totalTokens += r.native.totalTokens;
-        b.maxRunningRequests += r.native.maxRunningRequests;
+      b.usedTokens += r.usedTokens ?? 0;
+      b.maxTotalTokens += r.maxTotalTokens ?? 0;
+      const cap = r.maxTotalTokens ?? 0;
+      const maxRunning = r.maxRunningRequests ?? 0;
+      if (r.totalTokens !== undefined && cap > 0 && maxRunning > 0) {
+        b.totalTokens += r.totalTokens;
+        b.maxRunningRequests += maxRunning;
       } else {
         native = false;
       }
-      if (s.at < oldest) oldest = s.at;
+      if (r.waitingUncachedTokens !== undefined) b.waitingUncachedTokens += r.waitingUncachedTokens;
+      else uncached = false;
     }
+    // Ranks ascending and unique (anything else is no sample), so counting them is
+    // enough to know every required one is here.
+    const complete = ordered && (n === undefined ? counted > 0 : counted === n);
     e.complete = complete;
     e.hasNative = complete && native;
-    b.capturedAt = complete ? oldest : 0;
+    b.uncachedTokensComparable = uncached;
+    b.capturedAt = complete ? e.at : 0;
     b.estimatedPrefillQueueMs = undefined;
-    e.freshUntil = complete ? oldest + this.freshnessMs : -Infinity;
+    e.freshUntil = complete ? e.at + this.freshnessMs : -Infinity;
   }
 
   /** Recompute a worker's status at the current time and patch the counters. */
@@ -307,6 +323,7 @@ function blankNative(): MutableNative {
     totalTokens: 0,
     maxRunningRequests: 0,
     estimatedPrefillQueueMs: undefined,
+    uncachedTokensComparable: false,
   };
 }
 

@@ -1,0 +1,18 @@
+export { ENGINE_REPLY_MAX_BYTES, classifyFailure, getEngineReply, readBoundedText } from './engine-reply.js';
+export type { EngineGetOptions, EngineReply, ReplyBody, TransportFailure } from './engine-reply.js';
+export {
+  LOAD_ENDPOINTS,
+  LOAD_PATHS,
+  LOAD_SOURCES,
+  MAX_RANKS_PER_WORKER,
+  readGetLoad,
+  readLoadReply,
+  readMetricsText,
+  readV1Loads,
+  summarizeLoad,
+} from './load-formats.js';
+export type { LoadRead, LoadShape, LoadSource, LoadSummary, RankReading, Readings } from './load-formats.js';
+export { POLL_FAILURE_REASONS, pollEngineLoad } from './load-poll.js';
+export type { LoadPoll, PollFailureReason } from './load-poll.js';
+export { parseJson, parseModels, parseServerInfo } from './introspection.js';
+export type { ModelsInfo, ServerInfo } from './introspection.js';
