@@ -1,6 +1,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { addConfigOptions, formatProblem, resolveConfig } from '../src/config/index.js';
 import { colorEnabled } from '../src/cli/color.js';
+import { StopSignals } from '../src/cli/signals.js';
 
 interface ServeArgs {
   [flag: string]: unknown;
@@ -19,7 +20,11 @@ const serve: CommandModule<object, ServeArgs> = {
       .example('$0 serve --worker-queue-limit 6', 'the embedded simulated fleet, with the queue gate on')
       .example('$0 serve --worker-urls http://127.0.0.1:31000 --no-tui', 'one engine, log lines only')
       .example('$0 serve --port 0 --no-tui --log-format json', 'a free port, JSON logs')
-      .epilogue('SIGTERM drains (readyz 503, --shutdown-drain-secs, then in-flight requests finish); a second signal cuts the pause short.') as unknown as Argv<ServeArgs>,
+      .epilogue(
+        'SIGTERM drains: /readyz answers 503 and in-flight requests get at most --shutdown-drain-secs to finish (SIGINT skips the ' +
+          'readiness pause); what is left then is cut. A second signal cuts at once. Exit status 0: every request finished; ' +
+          '143 (SIGTERM) or 130 (SIGINT): some were cut. See man routerctl-serve.',
+      ) as unknown as Argv<ServeArgs>,
   handler: async (argv) => {
     const resolved = await resolveConfig({ argv });
     if (resolved.errors.length > 0) {
@@ -35,29 +40,12 @@ const serve: CommandModule<object, ServeArgs> = {
       process.exitCode = await runServeConsole(resolved.config);
       return;
     }
-    const { startRouter } = await import('../src/serve/run-router.js');
+    const { startRouter, serveUntilStopped } = await import('../src/serve/run-router.js');
     // Handlers go in before the URL is printed: a supervisor may signal as soon as it reads it.
-    let running: Awaited<ReturnType<typeof startRouter>> | undefined;
-    let signals = 0;
-    let skipPause = false;
-    const requested = new Promise<NodeJS.Signals>((resolve) => {
-      const onSignal = (signal: NodeJS.Signals): void => {
-        // SIGINT (an operator at the keyboard) or a second signal cuts the drain pause short.
-        signals++;
-        if (signal === 'SIGINT' || signals > 1) skipPause = true;
-        if (signals === 1) resolve(signal);
-        else void running?.stop();
-      };
-      process.on('SIGTERM', onSignal);
-      process.on('SIGINT', onSignal);
-    });
-    running = await startRouter(resolved.config);
+    const stops = new StopSignals().listen(['SIGTERM', 'SIGINT']);
+    const running = await startRouter(resolved.config);
     process.stdout.write(`${running.url}\n`);
-    const signal = await requested;
-    running.log.info('shutting down', { signal, inflight: running.router.inflight, drain_pause_s: skipPause ? 0 : resolved.config.shutdownDrainSecs });
-    const stopping = running.stop();
-    if (skipPause) void running.stop();
-    await stopping;
+    process.exitCode = await serveUntilStopped(running, stops);
   },
 };
 

@@ -54,6 +54,12 @@ export interface RouterConfig {
   tui: boolean;
   logFormat: LogFormat;
   maxBodyBytes: number;
+  /** Open client connections the router accepts at once; more are closed on arrival. */
+  maxConnections: number;
+  /** A client must send its request line and headers within this (else 408). */
+  clientHeaderTimeoutSecs: number;
+  /** A client must send its whole request, body included, within this (else 408). */
+  clientRequestTimeoutSecs: number;
 }
 
 export type ConfigKey = keyof RouterConfig;
@@ -211,7 +217,7 @@ export const OPTIONS = [
     type: 'number',
     default: null,
     defaultLabel: 'unset',
-    describe: 'absolute pressure gap, in estimated milliseconds, that the guard also requires',
+    describe: 'absolute pressure gap, in estimated prefill milliseconds, the guard requires instead of tokens; needs engines that report a prefill-time estimate (HTTP-polled engines do not)',
     group: PRESSURE,
     policyFamily: 'pressure-tuning',
     range: { nonNegative: true },
@@ -271,7 +277,7 @@ export const OPTIONS = [
     flag: 'cache-switch-margin-tokens',
     type: 'integer',
     default: 1024,
-    describe: 'extra matched tokens another owner needs to win over the current choice',
+    describe: 'owners whose uncached work is within this many tokens of the least-uncached owner are ranked by prefill pressure; farther ones are out of the running',
     group: CACHE,
     policyFamily: 'cache-tuning',
     range: { atLeast: 0 },
@@ -351,6 +357,15 @@ export const OPTIONS = [
     secret: true,
   }),
   opt({
+    key: 'maxConnections',
+    flag: 'max-connections',
+    type: 'integer',
+    default: 4096,
+    describe: 'client connections open at once; more are closed on arrival',
+    group: 'Server',
+    range: { atLeast: 1 },
+  }),
+  opt({
     key: 'blockSize',
     flag: 'block-size',
     type: 'integer',
@@ -409,9 +424,27 @@ export const OPTIONS = [
     flag: 'shutdown-drain-secs',
     type: 'number',
     default: 30,
-    describe: 'on SIGTERM, keep serving in-flight requests this long; 0 disables the pause; at most 1800',
+    describe: 'the ceiling of a graceful stop: in-flight requests get at most this long to finish, then are cut; 0 cuts at once; at most 1800',
     group: 'Timeouts and shutdown',
     range: { atLeast: 0, atMost: 1800 },
+  }),
+  opt({
+    key: 'clientHeaderTimeoutSecs',
+    flag: 'client-header-timeout-secs',
+    type: 'number',
+    default: 30,
+    describe: 'a client must send its request line and headers within this, else 408 and the connection closes',
+    group: 'Timeouts and shutdown',
+    range: { greaterThan: 0 },
+  }),
+  opt({
+    key: 'clientRequestTimeoutSecs',
+    flag: 'client-request-timeout-secs',
+    type: 'number',
+    default: 60,
+    describe: 'a client must send its whole request, body included, within this, else 408; also caps the header timeout',
+    group: 'Timeouts and shutdown',
+    range: { greaterThan: 0 },
   }),
   opt({
     key: 'cbThreshold',

@@ -3,7 +3,9 @@ import { RouterctlError, UsageError } from './routerctl-error.js';
 /**
  * The one catalogue of coded runtime errors (configuration errors have their own
  * catalogue in src/config/, because each carries a validation class and an origin).
- * Codes are part of the CLI contract: add new ones, never rename.
+ * Codes are part of the CLI contract: add new ones, never rename. The codes the
+ * router answers HTTP clients with are the HTTP contract's, catalogued with their
+ * statuses in src/router/server/api-error.ts (API_ERROR_CODES; docs/http-edge.md).
  */
 export const ErrorCodes = {
   USAGE: 'RCTL_E_USAGE',

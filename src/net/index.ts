@@ -1,2 +1,3 @@
 export { readBodyWithLimit } from './read-body.js';
-export { createTrackedServer } from './http-server.js';
+export { checkingIntervalMs, clientErrorStatus, createTrackedServer } from './http-server.js';
+export type { ClientErrorStatus, RawErrorResponse, TrackedServerOptions } from './http-server.js';

@@ -4,26 +4,40 @@ import type { IncomingMessage } from 'node:http';
  * Buffer a request body, refusing more than `limit` bytes: a declared Content-Length
  * over the limit is refused before a byte is read, a chunked body as soon as it
  * passes the limit. `tooLarge` builds the caller's own error (router envelope or
- * engine shape).
+ * engine shape); `incomplete`, when given, the error for a client that closed the
+ * connection before the body ended (otherwise node's own error is passed on).
  */
-export function readBodyWithLimit(req: IncomingMessage, limit: number, tooLarge: () => Error): Promise<Buffer> {
+export function readBodyWithLimit(req: IncomingMessage, limit: number, tooLarge: () => Error, incomplete?: () => Error): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let settled = false;
+    const settle = (err: Error | undefined): void => {
+      if (settled) return;
+      settled = true;
+      req.off('data', onData);
+      req.off('close', onClose);
+      if (err) reject(err);
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > limit) {
-        req.off('data', onData);
         req.pause();
-        reject(tooLarge());
+        settle(tooLarge());
         return;
       }
       chunks.push(chunk);
     };
+    // A client that aborts its upload: 'error' (ECONNRESET, "aborted"), or only 'close'.
+    const onClose = (): void => {
+      if (!req.complete) settle(incomplete?.() ?? new Error('request aborted'));
+    };
     req.on('data', onData);
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
-    req.once('error', reject);
+    req.once('end', () => settle(undefined));
+    req.on('error', (err) => settle(incomplete?.() ?? err));
+    req.on('close', onClose);
   });
 }

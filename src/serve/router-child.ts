@@ -4,24 +4,30 @@
  * (DESIGN §1). Protocol over the IPC channel:
  *   parent → {type:'start', config}  once
  *   child  → {type:'listening', url} or {type:'failed', code, message, exitCode}
- *   parent → {type:'stop'}           first: drain (in-flight requests finish, no
- *                                    readiness pause: the operator asked), second: now
- * SIGINT/SIGTERM count as a stop; losing the parent (IPC disconnect) stops at once.
- * Logs go to stderr, which the parent keeps for its log pane and crash report.
+ *   parent → {type:'stop', signal}   first: drain, second: cut now (docs/http-edge.md,
+ *                                    "Shutdown and signals"); `signal` is the one the
+ *                                    console got, SIGINT for its q key
+ * SIGTERM, SIGINT and SIGHUP sent to this process count as stops too, counted apart
+ * from the console's: a signal to the whole process group (systemd, a closed terminal)
+ * that the console also forwards is one stop, not two. Losing the console (IPC
+ * disconnect) cuts at once. The exit status is serve's: 0 after a clean drain, 128 +
+ * the signal's number when requests were cut. Logs go to stderr, which the parent
+ * keeps for its log pane and crash report.
  */
 import type { RouterConfig } from '../config/index.js';
+import { StopSignals } from '../cli/signals.js';
+import type { StopSignal } from '../cli/signals.js';
 import { RouterctlError } from '../errors/index.js';
-import { startRouter } from './run-router.js';
-import type { RunningRouter } from './run-router.js';
+import { serveUntilStopped, startRouter } from './run-router.js';
 
-export type ToRouterChild = { type: 'start'; config: RouterConfig } | { type: 'stop' };
+export type ToRouterChild = { type: 'start'; config: RouterConfig } | { type: 'stop'; signal: StopSignal };
 export type FromRouterChild =
   | { type: 'listening'; url: string }
   | { type: 'failed'; code: string; message: string; exitCode: number };
 
-let running: RunningRouter | undefined;
+const CONSOLE = 'console';
+const stops = new StopSignals().listen(['SIGTERM', 'SIGINT', 'SIGHUP']);
 let starting = false;
-let stops = 0;
 
 const send = (m: FromRouterChild): void => {
   if (process.connected) process.send?.(m);
@@ -30,6 +36,7 @@ const send = (m: FromRouterChild): void => {
 async function start(config: RouterConfig): Promise<void> {
   if (starting) return;
   starting = true;
+  let running;
   try {
     running = await startRouter(config);
   } catch (err) {
@@ -40,41 +47,23 @@ async function start(config: RouterConfig): Promise<void> {
     return;
   }
   send({ type: 'listening', url: running.url });
-  // A stop that arrived while starting.
-  if (stops > 0) void stop('console');
+  // A stop that arrived while starting is already in `stops`.
+  const status = await serveUntilStopped(running, stops);
+  // Everything is closed; exit now rather than when a stray keep-alive socket or timer lets go.
+  process.exit(status);
 }
 
-async function stop(reason: string): Promise<void> {
-  stops++;
-  if (!running) {
-    if (!starting) process.exit(0);
-    return; // start() stops once it is listening
-  }
-  const r = running;
-  if (stops === 1) {
-    r.log.info('shutting down', { signal: reason, inflight: r.router.inflight, drain_pause_s: 0 });
-    const stopping = r.stop();
-    void r.stop(); // a second call cuts the readiness pause: the operator is at the keyboard
-    await stopping;
-    // Everything is closed; exit now rather than when the last stray timer fires (the
-    // router's drain-pause timer outlives a cut pause by up to --shutdown-drain-secs).
-    process.exit(0);
-  } else if (stops === 2) {
-    r.log.warn('stopping now: cutting in-flight requests', { inflight: r.router.inflight });
-    await r.router.close();
-  }
-}
+// Asked to stop before being asked to start: nothing to drain.
+void stops.first.then(() => {
+  if (!starting) process.exit(0);
+});
 
 process.on('message', (m: ToRouterChild) => {
   if (m.type === 'start') void start(m.config);
-  else if (m.type === 'stop') void stop('console');
+  else if (m.type === 'stop') stops.request(m.signal ?? 'SIGINT', CONSOLE);
 });
-process.on('SIGINT', () => void stop('SIGINT'));
-process.on('SIGTERM', () => void stop('SIGTERM'));
 process.on('disconnect', () => {
-  // The console is gone (it disconnects itself only after we stopped): do not linger.
-  if (stops === 0) {
-    void stop('console gone');
-    void stop('console gone');
-  }
+  // The console is gone without waiting for us (it waits for our exit otherwise): do not linger.
+  stops.request('SIGHUP', CONSOLE);
+  stops.request('SIGHUP', CONSOLE);
 });

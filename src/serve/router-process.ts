@@ -1,6 +1,8 @@
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { signalExitStatus } from '../cli/signals.js';
+import type { StopSignal } from '../cli/signals.js';
 import type { RouterConfig } from '../config/index.js';
 import { ErrorCodes, RouterctlError } from '../errors/index.js';
 import type { ChildState } from '../tui/child-state.js';
@@ -9,19 +11,27 @@ import type { FromRouterChild, ToRouterChild } from './router-child.js';
 const CHILD = fileURLToPath(new URL('./router-child.js', import.meta.url));
 const LOG_LINES = 300;
 const LOG_FLUSH_MS = 250;
-/** After the second stop (cut in-flight), how long before SIGKILL. */
-const KILL_AFTER_MS = 5000;
+/**
+ * The child enforces the drain ceiling itself; these bound it from outside, so the
+ * whole tree obeys the ceiling even if the child hangs: after a first stop, SIGKILL
+ * at --shutdown-drain-secs plus this; after a second, SIGKILL after CUT_KILL_MS.
+ */
+const DRAIN_KILL_GRACE_MS = 5000;
+const CUT_KILL_MS = 3000;
 
 /**
  * The router as a child process of the console (`routerctl serve` on a terminal):
  * started with the resolved configuration, its stderr kept as log lines, its life
  * exposed as a store the console draws. `stop()` asks it to drain; a second call
- * asks it to stop now; if it still has not exited a few seconds later it is killed.
+ * asks it to stop now; if it has not exited in time it is killed.
  */
 export class RouterProcess {
   private state: ChildState;
   private readonly listeners = new Set<() => void>();
   private stops = 0;
+  private firstStop: StopSignal | undefined;
+  private killedByUs = false;
+  private drainMs = 0;
   private partial = '';
   private pending: string[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
@@ -36,7 +46,9 @@ export class RouterProcess {
       child.once('exit', (code, signal) => {
         if (this.partial) this.appendLog('\n');
         this.flushLog();
-        this.update({ phase: 'exited', exit: { code, signal }, crashed: this.stops === 0 || (code !== 0 && code !== null) });
+        // After a stop, 0 (clean drain) and 128 + N (requests cut) are how a router ends; anything else is a failure.
+        const failed = code !== null && code !== 0 && code <= 128;
+        this.update({ phase: 'exited', exit: { code, signal }, crashed: this.stops === 0 || failed });
         resolve({ code, signal });
       });
     });
@@ -46,6 +58,7 @@ export class RouterProcess {
   static async start(config: RouterConfig): Promise<RouterProcess> {
     const child = fork(CHILD, [], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: process.env });
     const rp = new RouterProcess(child);
+    rp.drainMs = config.shutdownDrainSecs * 1000;
     const url = await new Promise<string>((resolve, reject) => {
       const onMessage = (m: FromRouterChild): void => {
         if (m.type === 'listening') resolve(m.url);
@@ -78,22 +91,43 @@ export class RouterProcess {
     return () => this.listeners.delete(listener);
   };
 
-  /** First call: drain and stop. Second: stop now. Then: kill if it lingers. */
-  stop(): void {
+  /**
+   * First call: drain (`signal` is the one the console got, SIGINT for its q key).
+   * Second: cut now. Either way, killed if it outlives its bound.
+   */
+  stop(signal: StopSignal): void {
     if (this.state.phase === 'exited') return;
     this.stops++;
-    if (this.stops === 1) this.update({ phase: 'stopping' });
-    if (this.child.connected) this.child.send({ type: 'stop' } satisfies ToRouterChild);
-    else this.child.kill('SIGTERM');
-    if (this.stops === 2) {
-      const t = setTimeout(() => this.child.kill('SIGKILL'), KILL_AFTER_MS);
-      void this.exited.then(() => clearTimeout(t));
+    if (this.stops === 1) {
+      this.firstStop = signal;
+      this.update({ phase: 'stopping' });
     }
+    if (this.child.connected) this.child.send({ type: 'stop', signal } satisfies ToRouterChild);
+    else this.child.kill(signal);
+    const t = setTimeout(() => {
+      this.killedByUs = true;
+      this.child.kill('SIGKILL');
+    }, this.stops === 1 ? this.drainMs + DRAIN_KILL_GRACE_MS : CUT_KILL_MS);
+    void this.exited.then(() => clearTimeout(t));
+  }
+
+  /**
+   * The exit status `serve` reports for the router once it exited: 0 after a clean
+   * drain, its 128 + N after a stop that cut requests (or 128 + N of the first stop's
+   * signal when it had to be killed), 1 when it failed or exited unasked.
+   */
+  exitStatus(): number {
+    const exit = this.state.exit;
+    if (!exit || this.state.crashed) return 1;
+    if (exit.code !== null) return exit.code;
+    return this.killedByUs && this.firstStop ? signalExitStatus(this.firstStop) : 1;
   }
 
   /** Kill at once (the console is going away and cannot wait). */
   kill(): void {
-    if (this.state.phase !== 'exited') this.child.kill('SIGKILL');
+    if (this.state.phase === 'exited') return;
+    this.killedByUs = true;
+    this.child.kill('SIGKILL');
   }
 
   private appendLog(text: string): void {

@@ -1,4 +1,6 @@
 import type { RouterConfig } from '../config/index.js';
+import { keepsReadinessPause } from '../cli/signals.js';
+import type { StopSignals } from '../cli/signals.js';
 import { packageVersion } from '../cli/version.js';
 import { startEmbeddedFleet, autoRate } from '../embedded/index.js';
 import type { EmbeddedFleet } from '../embedded/index.js';
@@ -10,9 +12,11 @@ export interface RunningRouter {
   fleet: EmbeddedFleet | undefined;
   url: string;
   log: Logger;
-  /** Drain and stop; a second call (second signal) cuts the drain pause short. */
-  stop(): Promise<void>;
+  config: RouterConfig;
 }
+
+/** How long the simulated fleet gets to stop after the router, before it is killed. */
+const FLEET_STOP_MS = 2000;
 
 /**
  * Start the router on the resolved configuration. Without worker URLs, first start
@@ -53,25 +57,46 @@ export async function startRouter(config: RouterConfig, log: Logger = createLogg
       log.info('synthetic traffic off (--sim-rate 0)');
     }
   }
-  let stopping: Promise<void> | undefined;
-  let cutPause: () => void = () => {};
-  const pause = new Promise<void>((r) => (cutPause = r));
-  return {
-    router,
-    fleet,
-    url,
-    log,
-    stop: () => {
-      if (stopping) {
-        cutPause();
-        return stopping;
-      }
-      stopping = (async () => {
-        await router.shutdown({ pause });
-        await fleet?.stop();
-        log.info('router stopped');
-      })();
-      return stopping;
-    },
-  };
+  return { router, fleet, url, log, config: effective };
+}
+
+/**
+ * Serve until stopped, on the shutdown contract (docs/http-edge.md, "Shutdown and
+ * signals"): the first stop request drains for at most --shutdown-drain-secs (keeping
+ * the readiness pause for SIGTERM, skipping it for SIGINT and SIGHUP), a second one
+ * cuts what is left at once; the simulated fleet stops last. Resolves to the exit
+ * status: 0 when every in-flight request finished, 128 + the first signal's number
+ * when some had to be cut.
+ */
+export async function serveUntilStopped(running: RunningRouter, stops: StopSignals): Promise<number> {
+  const { router, log, config } = running;
+  const first = await stops.first;
+  const pause = keepsReadinessPause(first.signal) && !stops.cut;
+  log.info('shutting down', {
+    signal: first.signal,
+    ...(first.source === 'signal' ? {} : { from: first.source }),
+    inflight: router.inflight,
+    drain_s: config.shutdownDrainSecs,
+    readiness_pause: pause,
+  });
+  const cut = await router.shutdown({ skipPause: pause ? undefined : Promise.resolve(), cutNow: stops.second.then(() => undefined) });
+  await stopFleet(running.fleet, cut > 0);
+  const status = stops.exitStatus(cut > 0);
+  log.info('router stopped', { cut, exit_status: status });
+  return status;
+}
+
+/** The simulated fleet: stopped in good order after a clean drain, killed after a cut (its requests are gone anyway). */
+async function stopFleet(fleet: EmbeddedFleet | undefined, cut: boolean): Promise<void> {
+  if (!fleet || fleet.child.exitCode !== null || fleet.child.signalCode !== null) return;
+  if (cut) {
+    const gone = new Promise((r) => fleet.child.once('exit', r));
+    fleet.child.kill('SIGKILL');
+    await gone;
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([fleet.stop(), new Promise((r) => (timer = setTimeout(r, FLEET_STOP_MS)))]);
+  clearTimeout(timer);
+  if (fleet.child.exitCode === null && fleet.child.signalCode === null) fleet.child.kill('SIGKILL');
 }

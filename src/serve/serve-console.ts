@@ -1,4 +1,5 @@
 import { colorEnabled } from '../cli/color.js';
+import { StopSignals } from '../cli/signals.js';
 import type { RouterConfig } from '../config/index.js';
 import { FleetFeed } from '../top/fleet-feed.js';
 import { RouterProcess } from './router-process.js';
@@ -9,27 +10,33 @@ const INTERVAL_MS = 500;
 /**
  * `routerctl serve` on a terminal: the router runs in a child process and this one
  * draws its console from the child's admin stream (the same console as `top`).
- * q / Ctrl-C (or SIGTERM, SIGHUP) drain and stop the router, then restore the terminal
- * and exit 0; pressing again stops it at once. A router that dies on its own stays on
- * screen with its exit status and last log lines until q, and the exit status is 1.
- * Resolves to the exit status.
+ * q / Ctrl-C (counted as SIGINT), SIGTERM and SIGHUP drain and stop the router on
+ * serve's contract (docs/http-edge.md, "Shutdown and signals"), then restore the
+ * terminal; pressing again, or a second signal, cuts at once. The exit status is the
+ * router's: 0 after a clean drain, 128 + the signal's number when requests were cut.
+ * A router that dies on its own stays on screen with its exit status and last log
+ * lines until q, and the exit status is 1. Resolves to the exit status.
  */
 export async function runServeConsole(config: RouterConfig): Promise<number> {
   process.stderr.write('starting the router…\n');
   // Ink takes over a second to import cold: load it while the router starts, not after.
   const tuiLoading = import('../tui/index.js');
   tuiLoading.catch(() => undefined); // awaited below; a start failure must not leave it unhandled
-  const router = await RouterProcess.start(config);
+  const stops = new StopSignals().listen(['SIGTERM', 'SIGHUP', 'SIGINT']);
+  const router = await RouterProcess.start(config).catch((err: unknown) => {
+    stops.dispose();
+    throw err;
+  });
   const feed = FleetFeed.start({ urls: [router.url], source: 'admin', token: config.adminToken ?? undefined, intervalMs: INTERVAL_MS });
   let quitRequested = false;
   let screen: { close(): void; done: Promise<void> } | undefined;
-  const quit = (): void => {
+  // A signal that came while the router was starting is in `stops` and acted on here.
+  void stops.first.then(({ signal }) => {
     quitRequested = true;
     if (router.get().phase === 'exited') screen?.close();
-    else router.stop();
-  };
-  const onSignal = (): void => quit();
-  for (const s of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.on(s, onSignal);
+    else router.stop(signal);
+  });
+  void stops.second.then(({ signal }) => router.stop(signal));
   try {
     const { runConsole } = await tuiLoading;
     screen = runConsole({
@@ -40,24 +47,30 @@ export async function runServeConsole(config: RouterConfig): Promise<number> {
       target: router.url,
       intervalMs: INTERVAL_MS,
       blockSize: config.blockSize,
-      onQuit: () => quit(),
+      onQuit: () => {
+        // The router is gone already (it crashed): q just leaves.
+        if (router.get().phase === 'exited') screen?.close();
+        stops.request('SIGINT', 'signal');
+      },
     });
     // Asked to stop: leave as soon as the router is gone. Crashed: stay and show it.
     void router.exited.then(() => {
       if (quitRequested) screen?.close();
     });
+    // A stop requested before the screen existed, for a router already gone.
+    if (quitRequested && router.get().phase === 'exited') screen.close();
     await screen.done;
   } finally {
-    for (const s of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.off(s, onSignal);
+    stops.dispose();
     if (router.get().phase !== 'exited') {
       // The console went away first (it threw): the router must not outlive it.
-      router.stop();
-      router.stop();
+      router.stop('SIGHUP');
+      router.stop('SIGHUP');
       const t = setTimeout(() => router.kill(), 8000);
       await router.exited;
       clearTimeout(t);
     }
     await feed.close();
   }
-  return router.get().crashed ? 1 : 0;
+  return router.exitStatus();
 }

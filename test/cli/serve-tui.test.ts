@@ -124,7 +124,8 @@ describe.skipIf(!hasTmux)('routerctl serve on a terminal', () => {
   it(
     '--no-tui on a terminal prints the URL and log lines, no console',
     async () => {
-      const t = startInTmux(['serve', '--no-tui', '--port', '0', '--shutdown-drain-secs', '0'], { x: 120, y: 30 });
+      // No synthetic traffic: with --shutdown-drain-secs 0, requests in flight would be cut and Ctrl-C would exit 130.
+      const t = startInTmux(['serve', '--no-tui', '--port', '0', '--shutdown-drain-secs', '0', '--sim-rate', '0'], { x: 120, y: 30 });
       await until('the URL', () => /^http:\/\/127\.0\.0\.1:\d+$/m.test(t.capture()), 15_000, t.capture);
       await until('a log line', () => /INFO\s+router listening/.test(t.capture()), 5000, t.capture);
       expect(t.capture()).not.toContain('WORKER');
