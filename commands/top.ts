@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
-import { wholeNumberAtLeast } from '../src/cli/coerce.js';
+import { wholeNumberAtLeast, wholeNumberBetween } from '../src/cli/coerce.js';
 
 const SORT_KEYS = ['waiting', 'rejections', 'url'] as const;
 const SOURCES = ['auto', 'admin', 'prometheus'] as const;
@@ -36,8 +36,9 @@ const top: CommandModule<object, TopArgs> = {
       .option('interval-ms', {
         type: 'number',
         default: 1000,
-        describe: 'update interval',
-        coerce: wholeNumberAtLeast('interval-ms', 100),
+        // The router's /admin/stream takes 100..60000 (docs/http-edge.md).
+        describe: 'update interval, 100 to 60000',
+        coerce: wholeNumberBetween('interval-ms', 100, 60_000),
       })
       .option('token', {
         type: 'string',
