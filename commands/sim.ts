@@ -1,6 +1,8 @@
 import type { Argv, CommandModule } from 'yargs';
 import { usageError } from '../src/errors/index.js';
 import { wholeNumberAtLeast } from '../src/cli/coerce.js';
+import { DEFAULT_ENGINE_PARAMS, SCHEDULE_POLICIES, SGLANG_SCHEDULER_DEFAULTS, VLLM_SCHEDULER_DEFAULTS } from '../src/sim/engine-params.js';
+import type { EngineParams, SchedulePolicy } from '../src/sim/engine-params.js';
 
 interface SimArgs {
   workers: number;
@@ -10,14 +12,28 @@ interface SimArgs {
   model: string;
   'dp-size': number;
   'max-running': number;
-  'kv-blocks': number;
+  'kv-blocks': number | undefined;
+  'max-total-tokens': number | undefined;
   'block-size': number;
+  'schedule-policy': SchedulePolicy;
+  'max-prefill-tokens': number | undefined;
+  'chunked-prefill-size': number | undefined;
+  'max-num-batched-tokens': number | undefined;
+  'long-prefill-token-threshold': number | undefined;
   speedup: number;
   seed: number;
   json: boolean;
 }
 
 const positiveInt = (flag: string): ((v: number) => number) => wholeNumberAtLeast(flag, 1);
+
+/** Flags that only one flavour's scheduler reads; given to the other they would silently do nothing. */
+const FLAVOUR_FLAGS: ReadonlyArray<[flag: keyof SimArgs, flavor: 'sglang' | 'vllm', instead: string]> = [
+  ['max-prefill-tokens', 'sglang', '--max-num-batched-tokens'],
+  ['chunked-prefill-size', 'sglang', '--max-num-batched-tokens or --long-prefill-token-threshold'],
+  ['max-num-batched-tokens', 'vllm', '--max-prefill-tokens and --chunked-prefill-size'],
+  ['long-prefill-token-threshold', 'vllm', '--chunked-prefill-size'],
+];
 
 const sim: CommandModule<object, SimArgs> = {
   command: 'sim',
@@ -39,9 +55,58 @@ const sim: CommandModule<object, SimArgs> = {
       .option('flavor', { choices: ['sglang', 'vllm'] as const, default: 'sglang' as const, describe: 'API and metrics to speak' })
       .option('model', { type: 'string', default: 'sim-llama-3.1-8b', describe: 'served model name' })
       .option('dp-size', { type: 'number', default: 1, describe: 'data-parallel ranks per engine', coerce: positiveInt('dp-size') })
-      .option('max-running', { type: 'number', default: 32, describe: 'running-batch cap per rank', coerce: positiveInt('max-running') })
-      .option('kv-blocks', { type: 'number', default: 8192, describe: 'KV cache blocks per rank', coerce: positiveInt('kv-blocks') })
-      .option('block-size', { type: 'number', default: 16, describe: 'tokens per KV block', coerce: positiveInt('block-size') })
+      .option('max-running', {
+        type: 'number',
+        default: DEFAULT_ENGINE_PARAMS.maxRunning,
+        describe: 'running-batch cap per rank (SGLang --max-running-requests, vLLM --max-num-seqs)',
+        coerce: positiveInt('max-running'),
+      })
+      .option('kv-blocks', {
+        type: 'number',
+        defaultDescription: String(DEFAULT_ENGINE_PARAMS.kvBlocks),
+        describe: 'KV cache blocks per rank (vLLM --num-gpu-blocks-override)',
+        coerce: positiveInt('kv-blocks'),
+      })
+      .option('max-total-tokens', {
+        type: 'number',
+        describe: 'KV cache size per rank in tokens, instead of --kv-blocks (SGLang --max-total-tokens)',
+        coerce: positiveInt('max-total-tokens'),
+      })
+      .option('block-size', { type: 'number', default: DEFAULT_ENGINE_PARAMS.blockSize, describe: 'tokens per KV block', coerce: positiveInt('block-size') })
+      .option('schedule-policy', {
+        choices: SCHEDULE_POLICIES,
+        default: SGLANG_SCHEDULER_DEFAULTS.schedulePolicy,
+        describe: 'SGLang waiting-queue order: arrival (fcfs) or longest cached prefix (lpm)',
+      })
+      .option('max-prefill-tokens', {
+        type: 'number',
+        defaultDescription: String(SGLANG_SCHEDULER_DEFAULTS.maxPrefillTokens),
+        describe: 'SGLang: input-token budget of one prefill batch',
+        coerce: positiveInt('max-prefill-tokens'),
+      })
+      .option('chunked-prefill-size', {
+        type: 'number',
+        defaultDescription: String(SGLANG_SCHEDULER_DEFAULTS.chunkedPrefillSize),
+        describe: 'SGLang: prompt tokens computed per step; -1 turns chunking off',
+        coerce: (v: number) => {
+          if (v !== -1 && !(Number.isInteger(v) && v >= 1)) {
+            throw usageError(`--chunked-prefill-size must be -1 (off) or a whole number of at least 1 (got ${String(v)})`);
+          }
+          return v;
+        },
+      })
+      .option('max-num-batched-tokens', {
+        type: 'number',
+        defaultDescription: String(VLLM_SCHEDULER_DEFAULTS.maxNumBatchedTokens),
+        describe: 'vLLM: tokens scheduled per step, decodes and prefill chunks together',
+        coerce: positiveInt('max-num-batched-tokens'),
+      })
+      .option('long-prefill-token-threshold', {
+        type: 'number',
+        defaultDescription: `${VLLM_SCHEDULER_DEFAULTS.longPrefillTokenThreshold} (no cap)`,
+        describe: "vLLM: cap on one request's prefill chunk per step",
+        coerce: wholeNumberAtLeast('long-prefill-token-threshold', 0),
+      })
       .option('speedup', {
         type: 'number',
         default: 1,
@@ -56,11 +121,39 @@ const sim: CommandModule<object, SimArgs> = {
         return v;
       } })
       .option('json', { type: 'boolean', default: false, describe: 'print one JSON object with the URLs' })
+      .check((argv) => {
+        const a = argv as unknown as SimArgs;
+        if (a['kv-blocks'] !== undefined && a['max-total-tokens'] !== undefined) {
+          throw usageError('--kv-blocks and --max-total-tokens both size the KV cache; give one');
+        }
+        for (const [flag, flavor, instead] of FLAVOUR_FLAGS) {
+          if (a[flag] !== undefined && a.flavor !== flavor) {
+            throw usageError(`--${flag} is a ${flavor} flag and does nothing with --flavor ${a.flavor}; use ${instead}`);
+          }
+        }
+        if (a['schedule-policy'] === 'lpm' && a.flavor !== 'sglang') {
+          throw usageError('--schedule-policy lpm is an sglang policy; vLLM schedules its waiting queue in arrival order');
+        }
+        const chunk = a['chunked-prefill-size'];
+        if (chunk !== undefined && chunk !== -1 && chunk < a['block-size']) {
+          throw usageError(`--chunked-prefill-size must be at least --block-size ${a['block-size']}, or -1 (got ${chunk})`);
+        }
+        if (a['max-total-tokens'] !== undefined && a['max-total-tokens'] < a['block-size']) {
+          throw usageError(`--max-total-tokens must hold at least one block of --block-size ${a['block-size']} (got ${a['max-total-tokens']})`);
+        }
+        return true;
+      })
       .example('$0 sim --workers 4 --port-base 31000', 'four SGLang-style engines on ports 31000-31003')
       .example('$0 sim -n 2 --port-base 0 --json', 'free ports, machine-readable')
-      .example('$0 sim --flavor vllm --dp-size 2 --speedup 10', 'vLLM-style engines with two ranks, 10x faster') as unknown as Argv<SimArgs>,
+      .example('$0 sim --flavor vllm --dp-size 2 --speedup 10', 'vLLM-style engines with two ranks, 10x faster')
+      .example('$0 sim --schedule-policy lpm --max-total-tokens 65536', 'SGLang engines sorting by cached prefix, with a small KV pool') as unknown as Argv<SimArgs>,
   handler: async (argv) => {
     const { startSimFleet } = await import('../src/sim/index.js');
+    const params: Partial<EngineParams> = { schedulePolicy: argv['schedule-policy'] };
+    if (argv['max-prefill-tokens'] !== undefined) params.maxPrefillTokens = argv['max-prefill-tokens'];
+    if (argv['chunked-prefill-size'] !== undefined) params.chunkedPrefillSize = argv['chunked-prefill-size'];
+    if (argv['max-num-batched-tokens'] !== undefined) params.maxNumBatchedTokens = argv['max-num-batched-tokens'];
+    if (argv['long-prefill-token-threshold'] !== undefined) params.longPrefillTokenThreshold = argv['long-prefill-token-threshold'];
     // Handlers first: a supervisor may signal as soon as it reads the URLs.
     const stopped = untilSignal();
     const fleet = await startSimFleet({
@@ -71,10 +164,12 @@ const sim: CommandModule<object, SimArgs> = {
       model: argv.model,
       dpSize: argv['dp-size'],
       maxRunning: argv['max-running'],
-      kvBlocks: argv['kv-blocks'],
       blockSize: argv['block-size'],
       speedup: argv.speedup,
       seed: argv.seed,
+      params,
+      ...(argv['kv-blocks'] !== undefined ? { kvBlocks: argv['kv-blocks'] } : {}),
+      ...(argv['max-total-tokens'] !== undefined ? { maxTotalTokens: argv['max-total-tokens'] } : {}),
     });
     if (argv.json) {
       process.stdout.write(

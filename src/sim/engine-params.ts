@@ -1,17 +1,37 @@
+import type { Flavor } from './http/responses.js';
+
+/** SGLang's --schedule-policy values the simulator models (docs/simulator.md §Waiting-queue order). */
+export type SchedulePolicy = 'fcfs' | 'lpm';
+export const SCHEDULE_POLICIES: readonly SchedulePolicy[] = ['fcfs', 'lpm'];
+
 /**
  * Engine model parameters. Step-time coefficients are BLIS's fit for Llama-3.1-8B on
  * one H100 under vLLM 0.8.4 (β0 5.75 ms, β1 17.25 µs per uncached prefill token,
  * β2 6 µs per decode token; α0 232 µs + α1 1.75 µs per input token of arrival
  * overhead). Capacity defaults are demo-sized, so queues and evictions show up at
  * modest request rates; pass larger values to model a production engine.
+ *
+ * Scheduler fields carry the engines' own flag names. Each flavour reads only its
+ * own group; the other group is inert (docs/simulator.md §Admission per flavour).
  */
 export interface EngineParams {
-  /** Running-batch cap (max_running_requests / max-num-seqs). */
+  /** Running-batch cap (SGLang max_running_requests / vLLM max_num_seqs). */
   maxRunning: number;
   /** Waiting-queue cap; a request beyond it is refused with 429. */
   maxQueued: number;
-  /** Chunked-prefill token budget per step, decode tokens included. */
-  maxBatchedTokens: number;
+
+  /** SGLang max_prefill_tokens: input-token budget of one new prefill batch. */
+  maxPrefillTokens: number;
+  /** SGLang chunked_prefill_size: tokens of prompt computed per step; -1 turns chunking off. */
+  chunkedPrefillSize: number;
+  /** SGLang schedule_policy: order in which waiting requests are offered to the prefill batch. */
+  schedulePolicy: SchedulePolicy;
+
+  /** vLLM max_num_batched_tokens: tokens scheduled per step, decodes and prefill chunks together. */
+  maxNumBatchedTokens: number;
+  /** vLLM long_prefill_token_threshold: cap on one request's prefill chunk per step; 0 = no cap. */
+  longPrefillTokenThreshold: number;
+
   /** KV pool size in blocks. */
   kvBlocks: number;
   /** Tokens per KV block (page). */
@@ -30,10 +50,24 @@ export interface EngineParams {
   outputSigma: number;
 }
 
+/** SGLang's ServerArgs defaults for the scheduler fields (docs/simulator.md §Parameters). */
+export const SGLANG_SCHEDULER_DEFAULTS = Object.freeze({
+  maxPrefillTokens: 16384,
+  chunkedPrefillSize: 8192,
+  schedulePolicy: 'fcfs' as SchedulePolicy,
+});
+
+/** vLLM's defaults on an H100-class GPU for the scheduler fields (docs/simulator.md §Parameters). */
+export const VLLM_SCHEDULER_DEFAULTS = Object.freeze({
+  maxNumBatchedTokens: 8192,
+  longPrefillTokenThreshold: 0,
+});
+
 export const DEFAULT_ENGINE_PARAMS: Readonly<EngineParams> = Object.freeze({
   maxRunning: 32,
   maxQueued: 1000,
-  maxBatchedTokens: 8192,
+  ...SGLANG_SCHEDULER_DEFAULTS,
+  ...VLLM_SCHEDULER_DEFAULTS,
   kvBlocks: 8192,
   blockSize: 16,
   maxModelLen: 32768,
@@ -47,7 +81,27 @@ export const DEFAULT_ENGINE_PARAMS: Readonly<EngineParams> = Object.freeze({
   outputSigma: 0.6,
 });
 
-/** SGLang's TTFT histogram buckets, in seconds. */
-export const TTFT_BUCKETS_S: readonly number[] = [
-  0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 15, 20, 25, 30, 40, 50, 60,
-];
+/**
+ * A parameter set the engine cannot run with, as a sentence, or undefined. A chunk
+ * smaller than one page could never be cut, so a long prompt would wait forever;
+ * budgets below one token would never schedule anything.
+ */
+export function invalidEngineParams(p: Readonly<EngineParams>, flavor: Flavor): string | undefined {
+  const whole = (v: number, min: number): boolean => Number.isInteger(v) && v >= min;
+  if (!whole(p.maxRunning, 1)) return `maxRunning must be a whole number of at least 1 (got ${p.maxRunning})`;
+  if (!whole(p.blockSize, 1)) return `blockSize must be a whole number of at least 1 (got ${p.blockSize})`;
+  if (!whole(p.kvBlocks, 1)) return `kvBlocks must be a whole number of at least 1 (got ${p.kvBlocks})`;
+  if (flavor === 'sglang') {
+    if (!whole(p.maxPrefillTokens, 1)) return `maxPrefillTokens must be a whole number of at least 1 (got ${p.maxPrefillTokens})`;
+    if (p.chunkedPrefillSize !== -1 && !whole(p.chunkedPrefillSize, p.blockSize)) {
+      return `chunkedPrefillSize must be -1 (off) or a whole number of at least the block size ${p.blockSize} (got ${p.chunkedPrefillSize})`;
+    }
+    if (!SCHEDULE_POLICIES.includes(p.schedulePolicy)) return `schedulePolicy must be one of ${SCHEDULE_POLICIES.join(', ')} (got ${String(p.schedulePolicy)})`;
+  } else {
+    if (!whole(p.maxNumBatchedTokens, 1)) return `maxNumBatchedTokens must be a whole number of at least 1 (got ${p.maxNumBatchedTokens})`;
+    if (!whole(p.longPrefillTokenThreshold, 0)) {
+      return `longPrefillTokenThreshold must be a whole number of at least 0 (got ${p.longPrefillTokenThreshold})`;
+    }
+  }
+  return undefined;
+}

@@ -24,6 +24,11 @@ export interface SimFleetOptions {
   kvBlocks?: number;
   blockSize?: number;
   speedup?: number;
+  /**
+   * The KV pool in tokens, as SGLang's --max-total-tokens: becomes whole blocks
+   * (rounded down) and overrides kvBlocks.
+   */
+  maxTotalTokens?: number;
 }
 
 export const DEFAULT_SIM_MODEL = 'sim-llama-3.1-8b';
@@ -57,11 +62,20 @@ export async function startSimFleet(options: Partial<SimFleetOptions> = {}): Pro
     ...(o.blockSize !== undefined ? { blockSize: o.blockSize } : {}),
     ...(o.speedup !== undefined ? { speedup: o.speedup } : {}),
   };
+  if (o.maxTotalTokens !== undefined) params.kvBlocks = Math.floor(o.maxTotalTokens / params.blockSize);
   const clock = o.clock ?? new RealClock();
   const servers: EngineServer[] = [];
   try {
     for (let i = 0; i < o.workers; i++) {
-      const engine = new SimEngine({ flavor: o.flavor, model: o.model, dpSize: o.dpSize, params, seed: o.seed + i, clock });
+      const engine = new SimEngine({
+        flavor: o.flavor,
+        model: o.model,
+        dpSize: o.dpSize,
+        params,
+        seed: o.seed + i,
+        clock,
+        ...(o.maxTotalTokens !== undefined ? { maxTotalTokens: o.maxTotalTokens } : {}),
+      });
       const server = new EngineServer(engine, o.maxBodyBytes === undefined ? {} : { maxBodyBytes: o.maxBodyBytes });
       servers.push(server);
       await server.listen(o.host, o.portBase === 0 ? 0 : o.portBase + i);

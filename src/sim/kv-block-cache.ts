@@ -88,6 +88,11 @@ export class KvBlockCache {
     return this.pinned + this.anonymous;
   }
 
+  /** Cached blocks some request references (shared ones once). */
+  pinnedBlocks(): number {
+    return this.pinned;
+  }
+
   cachedBlocks(): number {
     return this.cached.size;
   }

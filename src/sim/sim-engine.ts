@@ -25,6 +25,12 @@ export interface SimEngineOptions {
   params: Readonly<EngineParams>;
   seed: number;
   clock: Clock;
+  /**
+   * The KV pool as given in tokens (SGLang's --max-total-tokens), when it was given
+   * that way rather than in blocks; /server_info echoes it as SGLang echoes its flag.
+   * params.kvBlocks must already be sized from it.
+   */
+  maxTotalTokens?: number;
 }
 
 export type EngineSubmitResult = SubmitResult | { ok: false; reason: 'injected_failure' | 'bad_rank' };
@@ -41,6 +47,7 @@ export class SimEngine {
   readonly params: Readonly<EngineParams>;
   readonly controls: SimControls = { loadReporting: true, failureRate: 0, pinnedWaiting: null, loadFault: null };
   readonly startedAt = Date.now();
+  readonly maxTotalTokensFlag: number | null;
   inflight = 0;
   failuresInjected = 0;
 
@@ -51,7 +58,8 @@ export class SimEngine {
     this.flavor = opts.flavor;
     this.model = opts.model;
     this.params = opts.params;
-    this.ranks = Array.from({ length: opts.dpSize }, (_, r) => new EngineCore(opts.params, opts.clock, opts.seed, r));
+    this.maxTotalTokensFlag = opts.maxTotalTokens ?? null;
+    this.ranks = Array.from({ length: opts.dpSize }, (_, r) => new EngineCore(opts.params, opts.clock, opts.seed, r, opts.flavor));
     this.failureRng = new Rng(opts.seed ^ 0x5bd1e995);
   }
 
@@ -98,7 +106,7 @@ export class SimEngine {
   }
 
   flushCache(): boolean {
-    if (this.ranks.some((r) => r.runningCount > 0 || r.waitingCount > 0)) return false;
+    if (this.ranks.some((r) => r.busy)) return false;
     for (const r of this.ranks) r.flushCache();
     return true;
   }

@@ -38,6 +38,13 @@ export class SimRequest {
   /** Prefill tokens scheduled in the current step (0 when decoding or idle). */
   stepChunk = 0;
   decodingThisStep = false;
+  /**
+   * Prefix-cache match found for it by the last lpm scheduling pass, in tokens. Like
+   * SGLang's, it is refreshed only when the policy sorts the queue, and stays 0 for a
+   * request no pass has looked at yet.
+   */
+  matchedTokens = 0;
+  lastTokenAt = NaN;
   readonly output: number[] = [];
   finishReason: FinishReason | undefined;
 

@@ -90,7 +90,7 @@ describe('EngineCore under a manual clock', () => {
   });
 
   it('chunks a long prefill across steps under the token budget', () => {
-    const { clock, submit } = setup({ maxBatchedTokens: 512 });
+    const { clock, submit } = setup({ chunkedPrefillSize: 512 });
     const r = submit(longPrompt('chunk', 2000), 1);
     clock.runUntilIdle();
     // ceil(2000 / 512) = 4 prefill steps

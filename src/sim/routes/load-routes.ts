@@ -27,8 +27,8 @@ function coreKeys(rank: number, l: EngineLoad, engine: SimEngine): Record<string
     dp_rank: rank,
     num_running_reqs: l.running,
     num_waiting_reqs: l.waiting,
-    // The simulator schedules FCFS, under which SGLang reports raw waiting lengths here.
-    num_waiting_uncached_tokens: l.waitingTokens,
+    // Net of the prefix cache only under lpm; raw lengths under fcfs, as SGLang reports.
+    num_waiting_uncached_tokens: l.waitingUncachedTokens,
     num_used_tokens: l.usedTokens,
     num_total_tokens: l.totalTokens,
     max_total_num_tokens: l.maxTotalTokens,

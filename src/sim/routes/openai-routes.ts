@@ -28,16 +28,24 @@ function chatFormat(model: string, includeUsage: boolean): GenerationFormat {
     model,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
   });
+  // Engines send the role delta when the first token comes out, not when the request
+  // is accepted: a client timing the first chunk must measure time to first token.
+  let roleSent = false;
+  const sendRole = (res: ServerResponse, id: string): void => {
+    roleSent = true;
+    writeSse(res, chunk(id, { role: 'assistant', content: '' }, null));
+  };
   return {
     native: false,
-    onStreamStart(res: ServerResponse, id: string) {
+    onStreamStart(res: ServerResponse) {
       startSse(res);
-      writeSse(res, chunk(id, { role: 'assistant', content: '' }, null));
     },
     onStreamToken(res, id, piece) {
+      if (!roleSent) sendRole(res, id);
       writeSse(res, chunk(id, { content: piece }, null));
     },
     onStreamEnd(res, id, r) {
+      if (!roleSent) sendRole(res, id);
       writeSse(res, chunk(id, {}, r.finishReason ?? 'stop'));
       if (includeUsage) {
         writeSse(res, { id, object: 'chat.completion.chunk', created: created(), model, choices: [], usage: usage(r) });

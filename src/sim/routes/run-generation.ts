@@ -9,6 +9,7 @@ import type { RouteContext } from './route-context.js';
 export interface GenerationFormat {
   /** Native SGLang route (error shape differs). */
   native: boolean;
+  /** Open the event stream: headers only; no event may precede the first token. */
   onStreamStart(res: ServerResponse, id: string): void;
   onStreamToken(res: ServerResponse, id: string, piece: string, index: number): void;
   onStreamEnd(res: ServerResponse, id: string, request: SimRequest, text: string): void;
