@@ -13,9 +13,12 @@ import type { Policy, PrefixMatch } from './policies/index.js';
 import { Dispatcher } from './proxy/dispatcher.js';
 import { parseInferenceRequest } from './request/inference-request.js';
 import type { InferenceRequest, InferenceRoute } from './request/inference-request.js';
+import { requireJsonContentType } from './request/content-type.js';
 import { readRequestBody } from './request/read-body.js';
 import { ApiError, ApiErrors, sendApiError } from './server/api-error.js';
 import { authorizeAdmin, streamState, tokenDigest } from './server/admin-api.js';
+import { drainServer } from './server/drain.js';
+import { ANY_ALLOW, GET_ALLOW, POST_ALLOW, answerOptions, httpEdgeOptions } from './server/http-edge.js';
 import { LoadSampler, LoadTable } from './state/load_monitor/index.js';
 import { PrefixIndex } from './state/prefix_index/index.js';
 import { WorkerRegistry } from './workers/worker-registry.js';
@@ -105,10 +108,11 @@ export class Router {
           return {
             url: w.url,
             inflight: w.inflight,
-            healthy: w.breaker.wouldAllow(now),
+            healthy: this.registry.isHealthy(w, now),
             breakerState: w.breaker.state === 'closed' ? 0 : w.breaker.state === 'open' ? 1 : 2,
             waiting: load ? load.waiting : null,
             sampleAgeSeconds: age === undefined ? null : age / 1000,
+            loadPollFailures: this.sampler.stats(w).failures,
           };
         });
       },
@@ -118,8 +122,8 @@ export class Router {
     });
     const model = (): string => this.modelId ?? UNKNOWN_MODEL;
     this.booker = new SelectionBooker(this.metrics, this.log, this.policy.name, model, c.workerQueueLimit);
-    this.dispatcher = new Dispatcher({ table: this.table, index: this.index, metrics: this.metrics, log: this.log, timeoutMs: c.requestTimeoutSecs * 1000, model });
-    ({ server: this.server, sockets: this.sockets } = createTrackedServer((req, res) => void this.dispatch(req, res), 65_000));
+    this.dispatcher = new Dispatcher({ table: this.table, index: this.index, metrics: this.metrics, log: this.log, timeoutMs: c.requestTimeoutSecs * 1000, model, policy: this.policy, prefix: (parsed) => this.prefixSignal(parsed), random: this.random });
+    ({ server: this.server, sockets: this.sockets } = createTrackedServer((req, res) => void this.dispatch(req, res), httpEdgeOptions(c)));
   }
 
   get url(): string {
@@ -151,37 +155,37 @@ export class Router {
   }
 
   /**
-   * Graceful shutdown: /readyz turns 503 at once, then a pause of --shutdown-drain-secs
-   * (cut short by `skipPause`) for load balancers to notice, then no new connections,
-   * then in-flight requests finish.
+   * Graceful shutdown with a ceiling of --shutdown-drain-secs (docs/http-edge.md,
+   * "Shutdown and signals"): /readyz and new generation requests answer 503 at once,
+   * in-flight requests go on through the readiness pause (ended early by `skipPause`),
+   * and whatever is left at the deadline, or when `cutNow` resolves, is cut.
+   * Resolves to the number of requests cut (0: a clean drain).
    */
-  async shutdown(opts: { pause?: Promise<void> } = {}): Promise<void> {
+  async shutdown(opts: { skipPause?: Promise<void>; cutNow?: Promise<void> } = {}): Promise<number> {
     this.ready = false;
-    const pauseMs = this.config.shutdownDrainSecs * 1000;
-    if (pauseMs > 0) {
-      this.log.info('draining: /readyz now answers 503', { pause_s: this.config.shutdownDrainSecs, inflight: this.inflightTotal });
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([new Promise((r) => (timer = setTimeout(r, pauseMs))), opts.pause ?? new Promise(() => {})]);
-      // A pause cut short must not leave its timer holding the process open.
-      clearTimeout(timer);
-    }
-    await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeIdleConnections();
-      if (this.inflightTotal === 0) for (const s of this.sockets) s.destroy();
-      else this.idleWaiters.push(() => {
-        for (const s of this.sockets) s.destroy();
-      });
+    const cut = await drainServer({
+      server: this.server,
+      sockets: this.sockets,
+      drainMs: this.config.shutdownDrainSecs * 1000,
+      inflight: () => this.inflightTotal,
+      idle: () => new Promise<void>((resolve) => this.idleWaiters.push(resolve)),
+      skipPause: opts.skipPause,
+      cutNow: opts.cutNow,
+      log: this.log,
     });
-    await this.sampler.stop();
-    await this.registry.close();
+    // After a cut, the upstream requests are being aborted: drop the pools rather than wait
+    // for them. Bounded either way, so the ceiling holds.
+    if (cut > 0) for (const w of this.registry.workers) void w.pool.destroy().catch(() => undefined);
+    await Promise.race([Promise.all([this.sampler.stop(), this.registry.close()]), new Promise((r) => setTimeout(r, 1000).unref())]);
+    return cut;
   }
 
   /** Stop at once: in-flight requests are cut. */
   async close(): Promise<void> {
     this.ready = false;
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await closed;
     await this.sampler.stop();
     await this.registry.close();
   }
@@ -197,9 +201,10 @@ export class Router {
     const workers: AdminWorker[] = this.registry.workers.map((w) => {
       const fresh = view.basic(w);
       const age = this.table.sampleAge(w, now);
+      const polls = this.sampler.stats(w);
       return {
         url: w.url,
-        healthy: w.breaker.wouldAllow(now),
+        healthy: this.registry.isHealthy(w, now),
         breaker: w.breaker.state,
         waiting: fresh ? fresh.waiting : null,
         running: fresh ? fresh.running : null,
@@ -210,6 +215,11 @@ export class Router {
         requests_total: w.requestsTotal,
         gate_rejections_total: w.gateRejectionsTotal,
         dp_size: w.info.dpSize ?? null,
+        load_poll_failures_total: polls.failuresTotal,
+        load_poll_failures: { ...polls.failures },
+        last_poll_error: polls.lastError ? { reason: polls.lastError.reason, message: polls.lastError.message, at_ms: polls.lastError.atMs } : null,
+        load_poll_unanswered: polls.unanswered,
+        load_unreachable: this.registry.isUnreachable(w),
       };
     });
     const m = this.metrics;
@@ -270,16 +280,28 @@ export class Router {
   private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?', 1)[0]!;
     const method = req.method ?? 'GET';
+    const gen = Object.hasOwn(GENERATION_ROUTES, path) ? GENERATION_ROUTES[path] : undefined;
+    // Draining: every answer closes its connection, so the client's next one goes elsewhere.
+    if (!this.ready) res.setHeader('connection', 'close');
     try {
-      const gen = GENERATION_ROUTES[path];
       if (gen) {
         this.metrics.requests.inc([path, method]);
-        if (method !== 'POST') throw ApiErrors.methodNotAllowed('POST');
-        await this.handleGeneration(gen.route, gen.path, req, res);
+        if (method === 'OPTIONS') answerOptions(res, POST_ALLOW);
+        else {
+          if (method !== 'POST') throw ApiErrors.methodNotAllowed(POST_ALLOW);
+          requireJsonContentType(req.headers['content-type']);
+          await this.handleGeneration(gen.route, gen.path, req, res);
+        }
         this.metrics.responses.inc([path, method, String(res.statusCode)]);
         return;
       }
-      if (method !== 'GET') throw path in GET_ROUTES ? ApiErrors.methodNotAllowed('GET') : ApiErrors.notFound();
+      if (!Object.hasOwn(GET_ROUTES, path)) {
+        if (path === '*' && method === 'OPTIONS') return answerOptions(res, ANY_ALLOW);
+        throw ApiErrors.notFound();
+      }
+      if (method === 'OPTIONS') return answerOptions(res, GET_ALLOW);
+      // HEAD is GET without the body: node:http leaves the body out by itself.
+      if (method !== 'GET' && method !== 'HEAD') throw ApiErrors.methodNotAllowed(GET_ALLOW);
       switch (path) {
         case '/v1/models':
           return this.sendJson(res, 200, {
@@ -312,8 +334,9 @@ export class Router {
       const apiErr = err instanceof ApiError ? err : ApiErrors.internal();
       if (!(err instanceof ApiError)) this.log.error('unexpected error handling a request', { path, error: (err as Error)?.message });
       sendApiError(res, apiErr);
-      if (GENERATION_ROUTES[path]) this.metrics.responses.inc([path, method, String(apiErr.status)]);
-      if (apiErr.status === 413) res.once('finish', () => req.destroy());
+      if (gen) this.metrics.responses.inc([path, method, String(apiErr.status)]);
+      // Refused before its body was read (413, 415, shutting down): that body will not be read.
+      if (apiErr.headers.connection === 'close' && !req.complete) res.once('finish', () => req.destroy());
     }
   }
 
@@ -331,16 +354,10 @@ export class Router {
     const parsed = parseInferenceRequest(route, body, this.config.blockSize);
     if (parsed.model !== undefined && this.modelId !== null && parsed.model !== this.modelId) throw ApiErrors.modelNotFound(parsed.model);
 
-    const now = performance.now();
-    const view = this.table.view(now);
+    const view = this.table.view(performance.now());
     if (view.workers.length === 0) throw ApiErrors.noHealthyWorkers();
-    const outcome = this.policy.select({
-      pool: view,
-      load: view,
-      inputTokens: parsed.inputTokens,
-      prefix: this.policy.usesPrefix ? this.prefixSignal(parsed) : undefined,
-      random: this.random,
-    });
+    // The one booked selection; a retry selects again inside the dispatcher, unbooked.
+    const outcome = this.dispatcher.select(parsed, view);
     this.booker.book(outcome, view.workers.length);
     if (!outcome.ok) throw ApiErrors.selectionFailed();
 

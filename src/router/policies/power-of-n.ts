@@ -1,3 +1,4 @@
+import { PoolWithout } from './exclusion.js';
 import type { LoadView, Policy, PolicyWorker, SelectionContext, SelectionOutcome } from './types.js';
 
 /**
@@ -11,13 +12,14 @@ export class PowerOfNPolicy implements Policy {
   readonly usesPrefix = false;
   private readonly choices: number;
   private readonly picked: number[] = [];
+  readonly #without = new PoolWithout();
 
   constructor(choices: number) {
     this.choices = Math.max(1, choices);
   }
 
   select(ctx: SelectionContext): SelectionOutcome {
-    const pool = ctx.pool.workers;
+    const pool = this.#without.over(ctx.pool, ctx.load, ctx.exclude, undefined).workers;
     if (pool.length === 0) return { ok: false, reason: 'proposal_empty' };
     const k = Math.min(this.choices, pool.length);
     let best: PolicyWorker | undefined;

@@ -87,6 +87,12 @@ export interface SelectionContext {
   readonly prefix: PrefixSignal | undefined;
   /** Uniform in [0, 1); injected so tests are deterministic. */
   readonly random: () => number;
+  /**
+   * A worker this selection must behave as if it were not in the pool: the worker a
+   * retry is moving away from (docs/retries-and-breaker.md). Absent on a first
+   * selection, which then pays nothing for the option.
+   */
+  readonly exclude?: PolicyWorker | undefined;
 }
 
 export type PolicyName = 'round_robin' | 'random' | 'power_of_n' | 'cache_aware';
@@ -117,7 +123,10 @@ export type SelectionOutcome = SelectionSuccess | SelectionFailure;
 export interface SelectionSuccess {
   readonly ok: true;
   readonly worker: PolicyWorker;
-  /** Next choice if the first cannot be reached before any byte was sent (retry); may be absent. */
+  /**
+   * The policy's runner-up, for audit and tests; may be absent. The proxy does not
+   * retry on it: a retry is a fresh selection with `exclude` (docs/retries-and-breaker.md).
+   */
   readonly backup: PolicyWorker | undefined;
   /** Label for sgl_router_policy_decisions_total{policy,reason}. */
   readonly reason: string;

@@ -2,14 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logging/logger.js';
 import { outcomeFromStatus } from '../metrics/index.js';
 import type { RouterMetrics } from '../metrics/index.js';
-import type { SelectionSuccess } from '../policies/index.js';
+import type { LoadView, Policy, PoolState, PrefixSignal, SelectionOutcome, SelectionSuccess } from '../policies/index.js';
 import type { InferenceRequest } from '../request/inference-request.js';
-import { ApiError, ApiErrors } from '../server/api-error.js';
+import { ApiErrors } from '../server/api-error.js';
+import type { ApiError } from '../server/api-error.js';
 import type { LoadTable } from '../state/load_monitor/index.js';
 import type { PrefixIndex } from '../state/prefix_index/index.js';
 import type { Worker } from '../workers/worker.js';
-import { forward } from './forward.js';
-import type { ForwardOutcome } from './forward.js';
+import { UpstreamCall } from './forward.js';
+import type { UpstreamRequest } from './forward.js';
+import { upstreamRequestHeaders } from './hop-by-hop.js';
 
 export interface DispatcherDeps {
   table: LoadTable;
@@ -18,21 +20,51 @@ export interface DispatcherDeps {
   log: Logger;
   timeoutMs: number;
   model: () => string;
+  policy: Policy;
+  /** The request's prefix matches over the current pool (the router's index lookup). */
+  prefix: (parsed: InferenceRequest) => PrefixSignal | undefined;
+  random: () => number;
+}
+
+/** Why one attempt did not answer the client, and whether another worker may try. */
+interface AttemptFailure {
+  readonly error: ApiError;
+  /** sgl_router_retries_total{reason} if a retry follows. */
+  readonly cause: string;
+  readonly retryable: boolean;
 }
 
 /**
- * Takes a selected worker to a finished response: records the prefix as sent,
- * counts the request in flight, relays it, settles the breaker and the worker
- * metrics, and retries once elsewhere when nothing reached the client yet.
+ * Takes a selected worker to a finished response: counts the request in flight,
+ * relays it, settles the breaker and the worker metrics, records the prefix for the
+ * worker that served it, and retries once, through a fresh selection without the
+ * failed worker, when nothing reached the client yet. The rules are in
+ * docs/retries-and-breaker.md.
  */
 export class Dispatcher {
-  private retryCursor = 0;
-
   constructor(private readonly deps: DispatcherDeps) {}
 
   /**
-   * Send to the chosen worker; if it refuses before any byte reached the client,
-   * try once more on another (the request was booked once, at selection).
+   * One selection through the configured policy. The first one (nothing excluded) is
+   * booked by the caller; a retry's (`exclude` set) is not: the reference books a
+   * decision at selection, once per request.
+   */
+  select(parsed: InferenceRequest, view: PoolState & LoadView, exclude?: Worker): SelectionOutcome {
+    const policy = this.deps.policy;
+    return policy.select({
+      pool: view,
+      load: view,
+      inputTokens: parsed.inputTokens,
+      prefix: policy.usesPrefix ? this.deps.prefix(parsed) : undefined,
+      random: this.deps.random,
+      exclude,
+    });
+  }
+
+  /**
+   * Send to the chosen worker; if it refuses or fails before any byte reached the
+   * client, select once more without it and send there. Every way out either
+   * relays a worker's response or throws the router's own ApiError.
    */
   async dispatch(
     selection: SelectionSuccess,
@@ -43,83 +75,136 @@ export class Dispatcher {
     res: ServerResponse,
     started: number,
   ): Promise<void> {
-    let worker = selection.worker as Worker;
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const mayRetry = attempt === 0;
-      const now = performance.now();
-      if (!worker.breaker.acquire(now)) {
-        const next = mayRetry ? this.retryTarget(selection, worker) : undefined;
-        if (!next) throw ApiErrors.noHealthyWorkers();
-        this.deps.metrics.retries.inc(['breaker_open']);
+    const request: UpstreamRequest = { path, body, headers: upstreamRequestHeaders(req.headers, body.length), timeoutMs: this.deps.timeoutMs };
+    const call = new UpstreamCall(res);
+    try {
+      let worker = selection.worker as Worker;
+      for (let attempt = 0; ; attempt++) {
+        const failure = await this.attempt(worker, parsed, request, call, started);
+        if (failure === undefined) return;
+        if (call.cancelled) return;
+        if (!failure.retryable || attempt > 0) throw failure.error;
+        const next = this.retryTarget(parsed, worker);
+        if (next === undefined) throw failure.error;
+        this.deps.metrics.retries.inc([failure.cause]);
+        this.deps.log.debug('retrying on another worker', { from: worker.url, to: next.url, reason: failure.cause });
         worker = next;
-        continue;
       }
-      this.deps.index.record(worker.slot, parsed.prefixHashes);
-      worker.inflight++;
-      worker.requestsTotal++;
-      let outcome: ForwardOutcome;
-      try {
-        outcome = await forward(worker, req, res, { path, body, timeoutMs: this.deps.timeoutMs, mayRetry });
-      } finally {
-        worker.inflight--;
-      }
-      const model = this.deps.model();
-      switch (outcome.kind) {
-        case 'relayed': {
-          this.settleBreaker(worker, outcome.status, now);
-          if (outcome.midStreamError) worker.breaker.failure(performance.now());
-          this.deps.metrics.workerRequests.inc([worker.url, model, 'plain', outcome.midStreamError ? 'error' : outcomeFromStatus(outcome.status)]);
-          if (outcome.streamed) {
-            this.deps.metrics.streamOutcomes.inc([worker.url, model, outcome.midStreamError ? 'upstream_error' : 'ok']);
-            if (!outcome.midStreamError && outcome.status === 200 && outcome.firstByteAt !== undefined) {
-              this.deps.metrics.ttft.observe([model], (outcome.firstByteAt - started) / 1000);
-            }
-          }
-          this.deps.metrics.duration.observe([model], (performance.now() - started) / 1000);
-          return;
-        }
+    } finally {
+      call.done();
+    }
+  }
+
+  /** A fresh selection over the current pool without the failed worker; not booked. */
+  private retryTarget(parsed: InferenceRequest, failed: Worker): Worker | undefined {
+    const view = this.deps.table.view(performance.now());
+    if (view.workers.length === 0) return undefined;
+    const outcome = this.select(parsed, view, failed);
+    return outcome.ok && outcome.worker !== failed ? (outcome.worker as Worker) : undefined;
+  }
+
+  /** One attempt on one worker: undefined when the client got its answer (or left). */
+  private async attempt(
+    worker: Worker,
+    parsed: InferenceRequest,
+    request: UpstreamRequest,
+    call: UpstreamCall,
+    started: number,
+  ): Promise<AttemptFailure | undefined> {
+    const { metrics, log } = this.deps;
+    const breaker = worker.breaker;
+    if (!breaker.acquire(performance.now())) return { error: ApiErrors.breakerOpen(), cause: 'breaker_open', retryable: true };
+    // Verdicts come when the request is over, possibly after the breaker changed: the
+    // generation tells a stale verdict from the probe's.
+    const gen = breaker.generation;
+    const model = this.deps.model();
+    worker.inflight++;
+    worker.requestsTotal++;
+    try {
+      const sent = await call.send(worker, request);
+      switch (sent.kind) {
         case 'cancelled':
-          worker.breaker.release();
-          this.deps.metrics.workerRequests.inc([worker.url, model, 'plain', 'cancelled']);
-          if (parsed.stream) this.deps.metrics.streamOutcomes.inc([worker.url, model, 'client_disconnect']);
-          return;
-        case 'failed':
-          worker.breaker.failure(performance.now());
-          this.deps.metrics.workerRequests.inc([worker.url, model, 'plain', 'error']);
-          throw outcome.reason === 'timeout' ? ApiErrors.upstreamTimeout() : ApiErrors.upstreamUnreachable();
-        case 'retryable': {
-          if (outcome.status === undefined) worker.breaker.failure(performance.now());
-          else this.settleBreaker(worker, outcome.status, now);
-          this.deps.metrics.workerRequests.inc([worker.url, model, 'plain', outcome.status === undefined ? 'error' : outcomeFromStatus(outcome.status)]);
-          const next = this.retryTarget(selection, worker);
-          if (!next) {
-            throw outcome.status === undefined ? ApiErrors.upstreamUnreachable() : new ApiError(outcome.status === 429 || outcome.status === 503 ? 503 : 502, outcome.status === 429 || outcome.status === 503 ? 'service_overloaded' : 'upstream_unreachable', 'upstream worker failed and no other worker could take the request');
-          }
-          this.deps.metrics.retries.inc([outcome.status === undefined ? 'connect' : `status_${outcome.status}`]);
-          this.deps.log.debug('retrying on another worker', { from: worker.url, to: next.url, reason: outcome.reason });
-          worker = next;
-          continue;
-        }
+          breaker.release(gen);
+          metrics.workerRequests.inc([worker.url, model, 'plain', 'cancelled']);
+          if (parsed.stream) metrics.streamOutcomes.inc([worker.url, model, 'client_disconnect']);
+          return undefined;
+        case 'router_error':
+          // Not the worker's failure: no breaker verdict, no retry (it would fail alike anywhere).
+          breaker.release(gen);
+          log.error('router error sending a request to a worker', { worker: worker.url, error: (sent.error as Error)?.message ?? String(sent.error) });
+          return { error: ApiErrors.internal(), cause: 'internal', retryable: false };
+        case 'timeout':
+          // Not retried: the worker may still be working on it, and a second wait would
+          // take the client past --request-timeout-secs.
+          breaker.failure(performance.now(), gen);
+          metrics.workerRequests.inc([worker.url, model, 'plain', 'error']);
+          return { error: ApiErrors.upstreamTimeout(), cause: 'timeout', retryable: false };
+        case 'unreachable':
+          breaker.failure(performance.now(), gen);
+          metrics.workerRequests.inc([worker.url, model, 'plain', 'error']);
+          return { error: ApiErrors.upstreamUnreachable(), cause: 'connect', retryable: true };
+        case 'response':
+          break;
       }
+
+      const response = sent.response;
+      const status = response.statusCode;
+      if (status === 429 || status >= 500) {
+        // A failure status is never relayed: the client gets the router's envelope,
+        // from whichever attempt was last, never a mix of worker and router bodies.
+        await call.discard(response);
+        metrics.workerRequests.inc([worker.url, model, 'plain', outcomeFromStatus(status)]);
+        if (status === 429 || status === 503) breaker.backpressure(gen);
+        else breaker.failure(performance.now(), gen);
+        return { error: statusError(status), cause: `status_${status}`, retryable: true };
+      }
+
+      // Committed: this worker serves the request, so now (and only now) it is the
+      // owner of the prefix — if it accepted the request at all.
+      if (status < 300) this.deps.index.record(worker.slot, parsed.prefixHashes);
+      const relayed = await call.relay(response);
+      switch (relayed.kind) {
+        case 'completed':
+          // Only a response that completed is a success (docs/retries-and-breaker.md).
+          breaker.success(gen);
+          metrics.workerRequests.inc([worker.url, model, 'plain', outcomeFromStatus(status)]);
+          if (relayed.streamed) {
+            metrics.streamOutcomes.inc([worker.url, model, 'ok']);
+            if (status === 200 && relayed.firstByteAt !== undefined) metrics.ttft.observe([model], (relayed.firstByteAt - started) / 1000);
+          }
+          metrics.duration.observe([model], (performance.now() - started) / 1000);
+          return undefined;
+        case 'cut':
+          // Cut by the worker or silent past the timeout after the headers: a failure,
+          // and never retried, since bytes may already have reached the client. A cut
+          // the router made itself (its pool torn down) is no verdict on the worker.
+          if (relayed.byRouter) breaker.release(gen);
+          else breaker.failure(performance.now(), gen);
+          metrics.workerRequests.inc([worker.url, model, 'plain', relayed.byRouter ? 'cancelled' : 'error']);
+          if (relayed.streamed) metrics.streamOutcomes.inc([worker.url, model, 'upstream_error']);
+          metrics.duration.observe([model], (performance.now() - started) / 1000);
+          if (relayed.timedOut) log.warn('worker went silent mid-response; cut after the request timeout', { worker: worker.url });
+          return undefined;
+        case 'cancelled':
+          breaker.release(gen);
+          metrics.workerRequests.inc([worker.url, model, 'plain', 'cancelled']);
+          if (relayed.streamed) metrics.streamOutcomes.inc([worker.url, model, 'client_disconnect']);
+          return undefined;
+      }
+    } catch (err) {
+      // Unexpected (a bug, or a response header node refuses to send): the router's
+      // failure, so no verdict, but a claimed probe must not stay claimed.
+      breaker.release(gen);
+      throw err;
+    } finally {
+      worker.inflight--;
     }
   }
+}
 
-  private settleBreaker(worker: Worker, status: number, now: number): void {
-    if (status === 429 || status === 503) worker.breaker.backpressure();
-    else if (status >= 500) worker.breaker.failure(now);
-    else worker.breaker.success();
-  }
-
-  /** Another routable worker: the selection's backup, else the next one in pool order. */
-  private retryTarget(selection: SelectionSuccess, failed: Worker): Worker | undefined {
-    const now = performance.now();
-    const backup = selection.backup as Worker | undefined;
-    if (backup && backup !== failed && backup.breaker.wouldAllow(now) && this.deps.table.isInPool(backup)) return backup;
-    const pool = this.deps.table.view(now).workers;
-    for (let i = 0; i < pool.length; i++) {
-      const w = pool[this.retryCursor++ % pool.length] as Worker;
-      if (w !== failed && w.breaker.wouldAllow(now)) return w;
-    }
-    return undefined;
-  }
+/** The router's answer when a worker's failure status is the last word. */
+function statusError(status: number): ApiError {
+  if (status === 429 || status === 503) return ApiErrors.upstreamOverloaded(status);
+  if (status === 504) return ApiErrors.upstreamTimeout();
+  return ApiErrors.upstreamError(status);
 }

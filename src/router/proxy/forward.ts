@@ -1,78 +1,153 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import type { Dispatcher as UndiciDispatcher } from 'undici';
 import type { Worker } from '../workers/worker.js';
 import { endToEndHeaders } from './hop-by-hop.js';
 
-export interface ForwardOptions {
-  path: string;
-  body: Buffer;
-  timeoutMs: number;
-  /** When false, a refused or failed attempt is relayed to the client as is. */
-  mayRetry: boolean;
+/** One request as sent to any worker; built once, reused by a retry. */
+export interface UpstreamRequest {
+  readonly path: string;
+  readonly body: Buffer;
+  readonly headers: Record<string, string | string[]>;
+  readonly timeoutMs: number;
 }
 
-export type ForwardOutcome =
-  /** The response was relayed (any status); `status` is the worker's. */
-  | { kind: 'relayed'; status: number; streamed: boolean; firstByteAt: number | undefined; midStreamError: boolean }
-  /** Nothing reached the client; another worker may be tried. */
-  | { kind: 'retryable'; status: number | undefined; reason: string }
+export type UpstreamResponse = UndiciDispatcher.ResponseData;
+
+/** How sending to one worker ended, before anything reached the client. */
+export type SendOutcome =
+  /** The worker answered with a status line and headers; nothing was relayed yet. */
+  | { readonly kind: 'response'; readonly response: UpstreamResponse }
   /** The client went away first. */
-  | { kind: 'cancelled'; afterHeaders: boolean }
-  /** The worker failed before any byte reached the client and no retry is allowed. */
-  | { kind: 'failed'; reason: 'unreachable' | 'timeout' };
+  | { readonly kind: 'cancelled' }
+  /** The worker could not be reached, or broke the connection or the protocol. */
+  | { readonly kind: 'unreachable'; readonly code: string }
+  /** No response headers within the request timeout. */
+  | { readonly kind: 'timeout' }
+  /** The router could not even build the request (argument checks, its own bug): not the worker's doing. */
+  | { readonly kind: 'router_error'; readonly error: unknown };
 
-/** Worker statuses worth one try elsewhere, when nothing has been sent yet. */
-const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);
+/** How relaying a response to the client ended. */
+export type RelayOutcome =
+  | { readonly kind: 'completed'; readonly streamed: boolean; readonly firstByteAt: number | undefined }
+  /**
+   * The response broke off after the status line: the worker cut it or went silent
+   * past the timeout, or (`byRouter`) the router itself tore the connection down, as
+   * a shutdown that cuts in-flight requests does.
+   */
+  | { readonly kind: 'cut'; readonly streamed: boolean; readonly firstByteAt: number | undefined; readonly timedOut: boolean; readonly byRouter: boolean }
+  | { readonly kind: 'cancelled'; readonly streamed: boolean };
 
-const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+const CANCELLED: SendOutcome = Object.freeze({ kind: 'cancelled' });
+const TIMEOUT: SendOutcome = Object.freeze({ kind: 'timeout' });
+
+/** undici codes that mean the worker (or the network to it) failed. */
+const WORKER_FAULT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_INFO',
+  'UND_ERR_HEADERS_OVERFLOW',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+]);
+/** System errno codes (ECONNREFUSED, ECONNRESET, EAI_AGAIN, …), not node's own ERR_* codes. */
+const ERRNO_CODE = /^E(?!RR_)[A-Z0-9_]+$/;
 
 /**
- * Send a buffered request body to one worker and relay its response as it arrives,
- * with backpressure (the socket is not read faster than the client drains). A client
- * that disconnects aborts the upstream request at once, which frees the engine's
- * slot. A failure after bytes reached the client ends an SSE stream with an error
- * event rather than a silent cut.
+ * Whose failure an error from sending a request is. Only the worker's (unreachable,
+ * reset, malformed answer) and timeouts count against its breaker; anything else —
+ * undici refusing an argument or a header, a feature it does not support, a pool the
+ * router closed, a TypeError — is the router's own and must not (docs/retries-and-breaker.md).
  */
-export async function forward(worker: Worker, req: IncomingMessage, res: ServerResponse, opts: ForwardOptions): Promise<ForwardOutcome> {
-  const abort = new AbortController();
-  const onClose = (): void => {
-    if (!res.writableFinished) abort.abort();
+export function classifyUpstreamError(err: unknown): 'timeout' | 'unreachable' | 'router' {
+  const e = err as { code?: unknown; name?: unknown } | null | undefined;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timeout';
+  if (WORKER_FAULT_CODES.has(code) || ERRNO_CODE.test(code) || code.startsWith('HPE_') || e?.name === 'HTTPParserError') return 'unreachable';
+  return 'router';
+}
+
+/**
+ * One client request's calls to workers: at most one at a time, sharing one abort
+ * signal, so a client that disconnects at any point — during an attempt, while its
+ * response streams, or between an attempt and the retry — aborts the upstream
+ * request at once, which frees the engine's slot.
+ *
+ * Sending and relaying are separate steps so the dispatcher sees the status before
+ * committing: a failure status is discarded (and may be retried), and only a
+ * response the router relays can make the worker the owner of the request's prefix.
+ */
+export class UpstreamCall {
+  readonly #abort = new AbortController();
+  readonly #res: ServerResponse;
+  readonly #onClose = (): void => {
+    if (!this.#res.writableFinished) this.#abort.abort();
   };
-  res.once('close', onClose);
-  try {
-    let up;
+
+  constructor(res: ServerResponse) {
+    this.#res = res;
+    res.once('close', this.#onClose);
+  }
+
+  /** The client went away: nothing more is worth sending. */
+  get cancelled(): boolean {
+    return this.#abort.signal.aborted;
+  }
+
+  /** Detach from the client response; call once, when the request is done. */
+  done(): void {
+    this.#res.off('close', this.#onClose);
+  }
+
+  async send(worker: Worker, r: UpstreamRequest): Promise<SendOutcome> {
+    const signal = this.#abort.signal;
+    if (signal.aborted) return CANCELLED;
     try {
-      up = await worker.pool.request({
-        path: opts.path,
+      const response = await worker.pool.request({
+        path: r.path,
         method: 'POST',
-        headers: { ...endToEndHeaders(req.headers), 'content-type': 'application/json', 'content-length': String(opts.body.length) },
-        body: opts.body,
-        signal: abort.signal,
-        headersTimeout: opts.timeoutMs,
-        bodyTimeout: opts.timeoutMs,
+        headers: r.headers,
+        body: r.body,
+        signal,
+        headersTimeout: r.timeoutMs,
+        bodyTimeout: r.timeoutMs,
       });
+      return { kind: 'response', response };
     } catch (err) {
-      if (abort.signal.aborted) return { kind: 'cancelled', afterHeaders: false };
-      const code = (err as { code?: string }).code ?? '';
-      if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return { kind: 'failed', reason: 'timeout' };
-      if (CONNECT_ERRORS.has(code) || code === '') {
-        return opts.mayRetry ? { kind: 'retryable', status: undefined, reason: code || 'connect' } : { kind: 'failed', reason: 'unreachable' };
+      if (signal.aborted) return CANCELLED;
+      switch (classifyUpstreamError(err)) {
+        case 'timeout':
+          return TIMEOUT;
+        case 'unreachable':
+          return { kind: 'unreachable', code: (err as { code?: string }).code ?? 'HPE' };
+        case 'router':
+          return { kind: 'router_error', error: err };
       }
-      return { kind: 'failed', reason: 'unreachable' };
     }
+  }
 
-    if (opts.mayRetry && RETRY_STATUSES.has(up.statusCode)) {
-      await up.body.dump().catch(() => undefined);
-      return { kind: 'retryable', status: up.statusCode, reason: `status_${up.statusCode}` };
-    }
+  /** Drop a response that will not be relayed (a failure status before a retry). */
+  async discard(response: UpstreamResponse): Promise<void> {
+    await response.body.dump().catch(() => undefined);
+  }
 
-    const contentType = String(up.headers['content-type'] ?? '');
+  /**
+   * Relay the response as it arrives, with backpressure (the socket is not read
+   * faster than the client drains). A failure after bytes reached the client ends an
+   * SSE stream with an error event rather than a silent cut.
+   */
+  relay(response: UpstreamResponse): Promise<RelayOutcome> {
+    const res = this.#res;
+    const contentType = String(response.headers['content-type'] ?? '');
     const streamed = contentType.startsWith('text/event-stream');
-    res.writeHead(up.statusCode, endToEndHeaders(up.headers));
+    try {
+      res.writeHead(response.statusCode, endToEndHeaders(response.headers));
+    } catch (err) {
+      // A header node will not send (the worker's, but the router's problem to report).
+      response.body.destroy();
+      throw err;
+    }
     if (streamed) res.flushHeaders();
-    return await relayBody(up.body, res, abort, up.statusCode, streamed);
-  } finally {
-    res.off('close', onClose);
+    return relayBody(response.body, res, this.#abort.signal, streamed);
   }
 }
 
@@ -81,11 +156,11 @@ export async function forward(worker: Worker, req: IncomingMessage, res: ServerR
  * response on an upstream error, and we need to end an SSE stream with an error
  * event instead, and to tell an upstream failure from a client that left.
  */
-function relayBody(body: Readable, res: ServerResponse, abort: AbortController, status: number, streamed: boolean): Promise<ForwardOutcome> {
+function relayBody(body: Readable, res: ServerResponse, signal: AbortSignal, streamed: boolean): Promise<RelayOutcome> {
   return new Promise((resolve) => {
     let firstByteAt: number | undefined;
     let settled = false;
-    const settle = (o: ForwardOutcome): void => {
+    const settle = (o: RelayOutcome): void => {
       if (settled) return;
       settled = true;
       body.off('data', onData);
@@ -101,11 +176,11 @@ function relayBody(body: Readable, res: ServerResponse, abort: AbortController, 
     res.on('drain', onDrain);
     body.once('end', () => {
       res.end();
-      settle({ kind: 'relayed', status, streamed, firstByteAt, midStreamError: false });
+      settle({ kind: 'completed', streamed, firstByteAt });
     });
-    body.once('error', () => {
-      if (abort.signal.aborted) {
-        settle({ kind: 'cancelled', afterHeaders: true });
+    body.once('error', (err: Error) => {
+      if (signal.aborted) {
+        settle({ kind: 'cancelled', streamed });
         return;
       }
       // The worker failed mid-body: tell a streaming client in-band, then end.
@@ -114,12 +189,13 @@ function relayBody(body: Readable, res: ServerResponse, abort: AbortController, 
       } else if (!res.destroyed) {
         res.destroy();
       }
-      settle({ kind: 'relayed', status, streamed, firstByteAt, midStreamError: true });
+      const cause = classifyUpstreamError(err);
+      settle({ kind: 'cut', streamed, firstByteAt, timedOut: cause === 'timeout', byRouter: cause === 'router' });
     });
     res.once('close', () => {
       if (res.writableFinished) return;
       body.destroy();
-      settle({ kind: 'cancelled', afterHeaders: true });
+      settle({ kind: 'cancelled', streamed });
     });
   });
 }

@@ -3,6 +3,7 @@
  * happened and the router books every metric from that, so the booking rules
  * (one decision per selected worker, none per failure) live in one place.
  */
+import { PoolWithout } from '../exclusion.js';
 import type {
   CacheAwareDecision,
   Policy,
@@ -46,6 +47,7 @@ export class CacheAwarePolicy implements Policy {
   readonly config: CacheAwareConfig;
   readonly #guard: PressureGuard;
   readonly #inert = new InertGateWarning();
+  readonly #without = new PoolWithout();
 
   constructor(config: CacheAwareConfig = DEFAULT_CACHE_AWARE_CONFIG) {
     this.config = config;
@@ -53,7 +55,10 @@ export class CacheAwarePolicy implements Policy {
   }
 
   select(ctx: SelectionContext): CacheAwareSelection {
-    const { pool, load } = ctx;
+    const load = ctx.load;
+    // A retry selects over the pool without the worker it moves away from; every rung
+    // below, candidates included, sees only that pool.
+    const pool = this.#without.over(ctx.pool, load, ctx.exclude, this.config.saturationQueueFloor);
     const limit = this.config.workerQueueLimit;
     const choices = this.config.minLoadChoices;
     let failure: SelectionFailureReason = 'proposal_empty';
@@ -61,9 +66,11 @@ export class CacheAwarePolicy implements Policy {
     let inertWarning = false;
 
     // Rung 1: cache winner, only when the request yields a candidate proposal.
-    const proposal = buildCacheCandidates(ctx, this.config, this.#guard);
+    const proposal = buildCacheCandidates(pool === ctx.pool ? ctx : { ...ctx, pool }, this.config, this.#guard);
     if (proposal !== undefined) {
-      inertWarning = this.#inert.tick(limit, pool);
+      // The sampled warning counts requests: a retry is the same request, and its
+      // outcome is not booked, so it neither ticks nor could report the warning.
+      inertWarning = ctx.exclude === undefined && this.#inert.tick(limit, pool);
       resolution = resolveCacheCandidates(proposal, ctx.inputTokens, load, pool);
       const { decision, winner, audit } = resolution;
       if (decision !== undefined && winner !== undefined) {

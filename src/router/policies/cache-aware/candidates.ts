@@ -35,6 +35,8 @@ export interface CandidateInputs {
   readonly load: LoadView;
   readonly inputTokens: number;
   readonly prefix: PrefixSignal | undefined;
+  /** A retry's excluded worker: its match is ignored (the pool given is already without it). */
+  readonly exclude?: PolicyWorker | undefined;
 }
 
 export function guardOf(config: CacheAwareConfig): PressureGuard {
@@ -82,7 +84,7 @@ export function buildCacheCandidates(
   config: CacheAwareConfig,
   guard: PressureGuard = guardOf(config),
 ): CacheCandidateProposal | undefined {
-  const { pool, load, inputTokens, prefix } = inputs;
+  const { pool, load, inputTokens, prefix, exclude } = inputs;
   const poolSize = pool.workers.length;
   if (poolSize === 0 || prefix === undefined || !(prefix.queryBlocks > 0) || prefix.matches.length === 0) {
     return undefined;
@@ -95,7 +97,7 @@ export function buildCacheCandidates(
   const seen = new Set<number>();
   const passing: CacheCandidate[] = [];
   for (const match of prefix.matches) {
-    if (!(match.blocks >= 1)) continue;
+    if (!(match.blocks >= 1) || match.worker === exclude) continue;
     const slot = match.worker.slot;
     if (seen.has(slot)) continue;
     seen.add(slot);

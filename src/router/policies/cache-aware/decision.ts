@@ -28,8 +28,9 @@ export interface PrefillDecision {
   readonly reason: DecisionReason;
   readonly loadSnapshotVersion: number;
   /**
-   * A worker worth retrying when `selected` cannot be reached before any byte was
-   * sent: the other admitted pair member, or the capacity fallback's runner-up.
+   * The runner-up the rung saw: the other admitted pair member, or the capacity
+   * fallback's runner-up. Reported as the selection's `backup`; the proxy's retry
+   * selects afresh instead (docs/retries-and-breaker.md).
    */
   readonly retry: PolicyWorker | undefined;
 }
