@@ -97,6 +97,7 @@ export function parseBenchArgs(a: BenchArgv): BenchOptions {
       burstFactor: burst.factor,
       burstSeconds: burst.seconds,
       burstEverySeconds: burst.everySeconds,
+      rotateEverySeconds: 0,
     },
     fleet: {
       workers: a['sim-workers'],

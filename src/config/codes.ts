@@ -59,7 +59,7 @@ export const ConfigCodes = {
 
   CROSS_DISCOVERY_CONFLICT: entry('RCTL_E_CROSS_DISCOVERY_CONFLICT', 'cross-flag', 'error', '--worker-urls together with --sim-workers'),
   CROSS_SIM_ONLY: entry('RCTL_E_CROSS_SIM_ONLY', 'cross-flag', 'error', '--sim-rate together with --worker-urls (it would be ignored)'),
-  CROSS_COOL_DOWN_REQUIRES_THRESHOLD: entry('RCTL_E_CROSS_COOL_DOWN_REQUIRES_THRESHOLD', 'cross-flag', 'error', '--cb-cool-down-secs without --cb-threshold'),
+  CROSS_COOL_DOWN_REQUIRES_THRESHOLD: entry('RCTL_E_CROSS_COOL_DOWN_REQUIRES_THRESHOLD', 'cross-flag', 'error', '--cb-cool-down-secs with the circuit breaker turned off (--cb-threshold 0)'),
 
   WARN_MULTIPLE_RC_FILES: entry('RCTL_W_MULTIPLE_RC_FILES', 'parse', 'warning', 'more than one rc file in the folder found; only the first in search order is read'),
   WARN_UNKNOWN_ENV: entry('RCTL_W_UNKNOWN_ENV', 'parse', 'warning', 'a ROUTERCTL_* variable close to, but not, a setting'),

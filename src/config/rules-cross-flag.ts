@@ -16,9 +16,9 @@ export function checkCrossFlags(ctx: RuleContext): void {
   if (staticFleet && ctx.isSet('simRate')) {
     ctx.push(problem('CROSS_SIM_ONLY', '--sim-rate requires the embedded simulated fleet; it would be ignored with --worker-urls', ctx.at('simRate')));
   }
-  if (ctx.isSet('cbCoolDownSecs') && config.cbThreshold === null) {
+  if (ctx.isSet('cbCoolDownSecs') && config.cbThreshold === 0) {
     ctx.push(
-      problem('CROSS_COOL_DOWN_REQUIRES_THRESHOLD', '--cb-cool-down-secs requires --cb-threshold (the circuit breaker is enabled by --cb-threshold)', ctx.at('cbCoolDownSecs')),
+      problem('CROSS_COOL_DOWN_REQUIRES_THRESHOLD', '--cb-cool-down-secs has no effect with --cb-threshold 0 (the circuit breaker is off); drop one of them', ctx.at('cbCoolDownSecs')),
     );
   }
 

@@ -48,7 +48,8 @@ export interface RouterConfig {
   loadTimeoutMs: number;
   requestTimeoutSecs: number;
   shutdownDrainSecs: number;
-  cbThreshold: number | null;
+  /** 0: the breaker is off. */
+  cbThreshold: number;
   cbCoolDownSecs: number;
   adminToken: string | null;
   tui: boolean;
@@ -450,18 +451,19 @@ export const OPTIONS = [
     key: 'cbThreshold',
     flag: 'cb-threshold',
     type: 'integer',
-    default: null,
-    defaultLabel: 'unset (breaker off)',
-    describe: 'consecutive failures that open a worker\'s circuit breaker; setting it enables the breaker',
+    // On by default: a hung or failing engine must stop receiving traffic without the
+    // operator having thought of it first (docs/retries-and-breaker.md).
+    default: 5,
+    describe: 'consecutive failures that open a worker\'s circuit breaker; 0 turns the breaker off',
     group: 'Circuit breaker',
-    range: { atLeast: 1 },
+    range: { atLeast: 0 },
   }),
   opt({
     key: 'cbCoolDownSecs',
     flag: 'cb-cool-down-secs',
     type: 'number',
     default: 30,
-    describe: 'how long an open breaker waits before a trial request; requires --cb-threshold',
+    describe: 'how long an open breaker keeps the worker out before one trial request; needs the breaker on',
     group: 'Circuit breaker',
     range: { greaterThan: 0 },
   }),

@@ -88,10 +88,11 @@ export class Router {
         s.ok ? this.log.info('load sampling ok', { worker: w.url, source: s.source }) : this.log.warn('no load sample', { worker: w.url, reason: s.reason }),
     });
     this.registry = new WorkerRegistry(this.table, this.sampler, this.index, this.log, {
-      cbThreshold: c.cbThreshold,
+      cbThreshold: c.cbThreshold > 0 ? c.cbThreshold : null,
       cbCoolDownMs: c.cbCoolDownSecs * 1000,
       connections: 1024,
       introspectTimeoutMs: 2000,
+      connectTimeoutMs: Math.min(10_000, c.requestTimeoutSecs * 1000),
       now: () => performance.now(),
     });
     for (const url of c.workerUrls) this.registry.add(url);

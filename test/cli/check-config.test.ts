@@ -59,13 +59,13 @@ describe('routerctl check-config: exit codes and lines', () => {
   });
 
   it('lists every problem, most important class first, then a summary', async () => {
-    const r = await check(['--cb-cool-down-secs', '5', '--policy', 'round_robin', '--worker-queue-limit', '0', '--bogus']);
+    const r = await check(['--cb-cool-down-secs', '5', '--cb-threshold', '0', '--policy', 'round_robin', '--worker-queue-limit', '0', '--bogus']);
     expect(r.code).toBe(1);
     expect(r.stdout.trimEnd().split('\n')).toEqual([
       'error RCTL_E_PARSE_UNKNOWN_FLAG: unknown flag --bogus',
       'error RCTL_E_VALUE_RANGE: --worker-queue-limit must be at least 1',
       'error RCTL_E_POLICY_REQUIRES_CACHE_AWARE: cache candidate tuning flags require --policy cache_aware (--worker-queue-limit)',
-      'error RCTL_E_CROSS_COOL_DOWN_REQUIRES_THRESHOLD: --cb-cool-down-secs requires --cb-threshold (the circuit breaker is enabled by --cb-threshold)',
+      'error RCTL_E_CROSS_COOL_DOWN_REQUIRES_THRESHOLD: --cb-cool-down-secs has no effect with --cb-threshold 0 (the circuit breaker is off); drop one of them',
       'configuration is invalid: 4 errors, 0 warnings (no rc file)',
     ]);
   });

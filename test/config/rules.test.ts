@@ -91,7 +91,8 @@ const table: [string, string[], FirstError | null][] = [
   ['sim-workers 0', ['--sim-workers', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--sim-workers must be at least 1' }],
   ['sim-rate negative', ['--sim-rate', '-1'], { code: 'RCTL_E_VALUE_RANGE', message: '--sim-rate must be finite and non-negative' }],
   ['sim-rate 0 is accepted', ['--sim-rate', '0'], null],
-  ['cb-threshold 0', ['--cb-threshold', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--cb-threshold must be at least 1' }],
+  ['cb-threshold below 0', ['--cb-threshold', '-1'], { code: 'RCTL_E_VALUE_RANGE', message: '--cb-threshold must be at least 0' }],
+  ['cb-threshold 0 turns the breaker off', ['--cb-threshold', '0'], null],
   ['empty model id', ['--model-id', ''], { code: 'RCTL_E_VALUE_EMPTY', message: '--model-id must be non-empty' }],
 
   // URLs (spec §2.3 step 10)
@@ -112,8 +113,9 @@ const table: [string, string[], FirstError | null][] = [
   ['sim workers alone are accepted', ['--sim-workers', '8', '--sim-rate', '12.5'], null],
   ['sim rate with worker URLs', ['--worker-urls', 'http://w1:1', '--sim-rate', '5'],
     { code: 'RCTL_E_CROSS_SIM_ONLY', message: '--sim-rate requires the embedded simulated fleet; it would be ignored with --worker-urls' }],
-  ['cool-down without threshold', ['--cb-cool-down-secs', '10'],
-    { code: 'RCTL_E_CROSS_COOL_DOWN_REQUIRES_THRESHOLD', message: '--cb-cool-down-secs requires --cb-threshold (the circuit breaker is enabled by --cb-threshold)' }],
+  ['cool-down with the breaker off', ['--cb-threshold', '0', '--cb-cool-down-secs', '10'],
+    { code: 'RCTL_E_CROSS_COOL_DOWN_REQUIRES_THRESHOLD', message: '--cb-cool-down-secs has no effect with --cb-threshold 0 (the circuit breaker is off); drop one of them' }],
+  ['cool-down alone is accepted (the breaker is on by default)', ['--cb-cool-down-secs', '10'], null],
   ['cool-down with threshold is accepted', ['--cb-threshold', '5', '--cb-cool-down-secs', '10'], null],
 
   // parse errors
@@ -166,7 +168,7 @@ describe('resolved values (spec §7.4)', () => {
       requestTimeoutSecs: 300,
       shutdownDrainSecs: 30,
       cbCoolDownSecs: 30,
-      cbThreshold: null,
+      cbThreshold: 5,
       workerUrls: [],
       simWorkers: 4,
       simRate: null,
@@ -205,7 +207,7 @@ describe('resolved values (spec §7.4)', () => {
 describe('class order', () => {
   it('lists every problem, parse before value before policy before cross-flag', async () => {
     const r = await resolveArgs([
-      '--cb-cool-down-secs', '3', // cross-flag
+      '--cb-cool-down-secs', '3', '--cb-threshold', '0', // cross-flag
       '--policy', 'round_robin',
       '--worker-queue-limit', '0', // value, and policy
       '--bogus', '1', // parse

@@ -13,6 +13,8 @@ export interface RegistryOptions {
   /** Sockets per worker: above any concurrency we admit, so undici never queues. */
   connections: number;
   introspectTimeoutMs: number;
+  /** TCP connect budget per attempt; undici's own default (10 s) may exceed the request timeout. */
+  connectTimeoutMs: number;
   now: () => number;
 }
 
@@ -73,7 +75,7 @@ export class WorkerRegistry {
 
   add(url: string): Worker {
     const slot = this.bySlot.length;
-    const pool = new Pool(url, { connections: this.opts.connections, pipelining: 1, keepAliveTimeout: 30_000 });
+    const pool = new Pool(url, { connections: this.opts.connections, pipelining: 1, keepAliveTimeout: 30_000, connect: { timeout: this.opts.connectTimeoutMs } });
     const breaker = new CircuitBreaker(this.opts.cbThreshold, this.opts.cbCoolDownMs);
     const w = new Worker(url, slot, pool, breaker);
     breaker.onChange = (state) => {
