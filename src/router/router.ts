@@ -100,6 +100,7 @@ export class Router {
     this.adminTokenDigest = c.adminToken ? tokenDigest(c.adminToken) : undefined;
     this.metrics = new RouterMetrics({
       modelId: this.modelId ?? UNKNOWN_MODEL,
+      cacheAware: c.policy === 'cache_aware',
       workers: () => {
         const now = performance.now();
         const view = this.table.view(now);
@@ -122,7 +123,7 @@ export class Router {
       prefixIndexEvictions: () => this.index.evictions,
     });
     const model = (): string => this.modelId ?? UNKNOWN_MODEL;
-    this.booker = new SelectionBooker(this.metrics, this.log, this.policy.name, model, c.workerQueueLimit);
+    this.booker = new SelectionBooker(this.metrics, this.log, this.policy.name, model, c.workerQueueLimit, c.saturationQueueFloor);
     this.dispatcher = new Dispatcher({ table: this.table, index: this.index, metrics: this.metrics, log: this.log, timeoutMs: c.requestTimeoutSecs * 1000, model, policy: this.policy, prefix: (parsed) => this.prefixSignal(parsed), random: this.random });
     ({ server: this.server, sockets: this.sockets } = createTrackedServer((req, res) => void this.dispatch(req, res), httpEdgeOptions(c)));
   }
@@ -177,6 +178,11 @@ export class Router {
     // After a cut, the upstream requests are being aborted: drop the pools rather than wait
     // for them. Bounded either way, so the ceiling holds.
     if (cut > 0) for (const w of this.registry.workers) void w.pool.destroy().catch(() => undefined);
+    // Cut requests unwind on the next turns of the event loop (their upstream aborts
+    // settle); let them, within a bound, so that a caller sees nothing in flight.
+    if (this.inflightTotal > 0) {
+      await Promise.race([new Promise<void>((resolve) => this.idleWaiters.push(resolve)), new Promise((r) => setTimeout(r, 500).unref())]);
+    }
     await Promise.race([Promise.all([this.sampler.stop(), this.registry.close()]), new Promise((r) => setTimeout(r, 1000).unref())]);
     return cut;
   }

@@ -24,6 +24,13 @@ export interface WorkerGaugeSource {
 
 export interface GaugeSource {
   modelId: string;
+  /**
+   * The policy is cache_aware: only then are the cache-aware families (decisions,
+   * diverted overlap, gate rejections, admission and guard counters) exported, as
+   * the reference router does, so a round_robin router shows no zero decisions
+   * that read like a working gate (docs/metrics-and-admin.md).
+   */
+  cacheAware: boolean;
   workers: () => WorkerGaugeSource[];
   queueGateInert: () => boolean;
   prefixIndexBlocks: () => number;
@@ -63,6 +70,7 @@ export class RouterMetrics {
   /** The served model is known only after discovery; pre-create its series so dashboards see zeros. */
   setModelId(modelId: string): void {
     this.gauges.modelId = modelId;
+    if (!this.gauges.cacheAware) return;
     for (const d of DECISIONS) this.cacheDecisions.touch([modelId, d]);
     this.divertedOverlap.touch([modelId]);
     this.partialDiversions.touch([modelId]);
@@ -108,8 +116,18 @@ export class RouterMetrics {
         pollFailureSamples(workers),
       )
       .counter(this.policyDecisions.name, this.policyDecisions.help, this.policyDecisions.samples())
-      .counter(this.selectionFailures.name, this.selectionFailures.help, this.selectionFailures.samples())
-      .counter(this.cacheDecisions.name, this.cacheDecisions.help, this.cacheDecisions.samples())
+      .counter(this.selectionFailures.name, this.selectionFailures.help, this.selectionFailures.samples());
+    if (this.gauges.cacheAware) this.renderCacheAware(w, m);
+    w.counter(this.retries.name, this.retries.help, this.retries.samples())
+      .gauge('sgl_router_prefix_index_blocks', 'Blocks held by the prefix index.', [{ value: this.gauges.prefixIndexBlocks() }])
+      .counter('sgl_router_prefix_index_evictions_total', 'Blocks evicted from the prefix index to stay within its cap.', [
+        { value: this.gauges.prefixIndexEvictions() },
+      ]);
+    return w.toString();
+  }
+
+  private renderCacheAware(w: ExpositionWriter, m: string): void {
+    w.counter(this.cacheDecisions.name, this.cacheDecisions.help, this.cacheDecisions.samples())
       .histogram(this.divertedOverlap.name, this.divertedOverlap.help, this.divertedOverlap.samples())
       .counter(this.gateRejected.name, this.gateRejected.help, this.gateRejected.samples())
       .counter(this.partialDiversions.name, this.partialDiversions.help, this.partialDiversions.samples())
@@ -120,13 +138,7 @@ export class RouterMetrics {
       .counter(this.admissionRejected.name, this.admissionRejected.help, this.admissionRejected.samples())
       .counter(this.guardCompared.name, this.guardCompared.help, this.guardCompared.samples())
       .counter(this.guardOverrides.name, this.guardOverrides.help, this.guardOverrides.samples())
-      .counter(this.monitorDecisions.name, this.monitorDecisions.help, this.monitorDecisions.samples())
-      .counter(this.retries.name, this.retries.help, this.retries.samples())
-      .gauge('sgl_router_prefix_index_blocks', 'Blocks held by the prefix index.', [{ value: this.gauges.prefixIndexBlocks() }])
-      .counter('sgl_router_prefix_index_evictions_total', 'Blocks evicted from the prefix index to stay within its cap.', [
-        { value: this.gauges.prefixIndexEvictions() },
-      ]);
-    return w.toString();
+      .counter(this.monitorDecisions.name, this.monitorDecisions.help, this.monitorDecisions.samples());
   }
 }
 

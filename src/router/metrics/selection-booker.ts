@@ -18,6 +18,7 @@ export class SelectionBooker {
     private readonly policy: PolicyName,
     private readonly model: () => string,
     private readonly workerQueueLimit: number | null,
+    private readonly saturationQueueFloor: number | null = null,
   ) {}
 
   book(outcome: SelectionOutcome, poolSize: number): void {
@@ -48,7 +49,13 @@ export class SelectionBooker {
     if (outcome.divertedOverlapBlocks !== undefined) m.divertedOverlap.observe([model], outcome.divertedOverlapBlocks);
     if (outcome.partialDiversion) m.partialDiversions.inc([model]);
     if (outcome.reason === 'saturation_pin' && this.pinLogCounter++ % 64 === 0) {
-      this.log.info(SATURATION_PIN_LOG_MESSAGE, { model, worker: outcome.worker.id });
+      // The floor and limit in force say why the fleet counted as saturated (docs/routing.md, "Saturation-pin log line").
+      this.log.info(SATURATION_PIN_LOG_MESSAGE, {
+        model,
+        worker: outcome.worker.id,
+        worker_queue_limit: this.workerQueueLimit,
+        saturation_queue_floor: this.saturationQueueFloor,
+      });
     }
   }
 }
