@@ -6,7 +6,7 @@ import { formatDuration } from './duration.js';
 import type { FleetShape } from './fleet-shape.js';
 import type { Percentiles } from './percentiles.js';
 import type { BenchRun } from './run.js';
-import { DECISIONS } from './router-counters.js';
+import { DECISIONS, histogramQuantile } from './router-counters.js';
 
 const ms = (v: number | null): string => (v === null ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
 const pct = (v: number | null): string => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
@@ -68,6 +68,10 @@ export function renderRunReport(run: BenchRun, w: WorkloadOptions, durationMs: n
       `router     ${DECISIONS.map((k) => `${k} ${int(d[k])}`).join(', ')}; ${int(run.router.diverted)} diversions gave up ${int(run.router.diverted_blocks)} blocks; ` +
         `${int(run.router.gate_rejections)} gate rejections; ${int(run.router.selection_failures)} selection failures`,
     );
+    const routerTtft = run.router.ttft ? histogramQuantile(run.router.ttft, 0.5) : null;
+    if (routerTtft !== null) {
+      out.push(`           TTFT p50 ${Math.round(routerTtft * 1000)} ms at the router (sgl_router_ttft_seconds, interpolated in its buckets), ${s.ttft_ms.p50 === null ? '-' : Math.round(s.ttft_ms.p50)} ms at this client`);
+    }
   }
   out.push(`arrivals   ${run.arrivals.count}, sha256 ${run.arrivals.digest.slice(0, 16)}`);
   return `${out.join('\n')}\n`;

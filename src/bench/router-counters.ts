@@ -17,6 +17,43 @@ export interface RouterCounters {
   selection_failures: number;
   /** sgl_router_policy_decisions_total by reason. */
   policy_reasons: Record<string, number>;
+  /** sgl_router_ttft_seconds, summed over models: the router's own view of time to first token. */
+  ttft: CumulativeHistogram | null;
+}
+
+/** A Prometheus histogram: cumulative counts at each finite upper bound, and the total. */
+export interface CumulativeHistogram {
+  le: number[];
+  counts: number[];
+  total: number;
+}
+
+/**
+ * The q-quantile of a cumulative histogram, interpolated linearly inside the bucket
+ * it falls in (Prometheus' histogram_quantile); null without observations. A value
+ * above the highest finite bound is reported as that bound.
+ */
+export function histogramQuantile(h: CumulativeHistogram, q: number): number | null {
+  if (h.total <= 0) return null;
+  const rank = q * h.total;
+  for (let i = 0; i < h.le.length; i++) {
+    if (h.counts[i]! < rank) continue;
+    const lower = i === 0 ? 0 : h.le[i - 1]!;
+    const below = i === 0 ? 0 : h.counts[i - 1]!;
+    const inBucket = h.counts[i]! - below;
+    return inBucket > 0 ? lower + ((h.le[i]! - lower) * (rank - below)) / inBucket : h.le[i]!;
+  }
+  return h.le[h.le.length - 1] ?? null;
+}
+
+function readHistogram(family: ParsedFamily | undefined): CumulativeHistogram | null {
+  if (!family) return null;
+  const byLe = new Map<number, number>();
+  for (const s of histogramSeries(family)) for (const b of s.buckets) byLe.set(b.le, (byLe.get(b.le) ?? 0) + b.count);
+  const total = byLe.get(Infinity);
+  if (total === undefined) return null;
+  const le = [...byLe.keys()].filter((l) => l !== Infinity).sort((a, b) => a - b);
+  return { le, counts: le.map((l) => byLe.get(l)!), total };
 }
 
 /** Find a counter whether it was exposed as `x_total` (Prometheus text) or `x` (OpenMetrics). */
@@ -48,6 +85,7 @@ export function readRouterCounters(text: string): RouterCounters | undefined {
     partial_diversions: sumSamples(counterFamily(f, 'sgl_router_partial_diversions_total')) ?? 0,
     selection_failures: sumSamples(counterFamily(f, 'sgl_router_policy_selection_failures_total')) ?? 0,
     policy_reasons: policyReasons,
+    ttft: readHistogram(f.get('sgl_router_ttft_seconds')),
   };
 }
 
@@ -65,7 +103,16 @@ export function counterDelta(before: RouterCounters | undefined, after: RouterCo
     partial_diversions: d(after.partial_diversions, before.partial_diversions),
     selection_failures: d(after.selection_failures, before.selection_failures),
     policy_reasons: reasons,
+    ttft: histogramDelta(before.ttft, after.ttft),
   };
+}
+
+function histogramDelta(before: CumulativeHistogram | null, after: CumulativeHistogram | null): CumulativeHistogram | null {
+  if (!after) return null;
+  if (!before || before.le.length !== after.le.length || before.le.some((l, i) => l !== after.le[i])) return after;
+  // A restart in between shows as counts going down: then the later scrape alone is the run.
+  if (after.total < before.total || after.counts.some((c, i) => c < before.counts[i]!)) return after;
+  return { le: after.le, counts: after.counts.map((c, i) => c - before.counts[i]!), total: after.total - before.total };
 }
 
 /**
