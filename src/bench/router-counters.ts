@@ -5,7 +5,7 @@ import type { ParsedFamily } from '../prometheus/index.js';
 export const DECISIONS = ['cache_hit', 'cache_miss', 'cache_worker_queued', 'all_queued'] as const;
 export type Decision = (typeof DECISIONS)[number];
 
-/** The router's own account of a run: how its cache-aware selections went (spec §5). */
+/** The router's own account of a run: how its cache-aware selections went (docs/metrics-and-admin.md §Metric families). */
 export interface RouterCounters {
   decisions: Record<Decision, number>;
   /** Observations of sgl_router_diverted_overlap_blocks: gate diversions that gave up a prefix. */

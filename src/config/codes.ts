@@ -3,11 +3,11 @@
  * (scripts match them in `check-config --json`): add new ones, never rename or reuse.
  * `man/routerctl-check-config.1` lists every entry; a test keeps the two in step.
  *
- * Classes, most important first (DESIGN §2): a parse problem makes the value
- * meaningless, a value problem is wrong under every policy, a policy problem names a
- * flag that the chosen policy would ignore, and cross-flag problems need the rest of
- * the configuration to be right before they can be judged. `probe` warnings come
- * from contacting the workers.
+ * Classes, most important first (docs/configuration.md §Problem classes): a parse
+ * problem makes the value meaningless, a value problem is wrong under every policy, a
+ * policy problem names a flag that the chosen policy would ignore, and cross-flag
+ * problems need the rest of the configuration to be right before they can be judged.
+ * `probe` warnings come from contacting the workers.
  */
 export const PROBLEM_CLASSES = ['parse', 'value', 'policy', 'cross-flag', 'probe'] as const;
 export type ProblemClass = (typeof PROBLEM_CLASSES)[number];

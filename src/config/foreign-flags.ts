@@ -1,5 +1,6 @@
 /**
- * Flags of the Rust sgl-router (spec §2.1, §9.3) that routerctl does not have.
+ * Flags of the Rust sgl-router that routerctl does not have (docs/configuration.md
+ * §Command-line flags).
  * Operators port launch scripts between the two; "unknown flag" alone would send
  * them hunting for a typo, so these say why the flag is absent and what to use.
  * Used for command-line flags and rc keys alike.

@@ -14,8 +14,9 @@ import type { ConfigProblem } from './problem.js';
 /**
  * Search order inside one folder; the first that exists wins. rc files come before
  * package.json because a `routerctl` key in package.json would otherwise shadow a
- * `.routerrc` next to it (ecosystem notes §2.6). No `.ts`: cosmiconfig compiles it by
- * writing a file next to it, and check-config promises never to write files.
+ * `.routerrc` next to it (docs/dependencies.md §Rc files before package.json). No
+ * `.ts`: cosmiconfig compiles it by writing a file next to it, and check-config
+ * promises never to write files.
  */
 export const RC_SEARCH_PLACES = [
   '.routerrc',

@@ -8,7 +8,7 @@ import type { ConfigCodeName } from './codes.js';
  * Policy rules: a flag the chosen policy would ignore. A tuning flag that does
  * nothing is the silent misconfiguration operators asked to catch, so it is an error,
  * one per offending flag (the JSON names each). Families run in the reference order
- * (spec §2.3 steps 2, 4.2, 4.5, 4.6). The pressure wording drops the reference's
+ * (docs/configuration.md §Policy rules). The pressure wording drops the reference's
  * "session_aware or": routerctl has no such policy to point the operator at.
  */
 const FAMILIES: readonly { family: PolicyFamily; policy: Policy; code: ConfigCodeName; message: (flag: string) => string }[] = [

@@ -7,7 +7,8 @@ import type { ConfigKey, OptionSpec, Range } from './schema.js';
 /**
  * Value rules: a value that is wrong whatever the policy. They run before the policy
  * rules so that `--policy round_robin --worker-queue-limit 0` reports the bad value,
- * not the policy (spec §2.3 step 4.4). Schema order is the reference order.
+ * not the policy (docs/configuration.md §Why value errors come before policy errors).
+ * Schema order is the reference order (docs/configuration.md §Value check order).
  */
 export function checkValues(ctx: RuleContext): void {
   for (const spec of OPTIONS) {
@@ -54,7 +55,7 @@ export function rangeViolation(spec: OptionSpec, range: Range, value: number): s
   return null;
 }
 
-/** spec §2.3 step 4.4, in the reference order: requires the limit, at least 1, at most the limit. */
+/** The floor, in the reference order: requires the limit, at least 1, at most the limit (docs/configuration.md §Value check order). */
 function checkFloor(ctx: RuleContext): void {
   const floor = ctx.config.saturationQueueFloor;
   const limit = ctx.config.workerQueueLimit;
@@ -90,7 +91,7 @@ function checkCandidateBounds(ctx: RuleContext): void {
   );
 }
 
-/** spec §2.3 step 10: no empty entries, valid URLs, http or https, no duplicates (trailing `/` ignored). */
+/** The URL rules (docs/configuration.md §Value rules): no empty entries, valid URLs, http or https, no duplicates (trailing `/` ignored). */
 function checkUrls(ctx: RuleContext): void {
   const at = ctx.at('workerUrls');
   const seen = new Set<string>();

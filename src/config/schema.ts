@@ -5,7 +5,8 @@
  * derived from this list, so a flag added here is accepted everywhere at once.
  *
  * Order matters: value checks run in schema order, and that order follows the
- * reference router (spec §2.3) so `serve` reports the same first error it would.
+ * reference router (docs/configuration.md §Value check order) so `serve` reports the
+ * same first error it would.
  */
 
 export const POLICIES = ['round_robin', 'random', 'power_of_n', 'cache_aware'] as const;
@@ -84,8 +85,8 @@ export interface Range {
 
 /**
  * Why a flag belongs to a policy. Each family maps to one reference error when the
- * flag is set under another policy (spec §2.3 steps 4.2, 4.5, 4.6; step 2 for
- * power-of-n, where routerctl has no reorg mode and names the policy instead).
+ * flag is set under another policy (docs/configuration.md §Policy rules; for
+ * power-of-n, where routerctl has no reorg mode, it names the policy instead).
  */
 export type PolicyFamily = 'cache-tuning' | 'pressure-guard' | 'pressure-tuning' | 'power-of-n';
 
@@ -137,7 +138,7 @@ export const OPTIONS = [
     describe: `routing policy: ${POLICIES.join(', ')}`,
     group: 'Routing policy',
   }),
-  // Reference order for the value checks (spec §2.3 step 4.4): limit, floor, choices.
+  // Reference order for the value checks (docs/configuration.md §Value check order): limit, floor, choices.
   opt({
     key: 'workerQueueLimit',
     flag: 'worker-queue-limit',
@@ -201,7 +202,7 @@ export const OPTIONS = [
     policyFamily: 'pressure-tuning',
     range: { atLeast: 0 },
   }),
-  // Reference order for the checks after the policy gate (spec §2.3 step 4.8).
+  // Reference order for the checks the Rust router makes after its policy gate (docs/configuration.md §Value check order).
   opt({
     key: 'pressureRelThreshold',
     flag: 'pressure-rel-threshold',
@@ -244,7 +245,7 @@ export const OPTIONS = [
     policyFamily: 'cache-tuning',
     range: { unitInterval: true },
   }),
-  // min/max have one combined rule (spec §2.3 step 4.8), so no range of their own.
+  // min/max have one combined rule (docs/configuration.md §Value rules), so no range of their own.
   opt({
     key: 'cacheCandidateMinWorkers',
     flag: 'cache-candidate-min-workers',

@@ -1,6 +1,6 @@
 import type { PollFailureReason } from '../engines/index.js';
 
-/** The admin API's state document (DESIGN §5). Fields may be added, never renamed. */
+/** The admin API's state document (docs/metrics-and-admin.md §Admin state document). Fields may be added, never renamed. */
 export interface AdminState {
   router: {
     version: string;

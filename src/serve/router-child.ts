@@ -1,7 +1,7 @@
 /**
  * The router process behind `routerctl serve`'s console (forked by RouterProcess).
  * The parent draws; this process only routes, so a slow frame never delays a request
- * (DESIGN §1). Protocol over the IPC channel:
+ * (docs/http-edge.md §The console's router process). Protocol over the IPC channel:
  *   parent → {type:'start', config}  once
  *   child  → {type:'listening', url} or {type:'failed', code, message, exitCode}
  *   parent → {type:'stop', signal}   first: drain, second: cut now (docs/http-edge.md,

@@ -53,7 +53,7 @@ const IN_BATCH_PREFIX_TOKENS = 32;
  * budget or KV memory refuses, so a long prompt holds those behind it, as in the real
  * engines. Prefix-cached blocks are not prefilled again, which is what cuts TTFT on a
  * hit. Steps chain on simulated time, so an engine whose timers fire late catches up.
- * The rules, and what they leave out: docs/simulator.md §Admission per flavour and
+ * The rules, and what they leave out: docs/simulator.md §Admission per flavour,
  * §Fidelity rules.
  */
 export class EngineCore {

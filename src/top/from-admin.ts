@@ -2,11 +2,12 @@ import type { Breaker, DecisionCounts, Histogram, ReplicaSnapshot, WorkerSnapsho
 import { DECISION_LABELS, sumKnown } from './view-model.js';
 
 /**
- * Map an admin state document (DESIGN §5, GET /admin/state or one /admin/stream event)
- * into the console's snapshot. The document comes over the network from a router of
- * unknown version, so every field is checked: a missing or mistyped field becomes
- * `null` (unknown), and a document without `router` and `workers` is not admin state
- * at all (returns undefined, so `auto` can fall back to Prometheus).
+ * Map an admin state document (GET /admin/state, or one /admin/stream event;
+ * docs/metrics-and-admin.md §Admin state document) into the console's snapshot. The
+ * document comes over the network from a router of unknown version, so every field
+ * is checked: a missing or mistyped field becomes `null` (unknown), and a document
+ * without `router` and `workers` is not admin state at all (returns undefined, so
+ * `auto` can fall back to Prometheus).
  */
 export function snapshotFromAdmin(doc: unknown, receivedAt: number = Date.now()): ReplicaSnapshot | undefined {
   if (!isObject(doc) || !isObject(doc.router) || !Array.isArray(doc.workers)) return undefined;

@@ -19,9 +19,9 @@ export class NotARouterMetricsError extends Error {
 
 /**
  * Map a router's Prometheus exposition into the console's snapshot. The names are the
- * Rust sgl-router's (spec §5.2) plus routerctl's additions (DESIGN §4); whatever a page
- * lacks becomes `null` and is listed in `blind`, so the header can say what this source
- * cannot show. Per-worker series are keyed by `worker_url` (the Rust router's label)
+ * Rust sgl-router's plus routerctl's additions
+ * (docs/metrics-and-admin.md §Metric families); whatever a page lacks becomes `null`
+ * and is listed in `blind`, so the header can say what this source cannot show. Per-worker series are keyed by `worker_url` (the Rust router's label)
  * or `worker` (routerctl's), which name the same worker.
  */
 export function snapshotFromPrometheus(text: string, receivedAt: number = Date.now()): ReplicaSnapshot {

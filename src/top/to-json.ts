@@ -1,8 +1,9 @@
 import type { FleetView } from './view-model.js';
 
 /**
- * `top --json`: the merged fleet in the admin state's vocabulary (DESIGN §5: same
- * field names, `null` where the source cannot tell), plus what merging adds:
+ * `top --json`: the merged fleet in the admin state's vocabulary (the field names of
+ * docs/metrics-and-admin.md §Admin state document, `null` where the source cannot
+ * tell), plus what merging adds:
  * `replicas` (one entry per --url, with its source), `inflight_by_replica` per worker,
  * the cache-hit ratio without all_queued, and `cannot_show`.
  */

@@ -153,7 +153,7 @@ export function emptyRouterInfo(): RouterInfo {
   };
 }
 
-/** The hit ratio that reflects routing quality: all_queued is left out (DESIGN §4, spec §5.2). */
+/** The hit ratio that reflects routing quality: all_queued is left out (docs/metrics-and-admin.md §Routing hit rate). */
 export function hitRatio(d: DecisionCounts | null): number | null {
   if (!d) return null;
   const denom = d.cache_hit + d.cache_miss + d.cache_worker_queued;

@@ -1,7 +1,8 @@
 /**
  * The console's height budget, line by line. Ink 6 clears the whole terminal on every
- * frame once a frame is as tall as the terminal (ecosystem §1.3), so the frame is kept
- * to `rows - 1` lines by construction: every section says how many lines it takes and
+ * frame once a frame is as tall as the terminal
+ * (docs/dependencies.md §Frames as tall as the terminal), so the frame is kept to
+ * `rows - 1` lines by construction: every section says how many lines it takes and
  * this planner hands them out by priority. What matters most in an incident comes
  * first: alerts, the worker table (at least three rows), a serve child's crash panel,
  * the decision mix, then the diverted histogram, history charts and the log pane.

@@ -6,7 +6,8 @@ type FirstError = { code: string; message: string; flag?: string | null };
 
 /** [case, command line, first error (null: valid)] */
 const table: [string, string[], FirstError | null][] = [
-  // spec §7.4 worker_queue_limit_requires_cache_aware_and_a_positive_value
+  // Rust router test worker_queue_limit_requires_cache_aware_and_a_positive_value
+  // (docs/configuration.md §Why value errors come before policy errors)
   ['limit 4 is accepted', ['--worker-queue-limit', '4'], null],
   ['limit 4 under power_of_n is a policy error', ['--policy', 'power_of_n', '--worker-queue-limit', '4'],
     { code: 'RCTL_E_POLICY_REQUIRES_CACHE_AWARE', message: 'cache candidate tuning flags require --policy cache_aware', flag: '--worker-queue-limit' }],
@@ -19,7 +20,8 @@ const table: [string, string[], FirstError | null][] = [
     { code: 'RCTL_E_VALUE_RANGE', message: '--worker-queue-limit must be at least 1' }],
   ['negative limit', ['--worker-queue-limit', '-3'], { code: 'RCTL_E_VALUE_RANGE', message: '--worker-queue-limit must be at least 1' }],
 
-  // spec §7.4 saturation_queue_floor_requires_the_queue_gate_and_stays_below_it
+  // Rust router test saturation_queue_floor_requires_the_queue_gate_and_stays_below_it
+  // (docs/configuration.md §Value rules)
   ['floor 2 with limit 4 is accepted', ['--worker-queue-limit', '4', '--saturation-queue-floor', '2'], null],
   ['floor equal to the limit is accepted', ['--worker-queue-limit', '4', '--saturation-queue-floor', '4'], null],
   ['floor without a limit names both flags', ['--saturation-queue-floor', '2'], {
@@ -36,13 +38,13 @@ const table: [string, string[], FirstError | null][] = [
   ['floor without a limit under round_robin: the value error wins', ['--policy', 'round_robin', '--saturation-queue-floor', '2'],
     { code: 'RCTL_E_VALUE_FLOOR_REQUIRES_LIMIT', message: '--saturation-queue-floor requires --worker-queue-limit (there is no diversion to cancel without it)' }],
 
-  // spec §7.4 min_load_choices_is_plumbed_and_validated
+  // Rust router test min_load_choices_is_plumbed_and_validated (docs/configuration.md §Value rules, §Policy rules)
   ['min-load-choices 5 is accepted', ['--min-load-choices', '5'], null],
   ['min-load-choices 0', ['--min-load-choices', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--min-load-choices must be at least 1' }],
   ['min-load-choices 3 under power_of_n is a policy error', ['--policy', 'power_of_n', '--min-load-choices', '3'],
     { code: 'RCTL_E_POLICY_REQUIRES_CACHE_AWARE', message: 'cache candidate tuning flags require --policy cache_aware', flag: '--min-load-choices' }],
 
-  // spec §7.4 cache_candidate_cli_rejects_invalid_bounds
+  // Rust router test cache_candidate_cli_rejects_invalid_bounds (docs/configuration.md §Value rules)
   ['candidate min 0', ['--cache-candidate-min-workers', '0'], {
     code: 'RCTL_E_VALUE_CANDIDATE_BOUNDS', message: '--cache-candidate-min-workers and --cache-candidate-max-workers must be positive and min must not exceed max', flag: '--cache-candidate-min-workers' }],
   ['candidate max 0', ['--cache-candidate-max-workers', '0'], {
@@ -58,7 +60,7 @@ const table: [string, string[], FirstError | null][] = [
   ['min matched tokens below 0', ['--cache-affinity-min-matched-tokens', '-1'], { code: 'RCTL_E_VALUE_RANGE', message: '--cache-affinity-min-matched-tokens must be at least 0' }],
   ['switch margin 0 is accepted', ['--cache-switch-margin-tokens', '0'], null],
 
-  // spec §7.4 native_cache_pressure_flags_build_the_guard_contract
+  // Rust router test native_cache_pressure_flags_build_the_guard_contract (docs/configuration.md §Pressure guard)
   ['pressure-rel-threshold 1 is not > 1', ['--pressure-rel-threshold', '1'], { code: 'RCTL_E_VALUE_RANGE', message: '--pressure-rel-threshold must be finite and greater than 1' }],
   ['pressure-rel-threshold infinite', ['--pressure-rel-threshold', 'Infinity'], { code: 'RCTL_E_VALUE_RANGE', message: '--pressure-rel-threshold must be finite and greater than 1' }],
   ['pressure-abs-threshold-ms negative', ['--pressure-abs-threshold-ms', '-5'], { code: 'RCTL_E_VALUE_RANGE', message: '--pressure-abs-threshold-ms must be finite and non-negative' }],
@@ -75,7 +77,8 @@ const table: [string, string[], FirstError | null][] = [
     { code: 'RCTL_E_POLICY_REQUIRES_POWER_OF_N', message: '--power-of-n-choices requires --policy power_of_n' }],
   ['power-of-n-choices 0: the value error wins', ['--power-of-n-choices', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--power-of-n-choices must be at least 1' }],
 
-  // spec §7.4 shutdown_drain_secs_past_the_ceiling_is_rejected, and the other ranges
+  // Rust router test shutdown_drain_secs_past_the_ceiling_is_rejected, and the other ranges
+  // (docs/configuration.md §Value rules)
   ['drain 18000 is past the ceiling', ['--shutdown-drain-secs', '18000'], { code: 'RCTL_E_VALUE_RANGE', message: '--shutdown-drain-secs must be at most 1800 (got 18000)' }],
   ['drain 1800 and 0 are accepted', ['--shutdown-drain-secs', '1800'], null],
   ['drain 0 is accepted', ['--shutdown-drain-secs', '0'], null],
@@ -95,7 +98,7 @@ const table: [string, string[], FirstError | null][] = [
   ['cb-threshold 0 turns the breaker off', ['--cb-threshold', '0'], null],
   ['empty model id', ['--model-id', ''], { code: 'RCTL_E_VALUE_EMPTY', message: '--model-id must be non-empty' }],
 
-  // URLs (spec §2.3 step 10)
+  // URLs (docs/configuration.md §Value rules)
   ['two http(s) URLs are accepted', ['--worker-urls', 'http://10.0.0.5:30001', 'https://w2.example:443/'], null],
   ['space-separated URLs in one argument are accepted', ['--worker-urls', 'http://a:1 http://b:1'], null],
   ['missing scheme', ['--worker-urls', 'localhost:8000'],
@@ -107,7 +110,7 @@ const table: [string, string[], FirstError | null][] = [
     { code: 'RCTL_E_VALUE_URL_DUPLICATE', message: "--worker-urls contains duplicate entry 'http://w1:30001'" }],
   ['whitespace-only entry', ['--worker-urls', ' '], { code: 'RCTL_E_VALUE_URL_EMPTY', message: '--worker-urls must not contain empty or whitespace-only entries' }],
 
-  // discovery and cross-flag (spec §2.3 steps 5, 7)
+  // discovery and cross-flag (docs/configuration.md §Cross-flag rules)
   ['worker URLs with sim workers', ['--worker-urls', 'http://w1:1', '--sim-workers', '2'],
     { code: 'RCTL_E_CROSS_DISCOVERY_CONFLICT', message: '--worker-urls and --sim-workers are mutually exclusive; pass exactly one' }],
   ['sim workers alone are accepted', ['--sim-workers', '8', '--sim-rate', '12.5'], null],
@@ -135,7 +138,7 @@ const table: [string, string[], FirstError | null][] = [
   ['stray positional', ['serve-now'], { code: 'RCTL_E_PARSE_UNEXPECTED_ARGUMENT', message: "unexpected argument 'serve-now'" }],
 ];
 
-describe('validation rules (spec §2.3, §7.4)', () => {
+describe('validation rules (docs/configuration.md §Rules and error codes)', () => {
   it.each(table)('%s', async (_name, args, expected) => {
     const r = await resolveArgs(args);
     if (expected === null) {
@@ -146,7 +149,7 @@ describe('validation rules (spec §2.3, §7.4)', () => {
   });
 });
 
-describe('resolved values (spec §7.4)', () => {
+describe('resolved values (docs/configuration.md §Flags)', () => {
   it('an unset limit and floor stay null; min-load-choices defaults to 2', async () => {
     const r = await resolveArgs([]);
     expect(r.config.workerQueueLimit).toBeNull();

@@ -1,6 +1,7 @@
 /**
- * Ports of the reference admission tests (spec §7.2, src/policies/admission.rs),
- * one test per reference test, named after it.
+ * Ports of the Rust router's admission tests (its src/policies/admission.rs), one
+ * test per reference test, named after it; docs/routing.md §Rung-level examples
+ * states the cases in words.
  */
 import { describe, expect, it } from 'vitest';
 import { capacityAdmits } from '../../src/router/policies/cache-aware/capacity.js';

@@ -1,5 +1,5 @@
 /**
- * Candidate building (spec §4.2).
+ * Candidate building (docs/routing.md §Candidates).
  */
 import { describe, expect, it } from 'vitest';
 import {

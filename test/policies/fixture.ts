@@ -1,7 +1,8 @@
 /**
- * Test fixtures following the reference tests' conventions (spec §7.1):
- * url `http://{id}:30000`, waiting-uncached = waiting, total = used,
- * max_running_requests = 64, no estimate unless given, 100 input tokens.
+ * Test fixtures following the reference tests' conventions
+ * (docs/routing.md §Fixture conventions): url `http://{id}:30000`, waiting-uncached =
+ * waiting, total = used, max_running_requests = 64, no estimate unless given, 100
+ * input tokens.
  * Pool counters are computed here by a plain scan, as the load table would
  * maintain them incrementally.
  */
@@ -58,7 +59,7 @@ export class TableLoad implements LoadView {
     for (const [w, running, waiting, used, capacity, extras] of rows) {
       const basic: BasicLoad = { running, waiting, usedTokens: used, maxTotalTokens: capacity, capturedAt: 0 };
       this.#basic.set(w.id, basic);
-      // Native data needs a known capacity (spec §3.3).
+      // Native data needs a known capacity (docs/routing.md §Fresh load).
       if (extras?.basicOnly !== true && capacity > 0) {
         const native: SchedulingNativeLoad = {
           ...basic,

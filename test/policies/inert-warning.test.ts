@@ -1,5 +1,5 @@
 /**
- * The sampled "gate is inert" warning (spec §6).
+ * The sampled "gate is inert" warning (docs/routing.md §Gate-inert warning).
  */
 import { describe, expect, it } from 'vitest';
 import { CacheAwarePolicy } from '../../src/router/policies/cache-aware/cache-aware-policy.js';

@@ -1,6 +1,6 @@
 /**
- * Ports of the reference power_of_two.rs tests (spec §7.6) against the pair
- * proposal, plus the pinned tie rule at k ≥ pool size.
+ * Ports of the reference power_of_two.rs tests against the pair proposal
+ * (docs/routing.md §Pair fallback), plus the pinned tie rule at k ≥ pool size.
  */
 import { describe, expect, it, vi } from 'vitest';
 import { CacheAwarePolicy } from '../../src/router/policies/cache-aware/cache-aware-policy.js';

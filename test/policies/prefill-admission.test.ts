@@ -1,6 +1,7 @@
 /**
- * Shared prefill admission details beyond the reference tests (spec §4.7): the
- * pair's pressure-guard backup and the retry choice each rung hands the proxy.
+ * Shared prefill admission details beyond the reference tests
+ * (docs/routing.md §Pair fallback): the pair's pressure-guard backup and the retry
+ * choice each rung hands the proxy.
  */
 import { describe, expect, it } from 'vitest';
 import { DecisionReason } from '../../src/router/policies/cache-aware/decision.js';

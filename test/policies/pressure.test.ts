@@ -1,6 +1,7 @@
 /**
- * Pressure comparison (spec §4.8), the queue gate boundary (§4.3) and the
- * tournament's margin and guard (§4.4 step 7).
+ * Pressure comparison (docs/routing.md §Pressure ranking), the queue gate boundary
+ * (docs/routing.md §Queue gate) and the tournament's margin and guard
+ * (docs/routing.md §Switch margin, §Pressure guard).
  */
 import { describe, expect, it } from 'vitest';
 import {

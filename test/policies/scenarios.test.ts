@@ -1,7 +1,7 @@
 /**
- * The end-to-end scenarios of spec §4.11 (limit L = 4), as one table through
- * CacheAwarePolicy.select. Inputs are 100 000 tokens over 10 query blocks, so every
- * owner with ≥ 2 blocks clears the default 1024-token cache gate.
+ * The end-to-end scenarios (limit L = 4) of docs/routing.md §Scenario table, as one
+ * table through CacheAwarePolicy.select. Inputs are 100 000 tokens over 10 query
+ * blocks, so every owner with ≥ 2 blocks clears the default 1024-token cache gate.
  */
 import { describe, expect, it } from 'vitest';
 import { CacheAwarePolicy } from '../../src/router/policies/cache-aware/cache-aware-policy.js';
@@ -261,7 +261,7 @@ const scenarios: Scenario[] = [
   },
 ];
 
-describe('end-to-end scenarios (spec §4.11)', () => {
+describe('end-to-end scenarios (docs/routing.md §Scenario table)', () => {
   it.each(scenarios)('$name', ({ build, outcome, absent }) => {
     for (let seed = 0; seed < 8; seed++) {
       const { config, ctx, want, gateRejected } = build();

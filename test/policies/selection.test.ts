@@ -1,6 +1,7 @@
 /**
- * Ports of the pure parts of the reference selection.rs tests (spec §7.3): the
- * decision mapping, the label mapping, and the ladder's booking through
+ * Ports of the pure parts of the reference selection.rs tests: the decision mapping
+ * (docs/routing.md §Pinned decision examples), the label mapping
+ * (docs/routing.md §Policy decision reasons), and the ladder's booking through
  * CacheAwarePolicy.select. The router books metrics from the outcome, so "books X"
  * here means "the outcome carries exactly decision X".
  */
@@ -50,7 +51,7 @@ describe('cache_aware_fallback_decision', () => {
   });
 });
 
-describe('policy decision labels (spec §4.9)', () => {
+describe('policy decision labels (docs/routing.md §Policy decision reasons)', () => {
   it.each([
     [DecisionReason.CacheCandidate, 'cache_candidates', 'cache_candidate'],
     [DecisionReason.Primary, 'cache_affinity', 'cache_candidate'],

@@ -24,7 +24,7 @@ function only(text: string): ParsedFamily {
   return [...families.values()][0]!;
 }
 
-describe('sgl-router fixture (Rust router, spec §5)', () => {
+describe('sgl-router fixture (Rust router, docs/metrics-and-admin.md §Metric families)', () => {
   const { families, skipped } = parse(fixture('sgl-router-metrics.txt'));
 
   it('parses every line', () => {

@@ -18,7 +18,7 @@ function table(n: number, freshness = 5000) {
   return { t, workers };
 }
 
-describe('LoadTable (spec §7.7)', () => {
+describe('LoadTable (docs/engine-load.md §DP ranks, §Freshness)', () => {
   it('sums queue depth across ranks', () => {
     const { t, workers } = table(1);
     t.apply(workers[0]!, [[0, r(3, 2)], [1, r(4, 5)]], 0);

@@ -18,7 +18,7 @@ export interface WorkerDoc {
   healthy?: boolean;
 }
 
-/** An admin state document (DESIGN §5) with sensible defaults; tests override what they assert on. */
+/** An admin state document (docs/metrics-and-admin.md §Admin state document) with sensible defaults; tests override what they assert on. */
 export function adminDoc(o: {
   limit?: number | null;
   workers?: WorkerDoc[];

@@ -105,7 +105,7 @@ export class RouterMetrics {
       .gauge(
         'sgl_router_worker_inflight_requests',
         'Router-local in-flight requests per worker.',
-        // `worker` is routerctl's label (DESIGN §4); `worker_url` is the Rust router's. Both, so either query works.
+        // `worker` is routerctl's label, `worker_url` the Rust router's. Both, so either query works (docs/metrics-and-admin.md §Differences from the reference router).
         workers.map((x) => ({ labels: { worker: x.url, worker_url: x.url }, value: x.inflight })),
       )
       .gauge('sgl_router_worker_waiting_requests', 'Engine-reported waiting requests (sum over DP ranks); absent when unknown.', per((x) => x.waiting, 'worker'))

@@ -102,8 +102,8 @@ export type CacheAwareDecision = 'cache_hit' | 'cache_miss' | 'cache_worker_queu
 export type SelectionFailureReason = 'prefill_admission_exhausted' | 'cache_candidates_exhausted' | 'proposal_empty';
 
 /**
- * What one resolution of cache candidates recorded (spec §4.4 step 8); the router
- * books the reference's per-resolution counters from it.
+ * What one resolution of cache candidates recorded; the router books the reference's
+ * per-resolution counters from it (docs/metrics-and-admin.md §Cache resolution metrics).
  */
 export interface CacheResolutionAudit {
   readonly prefillPressureSource: 'estimated_prefill_queue_ms' | 'native_queue_tokens' | 'router_local';

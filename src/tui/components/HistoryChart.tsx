@@ -5,8 +5,9 @@ import type { SegmentInput } from './Line.js';
 
 /**
  * A titled asciichart, one <Text> row per chart line: a multi-line string in a single
- * <Text> would wrap or collapse (ecosystem §5.1). The lines come from chartLines(),
- * already cut to the width and exactly the planned height.
+ * <Text> would wrap or collapse (docs/dependencies.md §Multi-line charts in Ink). The
+ * lines come from chartLines(), already cut to the width and exactly the planned
+ * height.
  */
 export function HistoryChart({ title, lines, width }: { title: SegmentInput[]; lines: string[]; width: number }): ReactElement {
   return (

@@ -1,7 +1,8 @@
 /**
- * The cache-aware selection ladder (spec §4.5) as pure logic: it returns what
- * happened and the router books every metric from that, so the booking rules
- * (one decision per selected worker, none per failure) live in one place.
+ * The cache-aware selection ladder (docs/routing.md §Selection ladder (cache_aware))
+ * as pure logic: it returns what happened and the router books every metric from
+ * that, so the booking rules (one decision per selected worker, none per failure)
+ * live in one place.
  */
 import { PoolWithout } from '../exclusion.js';
 import type {

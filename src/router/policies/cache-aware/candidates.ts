@@ -1,5 +1,5 @@
 /**
- * Turning a prefix signal into bounded cache candidates (spec §4.2).
+ * Turning a prefix signal into bounded cache candidates (docs/routing.md §Candidates).
  */
 import type { LoadView, PolicyWorker, PoolState, PrefixSignal } from '../types.js';
 import type { CacheAwareConfig } from './config.js';

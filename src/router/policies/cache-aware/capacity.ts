@@ -1,5 +1,5 @@
 /**
- * Hard (capacity) admission on native scheduling data (spec §4.4 step 5, §4.7).
+ * Hard (capacity) admission on native scheduling data (docs/routing.md §Hard capacity admission).
  * routerctl has no buckets, so the per-range max_pending_prefill_tokens limit of
  * the reference never applies and both of its admission predicates reduce to this.
  */

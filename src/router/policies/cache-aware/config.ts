@@ -1,7 +1,8 @@
 /**
  * Tuning for the cache-aware policy. Field meanings and defaults follow the Rust
- * router's AffinityConfig (spec §2.2); validation (ranges, cross-flag rules) belongs
- * to src/config, so the policy trusts what it is given.
+ * router's AffinityConfig (docs/configuration.md §Cache-aware routing, §Pressure guard);
+ * validation (ranges, cross-flag rules) belongs to src/config, so the policy trusts
+ * what it is given.
  */
 export interface CacheAwareConfig {
   /** A candidate needs at least this many matched prefix tokens; undefined skips the check. */

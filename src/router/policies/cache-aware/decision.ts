@@ -1,6 +1,7 @@
 /**
- * Decision reasons, their policy-decision labels (spec §4.9), and the mapping of a
- * selection to its one cache-aware decision (spec §5.2).
+ * Decision reasons, their policy-decision labels
+ * (docs/routing.md §Policy decision reasons), and the mapping of a selection to its
+ * one cache-aware decision (docs/routing.md §Decision mapping).
  */
 import type { CacheAwareDecision, PolicyWorker } from '../types.js';
 
@@ -15,7 +16,7 @@ export const DecisionReason = Object.freeze({
 } as const);
 export type DecisionReason = (typeof DecisionReason)[keyof typeof DecisionReason];
 
-/** Which kind of proposal a decision resolved; the label depends on it (spec §4.9). */
+/** Which kind of proposal a decision resolved; the label depends on it (docs/routing.md §Policy decision reasons). */
 export type ProposalKind = 'cache_candidates' | 'cache_affinity' | 'pair';
 
 /** One rung's answer: the Rust Decision plus the retry choice routerctl hands the proxy. */

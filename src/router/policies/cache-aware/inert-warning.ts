@@ -1,7 +1,7 @@
 /**
- * The sampled "gate is inert" warning (spec §6). Without it, a fleet that never
- * publishes load reads as healthy: the gate fails open everywhere and
- * cache_worker_queued sits at 0.
+ * The sampled "gate is inert" warning (docs/routing.md §Gate-inert warning). Without
+ * it, a fleet that never publishes load reads as healthy: the gate fails open
+ * everywhere and cache_worker_queued sits at 0.
  */
 import type { PoolState } from '../types.js';
 

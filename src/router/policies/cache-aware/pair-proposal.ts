@@ -1,5 +1,5 @@
 /**
- * The power-of-k pair proposal for the fallback (spec §4.6, §9.2).
+ * The power-of-k pair proposal for the fallback (docs/routing.md §Pair fallback).
  */
 import type { LoadView, PolicyWorker, PoolState } from '../types.js';
 import { comparePairwise, GUARD_OFF, type PressureGuard } from './pressure.js';

@@ -1,8 +1,9 @@
 /**
- * Shared prefill admission for a pair proposal (spec §4.7). routerctl has one
- * global domain and no eligibility filters, so the "range" is the legal worker set
- * (the pool, in the policy) and the pair is always drawn from it: the reference's
- * "primary not in range" and eligible_workers checks cannot fire and are omitted.
+ * Shared prefill admission for a pair proposal (docs/routing.md §Pair fallback,
+ * §Range fallback, §Capacity fallback). routerctl has one global domain and no
+ * eligibility filters, so the "range" is the legal worker set (the pool, in the
+ * policy) and the pair is always drawn from it: the reference's "primary not in
+ * range" and eligible_workers checks cannot fire and are omitted.
  */
 import type { LoadView, PolicyWorker } from '../types.js';
 import { capacityAdmits } from './capacity.js';

@@ -1,5 +1,6 @@
 /**
- * Prefill pressure comparison (spec §4.8). Two modes exist on purpose:
+ * Prefill pressure comparison (docs/routing.md §Pressure ranking). Two modes exist on
+ * purpose:
  *
  * - Lookup mode ranks a known set. Its engine comparison is one all-or-nothing
  *   switch (`compareEngine`) so that the ordering inside the set is total and

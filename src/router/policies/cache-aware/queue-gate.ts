@@ -1,7 +1,7 @@
 /**
- * The worker queue gate (spec §4.3). It reads only the engine-reported waiting
- * count: router-local in-flight counts cannot tell running requests from waiting
- * ones, so they are never substituted.
+ * The worker queue gate (docs/routing.md §Queue gate). It reads only the
+ * engine-reported waiting count: router-local in-flight counts cannot tell running
+ * requests from waiting ones, so they are never substituted.
  */
 import type { LoadView, PolicyWorker, PoolState } from '../types.js';
 

@@ -1,6 +1,7 @@
 /**
- * resolve_cache_candidates (spec §4.4): queue gate, second tier, hard admission,
- * saturation pin, tournament, and the audit the router books counters from.
+ * resolve_cache_candidates (steps 2–7 of docs/routing.md §Selection ladder (cache_aware)):
+ * queue gate, second tier, hard admission, saturation pin, tournament, and the audit
+ * the router books counters from.
  */
 import type { CacheResolutionAudit, LoadView, PolicyWorker, PoolState } from '../types.js';
 import { capacityAdmits } from './capacity.js';
@@ -17,8 +18,8 @@ import {
 import { fleetIsAllQueued, queueGateAdmits } from './queue-gate.js';
 
 /**
- * The audit of one resolution (spec §4.4 step 8), as the policy types declare it for
- * the router to book from.
+ * The audit of one resolution (docs/metrics-and-admin.md §Cache resolution metrics),
+ * as the policy types declare it for the router to book from.
  */
 export type CacheGateAudit = CacheResolutionAudit;
 
