@@ -2,8 +2,10 @@ import { request } from 'undici';
 import { histogramSeries, parsePrometheusText, sumSamples } from '../prometheus/index.js';
 import type { ParsedFamily } from '../prometheus/index.js';
 
-export const DECISIONS = ['cache_hit', 'cache_miss', 'cache_worker_queued', 'all_queued'] as const;
-export type Decision = (typeof DECISIONS)[number];
+import { DECISIONS } from '../contract/index.js';
+import type { Decision } from '../contract/index.js';
+export { DECISIONS };
+export type { Decision };
 
 /** The router's own account of a run: how its cache-aware selections went (docs/metrics-and-admin.md §Metric families). */
 export interface RouterCounters {

@@ -38,6 +38,8 @@ export interface RunHooks {
   label?: string;
   /** Aborting ends the run early; what was measured so far is still summarised. */
   signal?: AbortSignal;
+  /** Every request's result as it completes (the summary keeps only percentiles). */
+  onResult?: (r: RequestResult) => void;
 }
 
 /** Probes before the run are short: a stalled server must not eat into the time bound. */
@@ -61,7 +63,10 @@ export async function runAgainst(url: string, s: RunSettings, hooks: RunHooks = 
     maxInFlight: s.maxInFlight,
     requestTimeoutMs: s.timeoutMs,
     horizonS: s.durationMs / 1000,
-    onResult: (r) => results.push(r),
+    onResult: (r) => {
+      results.push(r);
+      hooks.onResult?.(r);
+    },
   });
   let interrupted = false;
   const onAbort = (): void => {

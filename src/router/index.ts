@@ -1,5 +1,5 @@
 export { Router } from './router.js';
 export type { RouterOptions } from './router.js';
-export type { AdminState, AdminWorker } from './admin-state.js';
+export type { AdminState, AdminWorker } from '../contract/index.js';
 export { createLogger, silentLogger } from './logging/logger.js';
 export type { Logger, LogFormat } from './logging/logger.js';

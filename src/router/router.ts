@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { RouterConfig } from '../config/index.js';
 import { bindError } from '../errors/index.js';
 import { PROMETHEUS_CONTENT_TYPE } from '../prometheus/index.js';
-import type { AdminState, AdminWorker } from './admin-state.js';
+import type { AdminState, AdminWorker } from '../contract/index.js';
 import type { Logger } from './logging/logger.js';
 import { DECISIONS, RouterMetrics, UNKNOWN_MODEL } from './metrics/index.js';
 import { SelectionBooker } from './metrics/selection-booker.js';
@@ -247,6 +247,7 @@ export class Router {
         url: this.address ? this.url : '',
         ready: this.ready,
         load_freshness_ms: this.config.loadFreshnessMs,
+        block_size: this.config.blockSize,
       },
       workers,
       decisions,

@@ -1,3 +1,4 @@
+import type { AdminRouter, AdminState, AdminWorker } from '../contract/index.js';
 import type { Breaker, DecisionCounts, Histogram, ReplicaSnapshot, WorkerSnapshot } from './view-model.js';
 import { DECISION_LABELS, sumKnown } from './view-model.js';
 
@@ -9,12 +10,16 @@ import { DECISION_LABELS, sumKnown } from './view-model.js';
  * without `router` and `workers` is not admin state at all (returns undefined, so
  * `auto` can fall back to Prometheus).
  */
-export function snapshotFromAdmin(doc: unknown, receivedAt: number = Date.now()): ReplicaSnapshot | undefined {
-  if (!isObject(doc) || !isObject(doc.router) || !Array.isArray(doc.workers)) return undefined;
-  const r = doc.router;
+export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now()): ReplicaSnapshot | undefined {
+  // Read through the contract's field names: reading a field the router does not
+  // write is a compile error, and what it writes is checked by a test.
+  if (!isObject(raw) || !isObject(raw.router) || !Array.isArray(raw.workers)) return undefined;
+  const doc = raw as Fields<AdminState>;
+  const r = raw.router as Fields<AdminRouter>;
   const workers: WorkerSnapshot[] = [];
-  for (const w of doc.workers) {
-    if (!isObject(w) || typeof w.url !== 'string') continue;
+  for (const item of raw.workers) {
+    if (!isObject(item) || typeof item.url !== 'string') continue;
+    const w = item as Fields<AdminWorker> & { url: string };
     workers.push({
       url: w.url,
       healthy: bool(w.healthy),
@@ -29,7 +34,7 @@ export function snapshotFromAdmin(doc: unknown, receivedAt: number = Date.now())
       gateRejectionsTotal: num(w.gate_rejections_total),
     });
   }
-  const alerts = isObject(doc.alerts) ? doc.alerts : {};
+  const alerts: Fields<AdminState['alerts']> = isObject(doc.alerts) ? doc.alerts : {};
   return {
     source: 'admin',
     at: num(doc.timestamp_ms) ?? receivedAt,
@@ -82,6 +87,9 @@ function histogram(v: unknown): Histogram | null {
 function breaker(v: unknown): Breaker | null {
   return v === 'closed' || v === 'open' || v === 'half_open' ? v : null;
 }
+
+/** A document from the network: the contract's keys, values not yet checked. */
+type Fields<T> = Partial<Record<keyof T, unknown>>;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

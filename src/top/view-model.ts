@@ -1,3 +1,6 @@
+import { DECISIONS } from '../contract/index.js';
+import type { Decision } from '../contract/index.js';
+
 /**
  * The console's view of a fleet, independent of where it came from. Both sources (the
  * admin API and a Prometheus /metrics page) are mapped into `ReplicaSnapshot`; several
@@ -9,8 +12,8 @@ export type SourceKind = 'admin' | 'prometheus';
 export type SourceChoice = SourceKind | 'auto';
 export type Breaker = 'closed' | 'open' | 'half_open';
 
-export const DECISION_LABELS = ['cache_hit', 'cache_miss', 'cache_worker_queued', 'all_queued'] as const;
-export type DecisionLabel = (typeof DECISION_LABELS)[number];
+export const DECISION_LABELS = DECISIONS;
+export type DecisionLabel = Decision;
 export type DecisionCounts = Record<DecisionLabel, number>;
 
 export interface Histogram {

@@ -3,12 +3,13 @@ import type { Sample } from '../../prometheus/index.js';
 import { POLL_FAILURE_REASONS } from '../../engines/index.js';
 import type { PollFailureReason } from '../../engines/index.js';
 import { CounterFamily, HistogramFamily } from './families.js';
+import { DECISIONS } from '../../contract/index.js';
 
 export const DIVERTED_OVERLAP_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 export const TTFT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400];
 export const UNKNOWN_MODEL = 'unknown';
-export const DECISIONS = ['cache_hit', 'cache_miss', 'cache_worker_queued', 'all_queued'] as const;
+export { DECISIONS } from '../../contract/index.js';
 
 /** Per-worker gauges, read from the live registry and load table at scrape time. */
 export interface WorkerGaugeSource {

@@ -1,3 +1,5 @@
+import type { Decision } from '../../contract/index.js';
+
 /**
  * What a selection policy sees. Everything here is read-only and valid for one
  * synchronous selection: the router hands policies live views instead of copied
@@ -97,7 +99,7 @@ export interface SelectionContext {
 
 export type PolicyName = 'round_robin' | 'random' | 'power_of_n' | 'cache_aware';
 
-export type CacheAwareDecision = 'cache_hit' | 'cache_miss' | 'cache_worker_queued' | 'all_queued';
+export type CacheAwareDecision = Decision;
 
 export type SelectionFailureReason = 'prefill_admission_exhausted' | 'cache_candidates_exhausted' | 'proposal_empty';
 

@@ -1,0 +1,153 @@
+import type { PollFailureReason } from '../engines/index.js';
+import type { Decision } from './decisions.js';
+
+/** The admin API's state document (docs/metrics-and-admin.md §Admin state document). Fields may be added, never renamed. */
+export interface AdminState {
+  router: {
+    version: string;
+    policy: string;
+    model_id: string | null;
+    worker_queue_limit: number | null;
+    saturation_queue_floor: number | null;
+    min_load_choices: number;
+    uptime_s: number;
+    simulated: boolean;
+    /** Added: where the router listens, and whether it is draining. */
+    url: string;
+    ready: boolean;
+    load_freshness_ms: number;
+    /** Added: tokens per prefix block, so the console can turn diverted blocks into tokens. */
+    block_size: number;
+  };
+  workers: AdminWorker[];
+  decisions: Record<Decision, number>;
+  selection_failures_total: number;
+  diverted_overlap_blocks: { buckets: Array<{ le: number; count: number }>; count: number; sum: number };
+  alerts: { all_queued: boolean; gate_inert: boolean };
+  /** Added: totals for rates and the console. */
+  requests_total: number;
+  gate_rejections_total: number;
+  partial_diversions_total: number;
+  policy_decisions: Record<string, number>;
+  timestamp_ms: number;
+}
+
+export interface AdminWorker {
+  url: string;
+  healthy: boolean;
+  breaker: 'closed' | 'open' | 'half_open';
+  waiting: number | null;
+  running: number | null;
+  sample_age_ms: number | null;
+  fresh: boolean;
+  gated: boolean;
+  inflight: number;
+  requests_total: number;
+  gate_rejections_total: number;
+  /** Added: DP ranks the worker advertised, when known. */
+  dp_size: number | null;
+  /** Added: load polls that produced no sample, in total and by cause (docs/engine-load.md, "Poll failures"). */
+  load_poll_failures_total: number;
+  load_poll_failures: Record<PollFailureReason, number>;
+  /** Added: the latest failed load poll (any cause), or null if none failed yet; `at_ms` is wall-clock epoch ms. */
+  last_poll_error: { reason: PollFailureReason; message: string; at_ms: number } | null;
+  /** Added: load polls in a row that got no answer at all (timeout, connect); 0 once the engine answers. */
+  load_poll_unanswered: number;
+  /** Added: out of the pool because its load polls go unanswered (then `healthy` is false). */
+  load_unreachable: boolean;
+}
+
+export type AdminRouter = AdminState['router'];
+
+/**
+ * Every field of the document, by object, as data: the console reads with these
+ * types and a test holds a live router's document against them, so a field one side
+ * writes and the other does not know about fails the suite (docs/metrics-and-admin.md
+ * §Admin state document). `satisfies` keeps the lists and the types in step.
+ */
+export const ADMIN_STATE_FIELDS = {
+  top: [
+    'router',
+    'workers',
+    'decisions',
+    'selection_failures_total',
+    'diverted_overlap_blocks',
+    'alerts',
+    'requests_total',
+    'gate_rejections_total',
+    'partial_diversions_total',
+    'policy_decisions',
+    'timestamp_ms',
+  ],
+  router: [
+    'version',
+    'policy',
+    'model_id',
+    'worker_queue_limit',
+    'saturation_queue_floor',
+    'min_load_choices',
+    'uptime_s',
+    'simulated',
+    'url',
+    'ready',
+    'load_freshness_ms',
+    'block_size',
+  ],
+  worker: [
+    'url',
+    'healthy',
+    'breaker',
+    'waiting',
+    'running',
+    'sample_age_ms',
+    'fresh',
+    'gated',
+    'inflight',
+    'requests_total',
+    'gate_rejections_total',
+    'dp_size',
+    'load_poll_failures_total',
+    'load_poll_failures',
+    'last_poll_error',
+    'load_poll_unanswered',
+    'load_unreachable',
+  ],
+  alerts: ['all_queued', 'gate_inert'],
+} as const satisfies {
+  top: ReadonlyArray<keyof AdminState>;
+  router: ReadonlyArray<keyof AdminRouter>;
+  worker: ReadonlyArray<keyof AdminWorker>;
+  alerts: ReadonlyArray<keyof AdminState['alerts']>;
+};
+
+// The other direction: a key the type has and the list lacks is a compile error here.
+type Missing<T, L extends ReadonlyArray<PropertyKey>> = Exclude<keyof T, L[number]>;
+type None<T extends never> = T;
+export type AdminFieldListsComplete = [
+  None<Missing<AdminState, typeof ADMIN_STATE_FIELDS.top>>,
+  None<Missing<AdminRouter, typeof ADMIN_STATE_FIELDS.router>>,
+  None<Missing<AdminWorker, typeof ADMIN_STATE_FIELDS.worker>>,
+  None<Missing<AdminState['alerts'], typeof ADMIN_STATE_FIELDS.alerts>>,
+];
+
+/** Fields of `doc` the contract does not name, and contract fields `doc` lacks, as dotted paths. */
+export function auditAdminDocument(doc: unknown): { unknown: string[]; missing: string[] } {
+  const unknown: string[] = [];
+  const missing: string[] = [];
+  const check = (obj: unknown, fields: readonly string[], at: string): void => {
+    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
+      missing.push(at === '' ? '(document)' : at);
+      return;
+    }
+    for (const f of fields) if (!(f in obj)) missing.push(`${at}${f}`);
+    for (const k of Object.keys(obj)) if (!fields.includes(k)) unknown.push(`${at}${k}`);
+  };
+  check(doc, ADMIN_STATE_FIELDS.top, '');
+  const d = doc as Partial<Record<keyof AdminState, unknown>> | null;
+  if (d && typeof d === 'object') {
+    check(d.router, ADMIN_STATE_FIELDS.router, 'router.');
+    check(d.alerts, ADMIN_STATE_FIELDS.alerts, 'alerts.');
+    if (Array.isArray(d.workers)) d.workers.forEach((w, i) => check(w, ADMIN_STATE_FIELDS.worker, `workers[${i}].`));
+  }
+  return { unknown, missing };
+}
