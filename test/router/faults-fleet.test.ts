@@ -222,7 +222,9 @@ describe('a fleet with killed, stopped and failing engines', () => {
     for (const id of healthySeen) healthyCount.set(id, (healthyCount.get(id) ?? 0) + 1);
     for (const o of results) {
       const n = healthyCount.get(o.id) ?? 0;
-      if (o.kind === 'success') expect(n, o.id).toBeLessThanOrEqual(1);
+      // A healthy engine that was merely slower than the 1 s timeout (a loaded machine)
+      // received the request once and the router gave up on it: one send, not two.
+      if (o.kind === 'success' || o.code === 'upstream_timeout') expect(n, o.id).toBeLessThanOrEqual(1);
       else expect(n, `${o.id} ${o.kind} ${o.code ?? ''}`).toBe(0);
     }
     // At most one retry: no request reached the failing engine twice.

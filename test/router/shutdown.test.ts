@@ -190,7 +190,8 @@ describe("the console's router process obeys the same ceiling", () => {
     const t0 = performance.now();
     rp.stop('SIGINT');
     const { code } = await rp.exited;
-    expect(performance.now() - t0).toBeLessThan(1500);
+    // "At once" against a 30 s drain: the child's bounded cleanup, on a busy 2-core machine.
+    expect(performance.now() - t0).toBeLessThan(5000);
     expect(code).toBe(130);
     expect(rp.exitStatus()).toBe(130);
     expect(await Promise.all(streams)).toEqual(['cut', 'cut']);
