@@ -1,50 +1,38 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { resolveConfig } from '../../src/config/index.js';
 import { didYouMean, MAX_GUESSABLE_LENGTH } from '../../src/config/did-you-mean.js';
 import { MAX_LISTED_UNKNOWN_KEYS } from '../../src/config/rc-source.js';
 import { MAX_QUOTED_CHARS } from '../../src/config/shorten.js';
-import { emptyDir } from './support.js';
+import { rcSandbox } from './support.js';
 
-let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => {
-  ({ dir, cleanup } = await emptyDir());
-});
-afterEach(async () => cleanup());
-
-const write = async (rel: string, text: string) => {
-  await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
-  await writeFile(path.join(dir, rel), text);
-};
-const resolveIn = (rel = '.', configPath?: string) =>
-  resolveConfig({ argv: {}, env: {}, cwd: path.join(dir, rel), ...(configPath === undefined ? {} : { configPath }) });
+const sandbox = rcSandbox({ beforeEach, afterEach });
+const { write, resolveIn } = sandbox;
 const codes = (r: { errors: { code: string }[] }) => r.errors.map((e) => e.code);
 
 describe('rc files that are not files', () => {
   it('names a named pipe found by the search instead of blocking on it', async () => {
-    execFileSync('mkfifo', [path.join(dir, '.routerrc')]);
+    execFileSync('mkfifo', [path.join(sandbox.dir(), '.routerrc')]);
     const r = await resolveIn();
     expect(codes(r)).toEqual(['RCTL_E_PARSE_RC_NOT_FOUND']);
     expect(r.errors[0]!.message).toBe('cannot read .routerrc: it is a named pipe, not a file; remove it or pass --config');
   });
 
   it('names a named pipe given with --config', async () => {
-    execFileSync('mkfifo', [path.join(dir, 'pipe')]);
+    execFileSync('mkfifo', [path.join(sandbox.dir(), 'pipe')]);
     const r = await resolveIn('.', 'pipe');
     expect(r.errors.map((e) => e.message)).toEqual(['cannot read --config pipe: it is a named pipe, not a file']);
   });
 
   it('names a directory given with --config', async () => {
-    await mkdir(path.join(dir, 'conf.d'));
+    await mkdir(path.join(sandbox.dir(), 'conf.d'));
     const r = await resolveIn('.', 'conf.d');
     expect(r.errors.map((e) => e.message)).toEqual(['cannot read --config conf.d: it is a directory']);
   });
 
   it('passes over a directory at a search place, as cosmiconfig does', async () => {
-    await mkdir(path.join(dir, 'app', '.routerrc'), { recursive: true });
+    await mkdir(path.join(sandbox.dir(), 'app', '.routerrc'), { recursive: true });
     await write('.routerrc', 'worker-queue-limit: 5\n');
     const r = await resolveIn('app');
     expect(r.errors).toEqual([]);

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import yargs from 'yargs';
@@ -24,4 +24,30 @@ export async function resolveArgs(args: readonly string[], options: { env?: Node
   } finally {
     await own?.cleanup();
   }
+}
+
+/**
+ * A fresh folder per test with helpers to write files in it and resolve a
+ * configuration from one of its subfolders (vitest beforeEach/afterEach hooks).
+ */
+export function rcSandbox(hooks: { beforeEach: (fn: () => Promise<void>) => void; afterEach: (fn: () => Promise<void>) => void }): {
+  dir: () => string;
+  write: (rel: string, text: string) => Promise<void>;
+  resolveIn: (rel?: string, configPath?: string) => Promise<ResolvedConfig>;
+} {
+  let dir = '';
+  let cleanup: () => Promise<void> = async () => {};
+  hooks.beforeEach(async () => {
+    ({ dir, cleanup } = await emptyDir());
+  });
+  hooks.afterEach(async () => cleanup());
+  return {
+    dir: () => dir,
+    write: async (rel, text) => {
+      await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+      await writeFile(path.join(dir, rel), text);
+    },
+    resolveIn: (rel = '.', configPath?: string) =>
+      resolveConfig({ argv: {}, env: {}, cwd: path.join(dir, rel), ...(configPath === undefined ? {} : { configPath }) }),
+  };
 }

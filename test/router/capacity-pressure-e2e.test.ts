@@ -13,7 +13,7 @@ import type { RouterConfig } from '../../src/config/index.js';
 import type { Router } from '../../src/router/index.js';
 import { parsePrometheusText, sumSamples } from '../../src/prometheus/index.js';
 import { eventually, post, put, rawRequest } from '../helpers/http.js';
-import { startTestRouter } from '../helpers/router.js';
+import { startTestRouter, sendChat } from '../helpers/router.js';
 
 const model = 'sim-llama-3.1-8b';
 const prompt = (tag: string) => `${tag} `.repeat(3).concat('Shared operations runbook. '.repeat(230));
@@ -34,15 +34,7 @@ async function setup(schedulePolicy: 'lpm' | 'fcfs', sim: Record<string, unknown
   return { fleet, router };
 }
 
-/** Send one chat request through the router and return the URL of the worker that served it. */
-async function send(r: Router, content: string): Promise<string> {
-  const before = new Map(r.state().workers.map((w) => [w.url, w.requests_total]));
-  const res = await post(`${r.url}/v1/chat/completions`, { model, messages: [{ role: 'system', content }, { role: 'user', content: 'go' }], max_tokens: 2 });
-  expect(res.status).toBe(200);
-  const served = r.state().workers.filter((w) => w.requests_total > before.get(w.url)!);
-  expect(served).toHaveLength(1);
-  return served[0]!.url;
-}
+const send = (r: Router, content: string): Promise<string> => sendChat(r, content, model);
 
 /** Long requests straight to an engine, past the router; they run until the fleet closes. */
 function occupy(url: string, tag: string, words: number, maxTokens: number): void {

@@ -12,8 +12,8 @@ import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import type { AdminWorker, Router } from '../../src/router/index.js';
 import { parsePrometheusText, sumSamples } from '../../src/prometheus/index.js';
-import { eventually, post, put, rawRequest } from '../helpers/http.js';
-import { memoryLogger, startTestRouter } from '../helpers/router.js';
+import { eventually, put, rawRequest } from '../helpers/http.js';
+import { memoryLogger, startTestRouter, sendChat } from '../helpers/router.js';
 
 const model = 'sim-llama-3.1-8b';
 // ~1,500 estimated tokens: clears the default 1,024-token affinity minimum.
@@ -35,15 +35,7 @@ afterEach(async () => {
 
 const workerOf = (r: Router, url: string): AdminWorker => r.state().workers.find((w) => w.url === url)!;
 
-/** Send one chat request and return the URL of the worker that served it. */
-async function send(r: Router, content: string): Promise<string> {
-  const before = new Map(r.state().workers.map((w) => [w.url, w.requests_total]));
-  const res = await post(`${r.url}/v1/chat/completions`, { model, messages: [{ role: 'system', content }, { role: 'user', content: 'go' }], max_tokens: 2 });
-  expect(res.status).toBe(200);
-  const served = r.state().workers.filter((w) => w.requests_total > before.get(w.url)!);
-  expect(served).toHaveLength(1);
-  return served[0]!.url;
-}
+const send = (r: Router, content: string): Promise<string> => sendChat(r, content, model);
 
 async function metric(r: Router, name: string, match: (l: Record<string, string>) => boolean): Promise<number | undefined> {
   return sumSamples(parsePrometheusText((await rawRequest(`${r.url}/metrics`)).text).get(name), match);

@@ -5,8 +5,8 @@ import type { Router } from '../../src/router/index.js';
 import type { RouterConfig } from '../../src/config/index.js';
 import { parsePrometheusText, sumSamples, histogramSeries } from '../../src/prometheus/index.js';
 import { QUEUE_GATE_INERT_MESSAGE } from '../../src/router/policies/cache-aware/index.js';
-import { eventually, post, put, rawRequest } from '../helpers/http.js';
-import { memoryLogger, startTestRouter } from '../helpers/router.js';
+import { eventually, put, rawRequest } from '../helpers/http.js';
+import { memoryLogger, startTestRouter, sendChat } from '../helpers/router.js';
 
 /**
  * The queue gate end to end: real sim engines, the real router, load pinned on the
@@ -54,15 +54,7 @@ async function snapshot(r: Router) {
   };
 }
 
-/** Send one chat request and return the URL of the worker that served it. */
-async function send(r: Router, content: string): Promise<string> {
-  const before = new Map(r.state().workers.map((w) => [w.url, w.requests_total]));
-  const res = await post(`${r.url}/v1/chat/completions`, { model, messages: [{ role: 'system', content }, { role: 'user', content: 'go' }], max_tokens: 2 });
-  expect(res.status).toBe(200);
-  const served = r.state().workers.filter((w) => w.requests_total > before.get(w.url)!);
-  expect(served).toHaveLength(1);
-  return served[0]!.url;
-}
+const send = (r: Router, content: string): Promise<string> => sendChat(r, content, model);
 
 /** Pin engines' reported waiting counts and wait until the router has sampled them. */
 async function pin(r: Router, waiting: Record<string, number | null>): Promise<void> {
