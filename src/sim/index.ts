@@ -11,3 +11,4 @@ export { ManualClock, RealClock } from './clock.js';
 export type { Clock } from './clock.js';
 export type { Flavor } from './http/responses.js';
 export type { SimRequest } from './sim-request.js';
+export { Rng } from './rng.js';

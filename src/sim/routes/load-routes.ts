@@ -22,7 +22,11 @@ function loadsDisabled(engine: SimEngine, res: Parameters<RouteHandler>[1]): boo
   return false;
 }
 
-function coreKeys(rank: number, l: EngineLoad, engine: SimEngine): Record<string, unknown> {
+/**
+ * One rank's core /v1/loads entry, as SGLang writes it. Exported so that a run on
+ * virtual time reads the engines through the same reader as one over HTTP.
+ */
+export function coreKeys(rank: number, l: EngineLoad, engine: SimEngine): Record<string, unknown> {
   return {
     dp_rank: rank,
     num_running_reqs: l.running,
