@@ -97,7 +97,6 @@ export function parseBenchArgs(a: BenchArgv): BenchOptions {
       burstFactor: burst.factor,
       burstSeconds: burst.seconds,
       burstEverySeconds: burst.everySeconds,
-      rotateEverySeconds: 0,
     },
     fleet: {
       workers: a['sim-workers'],
