@@ -22,7 +22,7 @@ export interface RouterConfig {
   workerUrls: string[];
   /** Size of the embedded simulated fleet; used only without worker URLs. */
   simWorkers: number;
-  /** Requests/s of synthetic traffic for the embedded fleet; null = auto (~90% of capacity). */
+  /** Requests/s of synthetic traffic for the embedded fleet; null = auto (~70% of capacity). */
   simRate: number | null;
   /** null = discovered from the workers' /v1/models. */
   modelId: string | null;
@@ -317,7 +317,7 @@ export const OPTIONS = [
     flag: 'sim-rate',
     type: 'number',
     default: null,
-    defaultLabel: 'auto (~90% of fleet capacity)',
+    defaultLabel: 'auto (~70% of fleet capacity)',
     describe: 'requests/s of synthetic traffic for the embedded simulated fleet',
     group: 'Simulated fleet (without --worker-urls)',
     range: { nonNegative: true },

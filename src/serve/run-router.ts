@@ -2,7 +2,7 @@ import type { RouterConfig } from '../config/index.js';
 import { keepsReadinessPause } from '../cli/signals.js';
 import type { StopSignals } from '../cli/signals.js';
 import { packageVersion } from '../cli/version.js';
-import { startEmbeddedFleet, autoRate } from '../embedded/index.js';
+import { startEmbeddedFleet, autoRate, EMBEDDED_WORKLOAD_SUMMARY } from '../embedded/index.js';
 import type { EmbeddedFleet } from '../embedded/index.js';
 import { Router, createLogger } from '../router/index.js';
 import type { Logger } from '../router/index.js';
@@ -52,7 +52,7 @@ export async function startRouter(config: RouterConfig, log: Logger = createLogg
     const rate = config.simRate ?? autoRate(config.simWorkers);
     if (rate > 0) {
       fleet.startTraffic(url, rate, router.model ?? undefined);
-      log.info('synthetic traffic started', { rate_per_s: rate, workload: 'shared system prompts, multi-turn sessions, bursts x3' });
+      log.info('synthetic traffic started', { rate_per_s: rate, workload: EMBEDDED_WORKLOAD_SUMMARY });
     } else {
       log.info('synthetic traffic off (--sim-rate 0)');
     }

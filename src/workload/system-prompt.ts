@@ -26,7 +26,21 @@ export function sentence(rng: Rng, words: number): string {
  */
 export function systemPrompt(seed: number, family: number, tokens: number): string {
   const rng = new Rng(seed * 1009 + family * 7919 + 1);
-  let text = `You are assistant #${family} for the operations team of fleet ${family}. Follow the runbook below.\n`;
+  return grow(rng, `You are assistant #${family} for the operations team of fleet ${family}. Follow the runbook below.\n`, tokens);
+}
+
+/**
+ * A pasted document (a log, a file, retrieved passages) of exactly `tokens` tokens, or
+ * the header alone when that is longer, drawn from `rng`. Every one is new text, so
+ * no engine has any of it cached: it is prefill work wherever it goes.
+ */
+export function pastedDocument(rng: Rng, tokens: number): string {
+  return grow(rng, 'Here is the document:\n', tokens);
+}
+
+/** `header` followed by sentences of filler words, grown word by word to exactly `tokens` tokens. */
+function grow(rng: Rng, header: string, tokens: number): string {
+  let text = header;
   let count = countTokens(text);
   let wordsLeft = 0;
   while (count < tokens) {

@@ -1,5 +1,5 @@
 import { Rng } from '../sim/rng.js';
-import { sentence, systemPrompt } from './system-prompt.js';
+import { pastedDocument, sentence, systemPrompt } from './system-prompt.js';
 import { Zipf } from './zipf.js';
 
 /**
@@ -21,6 +21,7 @@ export interface WorkloadOptions {
   maxTurns: number;
   /** Concurrent open sessions kept; a new session starts when one ends. */
   sessions: number;
+
   outputMedianTokens: number;
   /** Lognormal shape of max_tokens around the median. */
   outputSigma: number;
@@ -29,7 +30,24 @@ export interface WorkloadOptions {
   burstEverySeconds: number;
   burstSeconds: number;
   burstFactor: number;
+  /**
+   * Share of sessions whose first turn pastes a document (a log, a file, retrieved
+   * passages) ahead of the question: new text no engine has cached, so real prefill
+   * work. 0 (the default) pastes none.
+   */
+  openingAttachmentShare?: number;
+  /** Share of later turns that paste a document too. 0 (the default) pastes none. */
+  attachmentShare?: number;
+  /**
+   * Token length of a pasted document: lognormal around the median with this shape,
+   * at most attachmentMaxTokens, so most are a page or two and a few a whole log file.
+   */
+  attachmentMedianTokens?: number;
+  attachmentSigma?: number;
+  attachmentMaxTokens?: number;
 }
+
+const DEFAULT_ATTACHMENT = { median: 2000, sigma: 1, max: 32000 } as const;
 
 export const DEFAULT_WORKLOAD: Readonly<WorkloadOptions> = Object.freeze({
   seed: 7,
@@ -46,6 +64,11 @@ export const DEFAULT_WORKLOAD: Readonly<WorkloadOptions> = Object.freeze({
   burstEverySeconds: 15,
   burstSeconds: 3,
   burstFactor: 3,
+  openingAttachmentShare: 0,
+  attachmentShare: 0,
+  attachmentMedianTokens: DEFAULT_ATTACHMENT.median,
+  attachmentSigma: DEFAULT_ATTACHMENT.sigma,
+  attachmentMaxTokens: DEFAULT_ATTACHMENT.max,
 });
 
 /** One request the workload asks for, before the conversation history is attached. */
@@ -75,6 +98,8 @@ export class Workload {
   /** Token count of each family's system prompt, as drawn from [systemTokensMin, systemTokensMax]. */
   readonly systemTokens: number[];
   private readonly rng: Rng;
+  /** Draws attachments apart from `rng`, so pasting them changes no arrival, session or max_tokens. */
+  private readonly docs: Rng;
   private readonly zipf: Zipf;
   private readonly peakRate: number;
   private t = 0;
@@ -90,6 +115,7 @@ export class Workload {
     this.systemTokens = Array.from({ length: o.families }, () => o.systemTokensMin + sizes.int(span));
     this.systemPrompts = this.systemTokens.map((tokens, f) => systemPrompt(o.seed, f, tokens));
     this.rng = new Rng(o.seed);
+    this.docs = new Rng(o.seed ^ 0x5eed0d0c);
     this.zipf = new Zipf(o.families, o.zipfS);
     this.peakRate = o.rate * (this.hasBursts() ? Math.max(1, o.burstFactor) : 1);
   }
@@ -132,12 +158,22 @@ export class Workload {
       family: s.family,
       turn: s.turn,
       last,
-      userMessage: `${sentence(this.rng, 6 + this.rng.int(20))}(request ${seq + 1})`,
+      userMessage: `${this.attachment((s.turn === 0 ? o.openingAttachmentShare : o.attachmentShare) ?? 0)}${sentence(this.rng, 6 + this.rng.int(20))}(request ${seq + 1})`,
       maxTokens: Math.max(1, Math.min(o.outputMaxTokens, Math.round(this.rng.lognormal(o.outputMedianTokens, o.outputSigma)))),
     };
     s.turn++;
     if (last) this.open.splice(i, 1);
     return arrival;
+  }
+
+  /** A pasted document for the next user turn, or '' (drawing nothing when attachments are off). */
+  private attachment(share: number): string {
+    const o = this.options;
+    if (!(share > 0) || this.docs.next() >= share) return '';
+    const median = o.attachmentMedianTokens ?? DEFAULT_ATTACHMENT.median;
+    const max = o.attachmentMaxTokens ?? DEFAULT_ATTACHMENT.max;
+    const tokens = Math.round(this.docs.lognormal(median, o.attachmentSigma ?? DEFAULT_ATTACHMENT.sigma));
+    return pastedDocument(this.docs, Math.max(1, Math.min(max, tokens)));
   }
 
   private hasBursts(): boolean {

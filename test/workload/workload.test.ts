@@ -175,3 +175,52 @@ describe('Workload distributions', () => {
     expect(Object.isFrozen(DEFAULT_WORKLOAD)).toBe(true);
   });
 });
+
+describe('Workload pasted documents', () => {
+  const docPrefix = 'Here is the document:\n';
+  it.each([
+    { name: 'off by default', opening: 0, later: 0, openingWith: 0, laterWith: 0 },
+    { name: 'every opening, no later turn', opening: 1, later: 0, openingWith: 1, laterWith: 0 },
+    { name: 'every turn', opening: 1, later: 1, openingWith: 1, laterWith: 1 },
+  ])('$name', ({ opening, later, openingWith, laterWith }) => {
+    const arrivals = take(new Workload({ ...DEFAULT_WORKLOAD, openingAttachmentShare: opening, attachmentShare: later }), 400);
+    const openings = arrivals.filter((a) => a.turn === 0);
+    const laters = arrivals.filter((a) => a.turn > 0);
+    expect(openings.length).toBeGreaterThan(20);
+    expect(laters.length).toBeGreaterThan(20);
+    const share = (list: Arrival[]) => list.filter((a) => a.userMessage.startsWith(docPrefix)).length / list.length;
+    expect(share(openings)).toBe(openingWith);
+    expect(share(laters)).toBe(laterWith);
+  });
+
+  it('a share between 0 and 1 pastes about that share', () => {
+    const arrivals = take(new Workload({ ...DEFAULT_WORKLOAD, attachmentShare: 0.3 }), 4000).filter((a) => a.turn > 0);
+    const share = arrivals.filter((a) => a.userMessage.startsWith(docPrefix)).length / arrivals.length;
+    expect(share).toBeGreaterThan(0.25);
+    expect(share).toBeLessThan(0.35);
+  });
+
+  it('documents are lognormal around the median and never above the cap', () => {
+    const w = new Workload({ ...DEFAULT_WORKLOAD, openingAttachmentShare: 1, attachmentShare: 1, attachmentMedianTokens: 800, attachmentSigma: 1, attachmentMaxTokens: 3000 });
+    // Documents draw from their own stream, so the same workload without them sends the same questions.
+    const questions = take(new Workload(DEFAULT_WORKLOAD), 600);
+    const sizes = take(w, 600)
+      .map((a, i) => {
+        expect(a.userMessage.endsWith(questions[i]!.userMessage)).toBe(true);
+        return countTokens(a.userMessage) - countTokens(questions[i]!.userMessage);
+      })
+      .sort((a, b) => a - b);
+    const median = sizes[sizes.length >> 1]!;
+    expect(median).toBeGreaterThan(600);
+    expect(median).toBeLessThan(1050);
+    expect(sizes[sizes.length - 1]).toBeLessThanOrEqual(3000 + 2);
+    expect(sizes.filter((n) => n >= 2990).length).toBeGreaterThan(0);
+  });
+
+  it('pasting documents changes no arrival time, session, turn or max_tokens', () => {
+    const strip = (a: Arrival) => ({ at: a.at, session: a.session, turn: a.turn, family: a.family, maxTokens: a.maxTokens });
+    const plain = take(new Workload(DEFAULT_WORKLOAD), 300).map(strip);
+    const pasted = take(new Workload({ ...DEFAULT_WORKLOAD, openingAttachmentShare: 1, attachmentShare: 0.5 }), 300).map(strip);
+    expect(pasted).toEqual(plain);
+  });
+});
