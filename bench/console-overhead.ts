@@ -22,7 +22,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ROUTERCTL_BIN, chatThroughput, startProcess, stopProcess } from './support/processes.js';
 import { request } from 'undici';
-import { FleetFeed } from '../src/top/fleet-feed.js';
+import { FleetFeed } from '../src/fleet/index.js';
 
 const arg = (name: string, dflt: string): string => {
   const i = process.argv.indexOf(`--${name}`);

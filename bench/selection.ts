@@ -11,7 +11,7 @@ import { CacheAwarePolicy, cacheAwareConfig } from '../src/router/policies/cache
 import type { PolicyWorker, PrefixMatch } from '../src/router/policies/index.js';
 import { LoadTable } from '../src/router/state/load_monitor/index.js';
 import { PrefixIndex } from '../src/router/state/prefix_index/index.js';
-import { Rng } from '../src/sim/rng.js';
+import { Rng } from '../src/sim/index.js';
 import { systemPrompt } from '../src/workload/index.js';
 
 function bench(poolSize: number): { usPerRequest: number } {

@@ -14,7 +14,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { request } from 'undici';
-import { startRouterProcess, startSimProcess } from '../src/bench/fleet-processes.js';
+import { startRouterProcess, startSimProcess } from '../src/bench/index.js';
 import { TrafficDriver, Workload, DEFAULT_WORKLOAD } from '../src/workload/index.js';
 
 const args = process.argv.slice(2);

@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { usageError } from '../src/errors/index.js';
-import type { BenchArgv as BenchArgs } from '../src/bench/parse-args.js';
+import type { BenchArgv as BenchArgs } from '../src/bench/index.js';
 
 
 const MODE = 'Mode (one of):';
@@ -131,8 +131,8 @@ const bench: CommandModule<object, BenchArgs> = {
           '2 for invalid options, 130 when interrupted (the report of what ran is still printed). See man routerctl-bench.',
       ) as unknown as Argv<BenchArgs>,
   handler: async (argv) => {
-    const { parseBenchArgs } = await import('../src/bench/parse-args.js');
-    const { runBench } = await import('../src/bench/bench-main.js');
+    const { parseBenchArgs } = await import('../src/bench/index.js');
+    const { runBench } = await import('../src/bench/index.js');
     process.exitCode = await runBench(parseBenchArgs(argv));
   },
 };

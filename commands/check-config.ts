@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
-import { colorEnabled, paint } from '../src/cli/color.js';
+import { colorEnabled, paint } from '../src/cli/index.js';
 import {
   addConfigOptions,
   configByFlag,

@@ -4,7 +4,7 @@ import checkConfig from './check-config.js';
 import serve from './serve.js';
 import sim from './sim.js';
 import top from './top.js';
-import embeddedFleet from '../src/embedded/embedded-fleet-command.js';
+import embeddedFleet from './embedded-fleet.js';
 
 /** Every command, listed explicitly (yargs' commandDir cannot load ESM/TS). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

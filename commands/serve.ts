@@ -1,7 +1,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { addConfigOptions, formatProblem, resolveConfig } from '../src/config/index.js';
-import { colorEnabled } from '../src/cli/color.js';
-import { StopSignals } from '../src/cli/signals.js';
+import { colorEnabled } from '../src/cli/index.js';
+import { StopSignals } from '../src/cli/index.js';
 
 interface ServeArgs {
   [flag: string]: unknown;
@@ -36,11 +36,11 @@ const serve: CommandModule<object, ServeArgs> = {
     for (const w of resolved.warnings) process.stderr.write(`${formatProblem(w, { color: colorEnabled(process.stderr) })}\n`);
     // The console needs a terminal both ways: Ink draws on stdout and reads keys from stdin.
     if (resolved.config.tui && process.stdout.isTTY === true && process.stdin.isTTY === true) {
-      const { runServeConsole } = await import('../src/serve/serve-console.js');
+      const { runServeConsole } = await import('../src/serve/index.js');
       process.exitCode = await runServeConsole(resolved.config);
       return;
     }
-    const { startRouter, serveUntilStopped } = await import('../src/serve/run-router.js');
+    const { startRouter, serveUntilStopped } = await import('../src/serve/index.js');
     // Handlers go in before the URL is printed: a supervisor may signal as soon as it reads it.
     const stops = new StopSignals().listen(['SIGTERM', 'SIGINT']);
     const running = await startRouter(resolved.config);

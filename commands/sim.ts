@@ -1,8 +1,8 @@
 import type { Argv, CommandModule } from 'yargs';
 import { usageError } from '../src/errors/index.js';
-import { wholeNumberAtLeast } from '../src/cli/coerce.js';
-import { DEFAULT_ENGINE_PARAMS, SCHEDULE_POLICIES, SGLANG_SCHEDULER_DEFAULTS, VLLM_SCHEDULER_DEFAULTS } from '../src/sim/engine-params.js';
-import type { EngineParams, SchedulePolicy } from '../src/sim/engine-params.js';
+import { wholeNumberAtLeast } from '../src/cli/index.js';
+import { DEFAULT_ENGINE_PARAMS, SCHEDULE_POLICIES, SGLANG_SCHEDULER_DEFAULTS, VLLM_SCHEDULER_DEFAULTS } from '../src/sim/index.js';
+import type { EngineParams, SchedulePolicy } from '../src/sim/index.js';
 
 interface SimArgs {
   workers: number;

@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
-import { wholeNumberAtLeast, wholeNumberBetween } from '../src/cli/coerce.js';
+import { wholeNumberAtLeast, wholeNumberBetween } from '../src/cli/index.js';
 
 const SORT_KEYS = ['waiting', 'rejections', 'url'] as const;
 const SOURCES = ['auto', 'admin', 'prometheus'] as const;
@@ -64,7 +64,7 @@ const top: CommandModule<object, TopArgs> = {
       .example('$0 top --url http://sgl-router:29000 --source prometheus', 'the Rust sgl-router, from its /metrics')
       .epilogue('Keys: q quit, p pause, s sort, / filter, ? help. Exit status: 0, 1 unreachable / wrong token / not a router, 2 usage.') as unknown as Argv<TopArgs>,
   handler: async (argv) => {
-    const { runTop } = await import('../src/top/run-top.js');
+    const { runTop } = await import('../src/top/index.js');
     const token = argv.token ?? (process.env.ROUTERCTL_ADMIN_TOKEN || undefined);
     await runTop({
       urls: argv.url.map(String),

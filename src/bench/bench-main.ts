@@ -1,4 +1,4 @@
-import { colorEnabled } from '../cli/color.js';
+import { colorEnabled } from '../cli/index.js';
 import { ErrorCodes, RouterctlError, usageError } from '../errors/index.js';
 import { meanArrivalRate } from '../workload/index.js';
 import type { WorkloadOptions } from '../workload/index.js';

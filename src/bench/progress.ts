@@ -1,4 +1,4 @@
-import { paint } from '../cli/color.js';
+import { paint } from '../cli/index.js';
 import type { DriverCounts } from '../workload/index.js';
 import { formatDuration } from './duration.js';
 

@@ -1,4 +1,4 @@
-import { paint } from '../cli/color.js';
+import { paint } from '../cli/index.js';
 import type { WorkloadOptions } from '../workload/index.js';
 import { configurationChart } from './charts.js';
 import type { CompareRun } from './compare.js';

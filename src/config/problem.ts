@@ -1,4 +1,4 @@
-import { paint } from '../cli/color.js';
+import { paint } from '../cli/index.js';
 import { ConfigCodes, classRank } from './codes.js';
 import type { ConfigCode, ConfigCodeName, ProblemClass, Severity } from './codes.js';
 

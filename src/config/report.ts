@@ -1,4 +1,4 @@
-import { paint } from '../cli/color.js';
+import { paint } from '../cli/index.js';
 import type { Origin } from './origin.js';
 import type { WorkerProbe } from './probe.js';
 import { OPTIONS, optionsForDisplay } from './schema.js';

@@ -15,8 +15,8 @@
  * keeps for its log pane and crash report.
  */
 import type { RouterConfig } from '../config/index.js';
-import { StopSignals } from '../cli/signals.js';
-import type { StopSignal } from '../cli/signals.js';
+import { StopSignals } from '../cli/index.js';
+import type { StopSignal } from '../cli/index.js';
 import { RouterctlError } from '../errors/index.js';
 import { serveUntilStopped, startRouter } from './run-router.js';
 

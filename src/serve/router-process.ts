@@ -1,11 +1,11 @@
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { signalExitStatus } from '../cli/signals.js';
-import type { StopSignal } from '../cli/signals.js';
+import { signalExitStatus } from '../cli/index.js';
+import type { StopSignal } from '../cli/index.js';
 import type { RouterConfig } from '../config/index.js';
 import { ErrorCodes, RouterctlError } from '../errors/index.js';
-import type { ChildState } from '../tui/child-state.js';
+import type { ChildState } from '../tui/index.js';
 import type { FromRouterChild, ToRouterChild } from './router-child.js';
 
 const CHILD = fileURLToPath(new URL('./router-child.js', import.meta.url));

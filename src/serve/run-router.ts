@@ -1,7 +1,7 @@
 import type { RouterConfig } from '../config/index.js';
-import { keepsReadinessPause } from '../cli/signals.js';
-import type { StopSignals } from '../cli/signals.js';
-import { packageVersion } from '../cli/version.js';
+import { keepsReadinessPause } from '../cli/index.js';
+import type { StopSignals } from '../cli/index.js';
+import { packageVersion } from '../cli/index.js';
 import { startEmbeddedFleet, autoRate, EMBEDDED_WORKLOAD_SUMMARY } from '../embedded/index.js';
 import type { EmbeddedFleet } from '../embedded/index.js';
 import { Router, createLogger } from '../router/index.js';

@@ -1,7 +1,7 @@
-import { colorEnabled } from '../cli/color.js';
-import { StopSignals } from '../cli/signals.js';
+import { colorEnabled } from '../cli/index.js';
+import { StopSignals } from '../cli/index.js';
 import type { RouterConfig } from '../config/index.js';
-import { FleetFeed } from '../top/fleet-feed.js';
+import { FleetFeed } from '../fleet/index.js';
 import { RouterProcess } from './router-process.js';
 
 /** How often the console asks the router for its state: live enough to watch queues move. */

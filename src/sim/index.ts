@@ -12,3 +12,4 @@ export type { Clock } from './clock.js';
 export type { Flavor } from './http/responses.js';
 export type { SimRequest } from './sim-request.js';
 export { Rng } from './rng.js';
+export { coreKeys } from './routes/load-routes.js';

@@ -1,8 +1,7 @@
-import { paint } from '../cli/color.js';
-import { DASH, bucketCounts, fmtAge, fmtCount, fmtDuration, fmtInt, fmtPct, fmtTokens, nonEmptySpan, pad, shortUrl, waitingLevel } from './format.js';
-import { filterWorkers, sortWorkers } from './sort-filter.js';
-import type { SortKey } from './sort-filter.js';
-import type { FleetView, FleetWorker } from './view-model.js';
+import { paint } from '../cli/index.js';
+import { DASH, bucketCounts, fmtAge, fmtCount, fmtDuration, fmtInt, fmtPct, fmtTokens, nonEmptySpan, pad, shortUrl, waitingLevel , sourceName } from '../fleet/index.js';
+import { filterWorkers, sortWorkers } from '../fleet/index.js';
+import type { FleetView, FleetWorker, SortKey } from '../fleet/index.js';
 
 export interface OnceOptions {
   color: boolean;
@@ -110,12 +109,6 @@ function headerLines(view: FleetView): string[] {
   return out;
 }
 
-export function sourceName(view: FleetView): string {
-  if (view.source === 'admin') return 'admin API';
-  if (view.source === 'prometheus') return 'prometheus /metrics';
-  if (view.source === 'mixed') return 'mixed (admin API and /metrics)';
-  return 'none';
-}
 
 function sampleText(w: FleetWorker): string {
   if (w.sampleAgeMs === null) return w.fresh === false ? 'none' : DASH;

@@ -1,33 +1,7 @@
-// What other areas may import from src/top (the console's data sources). Everything else is internal.
-export { FleetFeed, fetchFleetOnce } from './fleet-feed.js';
-export type { FleetFeedOptions, Store } from './fleet-feed.js';
-export { ReplicaClient, fetchSnapshot } from './replica-client.js';
-export type { ReplicaOptions } from './replica-client.js';
-export { snapshotFromAdmin } from './from-admin.js';
-export { snapshotFromPrometheus, NotARouterMetricsError } from './from-prometheus.js';
-export { computeRates } from './rates.js';
-export { mergeReplicas } from './merge.js';
-export { SseParser } from './sse.js';
-export type { SseEvent } from './sse.js';
-export { SORT_KEYS, nextSortKey, sortWorkers, filterWorkers } from './sort-filter.js';
-export type { SortKey } from './sort-filter.js';
-export { formatOnce, sourceName } from './format-once.js';
+// What other areas may import from src/top: the `routerctl top` runner and its two
+// one-shot renderings of a fleet view (text for --once, the JSON document for --json).
+export { runTop } from './run-top.js';
+export type { TopOptions } from './run-top.js';
+export { formatOnce } from './format-once.js';
 export type { OnceOptions } from './format-once.js';
 export { fleetJson } from './to-json.js';
-export { normalizeRouterUrl } from './http.js';
-export { DECISION_LABELS, hitRatio, emptyRouterInfo } from './view-model.js';
-export type {
-  SourceKind,
-  SourceChoice,
-  Breaker,
-  DecisionLabel,
-  DecisionCounts,
-  Histogram,
-  RouterInfo,
-  WorkerSnapshot,
-  ReplicaSnapshot,
-  ReplicaRates,
-  ReplicaStatus,
-  FleetWorker,
-  FleetView,
-} from './view-model.js';

@@ -1,11 +1,11 @@
-import { colorEnabled } from '../cli/color.js';
-import { FleetFeed, fetchFleetOnce } from './fleet-feed.js';
-import type { FleetFeedOptions } from './fleet-feed.js';
+import { colorEnabled } from '../cli/index.js';
+import { FleetFeed, fetchFleetOnce } from '../fleet/index.js';
+import type { FleetFeedOptions } from '../fleet/index.js';
 import { formatOnce } from './format-once.js';
-import { normalizeRouterUrl } from './http.js';
-import type { SortKey } from './sort-filter.js';
+import { normalizeRouterUrl } from '../fleet/index.js';
+import type { SortKey } from '../fleet/index.js';
 import { fleetJson } from './to-json.js';
-import type { SourceChoice } from './view-model.js';
+import type { SourceChoice } from '../fleet/index.js';
 
 export interface TopOptions {
   urls: string[];

@@ -1,4 +1,4 @@
-import type { FleetView } from './view-model.js';
+import type { FleetView } from '../fleet/index.js';
 
 /**
  * `top --json`: the merged fleet in the admin state's vocabulary (the field names of

@@ -1,5 +1,5 @@
-import type { FleetView } from '../top/view-model.js';
-import { fmtAge, fmtRate } from '../top/format.js';
+import type { FleetView } from '../fleet/index.js';
+import { fmtAge, fmtRate } from '../fleet/index.js';
 import type { Tone } from './components/Line.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { DecisionCounts, FleetView } from '../top/view-model.js';
+import type { DecisionCounts, FleetView } from '../fleet/index.js';
 import { RingBuffer } from './ring-buffer.js';
 
 export interface HistorySample {

@@ -1,5 +1,5 @@
-import type { SortKey } from '../top/sort-filter.js';
-import { nextSortKey } from '../top/sort-filter.js';
+import type { SortKey } from '../fleet/index.js';
+import { nextSortKey } from '../fleet/index.js';
 
 export type Mode = 'normal' | 'filter' | 'help';
 

@@ -1,4 +1,4 @@
-import type { FleetWorker } from '../top/view-model.js';
+import type { FleetWorker } from '../fleet/index.js';
 
 export type ColumnId = 'worker' | 'waiting' | 'running' | 'inflight' | 'replicas' | 'age' | 'gated' | 'rejections' | 'breaker';
 

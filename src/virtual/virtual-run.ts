@@ -4,12 +4,12 @@ import type { RankReading } from '../engines/index.js';
 import { renderChat, textBlockHashes, tokenize } from '../prefix/index.js';
 import { createPolicy } from '../router/policies/index.js';
 import type { CacheAwareDecision, PolicyWorker, PrefixMatch, PrefixSignal } from '../router/policies/index.js';
-import { CHARS_PER_TOKEN } from '../router/request/inference-request.js';
+import { CHARS_PER_TOKEN } from '../router/index.js';
 import { LoadTable } from '../router/state/load_monitor/index.js';
 import { PrefixIndex } from '../router/state/prefix_index/index.js';
 import { DEFAULT_ENGINE_PARAMS, ManualClock, Rng, SimEngine } from '../sim/index.js';
 import type { EngineParams, Flavor } from '../sim/index.js';
-import { coreKeys } from '../sim/routes/load-routes.js';
+import { coreKeys } from '../sim/index.js';
 import { Workload } from '../workload/index.js';
 import type { Arrival, WorkloadOptions } from '../workload/index.js';
 

@@ -1,5 +1,5 @@
 import { countTokens } from '../prefix/index.js';
-import { Rng } from '../sim/rng.js';
+import { Rng } from '../sim/index.js';
 
 export const WORDS = (
   'cluster node queue cache prefix token latency request engine batch prefill decode schedule memory block evict ' +

@@ -1,4 +1,4 @@
-import { Rng } from '../sim/rng.js';
+import { Rng } from '../sim/index.js';
 import { pastedDocument, sentence, systemPrompt } from './system-prompt.js';
 import { Zipf } from './zipf.js';
 

@@ -1,4 +1,4 @@
-import type { Rng } from '../sim/rng.js';
+import type { Rng } from '../sim/index.js';
 
 /** Draws ranks 0..n-1 with P(k) ∝ 1 / (k+1)^s, by inverting the cumulative table. */
 export class Zipf {

@@ -17,7 +17,7 @@ const rustMetrics = readFileSync(path.join(root, 'test/prometheus/fixtures/sgl-r
 
 /** The CLI tests run the built binary; a stale dist/ would test old code. */
 function assertBuilt(): void {
-  for (const dir of ['src/top', 'src/tui', 'src/tui/components']) {
+  for (const dir of ['src/top', 'src/fleet', 'src/tui', 'src/tui/components']) {
     for (const f of readdirSync(path.join(root, dir)).filter((n) => /\.tsx?$/.test(n))) {
       const out = path.join(root, 'dist', dir, f.replace(/\.tsx?$/, '.js'));
       if (statSync(out, { throwIfNoEntry: false })?.mtimeMs === undefined || statSync(out).mtimeMs < statSync(path.join(root, dir, f)).mtimeMs) {

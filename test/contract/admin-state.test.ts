@@ -4,7 +4,7 @@ import { auditAdminDocument } from '../../src/contract/index.js';
 import type { Router } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
-import { snapshotFromAdmin } from '../../src/top/from-admin.js';
+import { snapshotFromAdmin } from '../../src/fleet/index.js';
 import { startTestRouter } from '../helpers/router.js';
 
 let fleet: SimFleet;

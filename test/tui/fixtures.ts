@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { mergeReplicas, snapshotFromAdmin } from '../../src/top/index.js';
-import type { FleetView, ReplicaSnapshot, ReplicaStatus } from '../../src/top/index.js';
+import { mergeReplicas, snapshotFromAdmin } from '../../src/fleet/index.js';
+import type { FleetView, ReplicaSnapshot, ReplicaStatus } from '../../src/fleet/index.js';
 
 export const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 export const prometheusFixture = (name: string): string => readFileSync(new URL(`../prometheus/fixtures/${name}`, import.meta.url), 'utf8');

@@ -3,16 +3,15 @@ import {
   SseParser,
   computeRates,
   filterWorkers,
-  fleetJson,
-  formatOnce,
   mergeReplicas,
   nextSortKey,
   snapshotFromAdmin,
   snapshotFromPrometheus,
   sortWorkers,
   NotARouterMetricsError,
-} from '../../src/top/index.js';
-import type { ReplicaSnapshot } from '../../src/top/index.js';
+} from '../../src/fleet/index.js';
+import type { ReplicaSnapshot } from '../../src/fleet/index.js';
+import { fleetJson, formatOnce } from '../../src/top/index.js';
 import { adminDoc, fixture, prometheusFixture, status, viewOf } from './fixtures.js';
 
 describe('admin state → snapshot', () => {

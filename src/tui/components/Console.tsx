@@ -1,8 +1,8 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
-import { bucketCounts, nonEmptySpan } from '../../top/format.js';
-import { filterWorkers, sortWorkers } from '../../top/sort-filter.js';
-import type { FleetView } from '../../top/view-model.js';
+import { bucketCounts, nonEmptySpan } from '../../fleet/index.js';
+import { filterWorkers, sortWorkers } from '../../fleet/index.js';
+import type { FleetView } from '../../fleet/index.js';
 import type { AlertLatch } from '../banners.js';
 import { bannersFor } from '../banners.js';
 import { CHART_COLORS, chartLines } from '../chart.js';

@@ -1,7 +1,7 @@
 import { useRef } from 'react';
 import type { ReactElement } from 'react';
-import type { SortKey } from '../../top/sort-filter.js';
-import type { FleetView } from '../../top/view-model.js';
+import type { SortKey } from '../../fleet/index.js';
+import type { FleetView } from '../../fleet/index.js';
 import type { AlertLatch } from '../banners.js';
 import type { ChildState } from '../child-state.js';
 import { ColorContext } from '../color-context.js';

@@ -1,8 +1,8 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
-import { bar, fmtCount, fmtPct, fmtRate, pad } from '../../top/format.js';
-import type { DecisionLabel, FleetView } from '../../top/view-model.js';
-import { DECISION_LABELS } from '../../top/view-model.js';
+import { bar, fmtCount, fmtPct, fmtRate, pad } from '../../fleet/index.js';
+import type { DecisionLabel, FleetView } from '../../fleet/index.js';
+import { DECISION_LABELS } from '../../fleet/index.js';
 import { Line } from './Line.js';
 import type { Tone } from './Line.js';
 

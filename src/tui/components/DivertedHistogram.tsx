@@ -1,7 +1,7 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
-import { bar, bucketCounts, fmtCount, fmtRate, fmtTokens, nonEmptySpan, pad } from '../../top/format.js';
-import type { Histogram } from '../../top/view-model.js';
+import { bar, bucketCounts, fmtCount, fmtRate, fmtTokens, nonEmptySpan, pad } from '../../fleet/index.js';
+import type { Histogram } from '../../fleet/index.js';
 import { Line } from './Line.js';
 
 export interface DivertedHistogramProps {

@@ -1,8 +1,8 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
-import { DASH, fmtAge, fmtDuration, fmtInt, fmtRate } from '../../top/format.js';
-import { sourceName } from '../../top/format-once.js';
-import type { FleetView } from '../../top/view-model.js';
+import { DASH, fmtAge, fmtDuration, fmtInt, fmtRate } from '../../fleet/index.js';
+import { sourceName } from '../../fleet/index.js';
+import type { FleetView } from '../../fleet/index.js';
 import { Line } from './Line.js';
 import type { SegmentInput } from './Line.js';
 

@@ -1,8 +1,8 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
-import { DASH, bar, fmtAge, fmtInt, fmtRate, pad, shortUrl, waitingLevel } from '../../top/format.js';
-import type { SortKey } from '../../top/sort-filter.js';
-import type { FleetWorker } from '../../top/view-model.js';
+import { DASH, bar, fmtAge, fmtInt, fmtRate, pad, shortUrl, waitingLevel } from '../../fleet/index.js';
+import type { SortKey } from '../../fleet/index.js';
+import type { FleetWorker } from '../../fleet/index.js';
 import { BAR_WIDTH, planColumns } from '../table-columns.js';
 import type { Column, ColumnId } from '../table-columns.js';
 import { Line } from './Line.js';

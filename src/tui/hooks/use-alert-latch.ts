@@ -1,5 +1,5 @@
 import { useRef } from 'react';
-import type { FleetView } from '../../top/view-model.js';
+import type { FleetView } from '../../fleet/index.js';
 import { NO_LATCH, nextLatch } from '../banners.js';
 import type { AlertLatch } from '../banners.js';
 

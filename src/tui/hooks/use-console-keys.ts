@@ -1,6 +1,6 @@
 import { useRef, useState } from 'react';
 import { useInput, useStdin } from 'ink';
-import type { SortKey } from '../../top/sort-filter.js';
+import type { SortKey } from '../../fleet/index.js';
 import { initialUiState, reduceKey } from '../keymap.js';
 import type { ConsoleUiState } from '../keymap.js';
 

@@ -1,5 +1,5 @@
 import { useMemo, useRef } from 'react';
-import type { FleetView } from '../../top/view-model.js';
+import type { FleetView } from '../../fleet/index.js';
 import { HistoryBuffers, sampleOf } from '../history.js';
 import type { HistorySeries } from '../history.js';
 

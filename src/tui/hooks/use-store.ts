@@ -1,6 +1,6 @@
 import { useSyncExternalStore } from 'react';
 
-import type { Store } from '../../top/fleet-feed.js';
+import type { Store } from '../../fleet/index.js';
 
 export type { Store };
 

@@ -15,7 +15,7 @@ const embeddedFleet: CommandModule<object, Args> = {
   builder: (y: Argv) =>
     y.option('workers', { type: 'number', default: 4 }).option('seed', { type: 'number', default: 42 }) as unknown as Argv<Args>,
   handler: async (argv) => {
-    const { runEmbeddedFleetChild } = await import('./embedded-fleet.js');
+    const { runEmbeddedFleetChild } = await import('../src/embedded/index.js');
     await runEmbeddedFleetChild({ workers: argv.workers, seed: argv.seed });
   },
 };

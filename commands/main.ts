@@ -1,8 +1,7 @@
 import yargs from 'yargs';
-import { commands } from '../../commands/index.js';
-import { RouterctlError, UsageError, ErrorCodes } from '../errors/index.js';
-import { packageVersion } from './version.js';
-import { colorEnabled, paint } from './color.js';
+import { commands } from './index.js';
+import { RouterctlError, UsageError, ErrorCodes } from '../src/errors/index.js';
+import { colorEnabled, packageVersion, paint } from '../src/cli/index.js';
 
 /**
  * Parse argv and run the chosen command. Resolves to the process exit status; never

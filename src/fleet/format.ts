@@ -1,3 +1,4 @@
+import type { FleetView } from './view-model.js';
 /** Text helpers shared by the console and the plain `--once` table. */
 
 export const DASH = '–';
@@ -80,11 +81,7 @@ export function waitingLevel(waiting: number | null, limit: number | null): Leve
   return 'ok';
 }
 
-/** Power-of-two block bounds as "≤64"; the token estimate as "≈1.0k". */
-export function fmtBlocks(le: number): string {
-  return `≤${fmtCount(le)}`;
-}
-
+/** A block count as its token estimate, "≈1.0k". */
 export function fmtTokens(blocks: number, blockSize: number): string {
   return `≈${fmtCount(blocks * blockSize)}`;
 }
@@ -110,4 +107,12 @@ export function nonEmptySpan<T extends { count: number }>(rows: readonly T[]): T
   let last = rows.length - 1;
   while (last > first && rows[last]!.count === 0) last--;
   return rows.slice(first, last + 1);
+}
+
+/** The source a view was read from, as the console and `top --once` name it. */
+export function sourceName(view: FleetView): string {
+  if (view.source === 'admin') return 'admin API';
+  if (view.source === 'prometheus') return 'prometheus /metrics';
+  if (view.source === 'mixed') return 'mixed (admin API and /metrics)';
+  return 'none';
 }

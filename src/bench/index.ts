@@ -1,0 +1,7 @@
+// What other areas may import from src/bench: the bench command's argument parser and
+// runner, and the fleet launcher the soak benchmark shares with it.
+export { parseBenchArgs } from './parse-args.js';
+export type { BenchArgv } from './parse-args.js';
+export { runBench } from './bench-main.js';
+export type { BenchOptions } from './bench-main.js';
+export { startRouterProcess, startSimProcess } from './fleet-processes.js';

@@ -1,0 +1,8 @@
+// What other areas may import from src/cli: terminal colour, the package version, flag
+// coercers and the stop-signal contract shared by every long-running command.
+export { colorEnabled, paint } from './color.js';
+export type { Style } from './color.js';
+export { packageVersion } from './version.js';
+export { wholeNumberAtLeast, wholeNumberBetween } from './coerce.js';
+export { StopSignals, signalExitStatus, keepsReadinessPause } from './signals.js';
+export type { StopSignal, StopRequest } from './signals.js';

@@ -1,0 +1,34 @@
+// What other areas may import from src/fleet: a router fleet as the console sees it (its
+// replica clients, the readers of a router's admin API and /metrics, merge, rates, the
+// view model and the text helpers that present it). Everything else is internal.
+export { FleetFeed, fetchFleetOnce } from './fleet-feed.js';
+export type { FleetFeedOptions, Store } from './fleet-feed.js';
+export { ReplicaClient, fetchSnapshot } from './replica-client.js';
+export type { ReplicaOptions } from './replica-client.js';
+export { snapshotFromAdmin } from './from-admin.js';
+export { snapshotFromPrometheus, NotARouterMetricsError } from './from-prometheus.js';
+export { computeRates } from './rates.js';
+export { mergeReplicas } from './merge.js';
+export { SseParser } from './sse.js';
+export type { SseEvent } from './sse.js';
+export { SORT_KEYS, nextSortKey, sortWorkers, filterWorkers } from './sort-filter.js';
+export type { SortKey } from './sort-filter.js';
+export { DASH, bar, bucketCounts, fmtAge, fmtCount, fmtDuration, fmtInt, fmtPct, fmtRate, fmtTokens, nonEmptySpan, pad, shortUrl, sourceName, waitingLevel } from './format.js';
+export type { Level } from './format.js';
+export { normalizeRouterUrl } from './http.js';
+export { DECISION_LABELS, hitRatio, emptyRouterInfo } from './view-model.js';
+export type {
+  SourceKind,
+  SourceChoice,
+  Breaker,
+  DecisionLabel,
+  DecisionCounts,
+  Histogram,
+  RouterInfo,
+  WorkerSnapshot,
+  ReplicaSnapshot,
+  ReplicaRates,
+  ReplicaStatus,
+  FleetWorker,
+  FleetView,
+} from './view-model.js';
