@@ -1,4 +1,5 @@
 import { paint } from '../cli/index.js';
+import { DECISIONS, METRIC_NAMES } from '../contract/index.js';
 import type { WorkloadOptions } from '../workload/index.js';
 import { configurationChart } from './charts.js';
 import type { CompareRun } from './compare.js';
@@ -6,7 +7,7 @@ import { formatDuration } from './duration.js';
 import type { FleetShape } from './fleet-shape.js';
 import type { Percentiles } from './percentiles.js';
 import type { BenchRun } from './run.js';
-import { DECISIONS, histogramQuantile } from './router-counters.js';
+import { histogramQuantile } from './router-counters.js';
 
 const ms = (v: number | null): string => (v === null ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
 const pct = (v: number | null): string => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
@@ -70,7 +71,7 @@ export function renderRunReport(run: BenchRun, w: WorkloadOptions, durationMs: n
     );
     const routerTtft = run.router.ttft ? histogramQuantile(run.router.ttft, 0.5) : null;
     if (routerTtft !== null) {
-      out.push(`           TTFT p50 ${Math.round(routerTtft * 1000)} ms at the router (sgl_router_ttft_seconds, interpolated in its buckets), ${s.ttft_ms.p50 === null ? '-' : Math.round(s.ttft_ms.p50)} ms at this client`);
+      out.push(`           TTFT p50 ${Math.round(routerTtft * 1000)} ms at the router (${METRIC_NAMES.ttft}, interpolated in its buckets), ${s.ttft_ms.p50 === null ? '-' : Math.round(s.ttft_ms.p50)} ms at this client`);
     }
   }
   out.push(`arrivals   ${run.arrivals.count}, sha256 ${run.arrivals.digest.slice(0, 16)}`);

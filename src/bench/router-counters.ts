@@ -1,11 +1,8 @@
 import { request } from 'undici';
-import { histogramSeries, parsePrometheusText, sumSamples } from '../prometheus/index.js';
-import type { ParsedFamily } from '../prometheus/index.js';
-
-import { DECISIONS } from '../contract/index.js';
+import { DECISIONS, METRIC_NAMES } from '../contract/index.js';
 import type { Decision } from '../contract/index.js';
-export { DECISIONS };
-export type { Decision };
+import { NotARouterMetricsError, RouterMetricsPage } from '../fleet/index.js';
+import type { Histogram } from '../fleet/index.js';
 
 /** The router's own account of a run: how its cache-aware selections went (docs/metrics-and-admin.md §Metric families). */
 export interface RouterCounters {
@@ -48,47 +45,37 @@ export function histogramQuantile(h: CumulativeHistogram, q: number): number | n
   return h.le[h.le.length - 1] ?? null;
 }
 
-function readHistogram(family: ParsedFamily | undefined): CumulativeHistogram | null {
-  if (!family) return null;
-  const byLe = new Map<number, number>();
-  for (const s of histogramSeries(family)) for (const b of s.buckets) byLe.set(b.le, (byLe.get(b.le) ?? 0) + b.count);
-  const total = byLe.get(Infinity);
-  if (total === undefined) return null;
-  const le = [...byLe.keys()].filter((l) => l !== Infinity).sort((a, b) => a - b);
-  return { le, counts: le.map((l) => byLe.get(l)!), total };
-}
-
-/** Find a counter whether it was exposed as `x_total` (Prometheus text) or `x` (OpenMetrics). */
-function counterFamily(families: Map<string, ParsedFamily>, name: string): ParsedFamily | undefined {
-  return families.get(name) ?? families.get(name.replace(/_total$/, ''));
-}
-
-/** Read the counters from a /metrics body; undefined when it is not a routerctl or sgl-router exposition. */
+/**
+ * Read the counters from a /metrics body; undefined when it is not a routerctl or
+ * sgl-router exposition. The page is read by the console's rules (RouterMetricsPage),
+ * so bench and `top` agree on what a router said; what is not exported counts as 0 here,
+ * since a run's delta has no use for "unknown".
+ */
 export function readRouterCounters(text: string): RouterCounters | undefined {
-  const f = parsePrometheusText(text);
-  const decisionsFamily = counterFamily(f, 'sgl_router_cache_aware_decisions_total');
-  const policyFamily = counterFamily(f, 'sgl_router_policy_decisions_total');
-  if (!decisionsFamily && !policyFamily && !f.has('sgl_router_requests_total')) return undefined;
-  const decisions = Object.fromEntries(
-    DECISIONS.map((d) => [d, sumSamples(decisionsFamily, (l) => l.decision === d) ?? 0]),
-  ) as Record<Decision, number>;
-  const diverted = f.get('sgl_router_diverted_overlap_blocks');
-  const series = diverted ? histogramSeries(diverted) : [];
-  const policyReasons: Record<string, number> = {};
-  for (const s of policyFamily?.samples ?? []) {
-    const reason = s.labels.reason;
-    if (reason !== undefined && !s.name.endsWith('_created')) policyReasons[reason] = (policyReasons[reason] ?? 0) + s.value;
+  let page: RouterMetricsPage;
+  try {
+    page = RouterMetricsPage.parse(text);
+  } catch (err) {
+    if (err instanceof NotARouterMetricsError) return undefined;
+    throw err;
   }
+  const diverted = page.histogram(METRIC_NAMES.divertedOverlap);
   return {
-    decisions,
-    diverted: series.reduce((n, s) => n + (Number.isNaN(s.count) ? 0 : s.count), 0),
-    diverted_blocks: series.reduce((n, s) => n + (Number.isNaN(s.sum) ? 0 : s.sum), 0),
-    gate_rejections: sumSamples(counterFamily(f, 'sgl_router_queue_gate_rejected_total')) ?? 0,
-    partial_diversions: sumSamples(counterFamily(f, 'sgl_router_partial_diversions_total')) ?? 0,
-    selection_failures: sumSamples(counterFamily(f, 'sgl_router_policy_selection_failures_total')) ?? 0,
-    policy_reasons: policyReasons,
-    ttft: readHistogram(f.get('sgl_router_ttft_seconds')),
+    decisions: page.decisions() ?? (Object.fromEntries(DECISIONS.map((d) => [d, 0])) as Record<Decision, number>),
+    diverted: diverted?.count ?? 0,
+    diverted_blocks: diverted?.sum ?? 0,
+    gate_rejections: page.total(METRIC_NAMES.gateRejected) ?? 0,
+    partial_diversions: page.total(METRIC_NAMES.partialDiversions) ?? 0,
+    selection_failures: page.total(METRIC_NAMES.selectionFailures) ?? 0,
+    policy_reasons: Object.fromEntries(page.totalsBy(METRIC_NAMES.policyDecisions, 'reason')),
+    ttft: cumulative(page.histogram(METRIC_NAMES.ttft)),
   };
+}
+
+/** A family with no series yet (routerctl creates them at the first observation) has nothing to subtract or quote: null, as if absent. */
+function cumulative(h: Histogram | null): CumulativeHistogram | null {
+  if (!h || h.buckets.length === 0) return null;
+  return { le: h.buckets.map((b) => b.le), counts: h.buckets.map((b) => b.count), total: h.count };
 }
 
 /** What happened between two scrapes (counters only grow; a restart in between shows as the later value). */

@@ -1,12 +1,14 @@
 // What other areas may import from src/fleet: a router fleet as the console sees it (its
 // replica clients, the readers of a router's admin API and /metrics, merge, rates, the
-// view model and the text helpers that present it). Everything else is internal.
+// view model and the text helpers that present it). Bench reads a router's /metrics
+// through the same page reader, so there is one reading of it. Everything else is internal.
 export { FleetFeed, fetchFleetOnce } from './fleet-feed.js';
 export type { FleetFeedOptions, Store } from './fleet-feed.js';
 export { ReplicaClient, fetchSnapshot } from './replica-client.js';
 export type { ReplicaOptions } from './replica-client.js';
 export { snapshotFromAdmin } from './from-admin.js';
-export { snapshotFromPrometheus, NotARouterMetricsError } from './from-prometheus.js';
+export { snapshotFromPrometheus } from './from-prometheus.js';
+export { RouterMetricsPage, NotARouterMetricsError } from './router-metrics-page.js';
 export { computeRates } from './rates.js';
 export { mergeReplicas } from './merge.js';
 export { SseParser } from './sse.js';

@@ -4,23 +4,26 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { RouterConfig } from '../config/index.js';
 import { bindError } from '../errors/index.js';
 import { PROMETHEUS_CONTENT_TYPE } from '../prometheus/index.js';
-import type { AdminState, AdminWorker } from '../contract/index.js';
+import type { AdminState } from '../contract/index.js';
 import type { Logger } from './logging/logger.js';
-import { DECISIONS, RouterMetrics, UNKNOWN_MODEL } from './metrics/index.js';
+import { RouterMetrics, UNKNOWN_MODEL } from './metrics/index.js';
 import { SelectionBooker } from './metrics/selection-booker.js';
-import { createPolicy } from './policies/index.js';
-import type { Policy, PrefixMatch } from './policies/index.js';
-import { Dispatcher } from './proxy/dispatcher.js';
-import { parseInferenceRequest } from './request/inference-request.js';
-import type { InferenceRequest, InferenceRoute } from './request/inference-request.js';
+import { createPolicy, fleetIsAllQueued, gateIsInert } from './policies/index.js';
+import type { Policy } from './policies/index.js';
+import { Relay } from './proxy/relay.js';
+import type { InferenceRoute } from './request/inference-request.js';
 import { requireJsonContentType } from './request/content-type.js';
-import { readRequestBody } from './request/read-body.js';
 import { ApiError, ApiErrors, sendApiError } from './server/api-error.js';
 import { authorizeAdmin, streamState, tokenDigest } from './server/admin-api.js';
+import { adminState } from './server/admin-state.js';
 import { drainServer } from './server/drain.js';
+import { GenerationPath } from './server/generation.js';
 import { ANY_ALLOW, GET_ALLOW, POST_ALLOW, answerOptions, httpEdgeOptions } from './server/http-edge.js';
+import { InflightRequests } from './server/inflight.js';
 import { LoadSampler, LoadTable } from './state/load_monitor/index.js';
 import { PrefixIndex } from './state/prefix_index/index.js';
+import { PrefixLookup } from './state/prefix-lookup.js';
+import { WorkerStatus } from './state/worker-status.js';
 import { WorkerRegistry } from './workers/worker-registry.js';
 
 export interface RouterOptions {
@@ -40,8 +43,10 @@ const GENERATION_ROUTES: Record<string, { route: InferenceRoute; path: string }>
 };
 
 /**
- * The router: an HTTP front (node:http), the selection ladder over a prefix index
- * and a load table, and a streaming proxy to the workers. One process, one model.
+ * The router: wires the load table and sampler, the prefix index, the workers, the
+ * policy and the relay to an HTTP front (node:http), and runs their lifecycle (start,
+ * drain, close). The request path is in server/generation.ts, the admin document in
+ * server/admin-state.ts. One process, one model.
  */
 export class Router {
   readonly config: RouterConfig;
@@ -51,22 +56,19 @@ export class Router {
   readonly registry: WorkerRegistry;
   readonly policy: Policy;
   private readonly sampler: LoadSampler;
+  private readonly status: WorkerStatus;
   private readonly log: Logger;
   private readonly version: string;
   private readonly simulated: boolean;
-  private readonly random: () => number;
   private readonly server: Server;
   private readonly sockets: Set<Socket>;
-  private readonly matchBuffer: { slots: Int32Array; depths: Int32Array };
   private readonly startedAt = Date.now();
   private readonly adminTokenDigest: Buffer | undefined;
-  private readonly booker: SelectionBooker;
-  private readonly dispatcher: Dispatcher;
+  private readonly generation: GenerationPath;
+  private readonly inflightRequests = new InflightRequests();
   private modelId: string | null;
   private address: AddressInfo | undefined;
   private ready = false;
-  private inflightTotal = 0;
-  private idleWaiters: Array<() => void> = [];
 
   constructor(opts: RouterOptions) {
     const c = opts.config;
@@ -74,12 +76,10 @@ export class Router {
     this.log = opts.log;
     this.version = opts.version;
     this.simulated = opts.simulated ?? false;
-    this.random = opts.random ?? Math.random;
     this.modelId = c.modelId;
     this.table = new LoadTable(c.loadFreshnessMs);
     this.table.setGate(c.workerQueueLimit, c.saturationQueueFloor);
     this.index = new PrefixIndex({ maxBlocks: c.prefixIndexMaxBlocks });
-    this.matchBuffer = this.index.newMatchBuffer();
     this.sampler = new LoadSampler(this.table, {
       intervalMs: c.loadPollIntervalMs,
       timeoutMs: c.loadTimeoutMs,
@@ -96,35 +96,47 @@ export class Router {
       now: () => performance.now(),
     });
     for (const url of c.workerUrls) this.registry.add(url);
+    this.status = new WorkerStatus(this.table, this.registry, this.sampler);
     this.policy = createPolicy(c);
     this.adminTokenDigest = c.adminToken ? tokenDigest(c.adminToken) : undefined;
     this.metrics = new RouterMetrics({
       modelId: this.modelId ?? UNKNOWN_MODEL,
       cacheAware: c.policy === 'cache_aware',
-      workers: () => {
-        const now = performance.now();
-        const view = this.table.view(now);
-        return this.registry.workers.map((w) => {
-          const load = view.basic(w);
-          const age = this.table.sampleAge(w, now);
-          return {
-            url: w.url,
-            inflight: w.inflight,
-            healthy: this.registry.isHealthy(w, now),
-            breakerState: w.breaker.state === 'closed' ? 0 : w.breaker.state === 'open' ? 1 : 2,
-            waiting: load ? load.waiting : null,
-            sampleAgeSeconds: age === undefined ? null : age / 1000,
-            loadPollFailures: this.sampler.stats(w).failures,
-          };
-        });
-      },
+      workers: () =>
+        this.status.readings(performance.now()).map(({ worker: w, fresh, sampleAgeMs, healthy, polls }) => ({
+          url: w.url,
+          inflight: w.inflight,
+          healthy,
+          breakerState: w.breaker.state === 'closed' ? 0 : w.breaker.state === 'open' ? 1 : 2,
+          waiting: fresh ? fresh.waiting : null,
+          sampleAgeSeconds: sampleAgeMs === undefined ? null : sampleAgeMs / 1000,
+          loadPollFailures: polls.failures,
+        })),
       queueGateInert: () => this.gateInert(performance.now()),
       prefixIndexBlocks: () => this.index.size,
       prefixIndexEvictions: () => this.index.evictions,
     });
     const model = (): string => this.modelId ?? UNKNOWN_MODEL;
-    this.booker = new SelectionBooker(this.metrics, this.log, this.policy.name, model, c.workerQueueLimit, c.saturationQueueFloor);
-    this.dispatcher = new Dispatcher({ table: this.table, index: this.index, metrics: this.metrics, log: this.log, timeoutMs: c.requestTimeoutSecs * 1000, model, policy: this.policy, prefix: (parsed) => this.prefixSignal(parsed), random: this.random });
+    const relay = new Relay({
+      table: this.table,
+      index: this.index,
+      metrics: this.metrics,
+      log: this.log,
+      timeoutMs: c.requestTimeoutSecs * 1000,
+      model,
+      policy: this.policy,
+      prefix: new PrefixLookup(this.index, (slot) => this.registry.bySlotIndex(slot), (w) => this.table.isInPool(w)),
+      random: opts.random ?? Math.random,
+    });
+    this.generation = new GenerationPath({
+      config: c,
+      table: this.table,
+      relay,
+      booker: new SelectionBooker(this.metrics, this.log, this.policy.name, model, c.workerQueueLimit, c.saturationQueueFloor),
+      inflight: this.inflightRequests,
+      modelId: () => this.modelId,
+      ready: () => this.ready,
+    });
     ({ server: this.server, sockets: this.sockets } = createTrackedServer((req, res) => void this.dispatch(req, res), httpEdgeOptions(c)));
   }
 
@@ -169,8 +181,8 @@ export class Router {
       server: this.server,
       sockets: this.sockets,
       drainMs: this.config.shutdownDrainSecs * 1000,
-      inflight: () => this.inflightTotal,
-      idle: () => new Promise<void>((resolve) => this.idleWaiters.push(resolve)),
+      inflight: () => this.inflightRequests.count,
+      idle: () => this.inflightRequests.idle(),
       skipPause: opts.skipPause,
       cutNow: opts.cutNow,
       log: this.log,
@@ -180,8 +192,8 @@ export class Router {
     if (cut > 0) for (const w of this.registry.workers) void w.pool.destroy().catch(() => undefined);
     // Cut requests unwind on the next turns of the event loop (their upstream aborts
     // settle); let them, within a bound, so that a caller sees nothing in flight.
-    if (this.inflightTotal > 0) {
-      await Promise.race([new Promise<void>((resolve) => this.idleWaiters.push(resolve)), new Promise((r) => setTimeout(r, 500).unref())]);
+    if (this.inflightRequests.count > 0) {
+      await Promise.race([this.inflightRequests.idle(), new Promise((r) => setTimeout(r, 500).unref())]);
     }
     await Promise.race([Promise.all([this.sampler.stop(), this.registry.close()]), new Promise((r) => setTimeout(r, 1000).unref())]);
     return cut;
@@ -198,78 +210,32 @@ export class Router {
   }
 
   get inflight(): number {
-    return this.inflightTotal;
+    return this.inflightRequests.count;
   }
 
   state(): AdminState {
     const now = performance.now();
-    const view = this.table.view(now);
-    const limit = this.config.workerQueueLimit;
-    const workers: AdminWorker[] = this.registry.workers.map((w) => {
-      const fresh = view.basic(w);
-      const age = this.table.sampleAge(w, now);
-      const polls = this.sampler.stats(w);
-      return {
-        url: w.url,
-        healthy: this.registry.isHealthy(w, now),
-        breaker: w.breaker.state,
-        waiting: fresh ? fresh.waiting : null,
-        running: fresh ? fresh.running : null,
-        sample_age_ms: age === undefined ? null : Math.round(age),
-        fresh: fresh !== undefined,
-        gated: limit !== null && fresh !== undefined && fresh.waiting >= limit,
-        inflight: w.inflight,
-        requests_total: w.requestsTotal,
-        gate_rejections_total: w.gateRejectionsTotal,
-        dp_size: w.info.dpSize ?? null,
-        load_poll_failures_total: polls.failuresTotal,
-        load_poll_failures: { ...polls.failures },
-        last_poll_error: polls.lastError ? { reason: polls.lastError.reason, message: polls.lastError.message, at_ms: polls.lastError.atMs } : null,
-        load_poll_unanswered: polls.unanswered,
-        load_unreachable: this.registry.isUnreachable(w),
-      };
-    });
-    const m = this.metrics;
-    const model = this.modelId ?? UNKNOWN_MODEL;
-    const decisions = Object.fromEntries(DECISIONS.map((d) => [d, m.cacheDecisions.get([model, d])])) as AdminState['decisions'];
-    const policyDecisions: Record<string, number> = {};
-    m.policyDecisions.forEach((labels, v) => (policyDecisions[labels[1]!] = v));
-    return {
-      router: {
-        version: this.version,
-        policy: this.config.policy,
-        model_id: this.modelId,
-        worker_queue_limit: limit,
-        saturation_queue_floor: this.config.saturationQueueFloor,
-        min_load_choices: this.config.minLoadChoices,
-        uptime_s: Math.round((Date.now() - this.startedAt) / 100) / 10,
-        simulated: this.simulated,
-        url: this.address ? this.url : '',
-        ready: this.ready,
-        load_freshness_ms: this.config.loadFreshnessMs,
-        block_size: this.config.blockSize,
-      },
-      workers,
-      decisions,
-      selection_failures_total: m.selectionFailures.sum(),
-      diverted_overlap_blocks: m.divertedOverlap.snapshot([model]),
+    return adminState({
+      config: this.config,
+      metrics: this.metrics,
+      readings: this.status.readings(now),
+      version: this.version,
+      modelId: this.modelId,
+      metricsModel: this.modelId ?? UNKNOWN_MODEL,
+      simulated: this.simulated,
+      startedAt: this.startedAt,
+      url: this.address ? this.url : '',
+      ready: this.ready,
       alerts: { all_queued: this.fleetAllQueued(now), gate_inert: this.gateInert(now) },
-      requests_total: this.registry.workers.reduce((a, w) => a + w.requestsTotal, 0),
-      gate_rejections_total: m.gateRejected.sum(),
-      partial_diversions_total: m.partialDiversions.sum(),
-      policy_decisions: policyDecisions,
-      timestamp_ms: Date.now(),
-    };
+    });
   }
 
   private fleetAllQueued(now: number): boolean {
-    const pool = this.table.view(now);
-    return this.config.workerQueueLimit !== null && pool.workers.length > 0 && pool.queued === pool.workers.length;
+    return fleetIsAllQueued(this.table.view(now), this.config.workerQueueLimit);
   }
 
   private gateInert(now: number): boolean {
-    const pool = this.table.view(now);
-    return this.config.workerQueueLimit !== null && pool.workers.length > 0 && pool.sampled === 0;
+    return gateIsInert(this.table.view(now), this.config.workerQueueLimit);
   }
 
   private discoverModel(): string | null {
@@ -298,7 +264,7 @@ export class Router {
         else {
           if (method !== 'POST') throw ApiErrors.methodNotAllowed(POST_ALLOW);
           requireJsonContentType(req.headers['content-type']);
-          await this.handleGeneration(gen.route, gen.path, req, res);
+          await this.generation.handle(gen.route, gen.path, req, res);
         }
         this.metrics.responses.inc([path, method, String(res.statusCode)]);
         return;
@@ -353,46 +319,6 @@ export class Router {
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   }
-
-  // ---------------------------------------------------------------- generation
-  private async handleGeneration(route: InferenceRoute, upstreamPath: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const started = performance.now();
-    if (!this.ready) throw ApiErrors.shuttingDown();
-    const body = await readRequestBody(req, this.config.maxBodyBytes);
-    const parsed = parseInferenceRequest(route, body, this.config.blockSize);
-    if (parsed.model !== undefined && this.modelId !== null && parsed.model !== this.modelId) throw ApiErrors.modelNotFound(parsed.model);
-
-    const view = this.table.view(performance.now());
-    if (view.workers.length === 0) throw ApiErrors.noHealthyWorkers();
-    // The one booked selection; a retry selects again inside the dispatcher, unbooked.
-    const outcome = this.dispatcher.select(parsed, view);
-    this.booker.book(outcome, view.workers.length);
-    if (!outcome.ok) throw ApiErrors.selectionFailed();
-
-    this.inflightTotal++;
-    try {
-      await this.dispatcher.dispatch(outcome, parsed, body, upstreamPath, req, res, started);
-    } finally {
-      if (--this.inflightTotal === 0 && this.idleWaiters.length > 0) {
-        const waiters = this.idleWaiters;
-        this.idleWaiters = [];
-        for (const w of waiters) w();
-      }
-    }
-  }
-
-  private prefixSignal(parsed: InferenceRequest) {
-    const hashes = parsed.prefixHashes;
-    if (hashes.length === 0) return { queryBlocks: 0, matches: [] as PrefixMatch[] };
-    const n = this.index.match(hashes, this.matchBuffer);
-    const matches: PrefixMatch[] = [];
-    for (let i = 0; i < n; i++) {
-      const w = this.registry.bySlotIndex(this.matchBuffer.slots[i]!);
-      if (w && this.table.isInPool(w)) matches.push({ worker: w, blocks: this.matchBuffer.depths[i]! });
-    }
-    return { queryBlocks: hashes.length, matches };
-  }
-
 }
 
 const GET_ROUTES = { '/v1/models': 1, '/healthz': 1, '/readyz': 1, '/metrics': 1, '/admin/state': 1, '/admin/stream': 1 };

@@ -1,12 +1,9 @@
 import type { RouterConfig } from '../config/index.js';
 import { readV1Loads } from '../engines/index.js';
 import type { RankReading } from '../engines/index.js';
-import { renderChat, textBlockHashes, tokenize } from '../prefix/index.js';
-import { createPolicy } from '../router/policies/index.js';
-import type { CacheAwareDecision, PolicyWorker, PrefixMatch, PrefixSignal } from '../router/policies/index.js';
-import { CHARS_PER_TOKEN } from '../router/index.js';
-import { LoadTable } from '../router/state/load_monitor/index.js';
-import { PrefixIndex } from '../router/state/prefix_index/index.js';
+import { renderChat, tokenize } from '../prefix/index.js';
+import { LoadTable, PrefixIndex, PrefixLookup, createPolicy, textKey } from '../router/index.js';
+import type { CacheAwareDecision, PolicyWorker } from '../router/index.js';
 import { DEFAULT_ENGINE_PARAMS, ManualClock, Rng, SimEngine } from '../sim/index.js';
 import type { EngineParams, Flavor } from '../sim/index.js';
 import { coreKeys } from '../sim/index.js';
@@ -112,7 +109,7 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
     table.setInPool(w, true);
   }
   const index = new PrefixIndex({ maxBlocks: c.prefixIndexMaxBlocks });
-  const matchBuffer = index.newMatchBuffer();
+  const prefix = new PrefixLookup(index, (slot) => workers[slot], () => true);
   const policy = createPolicy(c);
   const rng = new Rng(opts.seed ^ 0x2545f491);
   const random = (): number => rng.next();
@@ -162,18 +159,10 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
     const user = renderMessage('user', a.userMessage);
     const tail = user + GENERATION_PROMPT;
     const text = s.rendered + tail;
-    // The router's key for a chat request: the rendered prompt in chunks of
-    // block size × 4 characters, input tokens estimated from characters
-    // (parseInferenceRequest, docs/routing.md §Text requests).
-    const prefixHashes = textBlockHashes(text, c.blockSize * CHARS_PER_TOKEN);
+    // The router's key for a chat request: its rendered prompt as text.
+    const { prefixHashes, inputTokens } = textKey(text, c.blockSize);
     const view = table.view(now);
-    const outcome = policy.select({
-      pool: view,
-      load: view,
-      inputTokens: Math.max(1, Math.ceil(text.length / CHARS_PER_TOKEN)),
-      prefix: policy.usesPrefix ? prefixSignal(index, matchBuffer, workers, prefixHashes) : undefined,
-      random,
-    });
+    const outcome = policy.select({ pool: view, load: view, inputTokens, prefix: policy.usesPrefix ? prefix.signal(prefixHashes) : undefined, random });
     const win = windowAt(now);
     if (!outcome.ok) {
       win.failures++;
@@ -264,17 +253,6 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
   }
   windowAt(endMs - 1);
   return result;
-}
-
-function prefixSignal(index: PrefixIndex, buffer: { slots: Int32Array; depths: Int32Array }, workers: readonly PolicyWorker[], hashes: readonly number[]): PrefixSignal {
-  if (hashes.length === 0) return { queryBlocks: 0, matches: [] };
-  const n = index.match(hashes, buffer);
-  const matches: PrefixMatch[] = [];
-  for (let i = 0; i < n; i++) {
-    const w = workers[buffer.slots[i]!];
-    if (w) matches.push({ worker: w, blocks: buffer.depths[i]! });
-  }
-  return { queryBlocks: hashes.length, matches };
 }
 
 function zeroDecisions(): Record<CacheAwareDecision, number> {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { counterDelta, readRouterCounters } from '../../src/bench/router-counters.js';
+import { snapshotFromPrometheus } from '../../src/fleet/index.js';
 
 const before = `# TYPE sgl_router_requests_total counter
 sgl_router_requests_total{route="/v1/chat/completions",method="POST"} 10
@@ -63,5 +65,22 @@ describe('router counters from /metrics', () => {
   it('is undefined for an engine or anything that is not a router', () => {
     expect(readRouterCounters('# TYPE sglang:num_queue_reqs gauge\nsglang:num_queue_reqs 3\n')).toBeUndefined();
     expect(readRouterCounters('<html>nope</html>')).toBeUndefined();
+  });
+});
+
+describe('bench and the console read a router page alike', () => {
+  it.each([
+    ['the Rust sgl-router', '../prometheus/fixtures/sgl-router-metrics.txt'],
+    ['routerctl', '../tui/fixtures/routerctl-metrics.txt'],
+  ])('%s', (_name, path) => {
+    const text = readFileSync(new URL(path, import.meta.url), 'utf8');
+    const c = readRouterCounters(text)!;
+    const s = snapshotFromPrometheus(text);
+    expect(c.decisions).toEqual(s.decisions);
+    expect(c.diverted).toBe(s.diverted!.count);
+    expect(c.diverted_blocks).toBe(s.diverted!.sum);
+    expect(c.selection_failures).toBe(s.selectionFailuresTotal);
+    expect(c.gate_rejections).toBe(s.gateRejectionsTotal ?? 0);
+    expect(c.partial_diversions).toBe(s.partialDiversionsTotal ?? 0);
   });
 });

@@ -43,7 +43,7 @@ describe('admission (reference admission.rs tests)', () => {
     expect(capacityAdmits(load, busy, 1)).toBe(true);
     expect(capacityAdmits(snapshot([[busy, 64, 0, 0, 100]]), busy, 1)).toBe(false);
 
-    const d = resolvePrefillAdmitted([full, other], pair(full, other), 20, load, undefined);
+    const d = resolvePrefillAdmitted([full, other], pair(full, other), 20, load, null);
     expect(d?.selected).toBe(other);
     expect(d?.reason).toBe(DecisionReason.BackupPrimaryAdmission);
   });
@@ -59,7 +59,7 @@ describe('admission (reference admission.rs tests)', () => {
     ]);
     // The legal range excludes `outside`, as eligible_workers does in the reference.
     const range = [primary, backup];
-    expect(resolvePrefillAdmitted(range, pair(primary, backup), INPUT_TOKENS, load, undefined)).toBeUndefined();
+    expect(resolvePrefillAdmitted(range, pair(primary, backup), INPUT_TOKENS, load, null)).toBeUndefined();
     for (let seed = 0; seed < 16; seed++) {
       const d = resolvePrefill(range, pair(primary, backup), INPUT_TOKENS, load, undefined, 2, seeded(seed));
       expect([primary, backup]).toContain(d?.selected);
@@ -133,7 +133,7 @@ describe('admission (reference admission.rs tests)', () => {
     const r = resolveCacheCandidates(
       proposal([candidate(congested, 10, 9), candidate(idle, 20, 8)], {
         switchMarginTokens: 32,
-        guard: { enabled: true, absTokens: 100, absMs: undefined, rel: 1.5 },
+        guard: { enabled: true, absTokens: 100, absMs: null, rel: 1.5 },
       }),
       INPUT_TOKENS,
       load,
@@ -431,7 +431,7 @@ describe('admission (reference admission.rs tests)', () => {
     expect(gated?.selected).toBe(busyUnqueued);
     expect(gated?.reason).toBe(DecisionReason.RangeFallback);
     // Without the gate's tiers, pressure alone would pick the queueing worker.
-    const ungated = resolvePrefillAdmitted(range, pair(primary), INPUT_TOKENS, load, undefined);
+    const ungated = resolvePrefillAdmitted(range, pair(primary), INPUT_TOKENS, load, null);
     expect(ungated?.selected).toBe(shallowQueued);
   });
 
@@ -443,7 +443,7 @@ describe('admission (reference admission.rs tests)', () => {
       [other, 0, 0, 0, ROOM],
     ]);
     const range = [primary, other];
-    const ungated = resolvePrefillAdmitted(range, pair(primary), INPUT_TOKENS, load, undefined);
+    const ungated = resolvePrefillAdmitted(range, pair(primary), INPUT_TOKENS, load, null);
     expect(ungated?.selected).toBe(primary);
     expect(ungated?.reason).toBe(DecisionReason.Primary);
     const gated = resolvePrefillAdmitted(range, pair(primary), INPUT_TOKENS, load, 4);

@@ -181,7 +181,7 @@ describe('exclude is exactly "not in the pool" (property, seeded random fleets)'
         }),
       );
       expect(comparable(withExclude), `run ${run}`).toEqual(comparable(rebuilt));
-      if (withExclude.ok && config?.workerQueueLimit !== undefined) {
+      if (withExclude.ok && config !== undefined && config.workerQueueLimit !== null) {
         // The gate property of a first pass (property.test.ts P2), over the pool without the worker.
         const limit = config.workerQueueLimit;
         const safeExists = workers.some((w) => w !== excluded && queueGateAdmits(load, w, limit) && capacityAdmits(load, w, inputTokens));

@@ -90,12 +90,15 @@ export function snapshot(rows: readonly Row[], version = 1): TableLoad {
 export const EMPTY_LOAD: LoadView = snapshot([]);
 
 export interface GateSettings {
-  readonly limit?: number | undefined;
-  readonly floor?: number | undefined;
+  /** null or absent: no limit. */
+  readonly limit?: number | null;
+  /** null or absent: no floor. */
+  readonly floor?: number | null;
 }
 
 export function poolOf(workers: readonly PolicyWorker[], load: LoadView, gate: GateSettings = {}): PoolState {
-  const { limit, floor } = gate;
+  const limit = gate.limit ?? null;
+  const floor = gate.floor ?? null;
   let sampled = 0;
   let queued = 0;
   let belowFloor = 0;
@@ -104,10 +107,10 @@ export function poolOf(workers: readonly PolicyWorker[], load: LoadView, gate: G
     const b = load.basic(w);
     if (b !== undefined) {
       sampled += 1;
-      if (limit !== undefined && b.waiting >= limit) queued += 1;
-      if (floor !== undefined && b.waiting < floor) belowFloor += 1;
+      if (limit !== null && b.waiting >= limit) queued += 1;
+      if (floor !== null && b.waiting < floor) belowFloor += 1;
     }
-    if (limit === undefined || b === undefined || b.waiting < limit) unqueued.push(w);
+    if (limit === null || b === undefined || b.waiting < limit) unqueued.push(w);
   }
   return { workers, sampled, queued, belowFloor, unqueued };
 }
@@ -126,8 +129,8 @@ export function proposal(
     candidates,
     switchMarginTokens: 0,
     guard: GUARD_OFF,
-    workerQueueLimit: undefined,
-    saturationQueueFloor: undefined,
+    workerQueueLimit: null,
+    saturationQueueFloor: null,
     ...overrides,
   };
 }

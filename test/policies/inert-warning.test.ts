@@ -67,7 +67,7 @@ describe('sampled gate-inert warning', () => {
   it('does not count an empty pool or a selection without a candidate proposal', () => {
     const w = new InertGateWarning();
     expect(w.tick(4, poolOf([], EMPTY_LOAD, { limit: 4 }))).toBe(false);
-    expect(w.tick(undefined, blindPool)).toBe(false);
+    expect(w.tick(null, blindPool)).toBe(false);
     expect(w.blindSelections).toBe(0);
 
     const policy = new CacheAwarePolicy(cacheAwareConfig({ workerQueueLimit: 4 }));

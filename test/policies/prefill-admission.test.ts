@@ -9,7 +9,7 @@ import { capacityFallback, resolvePrefillAdmitted } from '../../src/router/polic
 import { INPUT_TOKENS, pair, scripted, snapshot, worker } from './fixture.js';
 
 const ROOM = 1_000_000;
-const guard = { enabled: true, absTokens: 100, absMs: undefined, rel: 1.5 };
+const guard = { enabled: true, absTokens: 100, absMs: null, rel: 1.5 };
 
 describe('resolvePrefillAdmitted', () => {
   const primary = worker('pa-primary');
@@ -20,12 +20,12 @@ describe('resolvePrefillAdmitted', () => {
   ]);
 
   it('takes the backup when the guard hints are on and the primary is materially more pressured', () => {
-    const d = resolvePrefillAdmitted([primary, backup], pair(primary, backup, guard), INPUT_TOKENS, load, undefined);
+    const d = resolvePrefillAdmitted([primary, backup], pair(primary, backup, guard), INPUT_TOKENS, load, null);
     expect(d).toMatchObject({ selected: backup, reason: DecisionReason.BackupPressureGuard, retry: primary });
   });
 
   it('keeps the primary with hints off, and offers the admitted backup as the retry', () => {
-    const d = resolvePrefillAdmitted([primary, backup], pair(primary, backup), INPUT_TOKENS, load, undefined);
+    const d = resolvePrefillAdmitted([primary, backup], pair(primary, backup), INPUT_TOKENS, load, null);
     expect(d).toMatchObject({ selected: primary, reason: DecisionReason.Primary, retry: backup });
   });
 

@@ -62,7 +62,7 @@ describe('queue gate', () => {
       [b, 0, 7, 0, ROOM],
     ]);
     expect(fleetIsAllQueued(poolOf([a, b], both, { limit: 4 }), 4)).toBe(true);
-    expect(fleetIsAllQueued(poolOf([a, b], both), undefined)).toBe(false);
+    expect(fleetIsAllQueued(poolOf([a, b], both), null)).toBe(false);
     expect(fleetIsAllQueued(poolOf([], both, { limit: 4 }), 4)).toBe(false);
     expect(fleetIsAllQueued(poolOf([a, b], snapshot([[a, 0, 9, 0, ROOM]]), { limit: 4 }), 4)).toBe(false);
   });
@@ -106,7 +106,7 @@ describe('prefill pressure', () => {
   });
 
   it('materially more pressured needs both the absolute and the relative margin', () => {
-    const t = { absTokens: 100, absMs: undefined, rel: 1.5 };
+    const t = { absTokens: 100, absMs: null, rel: 1.5 };
     expect(materiallyMorePressured(native(1000), native(10), t)).toBe(true);
     expect(materiallyMorePressured(native(150), native(10), t)).toBe(true);
     expect(materiallyMorePressured(native(100), native(0), t)).toBe(false); // abs not exceeded
@@ -130,7 +130,7 @@ describe('tournament', () => {
     [b, 0, 0, 0, ROOM],
   ]);
   const pool = poolOf([a, b], load);
-  const guard = { enabled: true, absTokens: 100, absMs: undefined, rel: 1.5 };
+  const guard = { enabled: true, absTokens: 100, absMs: null, rel: 1.5 };
 
   it('a candidate beyond the switch margin cannot win on pressure', () => {
     const r = resolveCacheCandidates(
@@ -205,7 +205,7 @@ describe('tournament', () => {
  * comparisons need a cache-aware one (docs/engine-load.md, "Capacity and pressure").
  */
 describe('a non cache-aware (fcfs) engine: capacity admission yes, uncached-token pressure no', () => {
-  const guard = { enabled: true, absTokens: 100, absMs: undefined, rel: 1.5 };
+  const guard = { enabled: true, absTokens: 100, absMs: null, rel: 1.5 };
 
   it('capacity admission rejects a full fcfs worker, running cap and KV alike', () => {
     const kvFull = worker('fcfs-kv-full');
@@ -256,7 +256,7 @@ describe('a non cache-aware (fcfs) engine: capacity admission yes, uncached-toke
     expect(lookupOver(load, [calm, busy], workerOfSelf).source).toBe('router_local');
     // Router-local: the engine-calm worker has more in flight.
     expect(comparePairwise(load, calm, busy)).toBeGreaterThan(0);
-    const t = { absTokens: 10, absMs: undefined, rel: 1.1 };
+    const t = { absTokens: 10, absMs: null, rel: 1.1 };
     expect(materiallyMorePressured(load.native(busy)!, load.native(calm)!, t)).toBe(false);
     expect(materiallyMorePressured(native(1000), native(0), t)).toBe(true);
   });
@@ -268,7 +268,7 @@ describe('a non cache-aware (fcfs) engine: capacity admission yes, uncached-toke
       [primary, 0, 0, 990, 1000, { fcfs: true }],
       [backup, 0, 0, 0, 1000, { fcfs: true }],
     ]);
-    expect(resolvePrefillAdmitted([primary, backup], pair(primary, backup), INPUT_TOKENS, full, undefined)).toMatchObject({
+    expect(resolvePrefillAdmitted([primary, backup], pair(primary, backup), INPUT_TOKENS, full, null)).toMatchObject({
       selected: backup,
       reason: DecisionReason.BackupPrimaryAdmission,
     });
@@ -276,7 +276,7 @@ describe('a non cache-aware (fcfs) engine: capacity admission yes, uncached-toke
       [primary, 0, 1000, 0, ROOM, { fcfs: true }],
       [backup, 0, 10, 0, ROOM, { fcfs: true }],
     ]);
-    expect(resolvePrefillAdmitted([primary, backup], pair(primary, backup, guard), INPUT_TOKENS, pressured, undefined)).toMatchObject({
+    expect(resolvePrefillAdmitted([primary, backup], pair(primary, backup, guard), INPUT_TOKENS, pressured, null)).toMatchObject({
       selected: primary,
       reason: DecisionReason.Primary,
     });

@@ -61,8 +61,8 @@ describe('ladder properties over random fleets', () => {
         ]);
       }
       const load = snapshot(rows, run);
-      const limit = chance(0.8) ? int(1, 6) : undefined;
-      const floor = limit !== undefined && chance(0.4) ? int(1, limit) : undefined;
+      const limit = chance(0.8) ? int(1, 6) : null;
+      const floor = limit !== null && chance(0.4) ? int(1, limit) : null;
       const inputTokens = int(1, 5000);
 
       let prefix: { queryBlocks: number; matches: PrefixMatch[] } | undefined;
@@ -109,7 +109,7 @@ describe('ladder properties over random fleets', () => {
       expect(workers).toContain(out.worker);
 
       // P2
-      if (limit !== undefined) {
+      if (limit !== null) {
         const safeExists = workers.some((w) => queueGateAdmits(load, w, limit) && capacityAdmits(load, w, inputTokens));
         if (safeExists && !queueGateAdmits(load, out.worker, limit)) {
           expect(out.decision).toBe('all_queued');

@@ -3,7 +3,7 @@ import type { Sample } from '../../prometheus/index.js';
 import { POLL_FAILURE_REASONS } from '../../engines/index.js';
 import type { PollFailureReason } from '../../engines/index.js';
 import { CounterFamily, HistogramFamily } from './families.js';
-import { DECISIONS } from '../../contract/index.js';
+import { DECISIONS, METRIC_NAMES } from '../../contract/index.js';
 
 export const DIVERTED_OVERLAP_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -41,27 +41,29 @@ export interface GaugeSource {
 /**
  * The router's metrics, with the reference router's names, labels and buckets, plus
  * the blind-spot metrics it lacked (gate rejections per worker, partial diversions,
- * gate inertness, per-worker waiting and sample age).
+ * gate inertness, per-worker waiting and sample age). Names come from the contract's
+ * METRIC_NAMES, which the console and bench look families up by, so a family cannot be
+ * renamed here without its readers following.
  */
 export class RouterMetrics {
-  readonly requests = new CounterFamily('sgl_router_requests_total', 'Requests received, by route and method.', ['route', 'method']);
-  readonly responses = new CounterFamily('sgl_router_responses_total', 'Responses sent, by route, method and status code.', ['route', 'method', 'status_code']);
-  readonly workerRequests = new CounterFamily('sgl_router_worker_requests_total', 'Requests dispatched to workers, by outcome.', ['worker_url', 'model_id', 'mode', 'outcome']);
-  readonly duration = new HistogramFamily('sgl_router_request_duration_seconds', 'End-to-end request duration at the router.', ['model_id'], DURATION_BUCKETS);
-  readonly ttft = new HistogramFamily('sgl_router_ttft_seconds', 'Time to first streamed token at the router (successful streams).', ['model_id'], TTFT_BUCKETS);
-  readonly streamOutcomes = new CounterFamily('sgl_router_stream_outcome_total', 'Streaming responses by outcome.', ['worker_url', 'model_id', 'outcome']);
-  readonly policyDecisions = new CounterFamily('sgl_router_policy_decisions_total', 'Selections by policy and decision reason.', ['policy', 'reason']);
-  readonly selectionFailures = new CounterFamily('sgl_router_policy_selection_failures_total', 'Selections that resolved no worker (503), by policy and reason.', ['policy', 'reason']);
-  readonly cacheDecisions = new CounterFamily('sgl_router_cache_aware_decisions_total', 'Cache-aware selections that resolved a worker, by decision.', ['model_id', 'decision']);
-  readonly divertedOverlap = new HistogramFamily('sgl_router_diverted_overlap_blocks', 'Matched prefix blocks given up by a queue-gate diversion (deepest gated owner).', ['model_id'], DIVERTED_OVERLAP_BUCKETS);
-  readonly gateRejected = new CounterFamily('sgl_router_queue_gate_rejected_total', 'Cache candidates the worker queue gate rejected, per worker.', ['model_id', 'worker']);
-  readonly partialDiversions = new CounterFamily('sgl_router_partial_diversions_total', 'Deepest prefix owner gated, a shallower owner won (booked cache_hit).', ['model_id']);
-  readonly admissionEvaluated = new CounterFamily('sgl_router_cache_admission_evaluated_total', 'Cache candidates evaluated by hard (capacity) admission.', []);
-  readonly admissionRejected = new CounterFamily('sgl_router_cache_admission_rejected_total', 'Cache candidates hard admission rejected (gate rejections excluded).', []);
-  readonly guardCompared = new CounterFamily('sgl_router_cache_pressure_guard_compared_total', 'Candidate pairs the pressure guard compared.', []);
-  readonly guardOverrides = new CounterFamily('sgl_router_cache_pressure_guard_override_total', 'Comparisons the pressure guard overrode.', []);
-  readonly monitorDecisions = new CounterFamily('sgl_router_cache_monitor_decisions_total', 'Cache resolutions by the pressure data they compared on.', ['source']);
-  readonly retries = new CounterFamily('sgl_router_retries_total', 'Requests retried on another worker before any byte reached the client.', ['reason']);
+  readonly requests = new CounterFamily(METRIC_NAMES.requests, 'Requests received, by route and method.', ['route', 'method']);
+  readonly responses = new CounterFamily(METRIC_NAMES.responses, 'Responses sent, by route, method and status code.', ['route', 'method', 'status_code']);
+  readonly workerRequests = new CounterFamily(METRIC_NAMES.workerRequests, 'Requests dispatched to workers, by outcome.', ['worker_url', 'model_id', 'mode', 'outcome']);
+  readonly duration = new HistogramFamily(METRIC_NAMES.requestDuration, 'End-to-end request duration at the router.', ['model_id'], DURATION_BUCKETS);
+  readonly ttft = new HistogramFamily(METRIC_NAMES.ttft, 'Time to first streamed token at the router (successful streams).', ['model_id'], TTFT_BUCKETS);
+  readonly streamOutcomes = new CounterFamily(METRIC_NAMES.streamOutcomes, 'Streaming responses by outcome.', ['worker_url', 'model_id', 'outcome']);
+  readonly policyDecisions = new CounterFamily(METRIC_NAMES.policyDecisions, 'Selections by policy and decision reason.', ['policy', 'reason']);
+  readonly selectionFailures = new CounterFamily(METRIC_NAMES.selectionFailures, 'Selections that resolved no worker (503), by policy and reason.', ['policy', 'reason']);
+  readonly cacheDecisions = new CounterFamily(METRIC_NAMES.cacheDecisions, 'Cache-aware selections that resolved a worker, by decision.', ['model_id', 'decision']);
+  readonly divertedOverlap = new HistogramFamily(METRIC_NAMES.divertedOverlap, 'Matched prefix blocks given up by a queue-gate diversion (deepest gated owner).', ['model_id'], DIVERTED_OVERLAP_BUCKETS);
+  readonly gateRejected = new CounterFamily(METRIC_NAMES.gateRejected, 'Cache candidates the worker queue gate rejected, per worker.', ['model_id', 'worker']);
+  readonly partialDiversions = new CounterFamily(METRIC_NAMES.partialDiversions, 'Deepest prefix owner gated, a shallower owner won (booked cache_hit).', ['model_id']);
+  readonly admissionEvaluated = new CounterFamily(METRIC_NAMES.admissionEvaluated, 'Cache candidates evaluated by hard (capacity) admission.', []);
+  readonly admissionRejected = new CounterFamily(METRIC_NAMES.admissionRejected, 'Cache candidates hard admission rejected (gate rejections excluded).', []);
+  readonly guardCompared = new CounterFamily(METRIC_NAMES.guardCompared, 'Candidate pairs the pressure guard compared.', []);
+  readonly guardOverrides = new CounterFamily(METRIC_NAMES.guardOverrides, 'Comparisons the pressure guard overrode.', []);
+  readonly monitorDecisions = new CounterFamily(METRIC_NAMES.monitorDecisions, 'Cache resolutions by the pressure data they compared on.', ['source']);
+  readonly retries = new CounterFamily(METRIC_NAMES.retries, 'Requests retried on another worker before any byte reached the client.', ['reason']);
 
   constructor(private readonly gauges: GaugeSource) {
     // Without --model-id the model is known after discovery, which calls setModelId.
@@ -92,27 +94,27 @@ export class RouterMetrics {
       .histogram(this.duration.name, this.duration.help, this.duration.samples())
       .histogram(this.ttft.name, this.ttft.help, this.ttft.samples())
       .counter(this.streamOutcomes.name, this.streamOutcomes.help, this.streamOutcomes.samples())
-      .gauge('sgl_router_workers', 'Registered workers by mode.', [
+      .gauge(METRIC_NAMES.workers, 'Registered workers by mode.', [
         { labels: { mode: 'decode' }, value: 0 },
         { labels: { mode: 'plain' }, value: workers.length },
         { labels: { mode: 'prefill' }, value: 0 },
       ])
       .gauge(
-        'sgl_router_worker_health',
+        METRIC_NAMES.workerHealth,
         '1 if the worker is in the pool: its circuit breaker would admit a request and its load polls get answers.',
         per((x) => (x.healthy ? 1 : 0)),
       )
-      .gauge('sgl_router_worker_cb_state', 'Circuit breaker state: 0 closed, 1 open, 2 half open.', per((x) => x.breakerState))
+      .gauge(METRIC_NAMES.workerBreakerState, 'Circuit breaker state: 0 closed, 1 open, 2 half open.', per((x) => x.breakerState))
       .gauge(
-        'sgl_router_worker_inflight_requests',
+        METRIC_NAMES.workerInflight,
         'Router-local in-flight requests per worker.',
         // `worker` is routerctl's label, `worker_url` the Rust router's. Both, so either query works (docs/metrics-and-admin.md §Differences from the reference router).
         workers.map((x) => ({ labels: { worker: x.url, worker_url: x.url }, value: x.inflight })),
       )
-      .gauge('sgl_router_worker_waiting_requests', 'Engine-reported waiting requests (sum over DP ranks); absent when unknown.', per((x) => x.waiting, 'worker'))
-      .gauge('sgl_router_worker_load_sample_age_seconds', 'Age of the worker\'s load sample; absent when it has none.', per((x) => x.sampleAgeSeconds, 'worker'))
+      .gauge(METRIC_NAMES.workerWaiting, 'Engine-reported waiting requests (sum over DP ranks); absent when unknown.', per((x) => x.waiting, 'worker'))
+      .gauge(METRIC_NAMES.workerSampleAge, 'Age of the worker\'s load sample; absent when it has none.', per((x) => x.sampleAgeSeconds, 'worker'))
       .counter(
-        'sgl_router_load_poll_failures_total',
+        METRIC_NAMES.loadPollFailures,
         'Load polls that produced no sample, per worker and cause (timeout, connect, http_status, unreadable, too_large).',
         pollFailureSamples(workers),
       )
@@ -120,8 +122,8 @@ export class RouterMetrics {
       .counter(this.selectionFailures.name, this.selectionFailures.help, this.selectionFailures.samples());
     if (this.gauges.cacheAware) this.renderCacheAware(w, m);
     w.counter(this.retries.name, this.retries.help, this.retries.samples())
-      .gauge('sgl_router_prefix_index_blocks', 'Blocks held by the prefix index.', [{ value: this.gauges.prefixIndexBlocks() }])
-      .counter('sgl_router_prefix_index_evictions_total', 'Blocks evicted from the prefix index to stay within its cap.', [
+      .gauge(METRIC_NAMES.prefixIndexBlocks, 'Blocks held by the prefix index.', [{ value: this.gauges.prefixIndexBlocks() }])
+      .counter(METRIC_NAMES.prefixIndexEvictions, 'Blocks evicted from the prefix index to stay within its cap.', [
         { value: this.gauges.prefixIndexEvictions() },
       ]);
     return w.toString();
@@ -132,7 +134,7 @@ export class RouterMetrics {
       .histogram(this.divertedOverlap.name, this.divertedOverlap.help, this.divertedOverlap.samples())
       .counter(this.gateRejected.name, this.gateRejected.help, this.gateRejected.samples())
       .counter(this.partialDiversions.name, this.partialDiversions.help, this.partialDiversions.samples())
-      .gauge('sgl_router_queue_gate_inert', '1 while --worker-queue-limit is set and no worker has a fresh load sample.', [
+      .gauge(METRIC_NAMES.queueGateInert, '1 while --worker-queue-limit is set and no worker has a fresh load sample.', [
         { labels: { model_id: m }, value: this.gauges.queueGateInert() ? 1 : 0 },
       ])
       .counter(this.admissionEvaluated.name, this.admissionEvaluated.help, this.admissionEvaluated.samples())

@@ -4,6 +4,7 @@
  * `poolWithout(...)`, so a retry runs the same rungs, gate tiers and admission as a
  * first selection, over a pool in which the failed worker does not exist.
  */
+import { isBelowFloor } from '../../contract/index.js';
 import type { LoadView, PolicyWorker, PoolState } from './types.js';
 
 /**
@@ -43,14 +44,14 @@ export class PoolWithout implements PoolState {
    * waiting under `floor` (the --saturation-queue-floor the pool counts against;
    * undefined when the policy has none, and then the pool counts none).
    */
-  over(source: PoolState, load: LoadView, excluded: PolicyWorker | undefined, floor: number | undefined): PoolState {
+  over(source: PoolState, load: LoadView, excluded: PolicyWorker | undefined, floor: number | null): PoolState {
     if (excluded === undefined) return source;
     if (!copyWithout(source.workers, excluded, this.#workers)) return source;
     const inTier = copyWithout(source.unqueued, excluded, this.#unqueued);
     const basic = load.basic(excluded);
     this.sampled = source.sampled - (basic !== undefined ? 1 : 0);
     this.queued = source.queued - (inTier ? 0 : 1);
-    this.belowFloor = source.belowFloor - (basic !== undefined && floor !== undefined && basic.waiting < floor ? 1 : 0);
+    this.belowFloor = source.belowFloor - (basic !== undefined && isBelowFloor(basic.waiting, floor) ? 1 : 0);
     return this;
   }
 }

@@ -17,17 +17,17 @@ export function createPolicy(config: RouterConfig): Policy {
     case 'cache_aware':
       return new CacheAwarePolicy({
         minMatchedTokens: config.cacheAffinityMinMatchedTokens,
-        minMatchRatio: config.cacheAffinityMinMatchRatio ?? undefined,
+        minMatchRatio: config.cacheAffinityMinMatchRatio,
         candidateMinWorkers: config.cacheCandidateMinWorkers,
         candidateRatio: config.cacheCandidateRatio,
         candidateMaxWorkers: config.cacheCandidateMaxWorkers,
         switchMarginTokens: config.cacheSwitchMarginTokens,
         pressureGuard: !config.disablePressureGuard,
         pressureAbsTokens: config.pressureAbsThresholdTokens,
-        pressureAbsMs: config.pressureAbsThresholdMs ?? undefined,
+        pressureAbsMs: config.pressureAbsThresholdMs,
         pressureRel: config.pressureRelThreshold,
-        workerQueueLimit: config.workerQueueLimit ?? undefined,
-        saturationQueueFloor: config.saturationQueueFloor ?? undefined,
+        workerQueueLimit: config.workerQueueLimit,
+        saturationQueueFloor: config.saturationQueueFloor,
         minLoadChoices: config.minLoadChoices,
       });
   }

@@ -19,7 +19,7 @@ export class PowerOfNPolicy implements Policy {
   }
 
   select(ctx: SelectionContext): SelectionOutcome {
-    const pool = this.#without.over(ctx.pool, ctx.load, ctx.exclude, undefined).workers;
+    const pool = this.#without.over(ctx.pool, ctx.load, ctx.exclude, null).workers;
     if (pool.length === 0) return { ok: false, reason: 'proposal_empty' };
     const k = Math.min(this.choices, pool.length);
     let best: PolicyWorker | undefined;

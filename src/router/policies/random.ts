@@ -8,7 +8,7 @@ export class RandomPolicy implements Policy {
   readonly #without = new PoolWithout();
 
   select(ctx: SelectionContext): SelectionOutcome {
-    const pool = this.#without.over(ctx.pool, ctx.load, ctx.exclude, undefined).workers;
+    const pool = this.#without.over(ctx.pool, ctx.load, ctx.exclude, null).workers;
     if (pool.length === 0) return { ok: false, reason: 'proposal_empty' };
     const i = Math.floor(ctx.random() * pool.length);
     return { ok: true, worker: pool[i]!, backup: pool.length > 1 ? pool[(i + 1) % pool.length] : undefined, reason: 'primary' };

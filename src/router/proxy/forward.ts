@@ -72,7 +72,7 @@ export function classifyUpstreamError(err: unknown): 'timeout' | 'unreachable' |
  * response streams, or between an attempt and the retry — aborts the upstream
  * request at once, which frees the engine's slot.
  *
- * Sending and relaying are separate steps so the dispatcher sees the status before
+ * Sending and relaying are separate steps so the relay sees the status before
  * committing: a failure status is discarded (and may be retried), and only a
  * response the router relays can make the worker the owner of the request's prefix.
  */

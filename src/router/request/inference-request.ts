@@ -62,14 +62,17 @@ export function parseInferenceRequest(route: InferenceRoute, body: Buffer, block
   if (ids) {
     return { route, model: o.model as string | undefined, stream: o.stream === true, prefixHashes: blockHashes(ids, blockSize), inputTokens: Math.max(1, ids.length) };
   }
-  const t = text ?? '';
-  return {
-    route,
-    model: o.model as string | undefined,
-    stream: o.stream === true,
-    prefixHashes: textBlockHashes(t, blockSize * CHARS_PER_TOKEN),
-    inputTokens: Math.max(1, Math.ceil(t.length / CHARS_PER_TOKEN)),
-  };
+  return { route, model: o.model as string | undefined, stream: o.stream === true, ...textKey(text ?? '', blockSize) };
+}
+
+/**
+ * The key of a prompt the router sees as text: fixed chunks of `blockSize × 4`
+ * characters, and input tokens estimated from characters
+ * (docs/routing.md §Text requests). Simulated-time runs key their rendered prompts
+ * with it too, so they route exactly as the router does.
+ */
+export function textKey(text: string, blockSize: number): { prefixHashes: number[]; inputTokens: number } {
+  return { prefixHashes: textBlockHashes(text, blockSize * CHARS_PER_TOKEN), inputTokens: Math.max(1, Math.ceil(text.length / CHARS_PER_TOKEN)) };
 }
 
 function isTokenIds(v: unknown): v is number[] {

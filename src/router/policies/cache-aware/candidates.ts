@@ -26,8 +26,8 @@ export interface CacheCandidateProposal {
   readonly candidates: readonly CacheCandidate[];
   readonly switchMarginTokens: number;
   readonly guard: PressureGuard;
-  readonly workerQueueLimit: number | undefined;
-  readonly saturationQueueFloor: number | undefined;
+  readonly workerQueueLimit: number | null;
+  readonly saturationQueueFloor: number | null;
 }
 
 export interface CandidateInputs {
@@ -63,7 +63,7 @@ export function candidateLimit(poolSize: number, config: CacheAwareConfig): numb
 /** The cache gate of step 4: a shallow match is not worth steering traffic for. */
 export function clearsCacheGate(matchedTokens: number, inputTokens: number, config: CacheAwareConfig): boolean {
   if (config.minMatchedTokens !== undefined && matchedTokens < config.minMatchedTokens) return false;
-  if (config.minMatchRatio !== undefined) {
+  if (config.minMatchRatio !== null) {
     if (!(inputTokens > 0)) return false;
     if (matchedTokens / inputTokens < config.minMatchRatio) return false;
   }

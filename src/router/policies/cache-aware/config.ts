@@ -8,7 +8,7 @@ export interface CacheAwareConfig {
   /** A candidate needs at least this many matched prefix tokens; undefined skips the check. */
   readonly minMatchedTokens: number | undefined;
   /** A candidate needs matched/input ≥ this ratio; undefined skips the check. */
-  readonly minMatchRatio: number | undefined;
+  readonly minMatchRatio: number | null;
   readonly candidateMinWorkers: number;
   readonly candidateRatio: number;
   readonly candidateMaxWorkers: number;
@@ -17,29 +17,29 @@ export interface CacheAwareConfig {
   /** Whether the tournament may override a near cache gain with a materially less pressured worker. */
   readonly pressureGuard: boolean;
   readonly pressureAbsTokens: number;
-  readonly pressureAbsMs: number | undefined;
+  readonly pressureAbsMs: number | null;
   readonly pressureRel: number;
-  /** --worker-queue-limit: the gate rejects a worker whose fresh waiting count is ≥ this. Undefined: gate off. */
-  readonly workerQueueLimit: number | undefined;
+  /** --worker-queue-limit: the gate rejects a worker whose fresh waiting count is ≥ this. null: gate off. */
+  readonly workerQueueLimit: number | null;
   /** --saturation-queue-floor: enables the saturation pin. Requires the limit. */
-  readonly saturationQueueFloor: number | undefined;
+  readonly saturationQueueFloor: number | null;
   /** --min-load-choices: k of the power-of-k fallback. */
   readonly minLoadChoices: number;
 }
 
 export const DEFAULT_CACHE_AWARE_CONFIG: CacheAwareConfig = Object.freeze({
   minMatchedTokens: 1024,
-  minMatchRatio: undefined,
+  minMatchRatio: null,
   candidateMinWorkers: 8,
   candidateRatio: 0.05,
   candidateMaxWorkers: 32,
   switchMarginTokens: 1024,
   pressureGuard: true,
   pressureAbsTokens: 1024,
-  pressureAbsMs: undefined,
+  pressureAbsMs: null,
   pressureRel: 1.5,
-  workerQueueLimit: undefined,
-  saturationQueueFloor: undefined,
+  workerQueueLimit: null,
+  saturationQueueFloor: null,
   minLoadChoices: 2,
 });
 

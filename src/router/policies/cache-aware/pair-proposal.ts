@@ -88,12 +88,12 @@ export function scanPowerOfK(
 export function proposePair(
   pool: PoolState,
   load: LoadView,
-  queueLimit: number | undefined,
+  queueLimit: number | null,
   choices: number,
   random: () => number,
   guard: PressureGuard = GUARD_OFF,
 ): PairProposal | undefined {
-  const tier = queueLimit !== undefined && pool.unqueued.length > 0 ? pool.unqueued : pool.workers;
+  const tier = queueLimit !== null && pool.unqueued.length > 0 ? pool.unqueued : pool.workers;
   const scan = scanPowerOfK(tier, load, choices, random);
   return scan === undefined ? undefined : { primary: scan.best, backup: scan.runnerUp, guard };
 }

@@ -14,7 +14,7 @@ import { comparePressure, materiallyMorePressured, pressureData, type PressureLo
 import { queueGateAdmits } from './queue-gate.js';
 
 /** A pair member is admitted by capacity AND the gate: the gate demotes, it does not hard-reject. */
-function pairMemberAdmitted(load: LoadView, w: PolicyWorker, inputTokens: number, limit: number | undefined): boolean {
+function pairMemberAdmitted(load: LoadView, w: PolicyWorker, inputTokens: number, limit: number | null): boolean {
   return capacityAdmits(load, w, inputTokens) && queueGateAdmits(load, w, limit);
 }
 
@@ -41,7 +41,7 @@ export function resolvePrefillAdmitted(
   proposal: PairProposal,
   inputTokens: number,
   load: LoadView,
-  queueLimit: number | undefined,
+  queueLimit: number | null,
 ): PrefillDecision | undefined {
   const { primary, backup, guard } = proposal;
   const primaryOk = pairMemberAdmitted(load, primary, inputTokens, queueLimit);
@@ -77,7 +77,7 @@ export function rangeFallback(
   proposal: PairProposal,
   inputTokens: number,
   load: LoadView,
-  queueLimit: number | undefined,
+  queueLimit: number | null,
 ): PrefillDecision | undefined {
   let anyAdmitted = false;
   let anyGateAdmitted = false;
@@ -93,7 +93,7 @@ export function rangeFallback(
     const hasEstimate = native?.estimatedPrefillQueueMs !== undefined;
     admittedNative &&= hasNative;
     admittedEstimates &&= hasEstimate;
-    if (queueLimit !== undefined && queueGateAdmits(load, w, queueLimit)) {
+    if (queueLimit !== null && queueGateAdmits(load, w, queueLimit)) {
       anyGateAdmitted = true;
       gateNative &&= hasNative;
       gateEstimates &&= hasEstimate;
@@ -101,7 +101,7 @@ export function rangeFallback(
   }
   if (!anyAdmitted) return undefined;
 
-  const gateTier = queueLimit !== undefined && anyGateAdmitted;
+  const gateTier = queueLimit !== null && anyGateAdmitted;
   const compareEngine = gateTier ? gateNative : admittedNative;
   const estimates = gateTier ? gateEstimates : admittedEstimates;
   const lookup: PressureLookup = {
@@ -145,7 +145,7 @@ export function resolvePrefill(
   proposal: PairProposal,
   inputTokens: number,
   load: LoadView,
-  queueLimit: number | undefined,
+  queueLimit: number | null,
   choices: number,
   random: () => number,
 ): PrefillDecision | undefined {

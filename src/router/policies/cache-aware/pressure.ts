@@ -16,7 +16,7 @@ export type PrefillPressureSource = 'estimated_prefill_queue_ms' | 'native_queue
 export interface PressureThresholds {
   readonly absTokens: number;
   /** When set and both sides have an estimate, the ms rule replaces the token rule. */
-  readonly absMs: number | undefined;
+  readonly absMs: number | null;
   readonly rel: number;
 }
 
@@ -25,7 +25,7 @@ export interface PressureGuard extends PressureThresholds {
 }
 
 /** The Rust proposal Default: guard off, thresholds 0 / None / 0.0. */
-export const GUARD_OFF: PressureGuard = Object.freeze({ enabled: false, absTokens: 0, absMs: undefined, rel: 0 });
+export const GUARD_OFF: PressureGuard = Object.freeze({ enabled: false, absTokens: 0, absMs: null, rel: 0 });
 
 export function compareNumbers(a: number, b: number): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -160,7 +160,7 @@ export function materiallyMorePressured(x: NativeLoad, y: NativeLoad, t: Pressur
   if (!uncachedComparable(x) || !uncachedComparable(y)) return false;
   const xMs = x.estimatedPrefillQueueMs;
   const yMs = y.estimatedPrefillQueueMs;
-  if (t.absMs !== undefined && xMs !== undefined && yMs !== undefined) {
+  if (t.absMs !== null && xMs !== undefined && yMs !== undefined) {
     return xMs - yMs > t.absMs && xMs > yMs * t.rel;
   }
   const diff = Math.max(0, x.waitingUncachedTokens - y.waitingUncachedTokens);

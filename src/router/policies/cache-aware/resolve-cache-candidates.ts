@@ -50,7 +50,7 @@ export function resolveCacheCandidates(
   let evaluated: readonly CacheCandidate[] = proposal.candidates;
   const rejected: CacheCandidate[] = [];
   let bestRejectedBlocks = 0;
-  if (limit !== undefined) {
+  if (limit !== null) {
     const admittedByGate: CacheCandidate[] = [];
     for (const c of proposal.candidates) {
       if (queueGateAdmits(load, c.worker, limit)) {
@@ -67,7 +67,7 @@ export function resolveCacheCandidates(
   // queued. Triggering on "set empty" alone would hand a single queueing owner its
   // traffic straight back and make the gate a no-op. A configured floor replaces
   // this tier with the saturation pin.
-  const fellBack = evaluated.length === 0 && rejected.length > 0 && fleetAllQueued && floor === undefined;
+  const fellBack = evaluated.length === 0 && rejected.length > 0 && fleetAllQueued && floor === null;
   if (fellBack) evaluated = proposal.candidates;
 
   // Built over the evaluated set only, so a gated-out worker without native data
@@ -89,7 +89,7 @@ export function resolveCacheCandidates(
     // candidates; the pin then ranks only the gate-rejected owners. Unknown queues
     // are not idle here (pool.belowFloor counts fresh samples only), the reverse of
     // the gate's fail-open.
-    if (rejected.length > 0 && floor !== undefined && pool.belowFloor === 0) {
+    if (rejected.length > 0 && floor !== null && pool.belowFloor === 0) {
       winner = pickPin(rejected, inputTokens, load);
       if (winner !== undefined) reason = DecisionReason.SaturationPin;
     }

@@ -1,3 +1,4 @@
+import { isBelowFloor, isQueued } from '../../../contract/index.js';
 import { MAX_RANKS_PER_WORKER } from '../../../engines/index.js';
 import type { RankReading, Readings } from '../../../engines/index.js';
 import type { SchedulingNativeLoad } from '../../policies/cache-aware/pressure.js';
@@ -276,8 +277,8 @@ export class LoadTable implements LoadView, PoolState {
   /** Recompute a worker's status at the current time and patch the counters. */
   private recount(e: Entry): void {
     const fresh = e.complete && this.now <= e.freshUntil;
-    const queued = fresh && this.limit !== null && e.basic.waiting >= this.limit;
-    const below = fresh && this.floor !== null && e.basic.waiting < this.floor;
+    const queued = fresh && isQueued(e.basic.waiting, this.limit);
+    const below = fresh && isBelowFloor(e.basic.waiting, this.floor);
     if (fresh && e.freshUntil < this.nextExpiry) this.nextExpiry = e.freshUntil;
     if (fresh === e.fresh && queued === e.queued && below === e.belowFloor) return;
     if (e.inPool) this.uncount(e);

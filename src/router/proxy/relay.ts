@@ -2,28 +2,44 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logging/logger.js';
 import { outcomeFromStatus } from '../metrics/index.js';
 import type { RouterMetrics } from '../metrics/index.js';
-import type { LoadView, Policy, PoolState, PrefixSignal, SelectionOutcome, SelectionSuccess } from '../policies/index.js';
+import type { LoadView, Policy, PoolState, SelectionOutcome, SelectionSuccess } from '../policies/index.js';
 import type { InferenceRequest } from '../request/inference-request.js';
 import { ApiErrors } from '../server/api-error.js';
 import type { ApiError } from '../server/api-error.js';
 import type { LoadTable } from '../state/load_monitor/index.js';
 import type { PrefixIndex } from '../state/prefix_index/index.js';
+import type { PrefixLookup } from '../state/prefix-lookup.js';
 import type { Worker } from '../workers/worker.js';
 import { UpstreamCall } from './forward.js';
 import type { UpstreamRequest } from './forward.js';
 import { upstreamRequestHeaders } from './hop-by-hop.js';
 
-export interface DispatcherDeps {
+export interface RelayDeps {
   table: LoadTable;
   index: PrefixIndex;
   metrics: RouterMetrics;
   log: Logger;
   timeoutMs: number;
+  /** The model label metrics are booked under. */
   model: () => string;
   policy: Policy;
-  /** The request's prefix matches over the current pool (the router's index lookup). */
-  prefix: (parsed: InferenceRequest) => PrefixSignal | undefined;
+  /** The request's prefix matches over the current pool. */
+  prefix: PrefixLookup;
   random: () => number;
+}
+
+/** One client request on its way to a worker: what was selected for it, and where to answer. */
+export interface RelayJob {
+  /** The booked first selection. */
+  readonly selection: SelectionSuccess;
+  readonly parsed: InferenceRequest;
+  readonly body: Buffer;
+  /** The worker path to send it to (the route the client called). */
+  readonly path: string;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  /** performance.now() when the request arrived: TTFT and duration count from here. */
+  readonly startedAt: number;
 }
 
 /** Why one attempt did not answer the client, and whether another worker may try. */
@@ -41,8 +57,8 @@ interface AttemptFailure {
  * failed worker, when nothing reached the client yet. The rules are in
  * docs/retries-and-breaker.md.
  */
-export class Dispatcher {
-  constructor(private readonly deps: DispatcherDeps) {}
+export class Relay {
+  constructor(private readonly deps: RelayDeps) {}
 
   /**
    * One selection through the configured policy. The first one (nothing excluded) is
@@ -55,7 +71,7 @@ export class Dispatcher {
       pool: view,
       load: view,
       inputTokens: parsed.inputTokens,
-      prefix: policy.usesPrefix ? this.deps.prefix(parsed) : undefined,
+      prefix: policy.usesPrefix ? this.deps.prefix.signal(parsed.prefixHashes) : undefined,
       random: this.deps.random,
       exclude,
     });
@@ -66,21 +82,14 @@ export class Dispatcher {
    * client, select once more without it and send there. Every way out either
    * relays a worker's response or throws the router's own ApiError.
    */
-  async dispatch(
-    selection: SelectionSuccess,
-    parsed: InferenceRequest,
-    body: Buffer,
-    path: string,
-    req: IncomingMessage,
-    res: ServerResponse,
-    started: number,
-  ): Promise<void> {
-    const request: UpstreamRequest = { path, body, headers: upstreamRequestHeaders(req.headers, body.length), timeoutMs: this.deps.timeoutMs };
-    const call = new UpstreamCall(res);
+  async send(job: RelayJob): Promise<void> {
+    const { parsed, body } = job;
+    const request: UpstreamRequest = { path: job.path, body, headers: upstreamRequestHeaders(job.req.headers, body.length), timeoutMs: this.deps.timeoutMs };
+    const call = new UpstreamCall(job.res);
     try {
-      let worker = selection.worker as Worker;
+      let worker = job.selection.worker as Worker;
       for (let attempt = 0; ; attempt++) {
-        const failure = await this.attempt(worker, parsed, request, call, started);
+        const failure = await this.attempt(worker, parsed, request, call, job.startedAt);
         if (failure === undefined) return;
         if (call.cancelled) return;
         if (!failure.retryable || attempt > 0) throw failure.error;

@@ -1,0 +1,119 @@
+import { histogramSeries, parsePrometheusText } from '../prometheus/index.js';
+import type { ParsedFamily, ParsedSample } from '../prometheus/index.js';
+import { DECISIONS, METRIC_NAMES, ROUTER_METRIC_PREFIX } from '../contract/index.js';
+import type { Decision, MetricName } from '../contract/index.js';
+import type { Histogram } from './view-model.js';
+
+/** Why a /metrics page is not a router's, for the one-line error. */
+export class NotARouterMetricsError extends Error {
+  constructor(readonly looksLike: 'sglang-engine' | 'vllm-engine' | 'other') {
+    super(
+      looksLike === 'sglang-engine'
+        ? 'this is an SGLang engine\'s /metrics (sglang: names), not a router\'s; point --url at the router'
+        : looksLike === 'vllm-engine'
+          ? 'this is a vLLM engine\'s /metrics (vllm: names), not a router\'s; point --url at the router'
+          : `its /metrics has no ${ROUTER_METRIC_PREFIX}* metrics`,
+    );
+    this.name = 'NotARouterMetricsError';
+  }
+}
+
+/**
+ * One router's /metrics page, read by the rules every reader of it shares: the
+ * console's snapshot and bench's run counters both go through here, so they cannot
+ * disagree on what a page says (docs/metrics-and-admin.md §Metric families). It reads
+ * the Rust sgl-router's page as well as routerctl's, and a family the page lacks
+ * comes out as null rather than zero, so a caller can tell "not exported" from "none".
+ */
+export class RouterMetricsPage {
+  private constructor(private readonly fams: Map<string, ParsedFamily>) {}
+
+  /** Throws NotARouterMetricsError when no family carries the router prefix. */
+  static parse(text: string): RouterMetricsPage {
+    const fams = parsePrometheusText(text);
+    const names = [...fams.keys()];
+    if (!names.some((n) => n.startsWith(ROUTER_METRIC_PREFIX))) {
+      throw new NotARouterMetricsError(
+        names.some((n) => n.startsWith('sglang:')) ? 'sglang-engine' : names.some((n) => n.startsWith('vllm:')) ? 'vllm-engine' : 'other',
+      );
+    }
+    return new RouterMetricsPage(fams);
+  }
+
+  has(name: MetricName): boolean {
+    return this.family(name) !== undefined;
+  }
+
+  /** The family's value samples: not buckets, sums, counts or `_created`. */
+  values(name: MetricName): ParsedSample[] {
+    return valuesOf(this.family(name));
+  }
+
+  /** Sum of the value samples; null when the page has none. */
+  total(name: MetricName): number | null {
+    const v = this.values(name);
+    return v.length === 0 ? null : v.reduce((a, s) => a + s.value, 0);
+  }
+
+  /** Value-sample sums by the value of one label, in order of first appearance; samples without it are left out. */
+  totalsBy(name: MetricName, label: string): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const s of this.values(name)) {
+      const k = s.labels[label];
+      if (k !== undefined) out.set(k, (out.get(k) ?? 0) + s.value);
+    }
+    return out;
+  }
+
+  /** Values a label takes anywhere in the family, histogram buckets included. */
+  labelValues(name: MetricName, label: string): string[] {
+    const seen = new Set<string>();
+    for (const s of this.family(name)?.samples ?? []) {
+      const v = s.labels[label];
+      if (v !== undefined) seen.add(v);
+    }
+    return [...seen];
+  }
+
+  /** The cache-aware decisions summed over model_id, the one fleet both readers show; null when not exported. */
+  decisions(): Record<Decision, number> | null {
+    if (!this.has(METRIC_NAMES.cacheDecisions)) return null;
+    const out = Object.fromEntries(DECISIONS.map((d) => [d, 0])) as Record<Decision, number>;
+    for (const s of this.values(METRIC_NAMES.cacheDecisions)) {
+      const d = s.labels.decision as Decision | undefined;
+      if (d !== undefined && d in out) out[d] += s.value;
+    }
+    return out;
+  }
+
+  /** A histogram summed over its series (one per model_id); null when not exported. */
+  histogram(name: MetricName): Histogram | null {
+    const f = this.family(name);
+    if (!f) return null;
+    const byLe = new Map<number, number>();
+    let count = 0;
+    let sum = 0;
+    for (const h of histogramSeries(f)) {
+      for (const b of h.buckets) if (Number.isFinite(b.le)) byLe.set(b.le, (byLe.get(b.le) ?? 0) + b.count);
+      if (Number.isFinite(h.count)) count += h.count;
+      if (Number.isFinite(h.sum)) sum += h.sum;
+    }
+    return { buckets: [...byLe.entries()].sort((a, b) => a[0] - b[0]).map(([le, c]) => ({ le, count: c })), count, sum };
+  }
+
+  /** The standard client-library gauge, when the router's runtime exports it (the Rust router does). */
+  processStartTimeS(): number | null {
+    const v = valuesOf(this.fams.get('process_start_time_seconds'));
+    return v.length === 0 ? null : v.reduce((a, s) => a + s.value, 0);
+  }
+
+  /** A counter may be exposed as `x_total` (0.0.4) or as family `x` with `x_total` samples (OpenMetrics). */
+  private family(name: string): ParsedFamily | undefined {
+    return this.fams.get(name) ?? (name.endsWith('_total') ? this.fams.get(name.slice(0, -6)) : undefined);
+  }
+}
+
+function valuesOf(f: ParsedFamily | undefined): ParsedSample[] {
+  if (!f) return [];
+  return f.samples.filter((s) => s.name === f.name || s.name === `${f.name}_total`);
+}

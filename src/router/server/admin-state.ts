@@ -1,0 +1,78 @@
+import type { RouterConfig } from '../../config/index.js';
+import { DECISIONS, isQueued } from '../../contract/index.js';
+import type { AdminState, AdminWorker } from '../../contract/index.js';
+import type { RouterMetrics } from '../metrics/index.js';
+import type { WorkerReading } from '../state/worker-status.js';
+
+/** What the admin document is assembled from, beyond the per-worker readings. */
+export interface AdminStateInput {
+  readonly config: RouterConfig;
+  readonly metrics: RouterMetrics;
+  readonly readings: readonly WorkerReading[];
+  readonly version: string;
+  readonly modelId: string | null;
+  /** The model label the metrics are booked under (the model id, or "unknown"). */
+  readonly metricsModel: string;
+  readonly simulated: boolean;
+  readonly startedAt: number;
+  readonly url: string;
+  readonly ready: boolean;
+  readonly alerts: AdminState['alerts'];
+}
+
+/**
+ * The /admin/state document (docs/metrics-and-admin.md), typed by the contract the
+ * console and bench parse, so a field the router does not write cannot be read.
+ */
+export function adminState(s: AdminStateInput): AdminState {
+  const limit = s.config.workerQueueLimit;
+  const workers: AdminWorker[] = s.readings.map(({ worker: w, fresh, sampleAgeMs, healthy, unreachable, polls }) => ({
+    url: w.url,
+    healthy,
+    breaker: w.breaker.state,
+    waiting: fresh ? fresh.waiting : null,
+    running: fresh ? fresh.running : null,
+    sample_age_ms: sampleAgeMs === undefined ? null : Math.round(sampleAgeMs),
+    fresh: fresh !== undefined,
+    gated: fresh !== undefined && isQueued(fresh.waiting, limit),
+    inflight: w.inflight,
+    requests_total: w.requestsTotal,
+    gate_rejections_total: w.gateRejectionsTotal,
+    dp_size: w.info.dpSize ?? null,
+    load_poll_failures_total: polls.failuresTotal,
+    load_poll_failures: { ...polls.failures },
+    last_poll_error: polls.lastError ? { reason: polls.lastError.reason, message: polls.lastError.message, at_ms: polls.lastError.atMs } : null,
+    load_poll_unanswered: polls.unanswered,
+    load_unreachable: unreachable,
+  }));
+  const m = s.metrics;
+  const decisions = Object.fromEntries(DECISIONS.map((d) => [d, m.cacheDecisions.get([s.metricsModel, d])])) as AdminState['decisions'];
+  const policyDecisions: Record<string, number> = {};
+  m.policyDecisions.forEach((labels, v) => (policyDecisions[labels[1]!] = v));
+  return {
+    router: {
+      version: s.version,
+      policy: s.config.policy,
+      model_id: s.modelId,
+      worker_queue_limit: limit,
+      saturation_queue_floor: s.config.saturationQueueFloor,
+      min_load_choices: s.config.minLoadChoices,
+      uptime_s: Math.round((Date.now() - s.startedAt) / 100) / 10,
+      simulated: s.simulated,
+      url: s.url,
+      ready: s.ready,
+      load_freshness_ms: s.config.loadFreshnessMs,
+      block_size: s.config.blockSize,
+    },
+    workers,
+    decisions,
+    selection_failures_total: m.selectionFailures.sum(),
+    diverted_overlap_blocks: m.divertedOverlap.snapshot([s.metricsModel]),
+    alerts: s.alerts,
+    requests_total: s.readings.reduce((a, r) => a + r.worker.requestsTotal, 0),
+    gate_rejections_total: m.gateRejected.sum(),
+    partial_diversions_total: m.partialDiversions.sum(),
+    policy_decisions: policyDecisions,
+    timestamp_ms: Date.now(),
+  };
+}

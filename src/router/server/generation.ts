@@ -1,0 +1,54 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RouterConfig } from '../../config/index.js';
+import type { SelectionBooker } from '../metrics/selection-booker.js';
+import type { Relay } from '../proxy/relay.js';
+import { parseInferenceRequest } from '../request/inference-request.js';
+import type { InferenceRoute } from '../request/inference-request.js';
+import { readRequestBody } from '../request/read-body.js';
+import type { LoadTable } from '../state/load_monitor/index.js';
+import { ApiErrors } from './api-error.js';
+import type { InflightRequests } from './inflight.js';
+
+export interface GenerationDeps {
+  readonly config: RouterConfig;
+  readonly table: LoadTable;
+  readonly relay: Relay;
+  readonly booker: SelectionBooker;
+  readonly inflight: InflightRequests;
+  /** The model this router serves; null until known (any model name is accepted). */
+  readonly modelId: () => string | null;
+  readonly ready: () => boolean;
+}
+
+/**
+ * The generation routes' request path (docs/routing.md): read and parse the body,
+ * select once (the booked decision), then relay to the worker. Every refusal is an
+ * ApiError from the catalogue; the caller turns it into the error envelope.
+ */
+export class GenerationPath {
+  constructor(private readonly d: GenerationDeps) {}
+
+  async handle(route: InferenceRoute, upstreamPath: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const startedAt = performance.now();
+    const d = this.d;
+    if (!d.ready()) throw ApiErrors.shuttingDown();
+    const body = await readRequestBody(req, d.config.maxBodyBytes);
+    const parsed = parseInferenceRequest(route, body, d.config.blockSize);
+    const modelId = d.modelId();
+    if (parsed.model !== undefined && modelId !== null && parsed.model !== modelId) throw ApiErrors.modelNotFound(parsed.model);
+
+    const view = d.table.view(performance.now());
+    if (view.workers.length === 0) throw ApiErrors.noHealthyWorkers();
+    // The one booked selection; a retry selects again inside the relay, unbooked.
+    const selection = d.relay.select(parsed, view);
+    d.booker.book(selection, view.workers.length);
+    if (!selection.ok) throw ApiErrors.selectionFailed();
+
+    d.inflight.enter();
+    try {
+      await d.relay.send({ selection, parsed, body, path: upstreamPath, req, res, startedAt });
+    } finally {
+      d.inflight.leave();
+    }
+  }
+}

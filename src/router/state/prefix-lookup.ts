@@ -1,0 +1,37 @@
+import type { PolicyWorker, PrefixMatch, PrefixSignal } from '../policies/index.js';
+import type { PrefixIndex } from './prefix_index/index.js';
+
+const NO_PREFIX: PrefixSignal = Object.freeze({ queryBlocks: 0, matches: Object.freeze([]) });
+
+/**
+ * A request's prefix as the cache-aware policy reads it: the workers of the current
+ * pool that hold its leading blocks, and how many each holds (docs/routing.md). The
+ * index answers into one reused buffer, so a lookup allocates only the matches it
+ * returns, never per fleet.
+ */
+export class PrefixLookup {
+  private readonly buffer: { slots: Int32Array; depths: Int32Array };
+
+  /**
+   * @param workerAt the worker holding an index slot, if any
+   * @param inPool whether a worker may be selected now (an owner outside the pool is no candidate)
+   */
+  constructor(
+    private readonly index: PrefixIndex,
+    private readonly workerAt: (slot: number) => PolicyWorker | undefined,
+    private readonly inPool: (worker: PolicyWorker) => boolean,
+  ) {
+    this.buffer = index.newMatchBuffer();
+  }
+
+  signal(hashes: readonly number[]): PrefixSignal {
+    if (hashes.length === 0) return NO_PREFIX;
+    const n = this.index.match(hashes, this.buffer);
+    const matches: PrefixMatch[] = [];
+    for (let i = 0; i < n; i++) {
+      const w = this.workerAt(this.buffer.slots[i]!);
+      if (w && this.inPool(w)) matches.push({ worker: w, blocks: this.buffer.depths[i]! });
+    }
+    return { queryBlocks: hashes.length, matches };
+  }
+}

@@ -1,0 +1,42 @@
+import type { BasicLoad } from '../policies/index.js';
+import type { WorkerRegistry } from '../workers/worker-registry.js';
+import type { Worker } from '../workers/worker.js';
+import type { LoadPollStats, LoadSampler } from './load_monitor/index.js';
+import type { LoadTable } from './load_monitor/index.js';
+
+/** What the router knows about one worker at one instant. */
+export interface WorkerReading {
+  readonly worker: Worker;
+  /** The fresh engine sample; undefined when there is none (never sampled, or aged out). */
+  readonly fresh: BasicLoad | undefined;
+  /** Age of the last complete sample, fresh or not; undefined when there never was one. */
+  readonly sampleAgeMs: number | undefined;
+  readonly healthy: boolean;
+  readonly unreachable: boolean;
+  readonly polls: LoadPollStats;
+}
+
+/**
+ * Per-worker status as the router's outputs report it: /admin/state and the per-worker
+ * gauges of /metrics read the same readings, so the two never disagree on what is
+ * fresh, healthy or gated. Off the request path: it walks the fleet.
+ */
+export class WorkerStatus {
+  constructor(
+    private readonly table: LoadTable,
+    private readonly registry: WorkerRegistry,
+    private readonly sampler: LoadSampler,
+  ) {}
+
+  readings(now: number): WorkerReading[] {
+    const view = this.table.view(now);
+    return this.registry.workers.map((worker) => ({
+      worker,
+      fresh: view.basic(worker),
+      sampleAgeMs: this.table.sampleAge(worker, now),
+      healthy: this.registry.isHealthy(worker, now),
+      unreachable: this.registry.isUnreachable(worker),
+      polls: this.sampler.stats(worker),
+    }));
+  }
+}
