@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
-import { usageError } from '../src/errors/index.js';
+import { numberAtLeast, numberGreaterThan, wholeNumberAtLeast } from '../src/cli/index.js';
 import type { BenchArgv as BenchArgs } from '../src/bench/index.js';
 
 
@@ -7,16 +7,6 @@ const MODE = 'Mode (one of):';
 const WORKLOAD = 'Workload:';
 const FLEET = 'Simulated fleet (--compare):';
 const RUN = 'Run:';
-
-const wholeAtLeast = (flag: string, min: number) => (v: number): number => {
-  if (!Number.isInteger(v) || v < min) throw usageError(`--${flag} must be a whole number of at least ${min} (got ${String(v)})`);
-  return v;
-};
-
-const positive = (flag: string) => (v: number): number => {
-  if (!Number.isFinite(v) || v <= 0) throw usageError(`--${flag} must be a number greater than 0 (got ${String(v)})`);
-  return v;
-};
 
 const bench: CommandModule<object, BenchArgs> = {
   command: 'bench',
@@ -53,47 +43,41 @@ const bench: CommandModule<object, BenchArgs> = {
         type: 'number',
         group: WORKLOAD,
         describe: 'arrivals per second between bursts [default: 10; with --compare, --fleet-load of the fleet capacity]',
-        coerce: positive('rate'),
+        coerce: numberGreaterThan('rate', 0),
       })
       .option('fleet-load', {
         type: 'number',
         default: 0.9,
         group: WORKLOAD,
         describe: 'with --compare and no --rate: mean load as a share of the fleet capacity, bursts included',
-        coerce: positive('fleet-load'),
+        coerce: numberGreaterThan('fleet-load', 0),
       })
-      .option('sessions', { type: 'number', default: 128, group: WORKLOAD, describe: 'conversations open at once', coerce: wholeAtLeast('sessions', 1) })
+      .option('sessions', { type: 'number', default: 128, group: WORKLOAD, describe: 'conversations open at once', coerce: wholeNumberAtLeast('sessions', 1) })
       .option('seed', {
         type: 'number',
         default: 7,
         group: WORKLOAD,
         describe: 'workload seed (arrivals, sessions, messages, max_tokens); the simulated fleet uses it too',
-        coerce: (v: number) => {
-          if (!Number.isInteger(v) || v < 0) throw usageError(`--seed must be a whole number of at least 0 (got ${String(v)})`);
-          return v;
-        },
+        coerce: wholeNumberAtLeast('seed', 0),
       })
-      .option('families', { type: 'number', default: 16, group: WORKLOAD, describe: 'system prompts (prompt families)', coerce: wholeAtLeast('families', 1) })
+      .option('families', { type: 'number', default: 16, group: WORKLOAD, describe: 'system prompts (prompt families)', coerce: wholeNumberAtLeast('families', 1) })
       .option('zipf', {
         type: 'number',
         default: 1.1,
         group: WORKLOAD,
         describe: 'Zipf exponent of family popularity (0 = uniform)',
-        coerce: (v: number) => {
-          if (!Number.isFinite(v) || v < 0) throw usageError(`--zipf must be a number of at least 0 (got ${String(v)})`);
-          return v;
-        },
+        coerce: numberAtLeast('zipf', 0),
       })
       .option('system-tokens', { type: 'string', default: '1000-4000', group: WORKLOAD, describe: 'MIN-MAX tokens of a system prompt' })
-      .option('turns', { type: 'number', default: 4, group: WORKLOAD, describe: 'most turns in a session (uniform 1..N)', coerce: wholeAtLeast('turns', 1) })
+      .option('turns', { type: 'number', default: 4, group: WORKLOAD, describe: 'most turns in a session (uniform 1..N)', coerce: wholeNumberAtLeast('turns', 1) })
       .option('output-tokens', {
         type: 'number',
         default: 48,
         group: WORKLOAD,
         describe: 'median max_tokens (lognormal, sigma 0.5)',
-        coerce: wholeAtLeast('output-tokens', 1),
+        coerce: wholeNumberAtLeast('output-tokens', 1),
       })
-      .option('max-output-tokens', { type: 'number', default: 128, group: WORKLOAD, describe: 'cap on max_tokens', coerce: wholeAtLeast('max-output-tokens', 1) })
+      .option('max-output-tokens', { type: 'number', default: 128, group: WORKLOAD, describe: 'cap on max_tokens', coerce: wholeNumberAtLeast('max-output-tokens', 1) })
       .option('burst', { type: 'string', default: '3x3s/15s', group: WORKLOAD, describe: 'FACTORxSECONDS/PERIOD rate bursts, or off' })
       .option('duration', { type: 'string', group: RUN, describe: 'how long arrivals go on: 60s, 2m, 500ms or seconds [default: 60s; 30s with --compare]' })
       .option('warmup', { type: 'string', default: '0s', group: RUN, describe: 'leave requests sent in the first part of the run out of the figures' })
@@ -109,13 +93,13 @@ const bench: CommandModule<object, BenchArgs> = {
         default: 1024,
         group: RUN,
         describe: 'requests outstanding at most; arrivals beyond are shed and counted',
-        coerce: wholeAtLeast('max-in-flight', 1),
+        coerce: wholeNumberAtLeast('max-in-flight', 1),
       })
       .option('json', { type: 'boolean', default: false, group: RUN, describe: 'print one JSON object on stdout, nothing else' })
-      .option('sim-workers', { type: 'number', default: 8, group: FLEET, describe: 'simulated engines per configuration', coerce: wholeAtLeast('sim-workers', 1) })
-      .option('sim-max-running', { type: 'number', default: 8, group: FLEET, describe: 'running-batch cap per engine', coerce: wholeAtLeast('sim-max-running', 1) })
-      .option('sim-speedup', { type: 'number', default: 0.5, group: FLEET, describe: 'simulated time per real time (below 1: a slower model)', coerce: positive('sim-speedup') })
-      .option('sim-kv-blocks', { type: 'number', default: 1024, group: FLEET, describe: 'KV cache blocks per engine (16 tokens each)', coerce: wholeAtLeast('sim-kv-blocks', 1) })
+      .option('sim-workers', { type: 'number', default: 8, group: FLEET, describe: 'simulated engines per configuration', coerce: wholeNumberAtLeast('sim-workers', 1) })
+      .option('sim-max-running', { type: 'number', default: 8, group: FLEET, describe: 'running-batch cap per engine', coerce: wholeNumberAtLeast('sim-max-running', 1) })
+      .option('sim-speedup', { type: 'number', default: 0.5, group: FLEET, describe: 'simulated time per real time (below 1: a slower model)', coerce: numberGreaterThan('sim-speedup', 0) })
+      .option('sim-kv-blocks', { type: 'number', default: 1024, group: FLEET, describe: 'KV cache blocks per engine (16 tokens each)', coerce: wholeNumberAtLeast('sim-kv-blocks', 1) })
       .option('sim-flavor', {
         choices: ['sglang', 'vllm'] as const,
         default: 'sglang' as const,

@@ -3,6 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 interface Args {
   workers: number;
   seed: number;
+  'drain-secs': number;
 }
 
 /**
@@ -13,10 +14,14 @@ const embeddedFleet: CommandModule<object, Args> = {
   command: 'embedded-fleet',
   describe: false,
   builder: (y: Argv) =>
-    y.option('workers', { type: 'number', default: 4 }).option('seed', { type: 'number', default: 42 }) as unknown as Argv<Args>,
+    y
+      .option('workers', { type: 'number', default: 4 })
+      .option('seed', { type: 'number', default: 42 })
+      // serve's --shutdown-drain-secs: how long a signal that reached the fleet waits for the router to stop it.
+      .option('drain-secs', { type: 'number', default: 30 }) as unknown as Argv<Args>,
   handler: async (argv) => {
     const { runEmbeddedFleetChild } = await import('../src/embedded/index.js');
-    await runEmbeddedFleetChild({ workers: argv.workers, seed: argv.seed });
+    await runEmbeddedFleetChild({ workers: argv.workers, seed: argv.seed, drainSecs: argv['drain-secs'] });
   },
 };
 

@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { usageError } from '../src/errors/index.js';
-import { wholeNumberAtLeast } from '../src/cli/index.js';
+import { StopSignals, numberGreaterThan, portNumber, wholeNumber, wholeNumberAtLeast, wholeNumberAtLeastOrOff } from '../src/cli/index.js';
 import { DEFAULT_ENGINE_PARAMS, SCHEDULE_POLICIES, SGLANG_SCHEDULER_DEFAULTS, VLLM_SCHEDULER_DEFAULTS } from '../src/sim/index.js';
 import type { EngineParams, SchedulePolicy } from '../src/sim/index.js';
 
@@ -25,8 +25,6 @@ interface SimArgs {
   json: boolean;
 }
 
-const positiveInt = (flag: string): ((v: number) => number) => wholeNumberAtLeast(flag, 1);
-
 /** Flags that only one flavour's scheduler reads; given to the other they would silently do nothing. */
 const FLAVOUR_FLAGS: ReadonlyArray<[flag: keyof SimArgs, flavor: 'sglang' | 'vllm', instead: string]> = [
   ['max-prefill-tokens', 'sglang', '--max-num-batched-tokens'],
@@ -41,38 +39,35 @@ const sim: CommandModule<object, SimArgs> = {
   builder: (y: Argv) =>
     y
       .usage('$0 sim [options]\n\nRuns N simulated engines (each its own HTTP port) until SIGINT/SIGTERM.')
-      .option('workers', { alias: 'n', type: 'number', default: 4, describe: 'number of engines', coerce: positiveInt('workers') })
+      .option('workers', { alias: 'n', type: 'number', default: 4, describe: 'number of engines', coerce: wholeNumberAtLeast('workers', 1) })
       .option('port-base', {
         type: 'number',
         default: 31000,
         describe: 'port of the first engine (the others follow); 0 picks free ports',
-        coerce: (v: number) => {
-          if (!Number.isInteger(v) || v < 0 || v > 65535) throw usageError(`--port-base must be a port number from 0 to 65535 (got ${String(v)})`);
-          return v;
-        },
+        coerce: portNumber('port-base'),
       })
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' })
       .option('flavor', { choices: ['sglang', 'vllm'] as const, default: 'sglang' as const, describe: 'API and metrics to speak' })
       .option('model', { type: 'string', default: 'sim-llama-3.1-8b', describe: 'served model name' })
-      .option('dp-size', { type: 'number', default: 1, describe: 'data-parallel ranks per engine', coerce: positiveInt('dp-size') })
+      .option('dp-size', { type: 'number', default: 1, describe: 'data-parallel ranks per engine', coerce: wholeNumberAtLeast('dp-size', 1) })
       .option('max-running', {
         type: 'number',
         default: DEFAULT_ENGINE_PARAMS.maxRunning,
         describe: 'running-batch cap per rank (SGLang --max-running-requests, vLLM --max-num-seqs)',
-        coerce: positiveInt('max-running'),
+        coerce: wholeNumberAtLeast('max-running', 1),
       })
       .option('kv-blocks', {
         type: 'number',
         defaultDescription: String(DEFAULT_ENGINE_PARAMS.kvBlocks),
         describe: 'KV cache blocks per rank (vLLM --num-gpu-blocks-override)',
-        coerce: positiveInt('kv-blocks'),
+        coerce: wholeNumberAtLeast('kv-blocks', 1),
       })
       .option('max-total-tokens', {
         type: 'number',
         describe: 'KV cache size per rank in tokens, instead of --kv-blocks (SGLang --max-total-tokens)',
-        coerce: positiveInt('max-total-tokens'),
+        coerce: wholeNumberAtLeast('max-total-tokens', 1),
       })
-      .option('block-size', { type: 'number', default: DEFAULT_ENGINE_PARAMS.blockSize, describe: 'tokens per KV block', coerce: positiveInt('block-size') })
+      .option('block-size', { type: 'number', default: DEFAULT_ENGINE_PARAMS.blockSize, describe: 'tokens per KV block', coerce: wholeNumberAtLeast('block-size', 1) })
       .option('schedule-policy', {
         choices: SCHEDULE_POLICIES,
         default: SGLANG_SCHEDULER_DEFAULTS.schedulePolicy,
@@ -82,24 +77,19 @@ const sim: CommandModule<object, SimArgs> = {
         type: 'number',
         defaultDescription: String(SGLANG_SCHEDULER_DEFAULTS.maxPrefillTokens),
         describe: 'SGLang: input-token budget of one prefill batch',
-        coerce: positiveInt('max-prefill-tokens'),
+        coerce: wholeNumberAtLeast('max-prefill-tokens', 1),
       })
       .option('chunked-prefill-size', {
         type: 'number',
         defaultDescription: String(SGLANG_SCHEDULER_DEFAULTS.chunkedPrefillSize),
         describe: 'SGLang: prompt tokens computed per step; -1 turns chunking off',
-        coerce: (v: number) => {
-          if (v !== -1 && !(Number.isInteger(v) && v >= 1)) {
-            throw usageError(`--chunked-prefill-size must be -1 (off) or a whole number of at least 1 (got ${String(v)})`);
-          }
-          return v;
-        },
+        coerce: wholeNumberAtLeastOrOff('chunked-prefill-size', 1, -1),
       })
       .option('max-num-batched-tokens', {
         type: 'number',
         defaultDescription: String(VLLM_SCHEDULER_DEFAULTS.maxNumBatchedTokens),
         describe: 'vLLM: tokens scheduled per step, decodes and prefill chunks together',
-        coerce: positiveInt('max-num-batched-tokens'),
+        coerce: wholeNumberAtLeast('max-num-batched-tokens', 1),
       })
       .option('long-prefill-token-threshold', {
         type: 'number',
@@ -111,15 +101,9 @@ const sim: CommandModule<object, SimArgs> = {
         type: 'number',
         default: 1,
         describe: 'run simulated time this many times faster than real time',
-        coerce: (v: number) => {
-          if (!Number.isFinite(v) || v <= 0) throw usageError(`--speedup must be a number greater than 0 (got ${String(v)})`);
-          return v;
-        },
+        coerce: numberGreaterThan('speedup', 0),
       })
-      .option('seed', { type: 'number', default: 42, describe: 'random seed (output lengths, text)', coerce: (v: number) => {
-        if (!Number.isInteger(v)) throw usageError(`--seed must be a whole number (got ${String(v)})`);
-        return v;
-      } })
+      .option('seed', { type: 'number', default: 42, describe: 'random seed (output lengths, text)', coerce: wholeNumber('seed') })
       .option('json', { type: 'boolean', default: false, describe: 'print one JSON object with the URLs' })
       .check((argv) => {
         const a = argv as unknown as SimArgs;
@@ -154,46 +138,41 @@ const sim: CommandModule<object, SimArgs> = {
     if (argv['chunked-prefill-size'] !== undefined) params.chunkedPrefillSize = argv['chunked-prefill-size'];
     if (argv['max-num-batched-tokens'] !== undefined) params.maxNumBatchedTokens = argv['max-num-batched-tokens'];
     if (argv['long-prefill-token-threshold'] !== undefined) params.longPrefillTokenThreshold = argv['long-prefill-token-threshold'];
-    // Handlers first: a supervisor may signal as soon as it reads the URLs.
-    const stopped = untilSignal();
-    const fleet = await startSimFleet({
-      workers: argv.workers,
-      host: argv.host,
-      portBase: argv['port-base'],
-      flavor: argv.flavor,
-      model: argv.model,
-      dpSize: argv['dp-size'],
-      maxRunning: argv['max-running'],
-      blockSize: argv['block-size'],
-      speedup: argv.speedup,
-      seed: argv.seed,
-      params,
-      ...(argv['kv-blocks'] !== undefined ? { kvBlocks: argv['kv-blocks'] } : {}),
-      ...(argv['max-total-tokens'] !== undefined ? { maxTotalTokens: argv['max-total-tokens'] } : {}),
-    });
-    if (argv.json) {
-      process.stdout.write(
-        `${JSON.stringify({ urls: fleet.urls, flavor: argv.flavor, model: argv.model, dp_size: argv['dp-size'], simulated: true })}\n`,
-      );
-    } else {
-      for (const url of fleet.urls) process.stdout.write(`${url}\n`);
-      process.stderr.write(`routerctl sim: ${fleet.urls.length} simulated ${argv.flavor} engines serving ${argv.model}; Ctrl-C to stop\n`);
+    // Listening first: a supervisor may signal as soon as it reads the URLs.
+    const stops = new StopSignals().listen();
+    // Closing aborts whatever the engines hold, so the first request is the whole stop and
+    // exits 0 (man routerctl-sim); a second one only matters if closing hangs.
+    void stops.second.then(() => process.exit(stops.exitStatus(true)));
+    try {
+      const fleet = await startSimFleet({
+        workers: argv.workers,
+        host: argv.host,
+        portBase: argv['port-base'],
+        flavor: argv.flavor,
+        model: argv.model,
+        dpSize: argv['dp-size'],
+        maxRunning: argv['max-running'],
+        blockSize: argv['block-size'],
+        speedup: argv.speedup,
+        seed: argv.seed,
+        params,
+        ...(argv['kv-blocks'] !== undefined ? { kvBlocks: argv['kv-blocks'] } : {}),
+        ...(argv['max-total-tokens'] !== undefined ? { maxTotalTokens: argv['max-total-tokens'] } : {}),
+      });
+      if (argv.json) {
+        process.stdout.write(
+          `${JSON.stringify({ urls: fleet.urls, flavor: argv.flavor, model: argv.model, dp_size: argv['dp-size'], simulated: true })}\n`,
+        );
+      } else {
+        for (const url of fleet.urls) process.stdout.write(`${url}\n`);
+        process.stderr.write(`routerctl sim: ${fleet.urls.length} simulated ${argv.flavor} engines serving ${argv.model}; Ctrl-C to stop\n`);
+      }
+      await stops.first;
+      await fleet.close();
+    } finally {
+      stops.dispose();
     }
-    await stopped;
-    await fleet.close();
   },
 };
-
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      process.off('SIGINT', done);
-      process.off('SIGTERM', done);
-      resolve();
-    };
-    process.on('SIGINT', done);
-    process.on('SIGTERM', done);
-  });
-}
 
 export default sim;

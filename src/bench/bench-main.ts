@@ -1,4 +1,4 @@
-import { colorEnabled } from '../cli/index.js';
+import { StopSignals, colorEnabled } from '../cli/index.js';
 import { ErrorCodes, RouterctlError, usageError } from '../errors/index.js';
 import { meanArrivalRate } from '../workload/index.js';
 import type { WorkloadOptions } from '../workload/index.js';
@@ -41,6 +41,7 @@ const DEFAULT_URL_RATE = 10;
 const DEFAULT_URL_GRACE_MS = 5_000;
 /** Simulated fleets are ours to wait for: let an overloaded configuration's backlog finish so its worst latencies are measured, not cut. */
 const DEFAULT_COMPARE_GRACE_MS = 30_000;
+const INTERRUPTED = 130;
 
 interface Io {
   stdout: NodeJS.WriteStream;
@@ -50,20 +51,17 @@ interface Io {
 /** Run the benchmark and print its report; resolves to the exit status. */
 export async function runBench(o: BenchOptions, io: Io = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const interrupt = new AbortController();
-  let signals = 0;
-  const onSignal = (): void => {
-    // First signal: stop measuring and report what was measured. Second: leave now (the exit hook reaps children).
-    if (++signals > 1) process.exit(130);
-    interrupt.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  // First stop: stop measuring and report what was measured. Second: leave now (the exit
+  // hook reaps children). An interrupted run is 130 whichever signal asked, as
+  // man routerctl-bench documents: the report is partial, not a router's cut.
+  const stops = new StopSignals().listen(['SIGINT', 'SIGTERM']);
+  void stops.first.then(() => interrupt.abort());
+  void stops.second.then(() => process.exit(INTERRUPTED));
   try {
     const status = o.url !== undefined ? await benchUrl(o.url, o, io, interrupt.signal) : await benchCompare(o, io, interrupt.signal);
-    return interrupt.signal.aborted ? 130 : status;
+    return interrupt.signal.aborted ? INTERRUPTED : status;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stops.dispose();
   }
 }
 

@@ -3,6 +3,14 @@
 export { colorEnabled, paint } from './color.js';
 export type { Style } from './color.js';
 export { packageVersion } from './version.js';
-export { wholeNumberAtLeast, wholeNumberBetween } from './coerce.js';
+export {
+  numberAtLeast,
+  numberGreaterThan,
+  portNumber,
+  wholeNumber,
+  wholeNumberAtLeast,
+  wholeNumberAtLeastOrOff,
+  wholeNumberBetween,
+} from './coerce.js';
 export { StopSignals, signalExitStatus, keepsReadinessPause } from './signals.js';
 export type { StopSignal, StopRequest } from './signals.js';

@@ -1,6 +1,7 @@
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { StopSignals } from '../cli/index.js';
 import { startSimFleet } from '../sim/index.js';
 import type { SimFleet } from '../sim/index.js';
 import { TrafficDriver, Workload } from '../workload/index.js';
@@ -20,11 +21,20 @@ export interface EmbeddedFleet {
 const BIN = fileURLToPath(new URL('../../../bin/routerctl.js', import.meta.url));
 
 /**
+ * How long past the router's drain time a signalled fleet waits for the router to stop
+ * it: the router's second of closing and the 2 s it gives the fleet
+ * (docs/http-edge.md §Shutdown and signals). Only a signal sent to the fleet alone
+ * gets this far.
+ */
+const ROUTER_STOP_MARGIN_MS = 3000;
+
+/**
  * Start the simulated engines and the synthetic client in their own process, so the
  * engines' event loop never competes with the router's.
  */
-export function startEmbeddedFleet(opts: { workers: number; seed: number }): Promise<EmbeddedFleet> {
-  const child = fork(BIN, ['embedded-fleet', '--workers', String(opts.workers), '--seed', String(opts.seed)], {
+export function startEmbeddedFleet(opts: { workers: number; seed: number; drainSecs: number }): Promise<EmbeddedFleet> {
+  const args = ['embedded-fleet', '--workers', String(opts.workers), '--seed', String(opts.seed), '--drain-secs', String(opts.drainSecs)];
+  const child = fork(BIN, args, {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, NODE_ENV: 'production' },
   });
@@ -57,21 +67,34 @@ export function startEmbeddedFleet(opts: { workers: number; seed: number }): Pro
   });
 }
 
-/** The child side: run engines, wait for a traffic target, stop when told or orphaned. */
-export async function runEmbeddedFleetChild(opts: { workers: number; seed: number }): Promise<void> {
+/**
+ * The child side: run engines, wait for a traffic target, stop when told or orphaned.
+ *
+ * A signal to the whole process group (systemd's control-group kill, a closed
+ * terminal, Ctrl-C) reaches this process as well as the router, whose in-flight
+ * requests run on these engines while it drains
+ * (docs/http-edge.md §Shutdown and signals). So the first stop signal is the router's
+ * to act on: it stops the fleet when its drain is done. A second signal cuts at once,
+ * and so does the drain time running out without a word from the router.
+ */
+export async function runEmbeddedFleetChild(opts: { workers: number; seed: number; drainSecs: number }): Promise<void> {
   const send = (m: ToParent): void => void process.send?.(m);
+  const stops = new StopSignals().listen(['SIGTERM', 'SIGINT', 'SIGHUP']);
   let fleet: SimFleet;
   try {
     fleet = await startSimFleet({ workers: opts.workers, portBase: 0, host: '127.0.0.1', seed: opts.seed, params: EMBEDDED_ENGINE });
   } catch (err) {
+    stops.dispose();
     send({ type: 'error', message: (err as Error).message });
     process.exitCode = 1;
     return;
   }
   let driver: TrafficDriver | undefined;
   send({ type: 'ready', urls: fleet.urls });
-  await new Promise<void>((resolve) => {
-    const stop = (): void => resolve();
+  const cut = await new Promise<boolean>((resolve) => {
+    const stop = (): void => resolve(false);
+    void stops.second.then(() => resolve(true));
+    void stops.first.then(() => setTimeout(() => resolve(true), opts.drainSecs * 1000 + ROUTER_STOP_MARGIN_MS));
     process.on('message', (m: ToChild) => {
       if (m.type === 'stop') stop();
       if (m.type === 'traffic' && !driver && m.rate > 0) {
@@ -85,10 +108,8 @@ export async function runEmbeddedFleetChild(opts: { workers: number; seed: numbe
     });
     // The parent went away without a word: do not linger as an orphan.
     process.on('disconnect', stop);
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', () => {}); // the parent decides; Ctrl-C reaches the whole group
   });
   if (driver) await driver.stop();
   await fleet.close();
-  process.exit(0);
+  process.exit(stops.exitStatus(cut));
 }

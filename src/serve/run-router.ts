@@ -27,7 +27,7 @@ export async function startRouter(config: RouterConfig, log: Logger = createLogg
   let fleet: EmbeddedFleet | undefined;
   let effective = config;
   if (config.workerUrls.length === 0) {
-    fleet = await startEmbeddedFleet({ workers: config.simWorkers, seed: 42 });
+    fleet = await startEmbeddedFleet({ workers: config.simWorkers, seed: 42, drainSecs: config.shutdownDrainSecs });
     effective = { ...config, workerUrls: fleet.urls };
     log.warn('SIMULATED fleet: no --worker-urls given, running the embedded simulator', { workers: fleet.urls.length });
   }

@@ -1,4 +1,4 @@
-import { colorEnabled } from '../cli/index.js';
+import { StopSignals, colorEnabled } from '../cli/index.js';
 import { FleetFeed, fetchFleetOnce } from '../fleet/index.js';
 import type { FleetFeedOptions } from '../fleet/index.js';
 import { formatOnce } from './format-once.js';
@@ -57,12 +57,14 @@ export async function runTop(o: TopOptions): Promise<void> {
     sort: o.sort,
     filter: o.filter,
   });
-  const onSignal = (): void => screen.close();
-  for (const s of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.on(s, onSignal);
+  // Nothing to drain: any stop closes the console (a repeat is a no-op). Once the terminal
+  // is restored the handlers go, so a signal while the feed closes ends the process.
+  const stops = new StopSignals().listen(['SIGTERM', 'SIGHUP', 'SIGINT']);
+  void stops.first.then(() => screen.close());
   try {
     await screen.done;
   } finally {
-    for (const s of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.off(s, onSignal);
+    stops.dispose();
     await feed.close();
   }
 }
