@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { Dispatcher as UndiciDispatcher } from 'undici';
 import type { Worker } from '../workers/worker.js';
 import { endToEndHeaders } from './hop-by-hop.js';
+import { ApiErrors, sseErrorEvent } from '../server/api-error.js';
 
 /** One request as sent to any worker; built once, reused by a retry. */
 export interface UpstreamRequest {
@@ -185,7 +186,7 @@ function relayBody(body: Readable, res: ServerResponse, signal: AbortSignal, str
       }
       // The worker failed mid-body: tell a streaming client in-band, then end.
       if (streamed && !res.writableEnded && !res.destroyed) {
-        res.end(`data: ${JSON.stringify({ error: { type: 'server_error', code: 'upstream_body_incomplete', message: 'upstream worker ended the stream early' } })}\n\n`);
+        res.end(sseErrorEvent(ApiErrors.upstreamIncomplete()));
       } else if (!res.destroyed) {
         res.destroy();
       }

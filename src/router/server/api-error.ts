@@ -68,7 +68,7 @@ export const ApiErrors = {
   // Closing the connection sends the client's next request to a fresh connection, which a load balancer routes elsewhere.
   shuttingDown: () => new ApiError(503, 'shutting_down', 'router is shutting down', { connection: 'close' }),
   upstreamUnreachable: () => new ApiError(502, 'upstream_unreachable', 'upstream worker unreachable'),
-  upstreamIncomplete: () => new ApiError(502, 'upstream_body_incomplete', 'upstream worker ended the response early'),
+  upstreamIncomplete: () => new ApiError(502, 'upstream_body_incomplete', 'upstream worker ended the stream early'),
   upstreamTimeout: () => new ApiError(504, 'upstream_timeout', 'upstream worker timed out'),
   // A worker answered with an error status and no other worker could take the request.
   upstreamError: (status: number) =>
@@ -103,6 +103,14 @@ function echo(text: string): string {
 
 export function errorEnvelope(err: ApiError): { error: { type: string; code: string; message: string } } {
   return { error: { type: err.status < 500 ? 'invalid_request_error' : 'server_error', code: err.code, message: err.message } };
+}
+
+/**
+ * The envelope as one server-sent event: how a stream whose 200 headers are already
+ * out reports a failure (docs/retries-and-breaker.md).
+ */
+export function sseErrorEvent(err: ApiError): string {
+  return `data: ${JSON.stringify(errorEnvelope(err))}\n\n`;
 }
 
 export function sendApiError(res: ServerResponse, err: ApiError): void {

@@ -26,11 +26,8 @@ export class Worker implements PolicyWorker {
   readonly slot: number;
   readonly breaker: CircuitBreaker;
   readonly pool: Pool;
-  /** Short name for logs and the console (host:port). */
-  readonly label: string;
   inflight = 0;
   requestsTotal = 0;
-  failuresTotal = 0;
   gateRejectionsTotal = 0;
   info: WorkerInfo = { dpSize: undefined, models: [], flavor: 'unknown', nativeScheduling: false };
 
@@ -40,7 +37,5 @@ export class Worker implements PolicyWorker {
     this.slot = slot;
     this.pool = pool;
     this.breaker = breaker;
-    const u = new URL(url);
-    this.label = u.host;
   }
 }
