@@ -1,70 +1,170 @@
 /**
- * Router throughput and added latency against a bare undici pass-through proxy, in
- * the same run, in front of the same simulated engines, driven by the same client.
+ * The router's own cost on the request path, against a bare undici pass-through proxy
+ * (bench/bare-proxy.ts), in front of upstreams that cost almost nothing
+ * (bench/support/fast-upstream.ts), driven by a client in its own process: wrk when it
+ * is installed, else an undici client (bench/support/load-client.ts).
  *
- *   npm run build && node dist/bench/router-overhead.js [--seconds 6] [--concurrency 64] [--rounds 3]
+ *   npm run bench:overhead -- [--seconds 4] [--connections 32] [--rounds 3]
+ *                             [--sizes short,16k,400k] [--policy cache_aware] [--ramp 64,256,1024]
  *
- * Engines run at --speedup 1000 with room for 256 running requests, so the engines
- * are not the bottleneck; the client, both proxies and the engines share this
- * machine's cores, so read the ratio, not the absolute numbers. Each proxy runs in
- * its own process; rounds alternate so drift hits both alike.
+ * Rounds alternate the targets so that drift hits them alike. Every process's CPU is
+ * read from /proc over each run: a run whose upstream or client used (nearly) a whole
+ * core measured that process, not the proxy, and the table says so instead of giving
+ * a ratio. Everything shares one machine's cores, so read the ratios.
  */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ROUTERCTL_BIN, chatThroughput, startProcess, stopProcess } from './support/processes.js';
-import { Pool } from 'undici';
+import { systemPrompt } from '../src/workload/index.js';
+import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
 
-const arg = (name: string, dflt: number): number => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+const argv = process.argv.slice(2);
+const arg = (name: string, dflt: string): string => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : dflt;
 };
-const seconds = arg('seconds', 6);
-const concurrency = arg('concurrency', 64);
-const rounds = arg('rounds', 3);
-const bin = ROUTERCTL_BIN;
-const bare = fileURLToPath(new URL('./bare-proxy.js', import.meta.url));
+const seconds = Number(arg('seconds', '4'));
+const connections = Number(arg('connections', '32'));
+const rounds = Number(arg('rounds', '3'));
+const sizes = arg('sizes', 'short,16k,400k').split(',');
+const policy = arg('policy', 'cache_aware');
+const ramp = arg('ramp', '').split(',').filter(Boolean).map(Number);
+const here = (f: string): string => fileURLToPath(new URL(f, import.meta.url));
 
-const body = (i: number) => JSON.stringify({ messages: [{ role: 'user', content: `overhead probe ${i % 97}` }], max_tokens: 4, ignore_eos: true });
+/** Share of one core a process used past this is saturated: it, not the proxy, set the pace. */
+const SATURATED = 0.9;
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+const HAS_WRK = spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error === undefined;
 
-const throughput = (url: string): Promise<number> => chatThroughput(url, seconds, concurrency, body);
-
-async function latencyP50(url: string, n = 2000): Promise<number> {
-  const pool = new Pool(url, { connections: 1 });
-  const samples: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    const r = await pool.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body: body(i) });
-    await r.body.dump({ limit: Infinity });
-    if (i >= 200) samples.push(performance.now() - t0); // after warm-up
+/** CPU seconds a process has used so far (user + system), from /proc. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  } catch {
+    return NaN;
   }
-  await pool.close();
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)]!;
 }
 
-const sim = await startProcess([bin, 'sim', '-n', '3', '--port-base', '0', '--json', '--speedup', '1000', '--max-running', '256'], /"urls":(\[[^\]]*\])/);
-const engines = JSON.parse(sim.out) as string[];
-const router = await startProcess([bin, 'serve', '--no-tui', '--port', '0', '--worker-urls', ...engines, '--worker-queue-limit', '64'], /^(http:\/\/\S+)$/m);
-const proxy = await startProcess([bare, ...engines], /^(http:\/\/\S+)$/m);
+interface Run {
+  rps: number;
+  p50Ms: number;
+  errors: number;
+  /** Share of one core over the run, per process name. */
+  cpu: Record<string, number>;
+}
+
+const work = mkdtempSync(path.join(tmpdir(), 'routerctl-overhead-'));
+
+function bodyFile(size: string): string {
+  const system = size === 'short' ? '' : systemPrompt(5, 0, size === '16k' ? 4_000 : 100_000);
+  const messages = system ? [{ role: 'system', content: system }] : [];
+  messages.push({ role: 'user', content: 'Say hello in one word.' });
+  const file = path.join(work, `${size}.json`);
+  writeFileSync(file, JSON.stringify({ model: 'fast', messages, max_tokens: 8 }));
+  return file;
+}
+
+const LUA = path.join(work, 'post.lua');
+writeFileSync(
+  LUA,
+  'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nlocal f = io.open(os.getenv("BODY_FILE"), "rb")\nwrk.body = f:read("*a")\nf:close()\n',
+);
+
+function parseWrk(out: string): { rps: number; p50Ms: number; errors: number } {
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
+  const m = /\s50%\s+([\d.]+)(us|ms|s)\b/.exec(out);
+  const p50Ms = m ? Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1) : NaN;
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const errors = non2xx + (sock ? sock.slice(1).reduce((a, x) => a + Number(x), 0) : 0);
+  return { rps, p50Ms, errors };
+}
+
+/** One client run against `url`, with every named process's CPU share over it. */
+async function drive(url: string, file: string, conns: number, secs: number, watch: Record<string, number>): Promise<Run> {
+  const target = `${url}/v1/chat/completions`;
+  const [cmd, args] = HAS_WRK
+    ? ['wrk', ['-t1', `-c${conns}`, `-d${secs}s`, '--latency', '-s', LUA, target]]
+    : [process.execPath, [here('./support/load-client.js'), url, file, String(secs), String(conns)]];
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, BODY_FILE: file } });
+  const pids: Record<string, number> = { ...watch, client: child.pid! };
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+  const t0 = performance.now();
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  // Sample the client's CPU just before it exits: /proc forgets it after.
+  let clientCpu = NaN;
+  const sampler = setInterval(() => {
+    const v = cpuSeconds(child.pid!);
+    if (Number.isFinite(v)) clientCpu = v;
+  }, 100);
+  await new Promise<void>((r) => child.once('exit', () => r()));
+  clearInterval(sampler);
+  const wall = (performance.now() - t0) / 1000;
+  const cpu: Record<string, number> = {};
+  for (const [k, pid] of Object.entries(pids)) cpu[k] = ((k === 'client' ? clientCpu : cpuSeconds(pid)) - before[k]!) / wall;
+  if (HAS_WRK) return { ...parseWrk(out), cpu };
+  const j = JSON.parse(out) as { requests: number; errors: number; seconds: number; p50Ms: number };
+  return { rps: j.requests / j.seconds, p50Ms: j.p50Ms, errors: j.errors, cpu };
+}
+
+const upstream = await startProcess([here('./support/fast-upstream.js'), '3'], /^(http:\/\/.+)$/m);
+const upstreams = upstream.out.trim().split(' ');
+const proxy = await startProcess([here('./bare-proxy.js'), ...upstreams], /^(http:\/\/\S+)$/m);
+const routerArgs = ['serve', '--no-tui', '--port', '0', '--worker-urls', ...upstreams, '--policy', policy];
+if (policy === 'cache_aware') routerArgs.push('--worker-queue-limit', '64');
+const router = await startProcess([ROUTERCTL_BIN, ...routerArgs], /^(http:\/\/\S+)$/m);
+const pidOf = { upstream: upstream.child.pid!, proxy: proxy.child.pid!, router: router.child.pid! };
+
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+const pct = (x: number): string => `${Math.round(x * 100)}%`;
+
 try {
-  await throughput(router.out);
-  await throughput(proxy.out); // warm both
-  const r: number[] = [];
-  const p: number[] = [];
-  for (let k = 0; k < rounds; k++) {
-    p.push(await throughput(proxy.out));
-    r.push(await throughput(router.out));
+  console.log(`node ${process.version}; client ${HAS_WRK ? 'wrk -t1' : 'undici (wrk not installed)'}; ${rounds} alternating rounds of ${seconds} s at ${connections} connections; router --policy ${policy}; 3 fast upstreams in one process`);
+  console.log('');
+  console.log('| prompt | body | direct upstream | bare undici proxy | routerctl | router / bare | CPU: upstream, client, bare, router | p50 at 1 connection: bare, router, added |');
+  console.log('|---|---:|---:|---:|---:|---:|---|---|');
+  for (const size of sizes) {
+    const file = bodyFile(size);
+    const bytes = readFileSync(file).length;
+    const targets = { direct: upstreams[0]!, bare: proxy.out, router: router.out } as const;
+    await drive(targets.bare, file, connections, 1, pidOf);
+    await drive(targets.router, file, connections, 1, pidOf);
+    const runs: Record<keyof typeof targets, Run[]> = { direct: [], bare: [], router: [] };
+    for (let k = 0; k < rounds; k++) {
+      const order = (k % 2 === 0 ? ['direct', 'bare', 'router'] : ['router', 'bare', 'direct']) as Array<keyof typeof targets>;
+      for (const t of order) runs[t].push(await drive(targets[t], file, connections, seconds, pidOf));
+    }
+    const rps = (t: keyof typeof targets): number => mean(runs[t].map((r) => r.rps));
+    const cpu = (t: keyof typeof targets, p: string): number => Math.max(...runs[t].map((r) => r.cpu[p] ?? NaN));
+    // The router's ratio is honest only if neither the upstream nor the client set the pace of either run.
+    const limits = (['bare', 'router'] as const).flatMap((t) => (['upstream', 'client'] as const).filter((p) => cpu(t, p) >= SATURATED).map((p) => `${p} (${t} run)`));
+    const ratio = limits.length > 0 ? `n/a: ${[...new Set(limits)].join(', ')} saturated` : `${(rps('router') / rps('bare')).toFixed(2)}×`;
+    const one = { bare: await drive(targets.bare, file, 1, Math.min(3, seconds), pidOf), router: await drive(targets.router, file, 1, Math.min(3, seconds), pidOf) };
+    const errs = [...runs.bare, ...runs.router].reduce((a, r) => a + r.errors, 0);
+    console.log(
+      `| ${size} | ${(bytes / 1024).toFixed(1)} KiB | ${rps('direct').toFixed(0)} | ${rps('bare').toFixed(0)} | ${rps('router').toFixed(0)}${errs > 0 ? ` (${errs} errors)` : ''} | ${ratio} | ` +
+        `${pct(cpu('router', 'upstream'))}, ${pct(cpu('router', 'client'))}, ${pct(cpu('bare', 'proxy'))}, ${pct(cpu('router', 'router'))} | ` +
+        `${one.bare.p50Ms.toFixed(3)} ms, ${one.router.p50Ms.toFixed(3)} ms, ${(one.router.p50Ms - one.bare.p50Ms).toFixed(3)} ms |`,
+    );
   }
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const direct = await latencyP50(engines[0]!);
-  const viaProxy = await latencyP50(proxy.out);
-  const viaRouter = await latencyP50(router.out);
-  console.log(`node ${process.version}; ${rounds} alternating rounds of ${seconds}s at concurrency ${concurrency}; 3 sim engines (speedup 1000)`);
-  console.log('| path | requests/s (mean) | rounds | p50 latency, 1 client | added over direct |');
-  console.log('|---|---|---|---|---|');
-  console.log(`| engine direct | — | — | ${direct.toFixed(3)} ms | — |`);
-  console.log(`| bare undici proxy | ${mean(p).toFixed(0)} | ${p.map((x) => x.toFixed(0)).join(', ')} | ${viaProxy.toFixed(3)} ms | ${(viaProxy - direct).toFixed(3)} ms |`);
-  console.log(`| routerctl (cache_aware, gate on) | ${mean(r).toFixed(0)} | ${r.map((x) => x.toFixed(0)).join(', ')} | ${viaRouter.toFixed(3)} ms | ${(viaRouter - direct).toFixed(3)} ms |`);
-  console.log(`\nrouter / bare proxy throughput: ${(mean(r) / mean(p)).toFixed(2)}x; router p50 added latency over the bare proxy: ${(viaRouter - viaProxy).toFixed(3)} ms`);
+  if (ramp.length > 0) {
+    const file = bodyFile('short');
+    console.log('');
+    console.log('| connections | bare undici proxy | routerctl | router / bare | router p50 | CPU: client, router |');
+    console.log('|---:|---:|---:|---:|---:|---|');
+    for (const c of ramp) {
+      const bare = await drive(proxy.out, file, c, seconds, pidOf);
+      const r = await drive(router.out, file, c, seconds, pidOf);
+      console.log(`| ${c} | ${bare.rps.toFixed(0)} | ${r.rps.toFixed(0)}${r.errors > 0 ? ` (${r.errors} errors)` : ''} | ${(r.rps / bare.rps).toFixed(2)}× | ${r.p50Ms.toFixed(2)} ms | ${pct(r.cpu.client!)}, ${pct(r.cpu.router!)} |`);
+    }
+  }
+  console.log('');
+  console.log(`CPU is the share of one core over the run, the most any round used. A client or upstream at ${pct(SATURATED)} or more makes that row's ratio not a measure of the proxies.`);
 } finally {
-  await Promise.all([stopProcess(router.child), stopProcess(proxy.child), stopProcess(sim.child)]);
+  await Promise.all([stopProcess(router.child), stopProcess(proxy.child), stopProcess(upstream.child)]);
+  rmSync(work, { recursive: true, force: true });
 }

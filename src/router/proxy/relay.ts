@@ -58,7 +58,12 @@ interface AttemptFailure {
  * docs/retries-and-breaker.md.
  */
 export class Relay {
-  constructor(private readonly deps: RelayDeps) {}
+  /** Whether the policy reads the prefix: if not, requests are not keyed and owners not recorded. */
+  readonly usesPrefix: boolean;
+
+  constructor(private readonly deps: RelayDeps) {
+    this.usesPrefix = deps.policy.usesPrefix;
+  }
 
   /**
    * One selection through the configured policy. The first one (nothing excluded) is
@@ -170,7 +175,7 @@ export class Relay {
 
       // Committed: this worker serves the request, so now (and only now) it is the
       // owner of the prefix — if it accepted the request at all.
-      if (status < 300) this.deps.index.record(worker.slot, parsed.prefixHashes);
+      if (status < 300 && this.usesPrefix) this.deps.index.record(worker.slot, parsed.prefixHashes);
       const relayed = await call.relay(response);
       switch (relayed.kind) {
         case 'completed':

@@ -22,9 +22,10 @@ export const CHARS_PER_TOKEN = 4;
  * Parse and check a generation body, and derive its prefix key: the request's
  * `input_ids` in blocks of `blockSize` tokens when it has them, otherwise the
  * rendered prompt in fixed chunks of `blockSize × 4` characters (no tokenizer on the
- * hot path; bench/prefix-key.ts measures the choice).
+ * hot path; bench/prefix-match.ts measures the choice). `keyed` false (a policy that
+ * reads no prefix) skips the key: on long prompts it is most of the request's cost.
  */
-export function parseInferenceRequest(route: InferenceRoute, body: Buffer, blockSize: number): InferenceRequest {
+export function parseInferenceRequest(route: InferenceRoute, body: Buffer, blockSize: number, keyed = true): InferenceRequest {
   let json: unknown;
   try {
     json = JSON.parse(body.toString('utf8'));
@@ -59,10 +60,12 @@ export function parseInferenceRequest(route: InferenceRoute, body: Buffer, block
     else throw ApiErrors.badRequest("either 'text' or 'input_ids' must be provided");
   }
 
-  if (ids) {
-    return { route, model: o.model as string | undefined, stream: o.stream === true, prefixHashes: blockHashes(ids, blockSize), inputTokens: Math.max(1, ids.length) };
-  }
-  return { route, model: o.model as string | undefined, stream: o.stream === true, ...textKey(text ?? '', blockSize) };
+  const model = o.model as string | undefined;
+  const stream = o.stream === true;
+  if (ids) return { route, model, stream, prefixHashes: keyed ? blockHashes(ids, blockSize) : NO_KEY, inputTokens: Math.max(1, ids.length) };
+  const t = text ?? '';
+  if (!keyed) return { route, model, stream, prefixHashes: NO_KEY, inputTokens: textInputTokens(t) };
+  return { route, model, stream, ...textKey(t, blockSize) };
 }
 
 /**
@@ -72,8 +75,15 @@ export function parseInferenceRequest(route: InferenceRoute, body: Buffer, block
  * with it too, so they route exactly as the router does.
  */
 export function textKey(text: string, blockSize: number): { prefixHashes: number[]; inputTokens: number } {
-  return { prefixHashes: textBlockHashes(text, blockSize * CHARS_PER_TOKEN), inputTokens: Math.max(1, Math.ceil(text.length / CHARS_PER_TOKEN)) };
+  return { prefixHashes: textBlockHashes(text, blockSize * CHARS_PER_TOKEN), inputTokens: textInputTokens(text) };
 }
+
+function textInputTokens(text: string): number {
+  return Math.max(1, Math.ceil(text.length / CHARS_PER_TOKEN));
+}
+
+/** The key of a request no policy reads: shared, never written to. */
+const NO_KEY: number[] = Object.freeze([]) as unknown as number[];
 
 function isTokenIds(v: unknown): v is number[] {
   return Array.isArray(v) && v.length > 0 && typeof v[0] === 'number' && v.every((t) => Number.isInteger(t));

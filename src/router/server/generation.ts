@@ -33,7 +33,7 @@ export class GenerationPath {
     const d = this.d;
     if (!d.ready()) throw ApiErrors.shuttingDown();
     const body = await readRequestBody(req, d.config.maxBodyBytes);
-    const parsed = parseInferenceRequest(route, body, d.config.blockSize);
+    const parsed = parseInferenceRequest(route, body, d.config.blockSize, d.relay.usesPrefix);
     const modelId = d.modelId();
     if (parsed.model !== undefined && modelId !== null && parsed.model !== modelId) throw ApiErrors.modelNotFound(parsed.model);
 
