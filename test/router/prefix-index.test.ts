@@ -84,4 +84,31 @@ describe('PrefixIndex', () => {
       expect(matches(idx, c)).toEqual(want);
     }
   });
+
+  it('matches a plain model of the index on random histories (owners capped and reordered most recent first)', () => {
+    const rng = new Rng(2024);
+    for (let run = 0; run < 200; run++) {
+      const K = 1 + rng.int(8);
+      const idx = new PrefixIndex({ maxBlocks: 100_000, ownersPerBlock: K });
+      // The model: per block hash, its owners, most recent first, at most K.
+      const model = new Map<number, number[]>();
+      const prefixes = Array.from({ length: 3 }, (_, p) => chain(run * 10 + p, 1 + rng.int(40)));
+      for (let r = 0; r < 1 + rng.int(30); r++) {
+        const hashes = prefixes[rng.int(prefixes.length)]!;
+        const slot = rng.int(12);
+        const count = rng.int(hashes.length + 1);
+        idx.record(slot, hashes, count);
+        for (const h of hashes.slice(0, count)) model.set(h, [slot, ...(model.get(h) ?? []).filter((s) => s !== slot)].slice(0, K));
+      }
+      for (const hashes of prefixes) {
+        const expected: Record<number, number> = {};
+        for (const slot of model.get(hashes[0]!) ?? []) {
+          let depth = 0;
+          while (depth < hashes.length && (model.get(hashes[depth]!) ?? []).includes(slot)) depth++;
+          expected[slot] = depth;
+        }
+        expect(matches(idx, hashes), `run ${run}`).toEqual(expected);
+      }
+    }
+  });
 });

@@ -21,7 +21,7 @@ export const CHARS_PER_TOKEN = 4;
 /**
  * Parse and check a generation body, and derive its prefix key: the request's
  * `input_ids` in blocks of `blockSize` tokens when it has them, otherwise the
- * rendered prompt in fixed chunks of `blockSize × 4` characters (no tokenizer on the
+ * rendered prompt's UTF-8 bytes in fixed chunks of `blockSize × 4` (no tokenizer on the
  * hot path; bench/prefix-match.ts measures the choice). `keyed` false (a policy that
  * reads no prefix) skips the key: on long prompts it is most of the request's cost.
  */
@@ -69,8 +69,8 @@ export function parseInferenceRequest(route: InferenceRoute, body: Buffer, block
 }
 
 /**
- * The key of a prompt the router sees as text: fixed chunks of `blockSize × 4`
- * characters, and input tokens estimated from characters
+ * The key of a prompt the router sees as text: fixed chunks of `blockSize × 4` bytes
+ * of its UTF-8, and input tokens estimated from characters
  * (docs/routing.md §Text requests). Simulated-time runs key their rendered prompts
  * with it too, so they route exactly as the router does.
  */

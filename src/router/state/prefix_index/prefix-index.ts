@@ -42,7 +42,6 @@ export class PrefixIndex {
   private stamp = new Int32Array(64);
   private stampGen = 0;
   private readonly survivors: Int32Array;
-  private readonly depths: Int32Array;
   private readonly scratch: Int32Array;
 
   constructor(opts: PrefixIndexOptions) {
@@ -58,7 +57,6 @@ export class PrefixIndex {
     this.owners = new Int32Array(this.capacity * this.ownersPerBlock);
     this.referenced = new Uint8Array(this.capacity);
     this.survivors = new Int32Array(this.ownersPerBlock);
-    this.depths = new Int32Array(this.ownersPerBlock);
     this.scratch = new Int32Array(this.ownersPerBlock);
   }
 
@@ -104,45 +102,53 @@ export class PrefixIndex {
   match(hashes: ArrayLike<number>, out: { slots: Int32Array; depths: Int32Array }, count = hashes.length): number {
     if (count === 0) return 0;
     const K = this.ownersPerBlock;
+    const owners = this.owners;
     let e = this.find(hashes[0]!);
     if (e === EMPTY) return 0;
-    let n = this.ownerCount[e]!;
     const surv = this.survivors;
-    const depth = this.depths;
-    for (let j = 0; j < n; j++) {
-      surv[j] = this.owners[e * K + j]!;
-      depth[j] = 1;
-    }
-    let alive = n;
-    let done = 0; // finished workers are compacted to the end of out
+    let prevBase = e * K;
+    let prevCount = this.ownerCount[e]!;
+    for (let j = 0; j < prevCount; j++) surv[j] = owners[prevBase + j]!;
+    let alive = prevCount;
+    // Every survivor has held every block so far, so they share one depth.
+    let reached = 1;
+    let done = 0; // finished workers are compacted to the front of out
     for (let i = 1; i < count && alive > 0; i++) {
       e = this.find(hashes[i]!);
       if (e === EMPTY) break;
-      const gen = this.nextGen();
+      const base = e * K;
       const m = this.ownerCount[e]!;
-      for (let j = 0; j < m; j++) this.mark(this.owners[e * K + j]!, gen);
+      // A prefix recorded by the same workers in the same order has the same owner
+      // list block after block: then every survivor is still there, and the common
+      // case costs one comparison of at most K slots.
+      if (m === prevCount && sameSlots(owners, base, prevBase, m)) {
+        reached = i + 1;
+        prevBase = base;
+        continue;
+      }
+      const gen = this.nextGen();
+      for (let j = 0; j < m; j++) this.mark(owners[base + j]!, gen);
       let w = 0;
       for (let j = 0; j < alive; j++) {
         const s = surv[j]!;
-        if (this.stamp[s] === gen) {
-          surv[w] = s;
-          depth[w] = i + 1;
-          w++;
-        } else {
+        if (this.stamp[s] === gen) surv[w++] = s;
+        else {
           out.slots[done] = s;
-          out.depths[done] = depth[j]!;
+          out.depths[done] = reached;
           done++;
         }
       }
       alive = w;
+      if (alive > 0) reached = i + 1;
+      prevBase = base;
+      prevCount = m;
     }
     for (let j = 0; j < alive; j++) {
       out.slots[done] = surv[j]!;
-      out.depths[done] = depth[j]!;
+      out.depths[done] = reached;
       done++;
     }
-    n = done;
-    return n;
+    return done;
   }
 
   /** Remove a worker from every block (it left the fleet). O(capacity); rare. */
@@ -260,4 +266,10 @@ export class PrefixIndex {
 function bucket(h: number): number {
   const hi = Math.floor(h / 4294967296) >>> 0;
   return Math.imul((h >>> 0) ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1) >>> 0;
+}
+
+/** Whether owners[a..a+n) and owners[b..b+n) hold the same slots in the same order. */
+function sameSlots(owners: Int32Array, a: number, b: number, n: number): boolean {
+  for (let j = 0; j < n; j++) if (owners[a + j] !== owners[b + j]) return false;
+  return true;
 }
