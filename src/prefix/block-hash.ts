@@ -1,3 +1,5 @@
+import { ASSISTANT_PROMPT, eachContentText, renderedChatChars } from './chat-template.js';
+import type { ChatMessage } from './chat-template.js';
 /**
  * Chained block hashes over token ids: block i's hash covers blocks 0..i, so equal
  * hashes at the same depth mean equal prefixes. Only full blocks are hashed (as vLLM
@@ -48,7 +50,35 @@ function fmix32(h: number): number {
  * measured 4–5× less than hashing code units). `chunkBytes` must be a multiple of 4.
  */
 export function textBlockHashes(text: string, chunkBytes: number, limit = Infinity): number[] {
-  const words = utf8Words(text);
+  ensureScratch(text.length);
+  return hashWords(new Int32Array(scratch, 0, scratchBytes.write(text, 0, 'utf8') >>> 2), chunkBytes, limit);
+}
+
+/**
+ * textBlockHashes of a chat's rendered prompt (renderChat), with the rendering
+ * written part by part straight into the scratch area: on a long prompt, building
+ * the rendered string (and V8 flattening it to encode it) costs more than hashing it.
+ * Also returns the rendered prompt's length in UTF-16 code units, for the token estimate.
+ */
+export function chatBlockHashes(messages: readonly ChatMessage[], chunkBytes: number): { hashes: number[]; chars: number } {
+  const chars = renderedChatChars(messages);
+  ensureScratch(chars);
+  let at = 0;
+  const put = (s: string): void => {
+    at += scratchBytes.write(s, at, 'utf8');
+  };
+  for (const m of messages) {
+    put('<|');
+    put(m.role);
+    put('|>\n');
+    eachContentText(m.content, put);
+    put('\n');
+  }
+  put(ASSISTANT_PROMPT);
+  return { hashes: hashWords(new Int32Array(scratch, 0, at >>> 2), chunkBytes, Infinity), chars };
+}
+
+function hashWords(words: Int32Array, chunkBytes: number, limit: number): number[] {
   const perChunk = chunkBytes >>> 2;
   const full = Math.min(Math.floor(words.length / perChunk), limit);
   const out = new Array<number>(full);
@@ -77,14 +107,11 @@ export function textBlockHashes(text: string, chunkBytes: number, limit = Infini
 let scratch = new ArrayBuffer(1 << 16);
 let scratchBytes = Buffer.from(scratch);
 
-function utf8Words(text: string): Int32Array {
+function ensureScratch(utf16Units: number): void {
   // A UTF-16 code unit takes at most 3 UTF-8 bytes.
-  const need = text.length * 3;
+  const need = utf16Units * 3;
   if (need > scratch.byteLength) {
     scratch = new ArrayBuffer(2 ** Math.ceil(Math.log2(need)));
     scratchBytes = Buffer.from(scratch);
   }
-  const written = scratchBytes.write(text, 0, 'utf8');
-  return new Int32Array(scratch, 0, written >>> 2);
 }
-

@@ -11,12 +11,39 @@ export interface ChatMessage {
   name?: string;
 }
 
+/** The generation prompt that ends every rendered chat. */
+export const ASSISTANT_PROMPT = '<|assistant|>\n';
+
 export function renderChat(messages: readonly ChatMessage[]): string {
   let out = '';
   for (const m of messages) {
     out += `<|${m.role}|>\n${contentText(m.content)}\n`;
   }
-  return `${out}<|assistant|>\n`;
+  return `${out}${ASSISTANT_PROMPT}`;
+}
+
+/** renderChat(messages).length without building the string. */
+export function renderedChatChars(messages: readonly ChatMessage[]): number {
+  let chars = ASSISTANT_PROMPT.length;
+  for (const m of messages) chars += m.role.length + 6 + contentChars(m.content); // <|role|>\n … \n
+  return chars;
+}
+
+/** Calls `put` with each text piece of a message content, in order (contentText, unjoined). */
+export function eachContentText(content: unknown, put: (text: string) => void): void {
+  if (typeof content === 'string') put(content);
+  else if (Array.isArray(content)) {
+    for (const part of content) {
+      if (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string') put((part as { text: string }).text);
+    }
+  }
+}
+
+/** contentText(content).length without joining the parts. */
+export function contentChars(content: unknown): number {
+  let n = 0;
+  eachContentText(content, (t) => (n += t.length));
+  return n;
 }
 
 /** Text of a message content: a string, or the text parts of an array of parts. */

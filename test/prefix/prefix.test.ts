@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { blockHashes, countTokens, pieces, renderChat, sglangPageHashes, tokenize } from '../../src/prefix/index.js';
+import { blockHashes, chatBlockHashes, countTokens, pieces, renderChat, renderedChatChars, sglangPageHashes, textBlockHashes, tokenize } from '../../src/prefix/index.js';
 
 describe('sglangPageHashes (golden vectors from the reference router)', () => {
   it.each([
@@ -78,5 +78,41 @@ describe('blockHashes', () => {
   it('returns safe integers, and honours the block limit', () => {
     for (const h of blockHashes(tokens, 4)) expect(Number.isSafeInteger(h)).toBe(true);
     expect(blockHashes(tokens, 4, 3)).toEqual(blockHashes(tokens, 4).slice(0, 3));
+  });
+});
+
+describe('text keys', () => {
+  const chats = [
+    [{ role: 'user', content: 'What is KV caching?' }],
+    [{ role: 'system', content: 'Runbook. '.repeat(500) }, { role: 'user', content: 'état — 状態 — 🙂 '.repeat(40) }],
+    [{ role: 'user', content: [{ type: 'text', text: 'part one, ' }, { type: 'image_url' }, { type: 'text', text: 'part two '.repeat(30) }] }],
+    [{ role: 'system', content: '' }, { role: 'user', content: 'x'.repeat(63) }],
+  ];
+
+  it.each(chats.map((c, i) => [i, c] as const))('chat %i: keyed part by part exactly as its rendered text, with its length', (_, messages) => {
+    const text = renderChat(messages);
+    expect(chatBlockHashes(messages, 64)).toEqual({ hashes: textBlockHashes(text, 64), chars: text.length });
+    expect(renderedChatChars(messages)).toBe(text.length);
+  });
+
+  it('keys UTF-8 bytes in whole chunks: a text prefix gives the leading hashes, the partial tail none', () => {
+    const long = 'déjà vu — 既視感 '.repeat(200);
+    const bytes = Buffer.byteLength(long);
+    const all = textBlockHashes(long, 64);
+    expect(all).toHaveLength(Math.floor(bytes / 64));
+    const prefix = long.slice(0, 1000);
+    const some = textBlockHashes(prefix, 64);
+    expect(some).toHaveLength(Math.floor(Buffer.byteLength(prefix) / 64));
+    expect(all.slice(0, some.length)).toEqual(some);
+    expect(textBlockHashes('x'.repeat(63), 64)).toEqual([]);
+  });
+
+  it('a long text after a short one, and a short after a long, key as on their own (the scratch area is reused)', () => {
+    const short = 'abc '.repeat(40);
+    const long = 'lorem ipsum '.repeat(50_000);
+    const alone = textBlockHashes(short, 64);
+    textBlockHashes(long, 64);
+    expect(textBlockHashes(short, 64)).toEqual(alone);
+    expect(textBlockHashes(long, 64)).toHaveLength(Math.floor(long.length / 64));
   });
 });

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Dispatcher as UndiciDispatcher } from 'undici';
 import type { Worker } from '../workers/worker.js';
 import { endToEndHeaders } from './hop-by-hop.js';
@@ -8,7 +8,8 @@ import { ApiErrors, sseErrorEvent } from '../server/api-error.js';
 /** One request as sent to any worker; built once, reused by a retry. */
 export interface UpstreamRequest {
   readonly path: string;
-  readonly body: Buffer;
+  /** The client's body bytes as read: one buffer, or the chunks it arrived in (sent as they are). */
+  readonly body: Buffer | readonly Buffer[];
   readonly headers: Record<string, string | string[]>;
   readonly timeoutMs: number;
 }
@@ -107,7 +108,8 @@ export class UpstreamCall {
         path: r.path,
         method: 'POST',
         headers: r.headers,
-        body: r.body,
+        // A body still in its arrival chunks goes as a stream of them, made per attempt.
+        body: Buffer.isBuffer(r.body) ? r.body : Readable.from(r.body as Buffer[], { objectMode: false }),
         signal,
         headersTimeout: r.timeoutMs,
         bodyTimeout: r.timeoutMs,

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { BodyChunks } from '../../net/index.js';
 import type { Logger } from '../logging/logger.js';
 import { outcomeFromStatus } from '../metrics/index.js';
 import type { RouterMetrics } from '../metrics/index.js';
@@ -33,7 +34,8 @@ export interface RelayJob {
   /** The booked first selection. */
   readonly selection: SelectionSuccess;
   readonly parsed: InferenceRequest;
-  readonly body: Buffer;
+  /** The client's body as read, forwarded as is: never re-serialised, never joined. */
+  readonly body: BodyChunks;
   /** The worker path to send it to (the route the client called). */
   readonly path: string;
   readonly req: IncomingMessage;
@@ -89,7 +91,8 @@ export class Relay {
    */
   async send(job: RelayJob): Promise<void> {
     const { parsed, body } = job;
-    const request: UpstreamRequest = { path: job.path, body, headers: upstreamRequestHeaders(job.req.headers, body.length), timeoutMs: this.deps.timeoutMs };
+    const bytes = body.chunks.length === 1 ? body.chunks[0]! : body.chunks;
+    const request: UpstreamRequest = { path: job.path, body: bytes, headers: upstreamRequestHeaders(job.req.headers, body.length), timeoutMs: this.deps.timeoutMs };
     const call = new UpstreamCall(job.res);
     try {
       let worker = job.selection.worker as Worker;

@@ -1,5 +1,7 @@
-import { blockHashes, renderChat, textBlockHashes } from '../../prefix/index.js';
+import { blockHashes, chatBlockHashes, renderedChatChars, textBlockHashes } from '../../prefix/index.js';
 import type { ChatMessage } from '../../prefix/index.js';
+import type { BodyChunks } from '../../net/index.js';
+import { StringDecoder } from 'node:string_decoder';
 import { ApiErrors } from '../server/api-error.js';
 
 export type InferenceRoute = 'chat' | 'completions' | 'generate';
@@ -25,10 +27,10 @@ export const CHARS_PER_TOKEN = 4;
  * hot path; bench/prefix-match.ts measures the choice). `keyed` false (a policy that
  * reads no prefix) skips the key: on long prompts it is most of the request's cost.
  */
-export function parseInferenceRequest(route: InferenceRoute, body: Buffer, blockSize: number, keyed = true): InferenceRequest {
+export function parseInferenceRequest(route: InferenceRoute, body: Buffer | BodyChunks, blockSize: number, keyed = true): InferenceRequest {
   let json: unknown;
   try {
-    json = JSON.parse(body.toString('utf8'));
+    json = JSON.parse(bodyText(body));
   } catch (err) {
     throw ApiErrors.badRequest(`request body is not valid JSON: ${(err as Error).message}`);
   }
@@ -46,7 +48,13 @@ export function parseInferenceRequest(route: InferenceRoute, body: Buffer, block
         throw ApiErrors.badRequest(`messages[${i}] must be an object with a string 'role'`);
       }
     }
-    text = renderChat(o.messages as ChatMessage[]);
+    const messages = o.messages as ChatMessage[];
+    const model = o.model as string | undefined;
+    const stream = o.stream === true;
+    // Keyed part by part: the rendered prompt is never built as one string.
+    if (!keyed) return { route, model, stream, prefixHashes: NO_KEY, inputTokens: charsToTokens(renderedChatChars(messages)) };
+    const { hashes, chars } = chatBlockHashes(messages, blockSize * CHARS_PER_TOKEN);
+    return { route, model, stream, prefixHashes: hashes, inputTokens: charsToTokens(chars) };
   } else if (route === 'completions') {
     if (typeof o.prompt === 'string') text = o.prompt;
     else if (isTokenIds(o.prompt)) ids = o.prompt;
@@ -79,11 +87,30 @@ export function textKey(text: string, blockSize: number): { prefixHashes: number
 }
 
 function textInputTokens(text: string): number {
-  return Math.max(1, Math.ceil(text.length / CHARS_PER_TOKEN));
+  return charsToTokens(text.length);
+}
+
+function charsToTokens(chars: number): number {
+  return Math.max(1, Math.ceil(chars / CHARS_PER_TOKEN));
 }
 
 /** The key of a request no policy reads: shared, never written to. */
 const NO_KEY: number[] = Object.freeze([]) as unknown as number[];
+
+/**
+ * The body as text for JSON.parse. Chunks are decoded one by one (a character split
+ * between two chunks is carried over) and joined as a rope, so the only copy of a
+ * long body is the flat string JSON.parse makes of it.
+ */
+function bodyText(body: Buffer | BodyChunks): string {
+  if (Buffer.isBuffer(body)) return body.toString('utf8');
+  const { chunks } = body;
+  if (chunks.length === 1) return chunks[0]!.toString('utf8');
+  const decoder = new StringDecoder('utf8');
+  let text = '';
+  for (const c of chunks) text += decoder.write(c);
+  return text + decoder.end();
+}
 
 function isTokenIds(v: unknown): v is number[] {
   return Array.isArray(v) && v.length > 0 && typeof v[0] === 'number' && v.every((t) => Number.isInteger(t));

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { readBodyWithLimit } from '../../net/index.js';
+import { readBodyChunks } from '../../net/index.js';
+import type { BodyChunks } from '../../net/index.js';
 import { ApiErrors } from '../server/api-error.js';
 
 /**
@@ -7,6 +8,6 @@ import { ApiErrors } from '../server/api-error.js';
  * the limit, 400 when the client closed the connection before the body ended (an
  * aborted upload is the client's doing: never a 500, never an error log).
  */
-export function readRequestBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return readBodyWithLimit(req, limit, () => ApiErrors.payloadTooLarge(limit), ApiErrors.bodyIncomplete);
+export function readRequestBody(req: IncomingMessage, limit: number): Promise<BodyChunks> {
+  return readBodyChunks(req, limit, () => ApiErrors.payloadTooLarge(limit), ApiErrors.bodyIncomplete);
 }
