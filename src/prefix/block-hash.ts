@@ -78,6 +78,51 @@ export function chatBlockHashes(messages: readonly ChatMessage[], chunkBytes: nu
   return { hashes: hashWords(new Int32Array(scratch, 0, at >>> 2), chunkBytes, Infinity), chars };
 }
 
+/**
+ * A prompt's UTF-8 bytes assembled piece by piece in the keying scratch area, then
+ * hashed like textBlockHashes: for a reader that finds the prompt's parts in a
+ * request body's own bytes and copies them rather than decoding them to strings.
+ * One at a time (the scratch area is shared): begin, put…, hashes.
+ */
+export const promptBytes = {
+  at: 0,
+  /** Start a prompt of at most `maxBytes` UTF-8 bytes. */
+  begin(maxBytes: number): void {
+    ensureScratch(Math.ceil(maxBytes / 3));
+    this.at = 0;
+  },
+  putString(s: string): void {
+    this.at += scratchBytes.write(s, this.at, 'utf8');
+  },
+  putBytes(src: Uint8Array, start: number, end: number): void {
+    scratchBytes.set(src.subarray(start, end), this.at);
+    this.at += end - start;
+  },
+  /** One Unicode scalar value, UTF-8 encoded. */
+  putCodePoint(cp: number): void {
+    const b = scratchBytes;
+    let at = this.at;
+    if (cp < 0x80) b[at++] = cp;
+    else if (cp < 0x800) {
+      b[at++] = 0xc0 | (cp >> 6);
+      b[at++] = 0x80 | (cp & 0x3f);
+    } else if (cp < 0x10000) {
+      b[at++] = 0xe0 | (cp >> 12);
+      b[at++] = 0x80 | ((cp >> 6) & 0x3f);
+      b[at++] = 0x80 | (cp & 0x3f);
+    } else {
+      b[at++] = 0xf0 | (cp >> 18);
+      b[at++] = 0x80 | ((cp >> 12) & 0x3f);
+      b[at++] = 0x80 | ((cp >> 6) & 0x3f);
+      b[at++] = 0x80 | (cp & 0x3f);
+    }
+    this.at = at;
+  },
+  hashes(chunkBytes: number): number[] {
+    return hashWords(new Int32Array(scratch, 0, this.at >>> 2), chunkBytes, Infinity);
+  },
+};
+
 function hashWords(words: Int32Array, chunkBytes: number, limit: number): number[] {
   const perChunk = chunkBytes >>> 2;
   const full = Math.min(Math.floor(words.length / perChunk), limit);

@@ -3,6 +3,7 @@ import type { ChatMessage } from '../../prefix/index.js';
 import type { BodyChunks } from '../../net/index.js';
 import { StringDecoder } from 'node:string_decoder';
 import { ApiErrors } from '../server/api-error.js';
+import { SCAN_MIN_BYTES, scanInferenceRequest } from './json-body-scanner.js';
 
 export type InferenceRoute = 'chat' | 'completions' | 'generate';
 
@@ -28,6 +29,16 @@ export const CHARS_PER_TOKEN = 4;
  * reads no prefix) skips the key: on long prompts it is most of the request's cost.
  */
 export function parseInferenceRequest(route: InferenceRoute, body: Buffer | BodyChunks, blockSize: number, keyed = true): InferenceRequest {
+  // A long body is read in place; JSON.parse below is the reference, and has the last word.
+  if (body.length >= SCAN_MIN_BYTES) {
+    const scanned = scanInferenceRequest(route, body, blockSize, keyed);
+    if (scanned) return { route, ...scanned, prefixHashes: keyed ? scanned.prefixHashes : NO_KEY };
+  }
+  return parseWithJsonParse(route, body, blockSize, keyed);
+}
+
+/** parseInferenceRequest through JSON.parse: the reference the body scanner is held to, and its fallback. */
+export function parseWithJsonParse(route: InferenceRoute, body: Buffer | BodyChunks, blockSize: number, keyed = true): InferenceRequest {
   let json: unknown;
   try {
     json = JSON.parse(bodyText(body));

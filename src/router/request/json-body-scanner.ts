@@ -1,0 +1,482 @@
+import { isAscii, isUtf8 } from 'node:buffer';
+import type { BodyChunks } from '../../net/index.js';
+import { promptBytes } from '../../prefix/index.js';
+import type { InferenceRoute } from './inference-request.js';
+
+/**
+ * The fields of a generation body the router needs, read from the body's bytes
+ * without building its JavaScript value (docs/routing.md §Text requests).
+ *
+ * JSON.parse of a long body allocates the whole body as a string and every long
+ * prompt string again; on a body of hundreds of kilobytes those allocations cost more
+ * than everything else the router does with the request. This scanner checks the
+ * whole body against the JSON grammar and copies only the prompt's bytes into the
+ * keying area. It handles the common shapes; on anything else (an error to report, a
+ * duplicate key, token ids, invalid UTF-8, a lone surrogate) it answers `undefined`
+ * and the caller parses with JSON.parse, which then gives the same result or the
+ * error. So it never decides anything JSON.parse would decide differently; a
+ * differential test holds it to that.
+ */
+export interface ScannedRequest {
+  model: string | undefined;
+  stream: boolean;
+  prefixHashes: number[];
+  inputTokens: number;
+}
+
+/** Below this size JSON.parse is faster and allocates nothing large: the scanner is not used. */
+export const SCAN_MIN_BYTES = 64 * 1024;
+
+const MAX_DEPTH = 512;
+const GIVE_UP = new Error('scan: give up');
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** A string's bytes between its quotes, and whether it holds escapes. */
+interface Span {
+  start: number;
+  end: number;
+  escaped: boolean;
+}
+
+/** Where a body of several chunks is joined for scanning; reused, since scanning is synchronous. */
+let joined = Buffer.allocUnsafeSlow(1 << 16);
+
+function contiguous(body: Buffer | BodyChunks): Buffer {
+  if (Buffer.isBuffer(body)) return body;
+  if (body.chunks.length === 1) return body.chunks[0]!;
+  if (joined.length < body.length) joined = Buffer.allocUnsafeSlow(2 ** Math.ceil(Math.log2(body.length)));
+  let at = 0;
+  for (const c of body.chunks) {
+    c.copy(joined, at);
+    at += c.length;
+  }
+  return joined.subarray(0, at);
+}
+
+export function scanInferenceRequest(route: InferenceRoute, body: Buffer | BodyChunks, blockSize: number, keyed: boolean): ScannedRequest | undefined {
+  try {
+    return new Scanner(contiguous(body)).request(route, blockSize, keyed);
+  } catch (err) {
+    if (err === GIVE_UP) return undefined;
+    throw err;
+  }
+}
+
+/** One chat message: its role, and the spans of its content's text, in order. */
+interface Message {
+  role: string;
+  parts: Span[];
+}
+
+class Scanner {
+  private i = 0;
+
+  constructor(private readonly b: Buffer) {}
+
+  request(route: InferenceRoute, blockSize: number, keyed: boolean): ScannedRequest {
+    const b = this.b;
+    let model: string | undefined;
+    let stream = false;
+    let messages: Message[] | undefined;
+    let textParts: Span[] | undefined;
+    const seen = new Set<string>();
+    this.ws();
+    this.expect(0x7b);
+    this.ws();
+    if (b[this.i] === 0x7d) throw GIVE_UP; // {} is an error to report
+    for (;;) {
+      this.ws();
+      const key = this.smallString();
+      if (seen.has(key)) throw GIVE_UP;
+      seen.add(key);
+      this.ws();
+      this.expect(0x3a);
+      this.ws();
+      if (key === 'model') {
+        if (b[this.i] !== QUOTE) throw GIVE_UP;
+        model = this.smallString();
+      } else if (key === 'stream') {
+        if (this.literal('true')) stream = true;
+        else if (this.literal('false') || this.literal('null')) stream = false;
+        else throw GIVE_UP;
+      } else if (route === 'chat' && key === 'messages') messages = this.messages();
+      else if (route === 'completions' && key === 'prompt') textParts = this.stringOrStrings(true);
+      else if (route === 'generate' && key === 'text') textParts = this.stringOrStrings(false);
+      else if (route === 'generate' && key === 'input_ids') throw GIVE_UP;
+      else this.skipValue(0);
+      this.ws();
+      if (b[this.i] === 0x2c) {
+        this.i++;
+        continue;
+      }
+      this.expect(0x7d);
+      break;
+    }
+    this.ws();
+    if (this.i !== b.length) throw GIVE_UP;
+    if (route === 'chat' ? messages === undefined : textParts === undefined) throw GIVE_UP;
+
+    const chunkBytes = blockSize * 4;
+    if (messages) {
+      let maxBytes = 32;
+      for (const m of messages) {
+        maxBytes += Buffer.byteLength(m.role) + 6;
+        for (const p of m.parts) maxBytes += p.end - p.start;
+      }
+      if (keyed) promptBytes.begin(maxBytes);
+      let chars = ASSISTANT.length;
+      for (const m of messages) {
+        chars += m.role.length + 6;
+        if (keyed) {
+          promptBytes.putString('<|');
+          promptBytes.putString(m.role);
+          promptBytes.putString('|>\n');
+        }
+        for (const p of m.parts) chars += this.put(p, keyed);
+        if (keyed) promptBytes.putString('\n');
+      }
+      if (keyed) promptBytes.putString(ASSISTANT);
+      return { model, stream, prefixHashes: keyed ? promptBytes.hashes(chunkBytes) : [], inputTokens: Math.max(1, Math.ceil(chars / 4)) };
+    }
+    let maxBytes = 0;
+    for (const p of textParts!) maxBytes += p.end - p.start;
+    if (keyed) promptBytes.begin(maxBytes);
+    let chars = 0;
+    for (const p of textParts!) chars += this.put(p, keyed);
+    return { model, stream, prefixHashes: keyed ? promptBytes.hashes(chunkBytes) : [], inputTokens: Math.max(1, Math.ceil(chars / 4)) };
+  }
+
+  /** messages: a non-empty array of objects with a string role. */
+  private messages(): Message[] {
+    const b = this.b;
+    this.expect(0x5b);
+    this.ws();
+    if (b[this.i] === 0x5d) throw GIVE_UP;
+    const out: Message[] = [];
+    for (;;) {
+      this.ws();
+      out.push(this.message());
+      this.ws();
+      if (b[this.i] === 0x2c) {
+        this.i++;
+        continue;
+      }
+      this.expect(0x5d);
+      return out;
+    }
+  }
+
+  private message(): Message {
+    const b = this.b;
+    this.expect(0x7b);
+    let role: string | undefined;
+    let parts: Span[] | undefined;
+    this.ws();
+    if (b[this.i] !== 0x7d) {
+      const seen = new Set<string>();
+      for (;;) {
+        this.ws();
+        const key = this.smallString();
+        if (seen.has(key)) throw GIVE_UP;
+        seen.add(key);
+        this.ws();
+        this.expect(0x3a);
+        this.ws();
+        if (key === 'role') {
+          if (b[this.i] !== QUOTE) throw GIVE_UP;
+          role = this.smallString();
+        } else if (key === 'content') parts = this.content();
+        else this.skipValue(1);
+        this.ws();
+        if (b[this.i] === 0x2c) {
+          this.i++;
+          continue;
+        }
+        break;
+      }
+    }
+    this.expect(0x7d);
+    if (role === undefined) throw GIVE_UP;
+    return { role, parts: parts ?? [] };
+  }
+
+  /** A content: a string, an array of parts whose `text` strings count, or anything else (no text). */
+  private content(): Span[] {
+    const b = this.b;
+    if (b[this.i] === QUOTE) return [this.span()];
+    if (b[this.i] !== 0x5b) {
+      this.skipValue(2);
+      return [];
+    }
+    this.i++;
+    const out: Span[] = [];
+    this.ws();
+    if (b[this.i] === 0x5d) {
+      this.i++;
+      return out;
+    }
+    for (;;) {
+      this.ws();
+      if (b[this.i] === 0x7b) {
+        // A part: its `text`, when a string, is what it contributes.
+        this.i++;
+        this.ws();
+        if (b[this.i] !== 0x7d) {
+          const seen = new Set<string>();
+          for (;;) {
+            this.ws();
+            const key = this.smallString();
+            if (seen.has(key)) throw GIVE_UP;
+            seen.add(key);
+            this.ws();
+            this.expect(0x3a);
+            this.ws();
+            if (key === 'text' && b[this.i] === QUOTE) out.push(this.span());
+            else this.skipValue(4);
+            this.ws();
+            if (b[this.i] === 0x2c) {
+              this.i++;
+              continue;
+            }
+            break;
+          }
+        }
+        this.expect(0x7d);
+      } else this.skipValue(3);
+      this.ws();
+      if (b[this.i] === 0x2c) {
+        this.i++;
+        continue;
+      }
+      this.expect(0x5d);
+      return out;
+    }
+  }
+
+  /**
+   * A string, or an array of strings: all of them (`prompt`, joined) or the first
+   * (`text` of a batch, the rest skipped). Anything else is left to JSON.parse.
+   */
+  private stringOrStrings(all: boolean): Span[] {
+    const b = this.b;
+    if (b[this.i] === QUOTE) return [this.span()];
+    this.expect(0x5b);
+    this.ws();
+    if (b[this.i] !== QUOTE) throw GIVE_UP;
+    const out: Span[] = [this.span()];
+    for (;;) {
+      this.ws();
+      if (b[this.i] === 0x5d) {
+        this.i++;
+        return out;
+      }
+      this.expect(0x2c);
+      this.ws();
+      if (all) {
+        if (b[this.i] !== QUOTE) throw GIVE_UP;
+        out.push(this.span());
+      } else this.skipValue(2);
+    }
+  }
+
+  /**
+   * Put a span's text into the prompt (when keyed) and return its length in UTF-16
+   * code units. Raw bytes must be valid UTF-8, escapes must not leave a lone
+   * surrogate: otherwise JSON.parse decides (it substitutes U+FFFD).
+   */
+  private put(s: Span, keyed: boolean): number {
+    const b = this.b;
+    const raw = b.subarray(s.start, s.end);
+    // ASCII (most prompts) is valid UTF-8 of one code unit per byte: one native pass.
+    const ascii = isAscii(raw);
+    if (!ascii && !isUtf8(raw)) throw GIVE_UP;
+    if (!s.escaped) {
+      if (keyed) promptBytes.putBytes(b, s.start, s.end);
+      return ascii ? raw.length : utf16Units(b, s.start, s.end);
+    }
+    let units = 0;
+    let run = s.start;
+    let i = s.start;
+    while (i < s.end) {
+      if (b[i] !== BACKSLASH) {
+        i++;
+        continue;
+      }
+      units += utf16Units(b, run, i);
+      if (keyed) promptBytes.putBytes(b, run, i);
+      const e = b[i + 1]!;
+      let cp: number;
+      i += 2;
+      if (e === 0x75) {
+        cp = hex4(b, i);
+        i += 4;
+        if (cp >= 0xd800 && cp <= 0xdbff) {
+          if (b[i] !== BACKSLASH || b[i + 1] !== 0x75) throw GIVE_UP;
+          const lo = hex4(b, i + 2);
+          if (lo < 0xdc00 || lo > 0xdfff) throw GIVE_UP;
+          cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+          i += 6;
+          units += 2;
+        } else if (cp >= 0xdc00 && cp <= 0xdfff) throw GIVE_UP;
+        else units += 1;
+      } else {
+        cp = SIMPLE_ESCAPE[e]!;
+        units += 1;
+      }
+      if (keyed) promptBytes.putCodePoint(cp);
+      run = i;
+    }
+    units += utf16Units(b, run, s.end);
+    if (keyed) promptBytes.putBytes(b, run, s.end);
+    return units;
+  }
+
+  /** A short string (a key, a role, a model) decoded exactly as JSON.parse decodes it. */
+  private smallString(): string {
+    const start = this.i;
+    const s = this.span();
+    if (!s.escaped) return this.b.toString('utf8', s.start, s.end);
+    return JSON.parse(this.b.toString('utf8', start, s.end + 1)) as string;
+  }
+
+  /** A string at the cursor, checked against the grammar; the cursor moves past it. */
+  private span(): Span {
+    const b = this.b;
+    this.expect(QUOTE);
+    const start = this.i;
+    let escaped = false;
+    const n = b.length;
+    let i = this.i;
+    for (;;) {
+      if (i >= n) throw GIVE_UP;
+      const c = b[i]!;
+      if (c === QUOTE) break;
+      if (c === BACKSLASH) {
+        escaped = true;
+        const e = b[i + 1];
+        if (e === 0x75) {
+          if (Number.isNaN(hex4(b, i + 2))) throw GIVE_UP;
+          i += 6;
+        } else if (e !== undefined && SIMPLE_ESCAPE[e] !== undefined) i += 2;
+        else throw GIVE_UP;
+        continue;
+      }
+      if (c < 0x20) throw GIVE_UP;
+      i++;
+    }
+    this.i = i + 1;
+    return { start, end: i, escaped };
+  }
+
+  private skipValue(depth: number): void {
+    if (depth > MAX_DEPTH) throw GIVE_UP;
+    const b = this.b;
+    const c = b[this.i];
+    if (c === QUOTE) {
+      this.span();
+      return;
+    }
+    if (c === 0x7b || c === 0x5b) {
+      const close = c === 0x7b ? 0x7d : 0x5d;
+      this.i++;
+      this.ws();
+      if (b[this.i] === close) {
+        this.i++;
+        return;
+      }
+      for (;;) {
+        this.ws();
+        if (c === 0x7b) {
+          this.span();
+          this.ws();
+          this.expect(0x3a);
+          this.ws();
+        }
+        this.skipValue(depth + 1);
+        this.ws();
+        if (b[this.i] === 0x2c) {
+          this.i++;
+          continue;
+        }
+        this.expect(close);
+        return;
+      }
+    }
+    if (this.literal('true') || this.literal('false') || this.literal('null')) return;
+    this.number();
+  }
+
+  /** -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)? */
+  private number(): void {
+    const b = this.b;
+    let i = this.i;
+    if (b[i] === 0x2d) i++;
+    if (b[i] === 0x30) i += 1;
+    else if (isDigit(b[i]) && b[i] !== 0x30) while (isDigit(b[i])) i++;
+    else throw GIVE_UP;
+    if (b[i] === 0x2e) {
+      i++;
+      if (!isDigit(b[i])) throw GIVE_UP;
+      while (isDigit(b[i])) i++;
+    }
+    if (b[i] === 0x65 || b[i] === 0x45) {
+      i++;
+      if (b[i] === 0x2b || b[i] === 0x2d) i++;
+      if (!isDigit(b[i])) throw GIVE_UP;
+      while (isDigit(b[i])) i++;
+    }
+    this.i = i;
+  }
+
+  private literal(word: 'true' | 'false' | 'null'): boolean {
+    const b = this.b;
+    for (let k = 0; k < word.length; k++) if (b[this.i + k] !== word.charCodeAt(k)) return false;
+    this.i += word.length;
+    return true;
+  }
+
+  private ws(): void {
+    const b = this.b;
+    let i = this.i;
+    for (let c = b[i]; c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = b[++i]);
+    this.i = i;
+  }
+
+  private expect(c: number): void {
+    if (this.b[this.i] !== c) throw GIVE_UP;
+    this.i++;
+  }
+}
+
+const ASSISTANT = '<|assistant|>\n';
+
+/** The character a one-letter escape stands for, by the letter's byte. */
+const SIMPLE_ESCAPE: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 0x08, 0x66: 0x0c, 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09 };
+
+function isDigit(c: number | undefined): boolean {
+  return c !== undefined && c >= 0x30 && c <= 0x39;
+}
+
+/** Four hex digits at `at` as a number, or NaN. */
+function hex4(b: Buffer, at: number): number {
+  let v = 0;
+  for (let k = 0; k < 4; k++) {
+    const c = b[at + k];
+    const d = c === undefined ? -1 : c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
+    if (d < 0) return NaN;
+    v = (v << 4) | d;
+  }
+  return v;
+}
+
+/** UTF-16 code units of valid UTF-8 bytes: one per sequence, two for a 4-byte one. */
+function utf16Units(b: Buffer, start: number, end: number): number {
+  let n = 0;
+  for (let i = start; i < end; i++) {
+    const c = b[i]!;
+    if ((c & 0xc0) !== 0x80) n += c >= 0xf0 ? 2 : 1;
+  }
+  return n;
+}
