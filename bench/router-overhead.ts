@@ -87,7 +87,7 @@ function parseWrk(out: string): { rps: number; p50Ms: number; errors: number } {
 async function drive(url: string, file: string, conns: number, secs: number, watch: Record<string, number>): Promise<Run> {
   const target = `${url}/v1/chat/completions`;
   const [cmd, args] = HAS_WRK
-    ? ['wrk', ['-t1', `-c${conns}`, `-d${secs}s`, '--latency', '-s', LUA, target]]
+    ? ['wrk', ['-t1', `-c${conns}`, `-d${secs}s`, '--timeout', '10s', '--latency', '-s', LUA, target]]
     : [process.execPath, [here('./support/load-client.js'), url, file, String(secs), String(conns)]];
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, BODY_FILE: file } });
   const pids: Record<string, number> = { ...watch, client: child.pid! };
