@@ -60,6 +60,20 @@ describe('json body scanner: shapes it reads itself, equal to JSON.parse', () =>
     expect(scanInferenceRequest(route, Buffer.from(text, 'latin1'), 16, true)).toBeUndefined();
   });
 
+  it('finds every quote, backslash and control byte at any offset and alignment inside a long string', () => {
+    for (const special of ['"', '\\', '\u0001', '\u001f', '\n']) {
+      for (let at = 0; at < 40; at++) {
+        const content = `${'x'.repeat(at)}${special}${'y'.repeat(300)}`;
+        for (const pad of ['', ' ', '  ', '   ']) {
+          // Escaped by JSON.stringify: the scanner reads it itself.
+          expect(agree('chat', Buffer.from(pad + JSON.stringify({ messages: [{ role: 'user', content }] })))).toBe('scanned');
+          // The same byte raw in the string: JSON.parse refuses it or reads it otherwise, and the scanner agrees or declines.
+          agree('chat', Buffer.from(`${pad}{"messages":[{"role":"user","content":"${content}"}]}`));
+        }
+      }
+    }
+  });
+
   it('random bodies, valid and broken: it answers only as JSON.parse would', () => {
     const rng = new Rng(99);
     const pick = <T>(xs: readonly T[]): T => xs[rng.int(xs.length)]!;

@@ -72,8 +72,43 @@ interface Message {
 
 class Scanner {
   private i = 0;
+  /** The body as 32-bit words from its first 4-byte-aligned byte, for the string fast path. */
+  private readonly words: Uint32Array;
+  /** Index in `b` of the first byte of words[0]. */
+  private readonly wordsAt: number;
 
-  constructor(private readonly b: Buffer) {}
+  constructor(private readonly b: Buffer) {
+    const aligned = (b.byteOffset + 3) & ~3;
+    this.wordsAt = Math.min(aligned - b.byteOffset, b.length);
+    this.words = new Uint32Array(b.buffer, b.byteOffset + this.wordsAt, (b.length - this.wordsAt) >>> 2);
+  }
+
+  /**
+   * The first index from `i` that may end a string's plain run: a quote, a backslash
+   * or a control byte, or the end. Four bytes at a time (SWAR: a word has a byte equal
+   * to q when (w ^ q·0x01010101) has a zero byte, and one below 0x20 when
+   * (w − 0x20202020) & ~w & 0x80808080 is not 0); the loop over a long prompt is
+   * most of the scan.
+   */
+  private plainUntil(i: number): number {
+    const b = this.b;
+    // Up to the first aligned word, byte by byte.
+    while (i < this.wordsAt || ((i - this.wordsAt) & 3) !== 0) {
+      if (i >= b.length || isSpecial(b[i]!)) return i;
+      i++;
+    }
+    const words = this.words;
+    let k = (i - this.wordsAt) >>> 2;
+    for (; k < words.length; k++) {
+      const w = words[k]!;
+      const q = w ^ 0x22222222;
+      const s = w ^ 0x5c5c5c5c;
+      if ((((q - 0x01010101) & ~q) | ((s - 0x01010101) & ~s) | ((w - 0x20202020) & ~w)) & 0x80808080) break;
+    }
+    i = this.wordsAt + k * 4;
+    while (i < b.length && !isSpecial(b[i]!)) i++;
+    return i;
+  }
 
   request(route: InferenceRoute, blockSize: number, keyed: boolean): ScannedRequest {
     const b = this.b;
@@ -300,11 +335,11 @@ class Scanner {
     let run = s.start;
     let i = s.start;
     while (i < s.end) {
-      if (b[i] !== BACKSLASH) {
-        i++;
-        continue;
-      }
-      units += utf16Units(b, run, i);
+      // Runs between escapes are found natively (memchr), and counted natively when ASCII.
+      const next = b.indexOf(BACKSLASH, i);
+      if (next < 0 || next >= s.end) break;
+      i = next;
+      units += ascii ? i - run : utf16Units(b, run, i);
       if (keyed) promptBytes.putBytes(b, run, i);
       const e = b[i + 1]!;
       let cp: number;
@@ -328,7 +363,7 @@ class Scanner {
       if (keyed) promptBytes.putCodePoint(cp);
       run = i;
     }
-    units += utf16Units(b, run, s.end);
+    units += ascii ? s.end - run : utf16Units(b, run, s.end);
     if (keyed) promptBytes.putBytes(b, run, s.end);
     return units;
   }
@@ -350,6 +385,7 @@ class Scanner {
     const n = b.length;
     let i = this.i;
     for (;;) {
+      i = this.plainUntil(i);
       if (i >= n) throw GIVE_UP;
       const c = b[i]!;
       if (c === QUOTE) break;
@@ -454,6 +490,11 @@ const ASSISTANT = '<|assistant|>\n';
 
 /** The character a one-letter escape stands for, by the letter's byte. */
 const SIMPLE_ESCAPE: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 0x08, 0x66: 0x0c, 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09 };
+
+/** A byte that ends a string's plain run: a quote, a backslash, or a control byte. */
+function isSpecial(c: number): boolean {
+  return c === QUOTE || c === BACKSLASH || c < 0x20;
+}
 
 function isDigit(c: number | undefined): boolean {
   return c !== undefined && c >= 0x30 && c <= 0x39;
