@@ -116,19 +116,10 @@ class Scanner {
     let stream = false;
     let messages: Message[] | undefined;
     let textParts: Span[] | undefined;
-    const seen = new Set<string>();
     this.ws();
-    this.expect(0x7b);
-    this.ws();
-    if (b[this.i] === 0x7d) throw GIVE_UP; // {} is an error to report
-    for (;;) {
-      this.ws();
-      const key = this.smallString();
-      if (seen.has(key)) throw GIVE_UP;
-      seen.add(key);
-      this.ws();
-      this.expect(0x3a);
-      this.ws();
+    let members = 0;
+    this.object((key) => {
+      members++;
       if (key === 'model') {
         if (b[this.i] !== QUOTE) throw GIVE_UP;
         model = this.smallString();
@@ -141,14 +132,8 @@ class Scanner {
       else if (route === 'generate' && key === 'text') textParts = this.stringOrStrings(false);
       else if (route === 'generate' && key === 'input_ids') throw GIVE_UP;
       else this.skipValue(0);
-      this.ws();
-      if (b[this.i] === 0x2c) {
-        this.i++;
-        continue;
-      }
-      this.expect(0x7d);
-      break;
-    }
+    });
+    if (members === 0) throw GIVE_UP; // {} is an error to report
     this.ws();
     if (this.i !== b.length) throw GIVE_UP;
     if (route === 'chat' ? messages === undefined : textParts === undefined) throw GIVE_UP;
@@ -185,56 +170,25 @@ class Scanner {
 
   /** messages: a non-empty array of objects with a string role. */
   private messages(): Message[] {
-    const b = this.b;
-    this.expect(0x5b);
-    this.ws();
-    if (b[this.i] === 0x5d) throw GIVE_UP;
     const out: Message[] = [];
-    for (;;) {
-      this.ws();
-      out.push(this.message());
-      this.ws();
-      if (b[this.i] === 0x2c) {
-        this.i++;
-        continue;
-      }
-      this.expect(0x5d);
-      return out;
-    }
+    this.array(() => out.push(this.message()));
+    if (out.length === 0) throw GIVE_UP;
+    return out;
   }
 
   private message(): Message {
     const b = this.b;
-    this.expect(0x7b);
     let role: string | undefined;
-    let parts: Span[] | undefined;
-    this.ws();
-    if (b[this.i] !== 0x7d) {
-      const seen = new Set<string>();
-      for (;;) {
-        this.ws();
-        const key = this.smallString();
-        if (seen.has(key)) throw GIVE_UP;
-        seen.add(key);
-        this.ws();
-        this.expect(0x3a);
-        this.ws();
-        if (key === 'role') {
-          if (b[this.i] !== QUOTE) throw GIVE_UP;
-          role = this.smallString();
-        } else if (key === 'content') parts = this.content();
-        else this.skipValue(1);
-        this.ws();
-        if (b[this.i] === 0x2c) {
-          this.i++;
-          continue;
-        }
-        break;
-      }
-    }
-    this.expect(0x7d);
+    let parts: Span[] = [];
+    this.object((key) => {
+      if (key === 'role') {
+        if (b[this.i] !== QUOTE) throw GIVE_UP;
+        role = this.smallString();
+      } else if (key === 'content') parts = this.content();
+      else this.skipValue(1);
+    });
     if (role === undefined) throw GIVE_UP;
-    return { role, parts: parts ?? [] };
+    return { role, parts };
   }
 
   /** A content: a string, an array of parts whose `text` strings count, or anything else (no text). */
@@ -245,49 +199,65 @@ class Scanner {
       this.skipValue(2);
       return [];
     }
-    this.i++;
     const out: Span[] = [];
+    this.array(() => {
+      if (b[this.i] !== 0x7b) return this.skipValue(3);
+      // A part: its `text`, when a string, is what it contributes.
+      this.object((key) => {
+        if (key === 'text' && b[this.i] === QUOTE) out.push(this.span());
+        else this.skipValue(4);
+      });
+    });
+    return out;
+  }
+
+  /**
+   * The members of the object at the cursor: `member` reads each value, the cursor at
+   * it. Keys are decoded as JSON.parse decodes them; a repeated key declines (JSON.parse
+   * keeps the last, which a reader that decides as it goes could not).
+   */
+  private object(member: (key: string) => void): void {
+    const b = this.b;
+    this.expect(0x7b);
+    this.ws();
+    if (b[this.i] === 0x7d) {
+      this.i++;
+      return;
+    }
+    const seen = new Set<string>();
+    for (;;) {
+      this.ws();
+      const key = this.smallString();
+      if (seen.has(key)) throw GIVE_UP;
+      seen.add(key);
+      this.ws();
+      this.expect(0x3a);
+      this.ws();
+      member(key);
+      this.ws();
+      if (b[this.i] !== 0x2c) break;
+      this.i++;
+    }
+    this.expect(0x7d);
+  }
+
+  /** The elements of the array at the cursor: `element` reads each, the cursor at it. */
+  private array(element: () => void): void {
+    const b = this.b;
+    this.expect(0x5b);
     this.ws();
     if (b[this.i] === 0x5d) {
       this.i++;
-      return out;
+      return;
     }
     for (;;) {
       this.ws();
-      if (b[this.i] === 0x7b) {
-        // A part: its `text`, when a string, is what it contributes.
-        this.i++;
-        this.ws();
-        if (b[this.i] !== 0x7d) {
-          const seen = new Set<string>();
-          for (;;) {
-            this.ws();
-            const key = this.smallString();
-            if (seen.has(key)) throw GIVE_UP;
-            seen.add(key);
-            this.ws();
-            this.expect(0x3a);
-            this.ws();
-            if (key === 'text' && b[this.i] === QUOTE) out.push(this.span());
-            else this.skipValue(4);
-            this.ws();
-            if (b[this.i] === 0x2c) {
-              this.i++;
-              continue;
-            }
-            break;
-          }
-        }
-        this.expect(0x7d);
-      } else this.skipValue(3);
+      element();
       this.ws();
-      if (b[this.i] === 0x2c) {
-        this.i++;
-        continue;
-      }
-      this.expect(0x5d);
-      return out;
+      if (b[this.i] !== 0x2c) break;
+      this.i++;
     }
+    this.expect(0x5d);
   }
 
   /**
@@ -297,23 +267,15 @@ class Scanner {
   private stringOrStrings(all: boolean): Span[] {
     const b = this.b;
     if (b[this.i] === QUOTE) return [this.span()];
-    this.expect(0x5b);
-    this.ws();
-    if (b[this.i] !== QUOTE) throw GIVE_UP;
-    const out: Span[] = [this.span()];
-    for (;;) {
-      this.ws();
-      if (b[this.i] === 0x5d) {
-        this.i++;
-        return out;
-      }
-      this.expect(0x2c);
-      this.ws();
-      if (all) {
-        if (b[this.i] !== QUOTE) throw GIVE_UP;
-        out.push(this.span());
-      } else this.skipValue(2);
-    }
+    if (b[this.i] !== 0x5b) throw GIVE_UP;
+    const out: Span[] = [];
+    this.array(() => {
+      if (b[this.i] === QUOTE && (all || out.length === 0)) out.push(this.span());
+      else if (all || out.length === 0) throw GIVE_UP;
+      else this.skipValue(2);
+    });
+    if (out.length === 0) throw GIVE_UP;
+    return out;
   }
 
   /**
@@ -408,40 +370,11 @@ class Scanner {
 
   private skipValue(depth: number): void {
     if (depth > MAX_DEPTH) throw GIVE_UP;
-    const b = this.b;
-    const c = b[this.i];
-    if (c === QUOTE) {
-      this.span();
-      return;
-    }
-    if (c === 0x7b || c === 0x5b) {
-      const close = c === 0x7b ? 0x7d : 0x5d;
-      this.i++;
-      this.ws();
-      if (b[this.i] === close) {
-        this.i++;
-        return;
-      }
-      for (;;) {
-        this.ws();
-        if (c === 0x7b) {
-          this.span();
-          this.ws();
-          this.expect(0x3a);
-          this.ws();
-        }
-        this.skipValue(depth + 1);
-        this.ws();
-        if (b[this.i] === 0x2c) {
-          this.i++;
-          continue;
-        }
-        this.expect(close);
-        return;
-      }
-    }
-    if (this.literal('true') || this.literal('false') || this.literal('null')) return;
-    this.number();
+    const c = this.b[this.i];
+    if (c === QUOTE) this.span();
+    else if (c === 0x7b) this.object(() => this.skipValue(depth + 1));
+    else if (c === 0x5b) this.array(() => this.skipValue(depth + 1));
+    else if (!(this.literal('true') || this.literal('false') || this.literal('null'))) this.number();
   }
 
   /** -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)? */
