@@ -51,7 +51,7 @@ function fmix32(h: number): number {
  */
 export function textBlockHashes(text: string, chunkBytes: number, limit = Infinity): number[] {
   ensureScratch(text.length);
-  return hashWords(new Int32Array(scratch, 0, scratchBytes.write(text, 0, 'utf8') >>> 2), chunkBytes, limit);
+  return released(hashWords(new Int32Array(scratch, 0, scratchBytes.write(text, 0, 'utf8') >>> 2), chunkBytes, limit));
 }
 
 /**
@@ -75,7 +75,7 @@ export function chatBlockHashes(messages: readonly ChatMessage[], chunkBytes: nu
     put('\n');
   }
   put(ASSISTANT_PROMPT);
-  return { hashes: hashWords(new Int32Array(scratch, 0, at >>> 2), chunkBytes, Infinity), chars };
+  return { hashes: released(hashWords(new Int32Array(scratch, 0, at >>> 2), chunkBytes, Infinity)), chars };
 }
 
 /**
@@ -119,7 +119,7 @@ export const promptBytes = {
     this.at = at;
   },
   hashes(chunkBytes: number): number[] {
-    return hashWords(new Int32Array(scratch, 0, this.at >>> 2), chunkBytes, Infinity);
+    return released(hashWords(new Int32Array(scratch, 0, this.at >>> 2), chunkBytes, Infinity));
   },
 };
 
@@ -149,8 +149,19 @@ function hashWords(words: Int32Array, chunkBytes: number, limit: number): number
  * for a longer text: keying allocates nothing per request but its result. Safe
  * because hashing is synchronous; the view it returns is valid until the next call.
  */
-let scratch = new ArrayBuffer(1 << 16);
+const SCRATCH_DEFAULT = 1 << 16;
+/** A scratch area grown past this for one huge prompt is let go after it, not kept for the process's life. */
+const SCRATCH_RETAINED = 8 << 20;
+let scratch = new ArrayBuffer(SCRATCH_DEFAULT);
 let scratchBytes = Buffer.from(scratch);
+
+function released<T>(result: T): T {
+  if (scratch.byteLength > SCRATCH_RETAINED) {
+    scratch = new ArrayBuffer(SCRATCH_DEFAULT);
+    scratchBytes = Buffer.from(scratch);
+  }
+  return result;
+}
 
 function ensureScratch(utf16Units: number): void {
   // A UTF-16 code unit takes at most 3 UTF-8 bytes.

@@ -42,6 +42,7 @@ interface Span {
 
 /** Where a body of several chunks is joined for scanning; reused, since scanning is synchronous. */
 let joined = Buffer.allocUnsafeSlow(1 << 16);
+const JOINED_RETAINED = 8 << 20;
 
 function contiguous(body: Buffer | BodyChunks): Buffer {
   if (Buffer.isBuffer(body)) return body;
@@ -61,6 +62,9 @@ export function scanInferenceRequest(route: InferenceRoute, body: Buffer | BodyC
   } catch (err) {
     if (err === GIVE_UP) return undefined;
     throw err;
+  } finally {
+    // A join area grown for one huge body is let go after it, not kept for the process's life.
+    if (joined.length > JOINED_RETAINED) joined = Buffer.allocUnsafeSlow(1 << 16);
   }
 }
 
