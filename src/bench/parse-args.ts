@@ -1,4 +1,5 @@
 import { usageError } from '../errors/index.js';
+import { DEFAULT_WORKLOAD } from '../workload/index.js';
 import type { BenchOptions } from './bench-main.js';
 import { parseBurst } from './burst.js';
 import { parseDuration } from './duration.js';
@@ -84,6 +85,8 @@ export function parseBenchArgs(a: BenchArgv): BenchOptions {
     maxInFlight: a['max-in-flight'],
     model: a['model-name'],
     workload: {
+      // No pasted documents: bench's workload is the shared-prompt chat of its flags.
+      ...DEFAULT_WORKLOAD,
       seed: a.seed,
       families: a.families,
       zipfS: a.zipf,

@@ -33,19 +33,16 @@ export const EMBEDDED_WORKLOAD: WorkloadOptions = {
   outputMaxTokens: 64,
   openingAttachmentShare: 1,
   attachmentShare: 0.1,
-  attachmentMedianTokens: 2000,
-  attachmentSigma: 1,
-  attachmentMaxTokens: 32000,
   burstFactor: 6,
   burstSeconds: 3,
   burstEverySeconds: 15,
 };
 
 /** How the embedded default's traffic is logged when it starts. */
-export const EMBEDDED_WORKLOAD_SUMMARY = 'chat sessions of up to 12 turns opening on a pasted document, short system prompts, bursts x6 for 3 s every 15 s';
+export const EMBEDDED_WORKLOAD_SUMMARY = `chat sessions of up to ${EMBEDDED_WORKLOAD.maxTurns} turns opening on a pasted document, short system prompts, bursts x${EMBEDDED_WORKLOAD.burstFactor} for ${EMBEDDED_WORKLOAD.burstSeconds} s every ${EMBEDDED_WORKLOAD.burstEverySeconds} s`;
 
 /** The embedded default's mean load over a burst cycle, as a share of the fleet's capacity. */
-export const EMBEDDED_UTILISATION = 0.7;
+const EMBEDDED_UTILISATION = 0.7;
 
 /** Tokens of a user turn besides any pasted document: the question and the chat template's markers. */
 const QUESTION_TOKENS = 40;
@@ -55,18 +52,18 @@ const QUESTION_TOKENS = 40;
  * holds its conversation: the pasted document, if any, and the new question. The
  * system prompt and the earlier turns (replies included) are cached there.
  */
-export function meanUncachedTokens(w: Readonly<WorkloadOptions>): number {
+function meanUncachedTokens(w: Readonly<WorkloadOptions>): number {
   const doc = meanAttachmentTokens(w);
   // Turns per session are uniform in [1, maxTurns]: one request in (maxTurns + 1) / 2 opens one.
   const opening = 2 / (w.maxTurns + 1);
-  const pasted = opening * (w.openingAttachmentShare ?? 0) + (1 - opening) * (w.attachmentShare ?? 0);
+  const pasted = opening * w.openingAttachmentShare + (1 - opening) * w.attachmentShare;
   return pasted * doc + QUESTION_TOKENS;
 }
 
 /** Mean tokens of a pasted document: the lognormal's mean, e^(σ²/2) × the median, within the cap. */
-export function meanAttachmentTokens(w: Readonly<WorkloadOptions>): number {
-  const sigma = w.attachmentSigma ?? 0;
-  return Math.min(w.attachmentMaxTokens ?? Infinity, (w.attachmentMedianTokens ?? 0) * Math.exp((sigma * sigma) / 2));
+function meanAttachmentTokens(w: Readonly<WorkloadOptions>): number {
+  const sigma = w.attachmentSigma;
+  return Math.min(w.attachmentMaxTokens, w.attachmentMedianTokens * Math.exp((sigma * sigma) / 2));
 }
 
 /**
@@ -76,7 +73,7 @@ export function meanAttachmentTokens(w: Readonly<WorkloadOptions>): number {
  * speedup. A request rarely shares its prefill step at these rates, and SGLang runs
  * prefill before decode, so the prefill term is what fills up first.
  */
-export function engineCapacity(engine: Readonly<Partial<EngineParams>>, w: Readonly<WorkloadOptions>): number {
+function engineCapacity(engine: Readonly<Partial<EngineParams>>, w: Readonly<WorkloadOptions>): number {
   const p = { ...DEFAULT_ENGINE_PARAMS, ...engine };
   // Lognormal output lengths average e^(σ²/2) × the median, capped by max_tokens.
   const meanOutput = Math.min(w.outputMaxTokens, w.outputMedianTokens * Math.exp((w.outputSigma * w.outputSigma) / 2));
@@ -86,21 +83,12 @@ export function engineCapacity(engine: Readonly<Partial<EngineParams>>, w: Reado
 }
 
 /**
- * The base (between-bursts) arrival rate that loads `workers` engines to
+ * The embedded default's base (between-bursts) request rate for `workers` engines,
+ * derived from the engine model rather than guessed: it loads them to
  * `utilisation` of their capacity on average over a burst cycle; inside a burst the
  * load is burstFactor times the base.
  */
-export function rateForUtilisation(
-  workers: number,
-  utilisation: number,
-  engine: Readonly<Partial<EngineParams>> = EMBEDDED_ENGINE,
-  w: Readonly<WorkloadOptions> = EMBEDDED_WORKLOAD,
-): number {
-  const meanOverBase = meanArrivalRate({ ...w, rate: 1 });
-  return Math.round(((utilisation * workers * engineCapacity(engine, w)) / meanOverBase) * 10) / 10;
-}
-
-/** The embedded default's request rate for `workers` engines: derived from the engine model, not guessed. */
 export function autoRate(workers: number, utilisation = EMBEDDED_UTILISATION): number {
-  return rateForUtilisation(workers, utilisation);
+  const meanOverBase = meanArrivalRate({ ...EMBEDDED_WORKLOAD, rate: 1 });
+  return Math.round(((utilisation * workers * engineCapacity(EMBEDDED_ENGINE, EMBEDDED_WORKLOAD)) / meanOverBase) * 10) / 10;
 }

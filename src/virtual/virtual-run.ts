@@ -54,8 +54,6 @@ export interface VirtualRunResult {
    * miss, or no owner cleared the cache gate), or capacity emptied the candidates.
    */
   misses: { noCandidate: number; capacity: number };
-  /** cache_hit decisions where the deepest owner was gated and a shallower one won (sgl_router_partial_diversions_total). */
-  partialDiversions: number;
   /** Prompt tokens the engines were sent, and how many of them their prefix caches held. */
   promptTokens: number;
   cachedTokens: number;
@@ -123,7 +121,7 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
     }
     return windows[i]!;
   };
-  const result: VirtualRunResult = { windows, decisions: zeroDecisions(), sent: 0, finished: 0, refused: 0, failures: 0, ttftMs: [], misses: { noCandidate: 0, capacity: 0 }, partialDiversions: 0, promptTokens: 0, cachedTokens: 0 };
+  const result: VirtualRunResult = { windows, decisions: zeroDecisions(), sent: 0, finished: 0, refused: 0, failures: 0, ttftMs: [], misses: { noCandidate: 0, capacity: 0 }, promptTokens: 0, cachedTokens: 0 };
   const endMs = opts.durationS * 1000;
 
   // Load sampling: each poll reads what the engine's /v1/loads would say now.
@@ -173,7 +171,6 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
     if (outcome.decision) {
       win.decisions[outcome.decision]++;
       result.decisions[outcome.decision]++;
-      if (outcome.partialDiversion) result.partialDiversions++;
       if (outcome.decision === 'cache_miss') {
         if (outcome.audit) result.misses.capacity++;
         else result.misses.noCandidate++;

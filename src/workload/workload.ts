@@ -35,19 +35,17 @@ export interface WorkloadOptions {
    * passages) ahead of the question: new text no engine has cached, so real prefill
    * work. 0 (the default) pastes none.
    */
-  openingAttachmentShare?: number;
+  openingAttachmentShare: number;
   /** Share of later turns that paste a document too. 0 (the default) pastes none. */
-  attachmentShare?: number;
+  attachmentShare: number;
   /**
    * Token length of a pasted document: lognormal around the median with this shape,
    * at most attachmentMaxTokens, so most are a page or two and a few a whole log file.
    */
-  attachmentMedianTokens?: number;
-  attachmentSigma?: number;
-  attachmentMaxTokens?: number;
+  attachmentMedianTokens: number;
+  attachmentSigma: number;
+  attachmentMaxTokens: number;
 }
-
-const DEFAULT_ATTACHMENT = { median: 2000, sigma: 1, max: 32000 } as const;
 
 export const DEFAULT_WORKLOAD: Readonly<WorkloadOptions> = Object.freeze({
   seed: 7,
@@ -66,9 +64,9 @@ export const DEFAULT_WORKLOAD: Readonly<WorkloadOptions> = Object.freeze({
   burstFactor: 3,
   openingAttachmentShare: 0,
   attachmentShare: 0,
-  attachmentMedianTokens: DEFAULT_ATTACHMENT.median,
-  attachmentSigma: DEFAULT_ATTACHMENT.sigma,
-  attachmentMaxTokens: DEFAULT_ATTACHMENT.max,
+  attachmentMedianTokens: 2000,
+  attachmentSigma: 1,
+  attachmentMaxTokens: 32000,
 });
 
 /** One request the workload asks for, before the conversation history is attached. */
@@ -158,7 +156,7 @@ export class Workload {
       family: s.family,
       turn: s.turn,
       last,
-      userMessage: `${this.attachment((s.turn === 0 ? o.openingAttachmentShare : o.attachmentShare) ?? 0)}${sentence(this.rng, 6 + this.rng.int(20))}(request ${seq + 1})`,
+      userMessage: `${this.attachment(s.turn === 0 ? o.openingAttachmentShare : o.attachmentShare)}${sentence(this.rng, 6 + this.rng.int(20))}(request ${seq + 1})`,
       maxTokens: Math.max(1, Math.min(o.outputMaxTokens, Math.round(this.rng.lognormal(o.outputMedianTokens, o.outputSigma)))),
     };
     s.turn++;
@@ -170,10 +168,8 @@ export class Workload {
   private attachment(share: number): string {
     const o = this.options;
     if (!(share > 0) || this.docs.next() >= share) return '';
-    const median = o.attachmentMedianTokens ?? DEFAULT_ATTACHMENT.median;
-    const max = o.attachmentMaxTokens ?? DEFAULT_ATTACHMENT.max;
-    const tokens = Math.round(this.docs.lognormal(median, o.attachmentSigma ?? DEFAULT_ATTACHMENT.sigma));
-    return pastedDocument(this.docs, Math.max(1, Math.min(max, tokens)));
+    const tokens = Math.round(this.docs.lognormal(o.attachmentMedianTokens, o.attachmentSigma));
+    return pastedDocument(this.docs, Math.max(1, Math.min(o.attachmentMaxTokens, tokens)));
   }
 
   private hasBursts(): boolean {
