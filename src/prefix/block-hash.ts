@@ -1,4 +1,4 @@
-import { ASSISTANT_PROMPT, eachContentText, renderedChatChars } from './chat-template.js';
+import { ASSISTANT_PROMPT, MESSAGE_CLOSE, eachContentText, messageOpen, renderedChatChars } from './chat-template.js';
 import type { ChatMessage } from './chat-template.js';
 /**
  * Chained block hashes over token ids: block i's hash covers blocks 0..i, so equal
@@ -62,20 +62,16 @@ export function textBlockHashes(text: string, chunkBytes: number, limit = Infini
  */
 export function chatBlockHashes(messages: readonly ChatMessage[], chunkBytes: number): { hashes: number[]; chars: number } {
   const chars = renderedChatChars(messages);
-  ensureScratch(chars);
-  let at = 0;
-  const put = (s: string): void => {
-    at += scratchBytes.write(s, at, 'utf8');
-  };
+  const p = promptBytes;
+  p.begin(chars * 3);
+  const put = (s: string): void => p.putString(s);
   for (const m of messages) {
-    put('<|');
-    put(m.role);
-    put('|>\n');
+    p.putString(messageOpen(m.role));
     eachContentText(m.content, put);
-    put('\n');
+    p.putString(MESSAGE_CLOSE);
   }
-  put(ASSISTANT_PROMPT);
-  return { hashes: released(hashWords(new Int32Array(scratch, 0, at >>> 2), chunkBytes, Infinity)), chars };
+  p.putString(ASSISTANT_PROMPT);
+  return { hashes: p.hashes(chunkBytes), chars };
 }
 
 /**

@@ -11,21 +11,30 @@ export interface ChatMessage {
   name?: string;
 }
 
+/** What opens a message in the rendered prompt. */
+export function messageOpen(role: string): string {
+  return `<|${role}|>\n`;
+}
+
+/** What closes a message. */
+export const MESSAGE_CLOSE = '\n';
+
+/** Characters a message's frame adds besides its role and content. */
+export const MESSAGE_FRAME_CHARS = messageOpen('').length + MESSAGE_CLOSE.length;
+
 /** The generation prompt that ends every rendered chat. */
-export const ASSISTANT_PROMPT = '<|assistant|>\n';
+export const ASSISTANT_PROMPT = messageOpen('assistant');
 
 export function renderChat(messages: readonly ChatMessage[]): string {
   let out = '';
-  for (const m of messages) {
-    out += `<|${m.role}|>\n${contentText(m.content)}\n`;
-  }
-  return `${out}${ASSISTANT_PROMPT}`;
+  for (const m of messages) out += messageOpen(m.role) + contentText(m.content) + MESSAGE_CLOSE;
+  return out + ASSISTANT_PROMPT;
 }
 
 /** renderChat(messages).length without building the string. */
 export function renderedChatChars(messages: readonly ChatMessage[]): number {
   let chars = ASSISTANT_PROMPT.length;
-  for (const m of messages) chars += m.role.length + 6 + contentChars(m.content); // <|role|>\n … \n
+  for (const m of messages) chars += m.role.length + MESSAGE_FRAME_CHARS + contentChars(m.content);
   return chars;
 }
 
@@ -49,14 +58,7 @@ export function contentChars(content: unknown): number {
 /** Text of a message content: a string, or the text parts of an array of parts. */
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) {
-    let s = '';
-    for (const part of content) {
-      if (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string') {
-        s += (part as { text: string }).text;
-      }
-    }
-    return s;
-  }
-  return '';
+  let s = '';
+  eachContentText(content, (t) => (s += t));
+  return s;
 }

@@ -1,6 +1,6 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { BodyChunks } from '../../net/index.js';
-import { promptBytes } from '../../prefix/index.js';
+import { ASSISTANT_PROMPT, MESSAGE_CLOSE, MESSAGE_FRAME_CHARS, messageOpen, promptBytes } from '../../prefix/index.js';
 import type { InferenceRoute } from './inference-request.js';
 
 /**
@@ -144,24 +144,20 @@ class Scanner {
 
     const chunkBytes = blockSize * 4;
     if (messages) {
-      let maxBytes = 32;
+      let maxBytes = Buffer.byteLength(ASSISTANT_PROMPT);
       for (const m of messages) {
-        maxBytes += Buffer.byteLength(m.role) + 6;
+        maxBytes += Buffer.byteLength(m.role) + MESSAGE_FRAME_CHARS;
         for (const p of m.parts) maxBytes += p.end - p.start;
       }
       if (keyed) promptBytes.begin(maxBytes);
-      let chars = ASSISTANT.length;
+      let chars = ASSISTANT_PROMPT.length;
       for (const m of messages) {
-        chars += m.role.length + 6;
-        if (keyed) {
-          promptBytes.putString('<|');
-          promptBytes.putString(m.role);
-          promptBytes.putString('|>\n');
-        }
+        chars += m.role.length + MESSAGE_FRAME_CHARS;
+        if (keyed) promptBytes.putString(messageOpen(m.role));
         for (const p of m.parts) chars += this.put(p, keyed);
-        if (keyed) promptBytes.putString('\n');
+        if (keyed) promptBytes.putString(MESSAGE_CLOSE);
       }
-      if (keyed) promptBytes.putString(ASSISTANT);
+      if (keyed) promptBytes.putString(ASSISTANT_PROMPT);
       return { model, stream, prefixHashes: keyed ? promptBytes.hashes(chunkBytes) : [], inputTokens: Math.max(1, Math.ceil(chars / 4)) };
     }
     let maxBytes = 0;
@@ -422,8 +418,6 @@ class Scanner {
     this.i++;
   }
 }
-
-const ASSISTANT = '<|assistant|>\n';
 
 /** The character a one-letter escape stands for, by the letter's byte. */
 const SIMPLE_ESCAPE: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 0x08, 0x66: 0x0c, 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09 };
