@@ -6,7 +6,7 @@ if ((process.env.NO_COLOR ?? '') !== '' || process.env.TERM === 'dumb' || proces
 // React's production build halves the cost of a console frame.
 process.env.NODE_ENV ??= 'production';
 
-const { main } = await import('../dist/commands/main.js');
+const { main } = await import('../dist/commands/index.js');
 const code = await main(process.argv.slice(2));
 process.exitCode = code;
 // Every command resolves only when its work is done. Whatever still holds the event

@@ -1,3 +1,4 @@
+import yargs from 'yargs';
 import type { CommandModule } from 'yargs';
 import bench from './bench.js';
 import checkConfig from './check-config.js';
@@ -5,7 +6,61 @@ import serve from './serve.js';
 import sim from './sim.js';
 import top from './top.js';
 import embeddedFleet from './embedded-fleet.js';
+import { RouterctlError, UsageError, ErrorCodes } from '../src/errors/index.js';
+import { colorEnabled, packageVersion, paint } from '../src/cli/index.js';
 
-/** Every command, listed explicitly (yargs' commandDir cannot load ESM/TS). */
+/**
+ * The CLI: every command, listed explicitly (yargs' commandDir cannot load ESM/TS),
+ * and `main`, the entry bin/routerctl.js calls.
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const commands: CommandModule<any, any>[] = [serve, top, checkConfig, sim, bench, embeddedFleet];
+
+/**
+ * Parse argv and run the chosen command. Resolves to the process exit status; never
+ * throws and never prints a stack trace for a user error.
+ */
+export async function main(argv: string[]): Promise<number> {
+  const parser = yargs(argv)
+    .scriptName('routerctl')
+    .usage('$0 <command> [options]\n\nOperator CLI and live console for cache-aware routing over SGLang/vLLM fleets.')
+    .command(commands)
+    .demandCommand(1, 'name a command: serve, top, check-config, sim or bench (see routerctl --help)')
+    .recommendCommands()
+    .strict()
+    .version(packageVersion())
+    .alias('h', 'help')
+    .alias('V', 'version')
+    .epilogue('Every command has a man page: man routerctl-<command> (files under man/).')
+    .wrap(Math.min(100, process.stdout.columns ?? 100))
+    .exitProcess(false)
+    .fail((msg, err) => {
+      // Rethrow so one catch below prints exactly one line; yargs would otherwise run the handler.
+      if (err instanceof RouterctlError) throw err;
+      // yargs wraps coerce() failures and its own validation in YError: those are usage errors.
+      if (err && err.name !== 'YError') throw err;
+      throw new UsageError(ErrorCodes.USAGE, err?.message ?? msg ?? 'invalid usage');
+    });
+
+  try {
+    await parser.parseAsync();
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    return report(err);
+  }
+}
+
+function report(err: unknown): number {
+  const color = colorEnabled(process.stderr);
+  if (err instanceof RouterctlError) {
+    process.stderr.write(`${paint('error', 'red', color)} ${err.code}: ${err.message}\n`);
+    if (err instanceof UsageError && err.code === ErrorCodes.USAGE) {
+      process.stderr.write('run routerctl --help for usage\n');
+    }
+    return err.exitCode;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`${paint('error', 'red', color)} ${ErrorCodes.INTERNAL}: ${message}\n`);
+  if (process.env.ROUTERCTL_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
+  return 1;
+}

@@ -6,8 +6,11 @@ import { commands } from '../../commands/index.js';
 import { runCli } from '../helpers/cli.js';
 
 const manDir = fileURLToPath(new URL('../../man/', import.meta.url));
-/** Every command --help lists (hidden internal ones have `describe: false`). */
-const commandNames = commands.filter((c) => c.describe !== false).map((c) => String(c.command).split(' ')[0]!);
+const nameOf = (c: (typeof commands)[number]): string => String(c.command).split(' ')[0]!;
+/** Every command module, internal ones included: each has a man page. */
+const allCommands = commands.map(nameOf);
+/** The commands --help and the overview page list (internal ones have `describe: false`). */
+const commandNames = commands.filter((c) => c.describe !== false).map(nameOf);
 
 /** Long options a --help screen lists, e.g. "--port-base". */
 function helpOptions(help: string): string[] {
@@ -22,10 +25,11 @@ describe('man pages', () => {
     const pages = readdirSync(manDir);
     expect(commandNames).toEqual(['serve', 'top', 'check-config', 'sim', 'bench']);
     expect(pages).toContain('routerctl.1');
-    for (const name of commandNames) expect(pages).toContain(`routerctl-${name}.1`);
+    expect(allCommands).toEqual([...commandNames, 'embedded-fleet']);
+    for (const name of allCommands) expect(pages).toContain(`routerctl-${name}.1`);
   });
 
-  it.each(commandNames)('routerctl-%s.1 documents every option its --help lists', async (name) => {
+  it.each(allCommands)('routerctl-%s.1 documents every option its --help lists', async (name) => {
     const help = await runCli([name, '--help']);
     expect(help.code).toBe(0);
     const page = roffText(`routerctl-${name}.1`);
@@ -34,7 +38,7 @@ describe('man pages', () => {
     expect(missing).toEqual([]);
   });
 
-  it.each(['routerctl', ...commandNames.map((n) => `routerctl-${n}`)])('%s.1 renders with groff without warnings', (page) => {
+  it.each(['routerctl', ...allCommands.map((n) => `routerctl-${n}`)])('%s.1 renders with groff without warnings', (page) => {
     const out = execFileSync('groff', ['-man', '-ww', '-z', `${manDir}${page}.1`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     expect(out).toBe('');
   });
