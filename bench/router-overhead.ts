@@ -119,13 +119,27 @@ if (policy === 'cache_aware') routerArgs.push('--worker-queue-limit', '64');
 const router = await startProcess([ROUTERCTL_BIN, ...routerArgs], /^(http:\/\/\S+)$/m);
 const pidOf = { upstream: upstream.child.pid!, proxy: proxy.child.pid!, router: router.child.pid! };
 
-const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+/**
+ * The router's rate over the bare proxy's, round by round: the two runs of a round are
+ * back to back, so a machine that slows down for a while slows both. The median of the
+ * rounds' ratios, with their range, is what the table gives; a mean of rates would let
+ * one slow round decide.
+ */
+const pairedRatio = (router: Run[], bare: Run[]): { median: number; min: number; max: number } => {
+  const rs = router.map((r, k) => r.rps / bare[k]!.rps);
+  return { median: median(rs), min: Math.min(...rs), max: Math.max(...rs) };
+};
+const fmtRatio = (r: { median: number; min: number; max: number }): string => `${r.median.toFixed(2)}× (${r.min.toFixed(2)}–${r.max.toFixed(2)})`;
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
 try {
   console.log(`node ${process.version}; client ${HAS_WRK ? 'wrk -t1' : 'undici (wrk not installed)'}; ${rounds} alternating rounds of ${seconds} s at ${connections} connections; router --policy ${policy}; 3 fast upstreams in one process`);
   console.log('');
-  console.log('| prompt | body | direct upstream | bare undici proxy | routerctl | router / bare | CPU: upstream, client, bare, router | p50 at 1 connection: bare, router, added |');
+  console.log('| prompt | body | direct upstream | bare undici proxy | routerctl | router / bare, median of rounds (range) | CPU: upstream, client, bare, router | p50 at 1 connection: bare, router, added |');
   console.log('|---|---:|---:|---:|---:|---:|---|---|');
   for (const size of sizes) {
     const file = bodyFile(size);
@@ -138,11 +152,11 @@ try {
       const order = (k % 2 === 0 ? ['direct', 'bare', 'router'] : ['router', 'bare', 'direct']) as Array<keyof typeof targets>;
       for (const t of order) runs[t].push(await drive(targets[t], file, connections, seconds, pidOf));
     }
-    const rps = (t: keyof typeof targets): number => mean(runs[t].map((r) => r.rps));
+    const rps = (t: keyof typeof targets): number => median(runs[t].map((r) => r.rps));
     const cpu = (t: keyof typeof targets, p: string): number => Math.max(...runs[t].map((r) => r.cpu[p] ?? NaN));
     // The router's ratio is honest only if neither the upstream nor the client set the pace of either run.
     const limits = (['bare', 'router'] as const).flatMap((t) => (['upstream', 'client'] as const).filter((p) => cpu(t, p) >= SATURATED).map((p) => `${p} (${t} run)`));
-    const ratio = limits.length > 0 ? `n/a: ${[...new Set(limits)].join(', ')} saturated` : `${(rps('router') / rps('bare')).toFixed(2)}×`;
+    const ratio = limits.length > 0 ? `n/a: ${[...new Set(limits)].join(', ')} saturated` : fmtRatio(pairedRatio(runs.router, runs.bare));
     const one = { bare: await drive(targets.bare, file, 1, Math.min(3, seconds), pidOf), router: await drive(targets.router, file, 1, Math.min(3, seconds), pidOf) };
     const errs = [...runs.bare, ...runs.router].reduce((a, r) => a + r.errors, 0);
     console.log(
@@ -154,13 +168,36 @@ try {
   if (ramp.length > 0) {
     const file = bodyFile('short');
     console.log('');
-    console.log('| connections | bare undici proxy | routerctl | router / bare | router p50 | CPU: client, router |');
+    console.log('| connections | bare undici proxy | routerctl | router / bare, median of rounds (range) | router p50 | CPU: client, router |');
     console.log('|---:|---:|---:|---:|---:|---|');
-    for (const c of ramp) {
-      const bare = await drive(proxy.out, file, c, seconds, pidOf);
-      const r = await drive(router.out, file, c, seconds, pidOf);
-      console.log(`| ${c} | ${bare.rps.toFixed(0)} | ${r.rps.toFixed(0)}${r.errors > 0 ? ` (${r.errors} errors)` : ''} | ${(r.rps / bare.rps).toFixed(2)}× | ${r.p50Ms.toFixed(2)} ms | ${pct(r.cpu.client!)}, ${pct(r.cpu.router!)} |`);
+    // Rounds alternate the targets and walk the ramp in both directions, so that neither
+    // the order nor a slow spell of the machine favours one connection count.
+    const byConns = new Map(ramp.map((c) => [c, { bare: [] as Run[], router: [] as Run[] }]));
+    for (let k = 0; k < rounds; k++) {
+      for (const c of k % 2 === 0 ? ramp : [...ramp].reverse()) {
+        const runs = byConns.get(c)!;
+        const order = (k % 2 === 0 ? ['bare', 'router'] : ['router', 'bare']) as Array<'bare' | 'router'>;
+        for (const t of order) runs[t].push(await drive(t === 'bare' ? proxy.out : router.out, file, c, seconds, pidOf));
+      }
     }
+    for (const c of ramp) {
+      const { bare, router: r } = byConns.get(c)!;
+      const errs = r.reduce((a, x) => a + x.errors, 0);
+      console.log(
+        `| ${c} | ${median(bare.map((x) => x.rps)).toFixed(0)} | ${median(r.map((x) => x.rps)).toFixed(0)}${errs > 0 ? ` (${errs} errors)` : ''} | ${fmtRatio(pairedRatio(r, bare))} | ` +
+          `${median(r.map((x) => x.p50Ms)).toFixed(2)} ms | ${pct(Math.max(...r.map((x) => x.cpu.client!)))}, ${pct(Math.max(...r.map((x) => x.cpu.router!)))} |`,
+      );
+    }
+    // The goal is the router's own curve: its rate at the most connections over its rate at the fewest, round by round.
+    const first = byConns.get(ramp[0]!)!.router;
+    const last = byConns.get(ramp.at(-1)!)!.router;
+    const own = last.map((x, k) => x.rps / first[k]!.rps);
+    const ownBare = byConns.get(ramp.at(-1)!)!.bare.map((x, k) => x.rps / byConns.get(ramp[0]!)!.bare[k]!.rps);
+    console.log('');
+    console.log(
+      `At ${ramp.at(-1)} connections over ${ramp[0]}, round by round (median, range): routerctl ${median(own).toFixed(2)}× (${Math.min(...own).toFixed(2)}–${Math.max(...own).toFixed(2)}), ` +
+        `bare proxy ${median(ownBare).toFixed(2)}× (${Math.min(...ownBare).toFixed(2)}–${Math.max(...ownBare).toFixed(2)}).`,
+    );
   }
   console.log('');
   console.log(`CPU is the share of one core over the run, the most any round used. A client or upstream at ${pct(SATURATED)} or more makes that row's ratio not a measure of the proxies.`);

@@ -107,6 +107,29 @@ describe('text keys', () => {
     expect(textBlockHashes('x'.repeat(63), 64)).toEqual([]);
   });
 
+  it('one changed byte, in any of the four lanes of any block, changes that block and every later one, and only those', () => {
+    const base = 'The quick brown fox jumps over the lazy dog. '.repeat(20); // 900 bytes: 14 blocks of 64
+    const reference = textBlockHashes(base, 64);
+    for (const at of [0, 1, 4, 5, 10, 15, 63, 64, 200, 447, 895]) {
+      const changed = base.slice(0, at) + (base[at] === 'X' ? 'Y' : 'X') + base.slice(at + 1);
+      const hashes = textBlockHashes(changed, 64);
+      const block = Math.floor(at / 64);
+      expect(hashes.slice(0, block)).toEqual(reference.slice(0, block));
+      for (let b = block; b < reference.length; b++) expect(hashes[b]).not.toBe(reference[b]);
+    }
+  });
+
+  it('chunks whose word count is not a multiple of four (an odd --block-size) key every byte too', () => {
+    const base = 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(10); // 360 bytes: 18 blocks of 20
+    const reference = textBlockHashes(base, 20);
+    expect(reference).toHaveLength(18);
+    for (const at of [16, 17, 19, 39]) {
+      const changed = base.slice(0, at) + '!' + base.slice(at + 1);
+      expect(textBlockHashes(changed, 20)[Math.floor(at / 20)]).not.toBe(reference[Math.floor(at / 20)]);
+    }
+    expect(new Set(reference).size).toBe(18);
+  });
+
   it('a long text after a short one, and a short after a long, key as on their own (the scratch area is reused, and let go after a huge one)', () => {
     const short = 'abc '.repeat(40);
     const long = 'lorem ipsum '.repeat(250_000);

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Dispatcher as UndiciDispatcher } from 'undici';
 import type { Worker } from '../workers/worker.js';
+import { ClientGone } from './client-gone.js';
 import { endToEndHeaders } from './hop-by-hop.js';
 import { ApiErrors, sseErrorEvent } from '../server/api-error.js';
 
@@ -79,10 +80,10 @@ export function classifyUpstreamError(err: unknown): 'timeout' | 'unreachable' |
  * response the router relays can make the worker the owner of the request's prefix.
  */
 export class UpstreamCall {
-  readonly #abort = new AbortController();
+  readonly #gone = new ClientGone();
   readonly #res: ServerResponse;
   readonly #onClose = (): void => {
-    if (!this.#res.writableFinished) this.#abort.abort();
+    if (!this.#res.writableFinished) this.#gone.abort();
   };
 
   constructor(res: ServerResponse) {
@@ -92,7 +93,7 @@ export class UpstreamCall {
 
   /** The client went away: nothing more is worth sending. */
   get cancelled(): boolean {
-    return this.#abort.signal.aborted;
+    return this.#gone.aborted;
   }
 
   /** Detach from the client response; call once, when the request is done. */
@@ -101,7 +102,7 @@ export class UpstreamCall {
   }
 
   async send(worker: Worker, r: UpstreamRequest): Promise<SendOutcome> {
-    const signal = this.#abort.signal;
+    const signal = this.#gone;
     if (signal.aborted) return CANCELLED;
     try {
       const response = await worker.pool.request({
@@ -150,7 +151,7 @@ export class UpstreamCall {
       throw err;
     }
     if (streamed) res.flushHeaders();
-    return relayBody(response.body, res, this.#abort.signal, streamed);
+    return relayBody(response.body, res, this.#gone, streamed);
   }
 }
 
@@ -159,7 +160,7 @@ export class UpstreamCall {
  * response on an upstream error, and we need to end an SSE stream with an error
  * event instead, and to tell an upstream failure from a client that left.
  */
-function relayBody(body: Readable, res: ServerResponse, signal: AbortSignal, streamed: boolean): Promise<RelayOutcome> {
+function relayBody(body: Readable, res: ServerResponse, signal: ClientGone, streamed: boolean): Promise<RelayOutcome> {
   return new Promise((resolve) => {
     let firstByteAt: number | undefined;
     let settled = false;
