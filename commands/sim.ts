@@ -22,6 +22,10 @@ interface SimArgs {
   'long-prefill-token-threshold': number | undefined;
   speedup: number;
   seed: number;
+  'kv-events': boolean;
+  'kv-events-format': 'array' | 'map';
+  'kv-events-topic': string;
+  'load-publish': boolean;
   json: boolean;
 }
 
@@ -104,6 +108,14 @@ const sim: CommandModule<object, SimArgs> = {
         coerce: numberGreaterThan('speedup', 0),
       })
       .option('seed', { type: 'number', default: 42, describe: 'random seed (output lengths, text)', coerce: wholeNumber('seed') })
+      .option('kv-events', {
+        type: 'boolean',
+        default: false,
+        describe: 'publish KV cache events over ZMQ (BlockStored, BlockRemoved, AllBlocksCleared), with a replay socket; /server_info advertises them',
+      })
+      .option('kv-events-format', { choices: ['array', 'map'] as const, default: 'array' as const, describe: 'KV events positional (array) or tagged (map), as engines before and after the format change write them' })
+      .option('kv-events-topic', { type: 'string', default: '', describe: 'topic of the KV event messages' })
+      .option('load-publish', { type: 'boolean', default: false, describe: 'publish SGLang LoadStat over ZMQ (needs --kv-events, as SGLang does)' })
       .option('json', { type: 'boolean', default: false, describe: 'print one JSON object with the URLs' })
       .check((argv) => {
         const a = argv as unknown as SimArgs;
@@ -114,6 +126,12 @@ const sim: CommandModule<object, SimArgs> = {
           if (a[flag] !== undefined && a.flavor !== flavor) {
             throw usageError(`--${flag} is a ${flavor} flag and does nothing with --flavor ${a.flavor}; use ${instead}`);
           }
+        }
+        if (a['load-publish'] && a.flavor !== 'sglang') {
+          throw usageError('--load-publish is SGLang\'s LoadStat push; vLLM has none (routers poll its /metrics)');
+        }
+        if (a['load-publish'] && !a['kv-events']) {
+          throw usageError('--load-publish needs --kv-events: SGLang publishes load only beside its KV events');
         }
         if (a['schedule-policy'] === 'lpm' && a.flavor !== 'sglang') {
           throw usageError('--schedule-policy lpm is an sglang policy; vLLM schedules its waiting queue in arrival order');
@@ -130,6 +148,7 @@ const sim: CommandModule<object, SimArgs> = {
       .example('$0 sim --workers 4 --port-base 31000', 'four SGLang-style engines on ports 31000-31003')
       .example('$0 sim -n 2 --port-base 0 --json', 'free ports, machine-readable')
       .example('$0 sim --flavor vllm --dp-size 2 --speedup 10', 'vLLM-style engines with two ranks, 10x faster')
+      .example('$0 sim --kv-events --load-publish', 'engines that push KV events and LoadStat as SGLang does')
       .example('$0 sim --schedule-policy lpm --max-total-tokens 65536', 'SGLang engines sorting by cached prefix, with a small KV pool') as unknown as Argv<SimArgs>,
   handler: async (argv) => {
     const { startSimFleet } = await import('../src/sim/index.js');
@@ -158,10 +177,20 @@ const sim: CommandModule<object, SimArgs> = {
         params,
         ...(argv['kv-blocks'] !== undefined ? { kvBlocks: argv['kv-blocks'] } : {}),
         ...(argv['max-total-tokens'] !== undefined ? { maxTotalTokens: argv['max-total-tokens'] } : {}),
+        push: { kvEvents: argv['kv-events'], kvFormat: argv['kv-events-format'], topic: argv['kv-events-topic'], loadPublish: argv['load-publish'] },
       });
       if (argv.json) {
         process.stdout.write(
-          `${JSON.stringify({ urls: fleet.urls, flavor: argv.flavor, model: argv.model, dp_size: argv['dp-size'], simulated: true })}\n`,
+          `${JSON.stringify({
+            urls: fleet.urls,
+            flavor: argv.flavor,
+            model: argv.model,
+            dp_size: argv['dp-size'],
+            simulated: true,
+            ...(argv['kv-events']
+              ? { kv_events: fleet.servers.map((srv) => ({ ...srv.engine.push!.serverInfoBlock(), replay_endpoints: srv.engine.ranks.map((_, r) => srv.engine.push!.replayEndpoint(r)) })) }
+              : {}),
+          })}\n`,
         );
       } else {
         for (const url of fleet.urls) process.stdout.write(`${url}\n`);

@@ -55,6 +55,19 @@ export interface AdminWorker {
   load_poll_unanswered: number;
   /** Added: out of the pool because its load polls go unanswered (then `healthy` is false). */
   load_unreachable: boolean;
+  /** Added: where the worker's load comes from now: the engine's LoadStat push, or HTTP polls (docs/engine-load.md §Load by push). */
+  load_source: 'push' | 'poll';
+  /** Added: the worker's load channel when its engine advertises one, else null. */
+  load_push: {
+    endpoints: string[];
+    frames_total: number;
+    decode_errors_total: number;
+    /** Frames lost to sequence gaps (load has no replay: the next frame supersedes them). */
+    missed_total: number;
+    /** Publisher restarts seen (the sequence went back to 0). */
+    resets_total: number;
+    last_error: string | null;
+  } | null;
 }
 
 export type AdminRouter = AdminState['router'];
@@ -111,6 +124,8 @@ export const ADMIN_STATE_FIELDS = {
     'last_poll_error',
     'load_poll_unanswered',
     'load_unreachable',
+    'load_source',
+    'load_push',
   ],
   alerts: ['all_queued', 'gate_inert'],
 } as const satisfies {

@@ -14,5 +14,19 @@ export {
 export type { LoadRead, LoadShape, LoadSource, LoadSummary, RankReading, Readings } from './load-formats.js';
 export { POLL_FAILURE_REASONS, pollEngineLoad } from './load-poll.js';
 export type { LoadPoll, PollFailureReason } from './load-poll.js';
-export { parseJson, parseModels, parseServerInfo } from './introspection.js';
-export type { ModelsInfo, ServerInfo } from './introspection.js';
+export { parseJson, parseModels, parseServerInfo, pushEndpoint } from './introspection.js';
+export type { ModelsInfo, PushInfo, ServerInfo } from './introspection.js';
+export {
+  decodeKvEventBatch,
+  decodeLoadStat,
+  hashToBigInt,
+  KV_EVENT_LIMITS,
+  KvEventFeed,
+  PushDecodeError,
+  PushSubscription,
+  readPushFrame,
+  replayFrom,
+  sequenceFrame,
+  SequenceTracker,
+} from './push/index.js';
+export type { BlockHashes, EngineKind, KvEvent, KvEventBatch, KvEventFeedOptions, KvFeedSink, KvFeedStats, LoadStat, PushFrame, ReplayedBatch, SequenceVerdict, SkippedEvent } from './push/index.js';

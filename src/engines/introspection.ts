@@ -25,6 +25,8 @@ export function parseModels(body: unknown): ModelsInfo | null {
 
 export interface ServerInfo {
   dpSize: number;
+  /** The engine's push channels (SGLang's `kv_events` block), or null when it publishes none. */
+  push: PushInfo | null;
   /** SGLang --schedule-policy, when the engine says. */
   schedulePolicy: string | null;
   /**
@@ -38,10 +40,66 @@ const CACHE_AWARE_POLICIES = new Set(['lpm', 'dfs-weight']);
 
 /** SGLang GET /server_info or /get_server_info; null without a usable dp_size. */
 export function parseServerInfo(body: unknown): ServerInfo | null {
-  const o = (body ?? {}) as { dp_size?: unknown; schedule_policy?: unknown };
+  const o = (body ?? {}) as { dp_size?: unknown; schedule_policy?: unknown; kv_events?: unknown };
   if (typeof o.dp_size !== 'number' || !Number.isInteger(o.dp_size) || o.dp_size <= 0) return null;
   const policy = typeof o.schedule_policy === 'string' ? o.schedule_policy : null;
-  return { dpSize: o.dp_size, schedulePolicy: policy, cacheAwareSchedule: policy !== null && CACHE_AWARE_POLICIES.has(policy) };
+  return { dpSize: o.dp_size, push: parsePushInfo(o.kv_events, o.dp_size), schedulePolicy: policy, cacheAwareSchedule: policy !== null && CACHE_AWARE_POLICIES.has(policy) };
+}
+
+/**
+ * Where an SGLang engine publishes (docs/engine-push.md §Discovery): KV events on
+ * `endpoint_port_base + rank`, and, when its load publisher is on, `LoadStat` on
+ * `load_endpoint_port_base + rank`. The host may be a wildcard the engine bound to:
+ * subscribers then use the worker URL's host.
+ */
+export interface PushInfo {
+  /** The host to connect to; null when the engine bound a wildcard (use the worker URL's host). */
+  host: string | null;
+  kvPortBase: number;
+  kvTopic: string;
+  /** Tokens per block in the events (subscribers must hash at this size). */
+  blockSize: number | null;
+  /** Ranks publishing: one socket per rank. */
+  dpSize: number;
+  loadPortBase: number | null;
+  loadTopic: string;
+}
+
+const WILDCARD_HOSTS = new Set(['*', '0.0.0.0', '::', '[::]', '']);
+
+function parsePushInfo(v: unknown, dpSize: number): PushInfo | null {
+  if (v === null || typeof v !== 'object') return null;
+  const o = v as Record<string, unknown>;
+  if (o.publisher !== 'zmq' || !isPort(o.endpoint_port_base)) return null;
+  const host = typeof o.endpoint_host === 'string' && !WILDCARD_HOSTS.has(o.endpoint_host) ? o.endpoint_host : null;
+  const ranks = typeof o.dp_size === 'number' && Number.isInteger(o.dp_size) && o.dp_size > 0 ? o.dp_size : dpSize;
+  return {
+    host,
+    kvPortBase: o.endpoint_port_base,
+    kvTopic: typeof o.topic === 'string' ? o.topic : '',
+    blockSize: typeof o.block_size === 'number' && Number.isInteger(o.block_size) && o.block_size > 0 ? o.block_size : null,
+    dpSize: ranks,
+    loadPortBase: isPort(o.load_endpoint_port_base) ? o.load_endpoint_port_base : null,
+    loadTopic: typeof o.load_topic === 'string' ? o.load_topic : 'load',
+  };
+}
+
+function isPort(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 && v < 65_536;
+}
+
+/** The ZMQ address of one rank's publisher: the advertised host, else the worker URL's. */
+export function pushEndpoint(workerUrl: string, info: PushInfo, portBase: number, rank: number): string {
+  let host = info.host;
+  if (host === null) {
+    try {
+      host = new URL(workerUrl).hostname;
+    } catch {
+      host = '127.0.0.1';
+    }
+  }
+  const bare = host.startsWith('[') ? host.slice(1, -1) : host;
+  return `tcp://${bare.includes(':') ? `[${bare}]` : bare}:${portBase + rank}`;
 }
 
 /** JSON.parse that answers undefined instead of throwing. */

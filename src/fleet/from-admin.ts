@@ -27,6 +27,7 @@ export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now())
       waiting: num(w.waiting),
       running: num(w.running),
       sampleAgeMs: num(w.sample_age_ms),
+      loadSource: w.load_source === 'push' || w.load_source === 'poll' ? w.load_source : null,
       fresh: bool(w.fresh),
       gated: bool(w.gated),
       inflight: num(w.inflight),

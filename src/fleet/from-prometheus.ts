@@ -27,6 +27,7 @@ export function snapshotFromPrometheus(text: string, receivedAt: number = Date.n
         waiting: null,
         running: null,
         sampleAgeMs: null,
+        loadSource: null,
         fresh: null,
         gated: null,
         inflight: null,

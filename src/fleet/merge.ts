@@ -69,6 +69,7 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
       waiting: freshest?.waiting ?? null,
       running: freshest?.running ?? null,
       sampleAgeMs: freshest?.sampleAgeMs ?? minKnown(seen.map((p) => p.sampleAgeMs)),
+      loadSource: freshest?.loadSource ?? null,
       fresh: freshest?.fresh ?? anyOf(seen.map((p) => p.fresh), true),
       gated: anyOf(seen.map((p) => p.gated), true),
       inflight: sumKnown(seen.map((p) => p.inflight)),

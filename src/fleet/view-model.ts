@@ -46,6 +46,8 @@ export interface WorkerSnapshot {
   waiting: number | null;
   running: number | null;
   sampleAgeMs: number | null;
+  /** Whether the sample was pushed by the engine or polled; null when the source does not say. */
+  loadSource: 'push' | 'poll' | null;
   fresh: boolean | null;
   gated: boolean | null;
   inflight: number | null;

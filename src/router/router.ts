@@ -20,7 +20,7 @@ import { drainServer } from './server/drain.js';
 import { GenerationPath } from './server/generation.js';
 import { ANY_ALLOW, GET_ALLOW, POST_ALLOW, answerOptions, httpEdgeOptions } from './server/http-edge.js';
 import { InflightRequests } from './server/inflight.js';
-import { LoadSampler, LoadTable } from './state/load_monitor/index.js';
+import { LoadPush, LoadSampler, LoadTable } from './state/load_monitor/index.js';
 import { PrefixIndex } from './state/prefix_index/index.js';
 import { PrefixLookup } from './state/prefix-lookup.js';
 import { WorkerStatus } from './state/worker-status.js';
@@ -56,6 +56,7 @@ export class Router {
   readonly registry: WorkerRegistry;
   readonly policy: Policy;
   private readonly sampler: LoadSampler;
+  private readonly loadPush: LoadPush;
   private readonly status: WorkerStatus;
   private readonly log: Logger;
   private readonly version: string;
@@ -80,14 +81,16 @@ export class Router {
     this.table = new LoadTable(c.loadFreshnessMs);
     this.table.setGate(c.workerQueueLimit, c.saturationQueueFloor);
     this.index = new PrefixIndex({ maxBlocks: c.prefixIndexMaxBlocks });
+    this.loadPush = new LoadPush(this.table, () => performance.now());
     this.sampler = new LoadSampler(this.table, {
       intervalMs: c.loadPollIntervalMs,
       timeoutMs: c.loadTimeoutMs,
       now: () => performance.now(),
+      pushed: (w) => this.loadPush.isLive(w),
       onStatus: (w, s) =>
         s.ok ? this.log.info('load sampling ok', { worker: w.url, source: s.source }) : this.log.warn('no load sample', { worker: w.url, reason: s.reason }),
     });
-    this.registry = new WorkerRegistry(this.table, this.sampler, this.index, this.log, {
+    this.registry = new WorkerRegistry(this.table, this.sampler, this.loadPush, this.index, this.log, {
       cbThreshold: c.cbThreshold > 0 ? c.cbThreshold : null,
       cbCoolDownMs: c.cbCoolDownSecs * 1000,
       connections: 1024,
@@ -96,7 +99,7 @@ export class Router {
       now: () => performance.now(),
     });
     for (const url of c.workerUrls) this.registry.add(url);
-    this.status = new WorkerStatus(this.table, this.registry, this.sampler);
+    this.status = new WorkerStatus(this.table, this.registry, this.sampler, this.loadPush);
     this.policy = createPolicy(c);
     this.adminTokenDigest = c.adminToken ? tokenDigest(c.adminToken) : undefined;
     this.metrics = new RouterMetrics({
@@ -195,6 +198,7 @@ export class Router {
     if (this.inflightRequests.count > 0) {
       await Promise.race([this.inflightRequests.idle(), new Promise((r) => setTimeout(r, 500).unref())]);
     }
+    this.loadPush.close();
     await Promise.race([Promise.all([this.sampler.stop(), this.registry.close()]), new Promise((r) => setTimeout(r, 1000).unref())]);
     return cut;
   }
@@ -205,6 +209,7 @@ export class Router {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const s of this.sockets) s.destroy();
     await closed;
+    this.loadPush.close();
     await this.sampler.stop();
     await this.registry.close();
   }

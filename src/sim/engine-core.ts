@@ -520,7 +520,7 @@ export class EngineCore {
   private commitPromptBlocks(r: SimRequest): void {
     const full = r.promptHashes.length;
     if (full > r.promptBlocksCommitted) {
-      this.cache.commit(r.promptHashes, r.promptBlocksCommitted, full);
+      this.cache.commit(r.promptHashes, r.promptBlocksCommitted, full, r.prompt);
       r.anonymousBlocks -= full - r.promptBlocksCommitted;
       r.pinnedCount = full;
       r.promptBlocksCommitted = full;
@@ -529,9 +529,10 @@ export class EngineCore {
 
   private finish(r: SimRequest, t: number): void {
     // Generated blocks become cacheable too: the next turn of a conversation hits them.
-    const all = blockHashes(r.prompt.concat(r.output), this.params.blockSize);
+    const sequence = r.prompt.concat(r.output);
+    const all = blockHashes(sequence, this.params.blockSize);
     if (all.length > r.pinnedCount) {
-      this.cache.commit(all, r.pinnedCount, all.length);
+      this.cache.commit(all, r.pinnedCount, all.length, sequence);
       r.anonymousBlocks -= all.length - r.pinnedCount;
     }
     this.cache.release(all, all.length, r.anonymousBlocks);

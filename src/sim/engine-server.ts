@@ -9,7 +9,7 @@ import { generate } from './routes/generate-route.js';
 import { getLoad, v1Loads, vllmLoad } from './routes/load-routes.js';
 import { flushCache, health, healthGenerate, models, serverInfo } from './routes/info-routes.js';
 import { metrics } from './routes/metrics-route.js';
-import { getSimConfig, putSimConfig, putSimLoad } from './routes/control-routes.js';
+import { getSimConfig, putSimConfig, putSimLoad, putSimPush } from './routes/control-routes.js';
 import type { RouteContext, RouteHandler } from './routes/route-context.js';
 import type { SimEngine } from './sim-engine.js';
 
@@ -34,6 +34,7 @@ const COMMON: Array<[string, string[], RouteHandler]> = [
   ['/sim/load', ['PUT'], putSimLoad],
   ['/sim/config', ['PUT'], putSimConfig],
   ['/sim/config', ['GET'], getSimConfig],
+  ['/sim/push', ['PUT'], putSimPush],
 ];
 
 const SGLANG_ROUTES = table([

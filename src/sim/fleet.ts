@@ -4,6 +4,8 @@ import { DEFAULT_ENGINE_PARAMS } from './engine-params.js';
 import type { EngineParams } from './engine-params.js';
 import { EngineServer } from './engine-server.js';
 import type { Flavor } from './http/responses.js';
+import { SimPushPublisher } from './push-publisher.js';
+import type { PushOptions } from './push-publisher.js';
 import { SimEngine } from './sim-engine.js';
 
 export interface SimFleetOptions {
@@ -29,6 +31,8 @@ export interface SimFleetOptions {
    * (rounded down) and overrides kvBlocks.
    */
   maxTotalTokens?: number;
+  /** Push channels (KV events, LoadStat) each engine publishes; none by default. */
+  push?: Omit<PushOptions, 'host'>;
 }
 
 export const DEFAULT_SIM_MODEL = 'sim-llama-3.1-8b';
@@ -78,6 +82,7 @@ export async function startSimFleet(options: Partial<SimFleetOptions> = {}): Pro
       });
       const server = new EngineServer(engine, o.maxBodyBytes === undefined ? {} : { maxBodyBytes: o.maxBodyBytes });
       servers.push(server);
+      if (o.push && (o.push.kvEvents || o.push.loadPublish)) engine.push = await SimPushPublisher.start(engine, { ...o.push, host: o.host });
       await server.listen(o.host, o.portBase === 0 ? 0 : o.portBase + i);
     }
   } catch (err) {

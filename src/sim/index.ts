@@ -13,3 +13,5 @@ export type { Flavor } from './http/responses.js';
 export type { SimRequest } from './sim-request.js';
 export { Rng } from './rng.js';
 export { coreKeys } from './routes/load-routes.js';
+export { SimPushPublisher } from './push-publisher.js';
+export type { PushOptions } from './push-publisher.js';

@@ -6,8 +6,20 @@
  * count: referenced blocks are pinned; unreferenced ones stay cached but count as
  * free (both engines report them so) and are evicted least-recently-released first.
  */
+/**
+ * What the cache tells a KV-event publisher (docs/simulator.md §Push channels): blocks
+ * it starts holding, in runs that chain from `parent`, and blocks it lets go.
+ */
+export interface KvCacheListener {
+  /** Blocks `first`..`first + hashes.length - 1` of a sequence became cached; `tokens` is the whole sequence when known. */
+  stored(hashes: readonly number[], parent: number | null, first: number, tokens: readonly number[] | undefined): void;
+  removed(hashes: readonly number[]): void;
+  cleared(): void;
+}
+
 export class KvBlockCache {
   readonly capacity: number;
+  listener: KvCacheListener | undefined;
   private readonly cached = new Map<number, CachedBlock>();
   /** Unreferenced cached blocks in release order: the first key is the LRU victim. */
   private readonly evictable = new Map<number, CachedBlock>();
@@ -49,19 +61,28 @@ export class KvBlockCache {
    * Turn anonymous blocks of a request into cached blocks under `hashes[from..to)`.
    * A hash another request cached meanwhile is shared, and our block goes back free.
    */
-  commit(hashes: readonly number[], from: number, to: number): void {
+  commit(hashes: readonly number[], from: number, to: number, tokens?: readonly number[]): void {
+    let runStart = -1;
     for (let i = from; i < to; i++) {
       const h = hashes[i]!;
       const existing = this.cached.get(h);
       this.anonymous--;
       if (existing) {
         this.ref(existing);
+        if (runStart >= 0) this.#stored(hashes, runStart, i, tokens);
+        runStart = -1;
       } else {
         const block: CachedBlock = { hash: h, refs: 1 };
         this.cached.set(h, block);
         this.pinned++;
+        if (runStart < 0) runStart = i;
       }
     }
+    if (runStart >= 0) this.#stored(hashes, runStart, to, tokens);
+  }
+
+  #stored(hashes: readonly number[], from: number, to: number, tokens: readonly number[] | undefined): void {
+    this.listener?.stored(hashes.slice(from, to), from > 0 ? hashes[from - 1]! : null, from, tokens);
   }
 
   /** Drop a request's references to hashes[0..count) and give back its anonymous blocks. */
@@ -81,6 +102,7 @@ export class KvBlockCache {
   flush(): void {
     for (const h of this.evictable.keys()) this.cached.delete(h);
     this.evictable.clear();
+    this.listener?.cleared();
   }
 
   /** Blocks in use by requests: pinned cached blocks plus reservations. */
@@ -107,12 +129,15 @@ export class KvBlockCache {
   private evictFor(reserve: number): void {
     let free = this.capacity - this.cached.size - this.anonymous;
     if (free >= reserve) return;
+    const gone: number[] | undefined = this.listener ? [] : undefined;
     for (const [h] of this.evictable) {
       this.evictable.delete(h);
       this.cached.delete(h);
       this.evictions++;
-      if (++free >= reserve) return;
+      gone?.push(h);
+      if (++free >= reserve) break;
     }
+    if (gone !== undefined && gone.length > 0) this.listener!.removed(gone);
   }
 }
 

@@ -3,6 +3,7 @@ import { EngineCore } from './engine-core.js';
 import type { EngineLoad, SubmitResult } from './engine-core.js';
 import type { EngineParams } from './engine-params.js';
 import type { Flavor } from './http/responses.js';
+import type { SimPushPublisher } from './push-publisher.js';
 import { Rng } from './rng.js';
 import type { RequestObserver, SimRequest, SubmitInput } from './sim-request.js';
 
@@ -50,6 +51,8 @@ export class SimEngine {
   readonly maxTotalTokensFlag: number | null;
   inflight = 0;
   failuresInjected = 0;
+  /** The engine's push channels, when it publishes (advertised in /server_info). */
+  push: SimPushPublisher | undefined;
 
   private readonly failureRng: Rng;
   private nextRank = 0;
@@ -112,6 +115,7 @@ export class SimEngine {
   }
 
   close(): void {
+    this.push?.close();
     for (const r of this.ranks) r.close();
   }
 }

@@ -112,5 +112,6 @@ function headerLines(view: FleetView): string[] {
 
 function sampleText(w: FleetWorker): string {
   if (w.sampleAgeMs === null) return w.fresh === false ? 'none' : DASH;
-  return w.fresh === false ? `${fmtAge(w.sampleAgeMs)} stale` : fmtAge(w.sampleAgeMs);
+  if (w.fresh === false) return `${fmtAge(w.sampleAgeMs)} stale`;
+  return w.loadSource === 'push' ? `${fmtAge(w.sampleAgeMs)} push` : fmtAge(w.sampleAgeMs);
 }

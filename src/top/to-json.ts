@@ -31,6 +31,7 @@ export function fleetJson(view: FleetView): Record<string, unknown> {
       waiting: w.waiting,
       running: w.running,
       sample_age_ms: w.sampleAgeMs,
+      load_source: w.loadSource,
       fresh: w.fresh,
       gated: w.gated,
       inflight: w.inflight,

@@ -28,6 +28,7 @@ describe('admin state → snapshot', () => {
       waiting: doc.workers[0].waiting,
       running: doc.workers[0].running,
       sampleAgeMs: doc.workers[0].sample_age_ms,
+      loadSource: 'poll',
       fresh: true,
       gated: false,
       inflight: doc.workers[0].inflight,

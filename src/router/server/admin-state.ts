@@ -26,7 +26,7 @@ export interface AdminStateInput {
  */
 export function adminState(s: AdminStateInput): AdminState {
   const limit = s.config.workerQueueLimit;
-  const workers: AdminWorker[] = s.readings.map(({ worker: w, fresh, sampleAgeMs, healthy, unreachable, polls }) => ({
+  const workers: AdminWorker[] = s.readings.map(({ worker: w, fresh, sampleAgeMs, healthy, unreachable, polls, loadSource, push }) => ({
     url: w.url,
     healthy,
     breaker: w.breaker.state,
@@ -44,6 +44,17 @@ export function adminState(s: AdminStateInput): AdminState {
     last_poll_error: polls.lastError ? { reason: polls.lastError.reason, message: polls.lastError.message, at_ms: polls.lastError.atMs } : null,
     load_poll_unanswered: polls.unanswered,
     load_unreachable: unreachable,
+    load_source: loadSource,
+    load_push: push
+      ? {
+          endpoints: [...push.endpoints],
+          frames_total: push.frames,
+          decode_errors_total: push.decodeErrors,
+          missed_total: push.missed,
+          resets_total: push.resets,
+          last_error: push.lastError ?? null,
+        }
+      : null,
   }));
   const m = s.metrics;
   const decisions = Object.fromEntries(DECISIONS.map((d) => [d, m.cacheDecisions.get([s.metricsModel, d])])) as AdminState['decisions'];

@@ -1,7 +1,7 @@
 import type { BasicLoad } from '../policies/index.js';
 import type { WorkerRegistry } from '../workers/worker-registry.js';
 import type { Worker } from '../workers/worker.js';
-import type { LoadPollStats, LoadSampler } from './load_monitor/index.js';
+import type { LoadPollStats, LoadPush, LoadPushStats, LoadSampler } from './load_monitor/index.js';
 import type { LoadTable } from './load_monitor/index.js';
 
 /** What the router knows about one worker at one instant. */
@@ -14,6 +14,10 @@ export interface WorkerReading {
   readonly healthy: boolean;
   readonly unreachable: boolean;
   readonly polls: LoadPollStats;
+  /** Where the load comes from now: pushed by the engine, or polled (docs/engine-load.md §Load by push). */
+  readonly loadSource: 'push' | 'poll';
+  /** The worker's load channel, when its engine advertises one. */
+  readonly push: LoadPushStats | undefined;
 }
 
 /**
@@ -26,6 +30,7 @@ export class WorkerStatus {
     private readonly table: LoadTable,
     private readonly registry: WorkerRegistry,
     private readonly sampler: LoadSampler,
+    private readonly loadPush: LoadPush,
   ) {}
 
   readings(now: number): WorkerReading[] {
@@ -37,6 +42,8 @@ export class WorkerStatus {
       healthy: this.registry.isHealthy(worker, now),
       unreachable: this.registry.isUnreachable(worker),
       polls: this.sampler.stats(worker),
+      loadSource: this.loadPush.isLive(worker, now) ? 'push' : 'poll',
+      push: this.loadPush.stats(worker),
     }));
   }
 }

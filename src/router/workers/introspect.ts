@@ -3,8 +3,8 @@ import { getEngineReply, parseJson, parseModels, parseServerInfo } from '../../e
 import type { WorkerInfo } from './worker.js';
 
 /**
- * Ask a worker what it is: its models (/v1/models) and its DP size and schedule
- * policy (/server_info or /get_server_info, SGLang only). Each call is bounded by
+ * Ask a worker what it is: its models (/v1/models) and its DP size, schedule policy
+ * and push channels (/server_info or /get_server_info, SGLang only). Each call is bounded by
  * `timeoutMs` and every reply by the engine byte cap (docs/engine-load.md, "Bounded
  * reads"); a worker that answers neither is "unknown", not an error: it stays
  * routable.
@@ -15,10 +15,11 @@ export async function introspectWorker(url: string, timeoutMs: number, dispatche
   let flavor: WorkerInfo['flavor'] = 'unknown';
   let dpSize: number | undefined;
   let nativeScheduling = false;
+  let push: WorkerInfo['push'] = null;
 
   const m = await get('/v1/models');
   // Too large is still an answer: the engine is there.
-  if (m.kind === 'error' && m.reason !== 'too_large') return { reachable: false, models, flavor, dpSize, nativeScheduling };
+  if (m.kind === 'error' && m.reason !== 'too_large') return { reachable: false, models, flavor, dpSize, nativeScheduling, push };
   const info = m.kind === 'ok' ? parseModels(parseJson(m.text)) : null;
   if (info) {
     models = info.ids;
@@ -31,8 +32,9 @@ export async function introspectWorker(url: string, timeoutMs: number, dispatche
     if (server) {
       dpSize = server.dpSize;
       nativeScheduling = server.cacheAwareSchedule;
+      push = server.push;
       break;
     }
   }
-  return { reachable: true, models, flavor, dpSize, nativeScheduling };
+  return { reachable: true, models, flavor, dpSize, nativeScheduling, push };
 }

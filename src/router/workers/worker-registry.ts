@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
 import type { LoadTable } from '../state/load_monitor/index.js';
-import type { LoadPollStats, LoadSampler } from '../state/load_monitor/index.js';
+import type { LoadPollStats, LoadPush, LoadSampler } from '../state/load_monitor/index.js';
 import type { PrefixIndex } from '../state/prefix_index/index.js';
 import type { Logger } from '../logging/logger.js';
 import { CircuitBreaker } from './circuit-breaker.js';
@@ -37,6 +37,7 @@ export class WorkerRegistry {
   constructor(
     private readonly table: LoadTable,
     private readonly sampler: LoadSampler,
+    private readonly loadPush: LoadPush,
     private readonly index: PrefixIndex,
     private readonly log: Logger,
     private readonly opts: RegistryOptions,
@@ -109,6 +110,7 @@ export class WorkerRegistry {
     this.bySlot[w.slot] = undefined;
     this.workers.splice(this.workers.indexOf(w), 1);
     this.sampler.remove(w);
+    this.loadPush.detach(w);
     this.table.forget(w);
     this.index.forgetWorker(w.slot);
     void w.pool.destroy();
@@ -134,8 +136,9 @@ export class WorkerRegistry {
       this.timers.add(t);
       return;
     }
-    w.info = { dpSize: info.dpSize, models: info.models, flavor: info.flavor, nativeScheduling: info.nativeScheduling };
+    w.info = { dpSize: info.dpSize, models: info.models, flavor: info.flavor, nativeScheduling: info.nativeScheduling, push: info.push };
     this.table.setExpectedRanks(w, info.dpSize);
+    this.loadPush.attach(w, info.push);
     this.table.setUncachedTrusted(w, info.nativeScheduling);
   }
 

@@ -1,4 +1,5 @@
 import type { Pool } from 'undici';
+import type { PushInfo } from '../../engines/index.js';
 import type { PolicyWorker } from '../policies/types.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 
@@ -14,6 +15,8 @@ export interface WorkerInfo {
    * field from routers otherwise. Only then is its load used as native scheduling data.
    */
   nativeScheduling: boolean;
+  /** The engine's push channels from /server_info (SGLang's `kv_events` block), when it publishes. */
+  push: PushInfo | null;
 }
 
 /**
@@ -29,7 +32,7 @@ export class Worker implements PolicyWorker {
   inflight = 0;
   requestsTotal = 0;
   gateRejectionsTotal = 0;
-  info: WorkerInfo = { dpSize: undefined, models: [], flavor: 'unknown', nativeScheduling: false };
+  info: WorkerInfo = { dpSize: undefined, models: [], flavor: 'unknown', nativeScheduling: false, push: null };
 
   constructor(url: string, slot: number, pool: Pool, breaker: CircuitBreaker) {
     this.id = url;

@@ -42,6 +42,24 @@ export const putSimConfig: RouteHandler = async (req, res, _url, ctx) => {
   sendJson(res, 200, controlsView(ctx));
 };
 
+/**
+ * PUT /sim/push {"kv_events": "live" | "paused", "load": "live" | "paused"}: pause a push
+ * channel. Paused KV batches are still numbered and kept for replay, so resuming
+ * shows subscribers a gap that replay repairs; a paused load channel goes silent.
+ */
+export const putSimPush: RouteHandler = async (req, res, _url, ctx) => {
+  const body = parseJsonObject(await readBody(req, CONTROL_BODY_LIMIT));
+  const push = ctx.engine.push;
+  if (!push) throw new RequestValidationError(409, 'this engine publishes nothing: start it with --kv-events or --load-publish');
+  for (const [key, v] of Object.entries(body)) {
+    if (key !== 'kv_events' && key !== 'load') throw new RequestValidationError(400, `unknown key '${key}'; expected kv_events or load`);
+    if (v !== 'live' && v !== 'paused') throw new RequestValidationError(400, `${key} must be "live" or "paused"`);
+  }
+  if (body.kv_events !== undefined) push.paused.kv = body.kv_events === 'paused';
+  if (body.load !== undefined) push.paused.load = body.load === 'paused';
+  sendJson(res, 200, { kv_events: push.paused.kv ? 'paused' : 'live', load: push.paused.load ? 'paused' : 'live', dropped: push.dropped });
+};
+
 export const getSimConfig: RouteHandler = (_req, res, _url, ctx) => sendJson(res, 200, controlsView(ctx));
 
 function controlsView(ctx: Parameters<RouteHandler>[3]): Record<string, unknown> {

@@ -58,7 +58,7 @@ export const serverInfo: RouteHandler = (_req, res, _url, ctx) => {
     load_balance_method: 'round_robin',
     stream_interval: 1,
     incremental_streaming_output: false,
-    kv_events: null,
+    kv_events: e.push?.serverInfoBlock() ?? null,
     internal_states: e.ranks.map((r) => ({ dp_rank: r.rank, load: r.runningCount + r.waitingCount })),
     version: SIM_VERSION,
     simulated: true,

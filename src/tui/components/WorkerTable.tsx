@@ -92,7 +92,9 @@ function cell(c: Column, w: FleetWorker, limit: number | null): Segment[] {
       return text(w.inflightByReplica.map((v) => fmtInt(v)).join('|'));
     case 'age':
       if (w.sampleAgeMs === null) return text(w.fresh === false ? 'none' : DASH, { color: w.fresh === false ? 'yellow' : undefined });
-      return w.fresh === false ? text(`${fmtAge(w.sampleAgeMs)} stale`, { color: 'yellow' }) : text(fmtAge(w.sampleAgeMs));
+      if (w.fresh === false) return text(`${fmtAge(w.sampleAgeMs)} stale`, { color: 'yellow' });
+      // Pushed load is named; polled is the default and goes unmarked.
+      return text(w.loadSource === 'push' ? `${fmtAge(w.sampleAgeMs)} push` : fmtAge(w.sampleAgeMs));
     case 'gated':
       return w.gated ? text('GATED', { color: 'red', bold: true, inverse: true }) : text(w.gated === null ? DASH : '', { dim: true });
     case 'rejections': {

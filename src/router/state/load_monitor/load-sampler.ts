@@ -21,6 +21,12 @@ export interface SamplerOptions {
   unreachableAfter?: number;
   /** Byte cap of one reply; default ENGINE_REPLY_MAX_BYTES. */
   maxReplyBytes?: number;
+  /**
+   * A worker whose load arrives by push needs no poll
+   * (docs/engine-load.md §Load by push). An unreachable worker is polled all the
+   * same: only an answer brings it back.
+   */
+  pushed?: (worker: Worker) => boolean;
 }
 
 export type SampleStatus = { ok: true; source: LoadSource; shape: LoadShape } | { ok: false; reason: string };
@@ -109,7 +115,7 @@ export class LoadSampler {
   start(): void {
     const tick = (): void => {
       if (this.stopped) return;
-      for (const w of this.state.keys()) void this.poll(w);
+      for (const [w, st] of this.state) if (st.unreachable || this.opts.pushed?.(w) !== true) void this.poll(w);
       this.timer = setTimeout(tick, this.opts.intervalMs);
     };
     tick();

@@ -1,0 +1,13 @@
+export { decodeKvEventBatch, hashToBigInt, KV_EVENT_LIMITS, PushDecodeError } from './kv-events.js';
+export type { BlockHashes, EngineKind, KvEvent, KvEventBatch, SkippedEvent } from './kv-events.js';
+export { decodeLoadStat } from './load-stat.js';
+export type { LoadStat } from './load-stat.js';
+export { readPushFrame, sequenceFrame } from './push-frame.js';
+export type { PushFrame } from './push-frame.js';
+export { SequenceTracker } from './sequence-tracker.js';
+export type { SequenceVerdict } from './sequence-tracker.js';
+export { KvEventFeed } from './kv-event-feed.js';
+export type { KvEventFeedOptions, KvFeedSink, KvFeedStats } from './kv-event-feed.js';
+export { PushSubscription } from './push-subscription.js';
+export { replayFrom } from './replay.js';
+export type { ReplayedBatch } from './replay.js';

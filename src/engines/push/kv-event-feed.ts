@@ -1,0 +1,143 @@
+import { decodeKvEventBatch, PushDecodeError } from './kv-events.js';
+import type { EngineKind, KvEventBatch } from './kv-events.js';
+import type { PushFrame } from './push-frame.js';
+import { PushSubscription } from './push-subscription.js';
+import { replayFrom } from './replay.js';
+import { SequenceTracker } from './sequence-tracker.js';
+
+/** Where a feed's batches go, in sequence order. */
+export interface KvFeedSink {
+  batch(batch: KvEventBatch, seq: number): void;
+  /** The publisher started over (an engine restart): everything it said before is void. */
+  reset(): void;
+}
+
+export interface KvEventFeedOptions {
+  endpoint: string;
+  topic: string;
+  engine: EngineKind;
+  /** The publisher's replay socket, when it has one: gaps are repaired from it. */
+  replayEndpoint?: string;
+  replayTimeoutMs?: number;
+}
+
+/** What a feed has seen, for the admin state and /metrics. */
+export interface KvFeedStats {
+  batches: number;
+  events: number;
+  skippedEvents: number;
+  decodeErrors: number;
+  gaps: number;
+  /** Batches a gap missed, whether repaired or not. */
+  missed: number;
+  repaired: number;
+  /** Missed batches the replay could not give back (no replay socket, or beyond its buffer). */
+  lost: number;
+  resets: number;
+  lastSeq: number;
+  lastError: string | undefined;
+}
+
+/**
+ * One publisher's KV events (a worker's one DP rank), applied in sequence order
+ * (docs/engine-push.md §Sequence and replay). A gap holds the live stream while the
+ * replay socket is asked for the missed batches; they are applied, then what arrived
+ * meanwhile. Without a replay socket, or beyond its buffer, the loss is counted and
+ * the stream goes on: the index then drifts until evictions and new stores correct it,
+ * which the counters make visible. A sequence back at 0 is a restarted publisher: the
+ * sink forgets that rank before applying.
+ */
+export class KvEventFeed {
+  readonly stats: KvFeedStats = { batches: 0, events: 0, skippedEvents: 0, decodeErrors: 0, gaps: 0, missed: 0, repaired: 0, lost: 0, resets: 0, lastSeq: -1, lastError: undefined };
+  readonly #opts: KvEventFeedOptions;
+  readonly #sink: KvFeedSink;
+  readonly #tracker = new SequenceTracker();
+  readonly #subscription: PushSubscription;
+  /** Live frames held while a replay is under way; null when none is. */
+  #held: PushFrame[] | null = null;
+  #closed = false;
+
+  constructor(opts: KvEventFeedOptions, sink: KvFeedSink) {
+    this.#opts = opts;
+    this.#sink = sink;
+    this.#subscription = new PushSubscription(opts.endpoint, opts.topic, (f) => this.#onFrame(f), (err) => this.#decodeError(err));
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#subscription.close();
+  }
+
+  #onFrame(frame: PushFrame): void {
+    if (this.#closed) return;
+    if (this.#held !== null) {
+      this.#held.push(frame);
+      return;
+    }
+    const verdict = this.#tracker.observe(frame.seq);
+    switch (verdict.kind) {
+      case 'duplicate':
+        return;
+      case 'reset':
+        this.stats.resets++;
+        this.#sink.reset();
+        break;
+      case 'gap':
+        this.stats.gaps++;
+        this.stats.missed += verdict.to - verdict.from + 1;
+        if (this.#opts.replayEndpoint !== undefined) {
+          this.#held = [frame];
+          void this.#repair(verdict.from, verdict.to);
+          return;
+        }
+        this.stats.lost += verdict.to - verdict.from + 1;
+        break;
+      case 'in_order':
+        break;
+    }
+    this.#apply(frame.payload, frame.seq);
+  }
+
+  async #repair(from: number, to: number): Promise<void> {
+    let got = 0;
+    try {
+      const { batches } = await replayFrom(this.#opts.replayEndpoint!, from, this.#opts.replayTimeoutMs ?? 2000);
+      for (const b of batches) {
+        if (b.seq < from || b.seq > to) continue;
+        this.#apply(b.payload, b.seq);
+        got++;
+      }
+    } catch (err) {
+      this.stats.lastError = `replay from ${from}: ${(err as Error).message}`;
+    }
+    this.stats.repaired += got;
+    this.stats.lost += to - from + 1 - got;
+    // The held live frames, in arrival order, through the same checks as any frame.
+    const held = this.#held ?? [];
+    this.#held = null;
+    const first = held.shift();
+    if (first) this.#apply(first.payload, first.seq);
+    for (const f of held) this.#onFrame(f);
+  }
+
+  #apply(payload: Uint8Array, seq: number): void {
+    let batch: KvEventBatch;
+    try {
+      batch = decodeKvEventBatch(payload, this.#opts.engine);
+    } catch (err) {
+      if (!(err instanceof PushDecodeError)) throw err;
+      this.#decodeError(err);
+      return;
+    }
+    this.stats.batches++;
+    this.stats.events += batch.events.length;
+    this.stats.skippedEvents += batch.skipped.length;
+    this.stats.lastSeq = seq;
+    this.#sink.batch(batch, seq);
+  }
+
+  #decodeError(err: PushDecodeError): void {
+    this.stats.decodeErrors++;
+    this.stats.lastError = err.message;
+  }
+}

@@ -1,0 +1,60 @@
+import { Subscriber } from 'zeromq';
+import { PushDecodeError } from './kv-events.js';
+import { readPushFrame } from './push-frame.js';
+import type { PushFrame } from './push-frame.js';
+
+/**
+ * One SUB socket on one publisher (a worker's one DP rank, KV events or load). ZMQ
+ * reconnects by itself, so a publisher that is not up yet or restarts is joined when
+ * it is there; frames that are not the engines' envelope are reported and dropped.
+ * Nothing here blocks: frames are handed on as they arrive (docs/engine-push.md
+ * §Subscriptions).
+ */
+export class PushSubscription {
+  readonly #socket: Subscriber;
+  #closed = false;
+  /** Messages received, and ones that were not a push envelope. */
+  received = 0;
+  malformed = 0;
+
+  constructor(
+    readonly endpoint: string,
+    readonly topic: string,
+    private readonly onFrame: (frame: PushFrame) => void,
+    private readonly onMalformed: (error: PushDecodeError) => void = () => undefined,
+  ) {
+    // linger 0: closing never waits; reconnect every 500 ms, not ZMQ's 100 ms, to spare
+    // the logs and the engine a tight loop while it is down.
+    this.#socket = new Subscriber({ linger: 0, reconnectInterval: 500, receiveHighWaterMark: 100_000 });
+    this.#socket.connect(endpoint);
+    this.#socket.subscribe(topic);
+    void this.#loop();
+  }
+
+  async #loop(): Promise<void> {
+    try {
+      for await (const frames of this.#socket) {
+        this.received++;
+        let frame: PushFrame;
+        try {
+          frame = readPushFrame(frames);
+        } catch (err) {
+          if (!(err instanceof PushDecodeError)) throw err;
+          this.malformed++;
+          this.onMalformed(err);
+          continue;
+        }
+        this.onFrame(frame);
+      }
+    } catch (err) {
+      // Closing the socket ends the iteration with an error: that is the way out.
+      if (!this.#closed) throw err;
+    }
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#socket.close();
+  }
+}

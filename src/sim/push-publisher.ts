@@ -1,0 +1,281 @@
+import { Publisher, Router } from 'zeromq';
+import { encodeMsgpack, MsgpackMap } from '../msgpack/index.js';
+import type { MsgpackValue } from '../msgpack/index.js';
+import type { KvCacheListener } from './kv-block-cache.js';
+import type { SimEngine } from './sim-engine.js';
+
+/**
+ * The simulated engine's push channels, as SGLang publishes them
+ * (docs/simulator.md §Push channels): per DP rank, KV events on a PUB socket with a
+ * replay ROUTER beside it, and `LoadStat` on a PUB socket of its own; `/server_info`
+ * advertises both in its `kv_events` block. Ports are one contiguous range: KV ranks,
+ * then replay ranks, then load ranks. The envelope is `[topic, sequence (8 bytes,
+ * big-endian), msgpack payload]`; payloads are byte for byte what the engine of the
+ * simulated flavour writes, positional (`array`) or tagged (`map`).
+ */
+export interface PushOptions {
+  /** Address to bind (the fleet's host). */
+  host: string;
+  kvEvents: boolean;
+  kvFormat: 'array' | 'map';
+  loadPublish: boolean;
+  topic: string;
+}
+
+/** How often the load publisher looks at the ranks; SGLang floors its own compute at 50 ms. */
+const LOAD_TICK_MS = 50;
+/** An unchanged reading is re-sent this often (SGLang's heartbeat). */
+const LOAD_HEARTBEAT_MS = 1000;
+/** Batches the replay socket keeps (both engines' default buffer_steps). */
+const REPLAY_BUFFER = 10_000;
+const LOAD_TOPIC = 'load';
+
+interface RankChannels {
+  kv: Publisher | undefined;
+  replay: Router | undefined;
+  load: Publisher | undefined;
+  kvSeq: number;
+  loadSeq: number;
+  pending: MsgpackValue[];
+  flushQueued: boolean;
+  /** [seq, payload] of the last REPLAY_BUFFER batches, oldest first. */
+  buffer: Array<[number, Buffer]>;
+  lastLoad: string;
+  lastLoadAt: number;
+}
+
+export class SimPushPublisher {
+  readonly #engine: SimEngine;
+  readonly #opts: PushOptions;
+  readonly #ranks: RankChannels[];
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+  base = 0;
+  /** Publishing can be paused per channel (PUT /sim/push), to show a gap or a silent publisher. */
+  paused = { kv: false, load: false };
+  /** Batches not sent while paused: they are still numbered and kept for replay, as SGLang does on a failed send. */
+  dropped = 0;
+
+  private constructor(engine: SimEngine, opts: PushOptions, ranks: RankChannels[]) {
+    this.#engine = engine;
+    this.#opts = opts;
+    this.#ranks = ranks;
+  }
+
+  static async start(engine: SimEngine, opts: PushOptions): Promise<SimPushPublisher> {
+    const dp = engine.ranks.length;
+    const blocks = (opts.kvEvents ? 2 * dp : 0) + (opts.loadPublish ? dp : 0);
+    for (let attempt = 0; ; attempt++) {
+      const base = 20_000 + Math.floor(Math.random() * (60_000 - 20_000 - blocks));
+      const ranks: RankChannels[] = [];
+      try {
+        for (let r = 0; r < dp; r++) {
+          const ch: RankChannels = { kv: undefined, replay: undefined, load: undefined, kvSeq: 0, loadSeq: 0, pending: [], flushQueued: false, buffer: [], lastLoad: '', lastLoadAt: -Infinity };
+          ranks.push(ch);
+          if (opts.kvEvents) {
+            ch.kv = new Publisher({ linger: 0, sendHighWaterMark: 100_000 });
+            await ch.kv.bind(`tcp://${opts.host}:${base + r}`);
+            ch.replay = new Router({ linger: 0 });
+            await ch.replay.bind(`tcp://${opts.host}:${base + dp + r}`);
+          }
+          if (opts.loadPublish) {
+            ch.load = new Publisher({ linger: 0, sendHighWaterMark: 8 });
+            await ch.load.bind(`tcp://${opts.host}:${base + (opts.kvEvents ? 2 * dp : 0) + r}`);
+          }
+        }
+      } catch (err) {
+        for (const ch of ranks) for (const s of [ch.kv, ch.replay, ch.load]) s?.close();
+        if (attempt < 20) continue;
+        throw err;
+      }
+      const p = new SimPushPublisher(engine, opts, ranks);
+      p.base = base;
+      p.#wire();
+      return p;
+    }
+  }
+
+  /** The `kv_events` block of /server_info, as SGLang's describe_kv_events_publisher writes it. */
+  serverInfoBlock(): Record<string, unknown> | null {
+    const o = this.#opts;
+    const dp = this.#ranks.length;
+    if (!o.kvEvents) return null;
+    return {
+      publisher: 'zmq',
+      endpoint_host: '*',
+      endpoint_port_base: this.base,
+      topic: o.topic,
+      block_size: this.#engine.params.blockSize,
+      dp_size: dp,
+      ...(o.loadPublish ? { load_endpoint_port_base: this.base + 2 * dp, load_topic: LOAD_TOPIC } : {}),
+    };
+  }
+
+  /** Where rank r's replay socket listens (not in /server_info: SGLang does not advertise it). */
+  replayEndpoint(rank: number): string {
+    return `tcp://${this.#opts.host}:${this.base + this.#ranks.length + rank}`;
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    for (const [r, ch] of this.#ranks.entries()) {
+      this.#engine.ranks[r]!.cache.listener = undefined;
+      for (const s of [ch.kv, ch.replay, ch.load]) s?.close();
+    }
+  }
+
+  #wire(): void {
+    for (const [r, ch] of this.#ranks.entries()) {
+      if (ch.kv) {
+        this.#engine.ranks[r]!.cache.listener = this.#listener(r, ch);
+        void this.#serveReplay(ch);
+      }
+    }
+    if (this.#opts.loadPublish) {
+      this.#timer = setInterval(() => this.#publishLoad(), LOAD_TICK_MS);
+      this.#timer.unref();
+      this.#publishLoad();
+    }
+  }
+
+  #listener(rank: number, ch: RankChannels): KvCacheListener {
+    const bs = this.#engine.params.blockSize;
+    return {
+      stored: (hashes, parent, first, tokens) => {
+        const ids = tokens ? tokens.slice(first * bs, (first + hashes.length) * bs) : [];
+        this.#queue(rank, ch, this.#storedEvent(hashes, parent, ids));
+      },
+      removed: (hashes) => this.#queue(rank, ch, this.#removedEvent(hashes)),
+      cleared: () => this.#queue(rank, ch, this.#opts.kvFormat === 'map' ? new MsgpackMap([['type', 'AllBlocksCleared']]) : ['AllBlocksCleared']),
+    };
+  }
+
+  /**
+   * The simulator's 52-bit block hash as a 64-bit engine hash: shifted left 12 bits, so
+   * about half the values use the top bit, read as SGLang's signed i64 or vLLM's
+   * unsigned u64 (both kinds of value the decoder must take).
+   */
+  #wireHash(h: number): bigint {
+    const v = BigInt(h) << 12n;
+    return this.#engine.flavor === 'vllm' ? BigInt.asUintN(64, v) : BigInt.asIntN(64, v);
+  }
+
+  #storedEvent(hashes: readonly number[], parent: number | null, tokenIds: readonly number[]): MsgpackValue {
+    const bs = this.#engine.params.blockSize;
+    const wire = hashes.map((h) => this.#wireHash(h));
+    const par = parent === null ? null : this.#wireHash(parent);
+    const vllm = this.#engine.flavor === 'vllm';
+    if (this.#opts.kvFormat === 'map') {
+      const entries: Array<[string, MsgpackValue]> = [
+        ['type', 'BlockStored'],
+        ['block_hashes', wire],
+        ['parent_block_hash', par],
+        ['token_ids', tokenIds],
+        ['block_size', bs],
+        ['lora_id', null],
+        ['medium', 'GPU'],
+      ];
+      if (vllm) entries.push(['lora_name', null], ['extra_keys', wire.map(() => null)], ['group_idx', 0], ['kv_cache_spec_kind', 'full_attention']);
+      return new MsgpackMap(entries);
+    }
+    // vLLM positional: every field up to the spec kind (the sliding window's default is trimmed).
+    return vllm
+      ? ['BlockStored', wire, par, tokenIds, bs, null, 'GPU', null, wire.map(() => null), 0, 'full_attention']
+      : ['BlockStored', wire, par, tokenIds, bs, null, 'GPU'];
+  }
+
+  #removedEvent(hashes: readonly number[]): MsgpackValue {
+    const wire = hashes.map((h) => this.#wireHash(h));
+    const vllm = this.#engine.flavor === 'vllm';
+    if (this.#opts.kvFormat === 'map') return new MsgpackMap([['type', 'BlockRemoved'], ['block_hashes', wire], ['medium', 'GPU'], ...(vllm ? ([['group_idx', 0]] as Array<[string, MsgpackValue]>) : [])]);
+    return vllm ? ['BlockRemoved', wire, 'GPU', 0] : ['BlockRemoved', wire, 'GPU'];
+  }
+
+  /** Events of one synchronous stretch of the engine (a scheduler step) go out as one batch. */
+  #queue(rank: number, ch: RankChannels, event: MsgpackValue): void {
+    ch.pending.push(event);
+    if (ch.flushQueued) return;
+    ch.flushQueued = true;
+    queueMicrotask(() => this.#flush(rank, ch));
+  }
+
+  #flush(rank: number, ch: RankChannels): void {
+    ch.flushQueued = false;
+    if (this.#closed || ch.pending.length === 0) return;
+    const payload = encodeMsgpack([Date.now() / 1000, ch.pending, rank]);
+    ch.pending = [];
+    const seq = ch.kvSeq++;
+    // Into the replay buffer before sending, so a batch a send loses is still replayable.
+    ch.buffer.push([seq, payload]);
+    if (ch.buffer.length > REPLAY_BUFFER) ch.buffer.shift();
+    if (this.paused.kv) {
+      this.dropped++;
+      return;
+    }
+    this.#send(ch.kv!, [Buffer.from(this.#opts.topic), seqFrame(seq), payload]);
+  }
+
+  async #serveReplay(ch: RankChannels): Promise<void> {
+    try {
+      for await (const frames of ch.replay!) {
+        const [id, , start] = frames as [Buffer, Buffer, Buffer | undefined];
+        const from = start && start.length === 8 ? Number(start.readBigInt64BE(0)) : 0;
+        for (const [seq, payload] of ch.buffer) if (seq >= from) await ch.replay!.send([id, Buffer.alloc(0), seqFrame(seq), payload]);
+        await ch.replay!.send([id, Buffer.alloc(0), seqFrame(-1), Buffer.alloc(0)]);
+      }
+    } catch {
+      // Closed.
+    }
+  }
+
+  #publishLoad(): void {
+    if (this.#closed) return;
+    const now = Date.now();
+    const loads = this.#engine.reportedLoads();
+    const lpm = this.#engine.flavor === 'sglang' && this.#engine.params.schedulePolicy === 'lpm';
+    for (const [r, ch] of this.#ranks.entries()) {
+      const l = loads[r]!;
+      // SGLang withholds waiting-uncached tokens unless its schedule policy is cache-aware.
+      const stat: MsgpackValue = ['LoadStat', l.running, l.waiting, l.usedTokens, l.maxTotalTokens, r, lpm ? l.waitingUncachedTokens : null];
+      const key = JSON.stringify(stat);
+      if (key === ch.lastLoad && now - ch.lastLoadAt < LOAD_HEARTBEAT_MS) continue;
+      ch.lastLoad = key;
+      ch.lastLoadAt = now;
+      if (this.paused.load) continue;
+      this.#send(ch.load!, [Buffer.from(LOAD_TOPIC), seqFrame(ch.loadSeq++), encodeMsgpack(stat)]);
+    }
+  }
+
+  /**
+   * zeromq takes one send at a time per socket, so sends queue behind the one under
+   * way. PUB sends never wait on subscribers: past the high-water mark the socket
+   * drops, as the engines' do.
+   */
+  #send(socket: Publisher, frames: Buffer[]): void {
+    let q = this.#queues.get(socket);
+    if (!q) this.#queues.set(socket, (q = { busy: false, frames: [] }));
+    q.frames.push(frames);
+    if (!q.busy) void this.#drain(socket, q);
+  }
+
+  readonly #queues = new Map<Publisher, { busy: boolean; frames: Buffer[][] }>();
+
+  async #drain(socket: Publisher, q: { busy: boolean; frames: Buffer[][] }): Promise<void> {
+    q.busy = true;
+    try {
+      for (let next = q.frames.shift(); next !== undefined && !this.#closed; next = q.frames.shift()) {
+        await socket.send(next).catch(() => void this.dropped++);
+      }
+    } finally {
+      q.busy = false;
+    }
+  }
+}
+
+function seqFrame(seq: number): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigInt64BE(BigInt(seq));
+  return b;
+}
