@@ -73,6 +73,8 @@ export const ConfigCodes = {
   WARN_PROBE_DP_SCALE: entry('RCTL_W_PROBE_DP_SCALE', 'probe', 'warning', 'a worker has several DP ranks; the limit (or floor) applies to their sum'),
   WARN_PROBE_MODEL_MISMATCH: entry('RCTL_W_PROBE_MODEL_MISMATCH', 'probe', 'warning', 'a worker does not serve --model-id, or the workers serve different models'),
   WARN_PROBE_NO_MODELS: entry('RCTL_W_PROBE_NO_MODELS', 'probe', 'warning', 'a worker answered but its /v1/models did not list any model'),
+  WARN_PROBE_PUSH_SILENT: entry('RCTL_W_PROBE_PUSH_SILENT', 'probe', 'warning', 'a worker advertises a LoadStat push channel but nothing arrived from it; the router would poll'),
+  WARN_PROBE_BLOCK_SIZE: entry('RCTL_W_PROBE_BLOCK_SIZE', 'probe', 'warning', "a worker's KV events use another block size than --block-size"),
 } as const satisfies Record<string, CodeEntry>;
 
 export type ConfigCodeName = keyof typeof ConfigCodes;

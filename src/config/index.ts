@@ -18,6 +18,6 @@ export type { Origin } from './origin.js';
 export { RC_SEARCH_PLACES } from './rc-file.js';
 
 export { probeWorkers } from './probe.js';
-export type { ProbeOptions, ProbeReport, WorkerProbe, LoadEndpoint } from './probe.js';
+export type { ProbeOptions, ProbeReport, PushProbe, WorkerProbe, LoadEndpoint } from './probe.js';
 
 export { configByFlag, originsByFlag, renderConfigTable, renderProbeTable } from './report.js';

@@ -37,6 +37,28 @@ export function probeWarnings(workers: readonly WorkerProbe[], config: RouterCon
   }
 
   for (const w of reachable) {
+    const push = w.push;
+    if (push?.load === 'silent') {
+      out.push(
+        problem(
+          'WARN_PROBE_PUSH_SILENT',
+          `worker ${w.url} advertises a LoadStat channel (${push.endpoints.load.join(', ')}) but nothing arrived within the probe; the router would poll its load instead (check that the port is reachable from here)`,
+          at('workerUrls', '--worker-urls'),
+        ),
+      );
+    }
+    if (push?.kvEvents && push.blockSize !== null && push.blockSize !== config.blockSize) {
+      out.push(
+        problem(
+          'WARN_PROBE_BLOCK_SIZE',
+          `worker ${w.url} publishes KV events in blocks of ${push.blockSize} tokens but --block-size is ${config.blockSize}; set --block-size ${push.blockSize} so the router's blocks line up with the engine's`,
+          at('blockSize', '--block-size'),
+        ),
+      );
+    }
+  }
+
+  for (const w of reachable) {
     if (w.models === null || w.models.length === 0) {
       out.push(problem('WARN_PROBE_NO_MODELS', `worker ${w.url} answered but /v1/models lists no model; the model cannot be discovered from it`, at('workerUrls', '--worker-urls')));
     }

@@ -1,6 +1,6 @@
 import { Agent } from 'undici';
-import { getEngineReply, parseJson, parseModels, parseServerInfo } from '../engines/index.js';
-import type { EngineReply } from '../engines/index.js';
+import { decodeLoadStat, getEngineReply, parseJson, parseModels, parseServerInfo, PushSubscription, pushEndpoint } from '../engines/index.js';
+import type { EngineReply, PushInfo } from '../engines/index.js';
 import type { Origin } from './origin.js';
 import type { ConfigProblem } from './problem.js';
 import { probeLoad } from './probe-load.js';
@@ -27,6 +27,23 @@ export interface WorkerProbe {
   dpSize: number | null;
   /** SGLang --schedule-policy from /server_info, when it says. */
   schedulePolicy: string | null;
+  /** The engine's push channels from /server_info (docs/engine-push.md §Discovery); null when it advertises none. */
+  push: PushProbe | null;
+}
+
+/** What the probe learnt of a worker's push channels. */
+export interface PushProbe {
+  /** KV events are published: the router could build its prefix index from them. */
+  kvEvents: boolean;
+  /** Tokens per block the events hash; null when the engine does not say. */
+  blockSize: number | null;
+  /**
+   * The load channel: `live` when a LoadStat arrived from every rank within the probe's
+   * budget (the router would take load by push), `silent` when advertised but nothing
+   * came (a firewall, a wrong host: the router would poll), null when not advertised.
+   */
+  load: 'live' | 'silent' | null;
+  endpoints: { kvEvents: string[]; load: string[] };
 }
 
 export interface ProbeReport {
@@ -63,7 +80,7 @@ export async function probeWorkers(urls: readonly string[], config: RouterConfig
 
 async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number): Promise<WorkerProbe> {
   const url = rawUrl.replace(/\/+$/, '');
-  const fact: WorkerProbe = { url, reachable: false, error: null, models: null, engine: null, load: null, dpSize: null, schedulePolicy: null };
+  const fact: WorkerProbe = { url, reachable: false, error: null, models: null, engine: null, load: null, dpSize: null, schedulePolicy: null, push: null };
   try {
     new URL(url);
   } catch {
@@ -77,7 +94,9 @@ async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number): Promis
     return reply;
   };
 
+  const started = performance.now();
   const [models, server, load] = await Promise.all([readModels(get), readServerInfo(get), probeLoad(get)]);
+  const push = server?.push ? await probePush(url, server.push, Math.max(0, timeoutMs - (performance.now() - started))) : null;
   // An oversized reply is still an answer.
   const reachable = answers.some((a) => a.kind !== 'error' || a.reason === 'too_large');
   const firstError = answers.find((a): a is Extract<EngineReply, { kind: 'error' }> => a.kind === 'error');
@@ -90,7 +109,47 @@ async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number): Promis
     load,
     dpSize: server?.dpSize ?? (load?.ranks !== null && load?.ranks !== undefined && load.ranks > 0 ? load.ranks : null),
     schedulePolicy: server?.schedulePolicy ?? null,
+    push,
   };
+}
+
+/**
+ * The advertised channels, and whether load actually arrives: a LoadStat from every
+ * rank within what is left of the worker's budget (an engine heartbeats every second,
+ * so a live channel answers within the probe's 2 s).
+ */
+async function probePush(url: string, info: PushInfo, budgetMs: number): Promise<PushProbe> {
+  const ranks = Array.from({ length: info.dpSize }, (_, r) => r);
+  const endpoints = {
+    kvEvents: ranks.map((r) => pushEndpoint(url, info, info.kvPortBase, r)),
+    load: info.loadPortBase === null ? [] : ranks.map((r) => pushEndpoint(url, info, info.loadPortBase!, r)),
+  };
+  let load: PushProbe['load'] = null;
+  if (endpoints.load.length > 0) {
+    const heard = new Set<number>();
+    const subs: PushSubscription[] = [];
+    load = await new Promise<'live' | 'silent'>((resolve) => {
+      const timer = setTimeout(() => resolve('silent'), budgetMs);
+      endpoints.load.forEach((endpoint, rank) =>
+        subs.push(
+          new PushSubscription(endpoint, info.loadTopic, (frame) => {
+            try {
+              decodeLoadStat(frame.payload);
+            } catch {
+              return; // not a LoadStat: not heard
+            }
+            heard.add(rank);
+            if (heard.size === ranks.length) {
+              clearTimeout(timer);
+              resolve('live');
+            }
+          }),
+        ),
+      );
+    });
+    for (const s of subs) s.close();
+  }
+  return { kvEvents: true, blockSize: info.blockSize, load, endpoints };
 }
 
 type Get = (path: string) => Promise<EngineReply>;

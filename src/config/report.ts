@@ -54,7 +54,13 @@ export function renderProbeTable(workers: readonly WorkerProbe[], color: boolean
           ? paint('load: none', 'yellow', color)
           : `load: ${x.load.endpoint}${x.load.waiting === null ? '' : ` (waiting ${x.load.waiting})`}`;
       const engine = x.engine === null ? '' : `  ${x.engine}`;
-      return `  ${x.url.padEnd(w)}  ${paint('reachable', 'green', color)}${engine}  ${models}  ${load}  dp-size ${x.dpSize ?? '?'}`;
+      // Push channels only where the engine advertises them: a polled engine's line is as before.
+      const push =
+        x.push === null
+          ? ''
+          : `  ${x.push.load === 'live' ? 'load by push' : x.push.load === 'silent' ? paint('load by poll (push silent)', 'yellow', color) : 'load by poll'}` +
+            `  kv events (block ${x.push.blockSize ?? '?'})`;
+      return `  ${x.url.padEnd(w)}  ${paint('reachable', 'green', color)}${engine}  ${models}  ${load}${push}  dp-size ${x.dpSize ?? '?'}`;
     })
     .join('\n');
 }

@@ -196,3 +196,40 @@ describe('probe against simulated engines', () => {
     expect(warnings.map((w) => w.code).sort()).toEqual(['RCTL_W_PROBE_NO_LOAD', 'RCTL_W_PROBE_UNREACHABLE']);
   });
 });
+
+describe('probe: push channels (docs/engine-push.md §Discovery)', () => {
+  it('reports load by push, KV events and their block size for engines that publish', async () => {
+    const pushing = await startSimFleet({ workers: 1, blockSize: 32, push: { kvEvents: true, kvFormat: 'map', loadPublish: true, topic: '' } });
+    try {
+      const { workers, warnings } = await probeWorkers(pushing.urls, config({ blockSize: 32 }));
+      expect(workers[0]!.push).toMatchObject({ kvEvents: true, blockSize: 32, load: 'live' });
+      expect(workers[0]!.push!.endpoints.load).toEqual([expect.stringMatching(/^tcp:\/\/127\.0\.0\.1:\d+$/)]);
+      expect(warnings).toEqual([]);
+      // The same engine, probed with another block size, is told about it.
+      const mismatch = await probeWorkers(pushing.urls, config({ blockSize: 16 }));
+      expect(mismatch.warnings).toMatchObject([{ code: 'RCTL_W_PROBE_BLOCK_SIZE', flag: '--block-size' }]);
+      expect(mismatch.warnings[0]!.message).toMatch(/blocks of 32 tokens but --block-size is 16; set --block-size 32/);
+    } finally {
+      await pushing.close();
+    }
+  });
+
+  it('an advertised load channel that never speaks is a warning, and the worker counts as polled', async () => {
+    const port = Number(new URL(await closedPort()).port);
+    const url = await fakeEngine({
+      ...models(),
+      '/v1/loads': { body: { loads: [{ dp_rank: 0, num_waiting_reqs: 0, num_running_reqs: 0 }] } },
+      '/server_info': { body: { dp_size: 1, kv_events: { publisher: 'zmq', endpoint_host: '*', endpoint_port_base: port, topic: '', block_size: 16, dp_size: 1, load_endpoint_port_base: port, load_topic: 'load' } } },
+    });
+    const { workers, warnings } = await probeWorkers([url], config(), { timeoutMs: 800 });
+    expect(workers[0]!.push).toMatchObject({ kvEvents: true, load: 'silent' });
+    expect(warnings.map((w) => w.code)).toEqual(['RCTL_W_PROBE_PUSH_SILENT']);
+  });
+
+  it('an engine whose kv_events block is null (no --kv-events-config) has no push channels', async () => {
+    const url = await fakeEngine({ ...models(), '/server_info': { body: { dp_size: 1, kv_events: null } } });
+    const { workers, warnings } = await probeWorkers([url], config());
+    expect(workers[0]!.push).toBeNull();
+    expect(warnings.map((w) => w.code)).not.toContain('RCTL_W_PROBE_PUSH_SILENT');
+  });
+});
