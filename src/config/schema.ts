@@ -13,6 +13,10 @@ export const POLICIES = ['round_robin', 'random', 'power_of_n', 'cache_aware'] a
 export type Policy = (typeof POLICIES)[number];
 
 export const LOG_FORMATS = ['text', 'json'] as const;
+
+/** Where the cache-aware index learns who holds which prefix (docs/routing.md §Prefix from engine events). */
+export const PREFIX_SOURCES = ['requests', 'events', 'auto'] as const;
+export type PrefixSource = (typeof PREFIX_SOURCES)[number];
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** The resolved configuration: camelCase, defaults applied, `null` where unset. */
@@ -44,6 +48,7 @@ export interface RouterConfig {
   pressureAbsThresholdTokens: number;
   blockSize: number;
   prefixIndexMaxBlocks: number;
+  prefixSource: PrefixSource;
   loadPollIntervalMs: number;
   loadFreshnessMs: number;
   loadTimeoutMs: number;
@@ -384,6 +389,17 @@ export const OPTIONS = [
     describe: 'blocks the prefix index keeps before evicting the least recently used',
     group: 'Router internals',
     range: { atLeast: 1 },
+  }),
+  opt({
+    key: 'prefixSource',
+    flag: 'prefix-source',
+    type: 'enum',
+    choices: PREFIX_SOURCES,
+    default: 'requests',
+    describe:
+      "what the prefix index is built from: 'requests' (what the router sent where), 'events' (the engines' KV events: what they hold), 'auto' (events when every worker publishes them in a form the router can key)",
+    group: 'Router internals',
+    policyFamily: 'cache-tuning',
   }),
   opt({
     key: 'loadPollIntervalMs',

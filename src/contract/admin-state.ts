@@ -29,6 +29,13 @@ export interface AdminState {
   gate_rejections_total: number;
   partial_diversions_total: number;
   policy_decisions: Record<string, number>;
+  /**
+   * Added: the prefix index (docs/routing.md §Prefix from engine events): what it is
+   * built from, its size, and a digest of every (block, owner) pair with owners named
+   * by worker URL and DP rank, so that replicas fed by the same engines can be
+   * compared. Recomputed at most once a second.
+   */
+  prefix_index: { source: 'requests' | 'events'; blocks: number; owner_pairs: number; digest: string };
   timestamp_ms: number;
 }
 
@@ -68,6 +75,20 @@ export interface AdminWorker {
     resets_total: number;
     last_error: string | null;
   } | null;
+  /** Added: the worker's KV event feeds, when the prefix index is built from them, else null. */
+  kv_events: {
+    endpoints: string[];
+    batches_total: number;
+    events_total: number;
+    skipped_events_total: number;
+    decode_errors_total: number;
+    gaps_total: number;
+    missed_total: number;
+    repaired_total: number;
+    lost_total: number;
+    resets_total: number;
+    last_error: string | null;
+  } | null;
 }
 
 export type AdminRouter = AdminState['router'];
@@ -90,6 +111,7 @@ export const ADMIN_STATE_FIELDS = {
     'gate_rejections_total',
     'partial_diversions_total',
     'policy_decisions',
+    'prefix_index',
     'timestamp_ms',
   ],
   router: [
@@ -126,6 +148,7 @@ export const ADMIN_STATE_FIELDS = {
     'load_unreachable',
     'load_source',
     'load_push',
+    'kv_events',
   ],
   alerts: ['all_queued', 'gate_inert'],
 } as const satisfies {

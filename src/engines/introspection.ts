@@ -27,6 +27,8 @@ export interface ServerInfo {
   dpSize: number;
   /** The engine's push channels (SGLang's `kv_events` block), or null when it publishes none. */
   push: PushInfo | null;
+  /** routerctl's simulator says so (`"simulated": true`): its KV hashes are the simulator's. */
+  simulated: boolean;
   /** SGLang --schedule-policy, when the engine says. */
   schedulePolicy: string | null;
   /**
@@ -40,10 +42,10 @@ const CACHE_AWARE_POLICIES = new Set(['lpm', 'dfs-weight']);
 
 /** SGLang GET /server_info or /get_server_info; null without a usable dp_size. */
 export function parseServerInfo(body: unknown): ServerInfo | null {
-  const o = (body ?? {}) as { dp_size?: unknown; schedule_policy?: unknown; kv_events?: unknown };
+  const o = (body ?? {}) as { dp_size?: unknown; schedule_policy?: unknown; kv_events?: unknown; simulated?: unknown };
   if (typeof o.dp_size !== 'number' || !Number.isInteger(o.dp_size) || o.dp_size <= 0) return null;
   const policy = typeof o.schedule_policy === 'string' ? o.schedule_policy : null;
-  return { dpSize: o.dp_size, push: parsePushInfo(o.kv_events, o.dp_size), schedulePolicy: policy, cacheAwareSchedule: policy !== null && CACHE_AWARE_POLICIES.has(policy) };
+  return { dpSize: o.dp_size, push: parsePushInfo(o.kv_events, o.dp_size), simulated: o.simulated === true, schedulePolicy: policy, cacheAwareSchedule: policy !== null && CACHE_AWARE_POLICIES.has(policy) };
 }
 
 /**
@@ -63,6 +65,12 @@ export interface PushInfo {
   dpSize: number;
   loadPortBase: number | null;
   loadTopic: string;
+  /**
+   * The replay sockets' base port, when advertised. SGLang does not advertise it (its
+   * replay endpoint is a flag of its own); routerctl's simulator does, as
+   * `replay_endpoint_port_base`.
+   */
+  replayPortBase: number | null;
 }
 
 const WILDCARD_HOSTS = new Set(['*', '0.0.0.0', '::', '[::]', '']);
@@ -81,6 +89,7 @@ function parsePushInfo(v: unknown, dpSize: number): PushInfo | null {
     dpSize: ranks,
     loadPortBase: isPort(o.load_endpoint_port_base) ? o.load_endpoint_port_base : null,
     loadTopic: typeof o.load_topic === 'string' ? o.load_topic : 'load',
+    replayPortBase: isPort(o.replay_endpoint_port_base) ? o.replay_endpoint_port_base : null,
   };
 }
 

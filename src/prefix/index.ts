@@ -3,3 +3,4 @@ export { ASSISTANT_PROMPT, MESSAGE_CLOSE, MESSAGE_FRAME_CHARS, messageOpen, rend
 export type { ChatMessage } from './chat-template.js';
 export { blockHashes, chatBlockHashes, promptBytes, textBlockHashes } from './block-hash.js';
 export { sglangPageHashes } from './sglang-page-hash.js';
+export { SIM_WIRE_SHIFT, simWireWords } from './sim-wire-hash.js';

@@ -9,3 +9,5 @@ export { LoadTable } from './state/load_monitor/index.js';
 export { PrefixIndex } from './state/prefix_index/index.js';
 export { createPolicy } from './policies/index.js';
 export type { CacheAwareDecision, PolicyWorker } from './policies/index.js';
+export { engineBlockKeys } from './state/kv_index/index.js';
+export type { EngineHashScheme } from './state/kv_index/index.js';

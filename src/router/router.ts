@@ -1,4 +1,5 @@
 import { createTrackedServer } from '../net/index.js';
+import { pushEndpoint } from '../engines/index.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { RouterConfig } from '../config/index.js';
@@ -11,7 +12,7 @@ import { SelectionBooker } from './metrics/selection-booker.js';
 import { createPolicy, fleetIsAllQueued, gateIsInert } from './policies/index.js';
 import type { Policy } from './policies/index.js';
 import { Relay } from './proxy/relay.js';
-import type { InferenceRoute } from './request/inference-request.js';
+import type { InferenceRoute, TokenKeys } from './request/inference-request.js';
 import { requireJsonContentType } from './request/content-type.js';
 import { ApiError, ApiErrors, sendApiError } from './server/api-error.js';
 import { authorizeAdmin, streamState, tokenDigest } from './server/admin-api.js';
@@ -23,8 +24,11 @@ import { InflightRequests } from './server/inflight.js';
 import { LoadPush, LoadSampler, LoadTable } from './state/load_monitor/index.js';
 import { PrefixIndex } from './state/prefix_index/index.js';
 import { PrefixLookup } from './state/prefix-lookup.js';
+import { engineBlockKeys, KvEventIndex } from './state/kv_index/index.js';
+import type { EngineHashScheme } from './state/kv_index/index.js';
 import { WorkerStatus } from './state/worker-status.js';
 import { WorkerRegistry } from './workers/worker-registry.js';
+import type { Worker } from './workers/worker.js';
 
 export interface RouterOptions {
   config: RouterConfig;
@@ -57,6 +61,12 @@ export class Router {
   readonly policy: Policy;
   private readonly sampler: LoadSampler;
   private readonly loadPush: LoadPush;
+  /** The prefix index fed by the engines' KV events; used when `prefixSource` is 'events'. */
+  readonly kvIndex: KvEventIndex;
+  /** What the prefix index is built from, decided at start (docs/routing.md §Prefix from engine events). */
+  prefixSource: 'requests' | 'events' = 'requests';
+  private tokenKeys: TokenKeys | undefined;
+  private relay!: Relay;
   private readonly status: WorkerStatus;
   private readonly log: Logger;
   private readonly version: string;
@@ -90,7 +100,9 @@ export class Router {
       onStatus: (w, s) =>
         s.ok ? this.log.info('load sampling ok', { worker: w.url, source: s.source }) : this.log.warn('no load sample', { worker: w.url, reason: s.reason }),
     });
-    this.registry = new WorkerRegistry(this.table, this.sampler, this.loadPush, this.index, this.log, {
+    this.kvIndex = new KvEventIndex(this.index, this.log);
+    const forgetPrefix = (w: Worker): void => (this.prefixSource === 'events' ? this.kvIndex.detach(w) : this.index.forgetWorker(w.slot));
+    this.registry = new WorkerRegistry(this.table, this.sampler, this.loadPush, forgetPrefix, this.log, {
       cbThreshold: c.cbThreshold > 0 ? c.cbThreshold : null,
       cbCoolDownMs: c.cbCoolDownSecs * 1000,
       connections: 1024,
@@ -98,8 +110,9 @@ export class Router {
       connectTimeoutMs: Math.min(10_000, c.requestTimeoutSecs * 1000),
       now: () => performance.now(),
     });
-    for (const url of c.workerUrls) this.registry.add(url);
-    this.status = new WorkerStatus(this.table, this.registry, this.sampler, this.loadPush);
+    // Owners in the digest are named by URL, so replicas with the same workers compare.
+    for (const url of c.workerUrls) this.index.setOwnerTag(this.registry.add(url).slot, url);
+    this.status = new WorkerStatus(this.table, this.registry, this.sampler, this.loadPush, this.kvIndex);
     this.policy = createPolicy(c);
     this.adminTokenDigest = c.adminToken ? tokenDigest(c.adminToken) : undefined;
     this.metrics = new RouterMetrics({
@@ -128,7 +141,11 @@ export class Router {
       timeoutMs: c.requestTimeoutSecs * 1000,
       model,
       policy: this.policy,
-      prefix: new PrefixLookup(this.index, (slot) => this.registry.bySlotIndex(slot), (w) => this.table.isInPool(w)),
+      prefix: new PrefixLookup(
+        this.index,
+        (slot) => (this.prefixSource === 'events' ? this.kvIndex.workerAt(slot) : this.registry.bySlotIndex(slot)),
+        (w) => this.table.isInPool(w),
+      ),
       random: opts.random ?? Math.random,
     });
     this.generation = new GenerationPath({
@@ -139,7 +156,9 @@ export class Router {
       inflight: this.inflightRequests,
       modelId: () => this.modelId,
       ready: () => this.ready,
+      tokenKeys: () => this.tokenKeys,
     });
+    this.relay = relay;
     ({ server: this.server, sockets: this.sockets } = createTrackedServer((req, res) => void this.dispatch(req, res), httpEdgeOptions(c)));
   }
 
@@ -155,6 +174,7 @@ export class Router {
   /** Learn the workers, start sampling load, and listen. */
   async start(): Promise<string> {
     await this.registry.introspectAll();
+    this.choosePrefixSource();
     if (this.modelId === null) this.modelId = this.discoverModel();
     if (this.modelId !== null) this.metrics.setModelId(this.modelId);
     this.sampler.start();
@@ -169,6 +189,55 @@ export class Router {
     this.address = this.server.address() as AddressInfo;
     this.ready = true;
     return this.url;
+  }
+
+  /**
+   * `--prefix-source` (docs/routing.md §Prefix from engine events): events when the
+   * workers publish KV events the router can key (one hash scheme, the router's block
+   * size); `auto` takes events only when every worker does, `events` indexes the ones
+   * that do and says which do not. Without any, the index stays built from requests.
+   */
+  private choosePrefixSource(): void {
+    const wanted = this.config.prefixSource;
+    if (wanted === 'requests' || !this.relay.usesPrefix) return;
+    const workers = this.registry.workers;
+    const verdicts = workers.map((w) => ({ w, ...this.eventsVerdict(w) }));
+    const able = verdicts.filter((v) => v.scheme !== undefined);
+    const schemes = new Set(able.map((v) => v.scheme!));
+    const unable = verdicts.filter((v) => v.scheme === undefined).map((v) => `${v.w.url}: ${v.why}`);
+    if (able.length === 0 || schemes.size > 1 || (wanted === 'auto' && unable.length > 0)) {
+      const why = schemes.size > 1 ? 'the workers hash their KV blocks differently' : unable.join('; ');
+      (wanted === 'events' ? this.log.warn : this.log.info)('prefix index built from requests, not KV events', { prefix_source: wanted, reason: why });
+      return;
+    }
+    const scheme = [...schemes][0]!;
+    const blockSize = this.config.blockSize;
+    this.prefixSource = 'events';
+    this.tokenKeys = (tokens) => engineBlockKeys(tokens, blockSize, scheme);
+    this.relay.recordsOwners = false;
+    for (const v of able) this.attachEvents(v.w);
+    if (unable.length > 0) this.log.warn('KV events: some workers are not indexed (they never count as prefix owners)', { workers: unable.join('; ') });
+    this.log.info('prefix index built from KV events', { workers: able.length, hash: scheme, block_size: blockSize });
+    // A worker introspected later (it was down at start) joins once its facts are known.
+    this.registry.onIntrospected = (w) => {
+      if (this.eventsVerdict(w).scheme === scheme) this.attachEvents(w);
+    };
+  }
+
+  private attachEvents(w: Worker): void {
+    const push = w.info.push!;
+    const replay = push.replayPortBase === null ? [] : Array.from({ length: push.dpSize }, (_, r) => pushEndpoint(w.url, push, push.replayPortBase!, r));
+    this.kvIndex.attach(w, push, w.info.flavor === 'vllm' ? 'vllm' : 'sglang', replay);
+  }
+
+  /** Whether a worker's KV events can feed the index, and with which hash scheme. */
+  private eventsVerdict(w: Worker): { scheme?: EngineHashScheme; why?: string } {
+    const push = w.info.push;
+    if (push === null) return { why: 'publishes no KV events' };
+    if (push.blockSize !== null && push.blockSize !== this.config.blockSize) return { why: `KV event blocks of ${push.blockSize} tokens, --block-size ${this.config.blockSize}` };
+    if (w.info.simulated) return { scheme: 'sim' };
+    if (w.info.flavor === 'sglang') return { scheme: 'sglang' };
+    return { why: "vLLM's block hashes cannot be computed outside the engine" };
   }
 
   /**
@@ -199,6 +268,7 @@ export class Router {
       await Promise.race([this.inflightRequests.idle(), new Promise((r) => setTimeout(r, 500).unref())]);
     }
     this.loadPush.close();
+    this.kvIndex.close();
     await Promise.race([Promise.all([this.sampler.stop(), this.registry.close()]), new Promise((r) => setTimeout(r, 1000).unref())]);
     return cut;
   }
@@ -210,6 +280,7 @@ export class Router {
     for (const s of this.sockets) s.destroy();
     await closed;
     this.loadPush.close();
+    this.kvIndex.close();
     await this.sampler.stop();
     await this.registry.close();
   }
@@ -232,7 +303,14 @@ export class Router {
       url: this.address ? this.url : '',
       ready: this.ready,
       alerts: { all_queued: this.fleetAllQueued(now), gate_inert: this.gateInert(now) },
+      prefixIndex: this.prefixIndexSummary(),
     });
+  }
+
+  /** The prefix index's size and digest (PrefixIndex.digest, kept as pairs come and go). */
+  private prefixIndexSummary(): AdminState['prefix_index'] {
+    const d = this.index.digest();
+    return { source: this.prefixSource, blocks: d.blocks, owner_pairs: d.pairs, digest: d.digest };
   }
 
   private fleetAllQueued(now: number): boolean {

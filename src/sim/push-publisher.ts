@@ -1,5 +1,6 @@
 import { Publisher, Router } from 'zeromq';
 import { encodeMsgpack, MsgpackMap } from '../msgpack/index.js';
+import { simWireWords } from '../prefix/index.js';
 import type { MsgpackValue } from '../msgpack/index.js';
 import type { KvCacheListener } from './kv-block-cache.js';
 import type { SimEngine } from './sim-engine.js';
@@ -107,6 +108,8 @@ export class SimPushPublisher {
       topic: o.topic,
       block_size: this.#engine.params.blockSize,
       dp_size: dp,
+      // Not in SGLang's block (its replay endpoint is a separate flag): routerctl reads it when present.
+      replay_endpoint_port_base: this.base + dp,
       ...(o.loadPublish ? { load_endpoint_port_base: this.base + 2 * dp, load_topic: LOAD_TOPIC } : {}),
     };
   }
@@ -152,14 +155,11 @@ export class SimPushPublisher {
     };
   }
 
-  /**
-   * The simulator's 52-bit block hash as a 64-bit engine hash: shifted left 12 bits, so
-   * about half the values use the top bit, read as SGLang's signed i64 or vLLM's
-   * unsigned u64 (both kinds of value the decoder must take).
-   */
+  /** A block hash on the wire (simWireWords): signed i64 for SGLang, unsigned u64 for vLLM. */
   #wireHash(h: number): bigint {
-    const v = BigInt(h) << 12n;
-    return this.#engine.flavor === 'vllm' ? BigInt.asUintN(64, v) : BigInt.asIntN(64, v);
+    const { hi, lo } = simWireWords(h);
+    const v = (BigInt(hi) << 32n) | BigInt(lo);
+    return this.#engine.flavor === 'vllm' ? v : BigInt.asIntN(64, v);
   }
 
   #storedEvent(hashes: readonly number[], parent: number | null, tokenIds: readonly number[]): MsgpackValue {

@@ -62,9 +62,15 @@ interface AttemptFailure {
 export class Relay {
   /** Whether the policy reads the prefix: if not, requests are not keyed and owners not recorded. */
   readonly usesPrefix: boolean;
+  /**
+   * Whether a served request makes its worker an owner of its prefix. Off when the
+   * index is built from the engines' KV events: the engine then says what it holds.
+   */
+  recordsOwners: boolean;
 
   constructor(private readonly deps: RelayDeps) {
     this.usesPrefix = deps.policy.usesPrefix;
+    this.recordsOwners = this.usesPrefix;
   }
 
   /**
@@ -178,7 +184,7 @@ export class Relay {
 
       // Committed: this worker serves the request, so now (and only now) it is the
       // owner of the prefix — if it accepted the request at all.
-      if (status < 300 && this.usesPrefix) this.deps.index.record(worker.slot, parsed.prefixHashes);
+      if (status < 300 && this.recordsOwners) this.deps.index.record(worker.slot, parsed.prefixHashes);
       const relayed = await call.relay(response);
       switch (relayed.kind) {
         case 'completed':

@@ -1,4 +1,4 @@
-import { blockHashes, chatBlockHashes, renderedChatChars, textBlockHashes } from '../../prefix/index.js';
+import { blockHashes, chatBlockHashes, renderChat, renderedChatChars, textBlockHashes, tokenize } from '../../prefix/index.js';
 import type { ChatMessage } from '../../prefix/index.js';
 import type { BodyChunks } from '../../net/index.js';
 import { StringDecoder } from 'node:string_decoder';
@@ -28,17 +28,24 @@ export const CHARS_PER_TOKEN = 4;
  * hot path; bench/prefix-match.ts measures the choice). `keyed` false (a policy that
  * reads no prefix) skips the key: on long prompts it is most of the request's cost.
  */
-export function parseInferenceRequest(route: InferenceRoute, body: Buffer | BodyChunks, blockSize: number, keyed = true): InferenceRequest {
+export function parseInferenceRequest(route: InferenceRoute, body: Buffer | BodyChunks, blockSize: number, keyed = true, tokenKeys?: TokenKeys): InferenceRequest {
   // A long body is read in place; JSON.parse below is the reference, and has the last word.
-  if (body.length >= SCAN_MIN_BYTES) {
+  if (body.length >= SCAN_MIN_BYTES && tokenKeys === undefined) {
     const scanned = scanInferenceRequest(route, body, blockSize, keyed);
     if (scanned) return { route, ...scanned, prefixHashes: keyed ? scanned.prefixHashes : NO_KEY };
   }
   return parseWithJsonParse(route, body, blockSize, keyed);
 }
 
+/**
+ * Keys of a prompt as the engines' KV events name its blocks, from its token ids
+ * (docs/routing.md §Prefix from engine events): the key when the prefix index is
+ * built from events. The prompt's text is tokenized as the engine does.
+ */
+export type TokenKeys = (tokens: readonly number[]) => number[];
+
 /** parseInferenceRequest through JSON.parse: the reference the body scanner is held to, and its fallback. */
-export function parseWithJsonParse(route: InferenceRoute, body: Buffer | BodyChunks, blockSize: number, keyed = true): InferenceRequest {
+export function parseWithJsonParse(route: InferenceRoute, body: Buffer | BodyChunks, blockSize: number, keyed = true, tokenKeys?: TokenKeys): InferenceRequest {
   let json: unknown;
   try {
     json = JSON.parse(bodyText(body));
@@ -62,6 +69,7 @@ export function parseWithJsonParse(route: InferenceRoute, body: Buffer | BodyChu
     const messages = o.messages as ChatMessage[];
     const model = o.model as string | undefined;
     const stream = o.stream === true;
+    if (keyed && tokenKeys) return byTokens(route, model, stream, tokenize(renderChat(messages)), tokenKeys);
     // Keyed part by part: the rendered prompt is never built as one string.
     if (!keyed) return { route, model, stream, prefixHashes: NO_KEY, inputTokens: charsToTokens(renderedChatChars(messages)) };
     const { hashes, chars } = chatBlockHashes(messages, blockSize * CHARS_PER_TOKEN);
@@ -81,6 +89,7 @@ export function parseWithJsonParse(route: InferenceRoute, body: Buffer | BodyChu
 
   const model = o.model as string | undefined;
   const stream = o.stream === true;
+  if (keyed && tokenKeys) return byTokens(route, model, stream, ids ?? tokenize(text ?? ''), tokenKeys);
   if (ids) return { route, model, stream, prefixHashes: keyed ? blockHashes(ids, blockSize) : NO_KEY, inputTokens: Math.max(1, ids.length) };
   const t = text ?? '';
   if (!keyed) return { route, model, stream, prefixHashes: NO_KEY, inputTokens: textInputTokens(t) };
@@ -103,6 +112,10 @@ function textInputTokens(text: string): number {
 
 function charsToTokens(chars: number): number {
   return Math.max(1, Math.ceil(chars / CHARS_PER_TOKEN));
+}
+
+function byTokens(route: InferenceRoute, model: string | undefined, stream: boolean, tokens: readonly number[], keys: TokenKeys): InferenceRequest {
+  return { route, model, stream, prefixHashes: keys(tokens), inputTokens: Math.max(1, tokens.length) };
 }
 
 /** The key of a request no policy reads: shared, never written to. */

@@ -18,6 +18,7 @@ export interface AdminStateInput {
   readonly url: string;
   readonly ready: boolean;
   readonly alerts: AdminState['alerts'];
+  readonly prefixIndex: AdminState['prefix_index'];
 }
 
 /**
@@ -26,7 +27,7 @@ export interface AdminStateInput {
  */
 export function adminState(s: AdminStateInput): AdminState {
   const limit = s.config.workerQueueLimit;
-  const workers: AdminWorker[] = s.readings.map(({ worker: w, fresh, sampleAgeMs, healthy, unreachable, polls, loadSource, push }) => ({
+  const workers: AdminWorker[] = s.readings.map(({ worker: w, fresh, sampleAgeMs, healthy, unreachable, polls, loadSource, push, kvEvents }) => ({
     url: w.url,
     healthy,
     breaker: w.breaker.state,
@@ -53,6 +54,21 @@ export function adminState(s: AdminStateInput): AdminState {
           missed_total: push.missed,
           resets_total: push.resets,
           last_error: push.lastError ?? null,
+        }
+      : null,
+    kv_events: kvEvents
+      ? {
+          endpoints: [...kvEvents.endpoints],
+          batches_total: kvEvents.stats.batches,
+          events_total: kvEvents.stats.events,
+          skipped_events_total: kvEvents.stats.skippedEvents,
+          decode_errors_total: kvEvents.stats.decodeErrors,
+          gaps_total: kvEvents.stats.gaps,
+          missed_total: kvEvents.stats.missed,
+          repaired_total: kvEvents.stats.repaired,
+          lost_total: kvEvents.stats.lost,
+          resets_total: kvEvents.stats.resets,
+          last_error: kvEvents.stats.lastError ?? null,
         }
       : null,
   }));
@@ -84,6 +100,7 @@ export function adminState(s: AdminStateInput): AdminState {
     gate_rejections_total: m.gateRejected.sum(),
     partial_diversions_total: m.partialDiversions.sum(),
     policy_decisions: policyDecisions,
+    prefix_index: s.prefixIndex,
     timestamp_ms: Date.now(),
   };
 }

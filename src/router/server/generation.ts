@@ -3,7 +3,7 @@ import type { RouterConfig } from '../../config/index.js';
 import type { SelectionBooker } from '../metrics/selection-booker.js';
 import type { Relay } from '../proxy/relay.js';
 import { parseInferenceRequest } from '../request/inference-request.js';
-import type { InferenceRoute } from '../request/inference-request.js';
+import type { InferenceRoute, TokenKeys } from '../request/inference-request.js';
 import { readRequestBody } from '../request/read-body.js';
 import type { LoadTable } from '../state/load_monitor/index.js';
 import { ApiErrors } from './api-error.js';
@@ -18,6 +18,8 @@ export interface GenerationDeps {
   /** The model this router serves; null until known (any model name is accepted). */
   readonly modelId: () => string | null;
   readonly ready: () => boolean;
+  /** Set when the prefix index is built from engine events: requests are keyed by their tokens. */
+  readonly tokenKeys: () => TokenKeys | undefined;
 }
 
 /**
@@ -33,7 +35,7 @@ export class GenerationPath {
     const d = this.d;
     if (!d.ready()) throw ApiErrors.shuttingDown();
     const body = await readRequestBody(req, d.config.maxBodyBytes);
-    const parsed = parseInferenceRequest(route, body, d.config.blockSize, d.relay.usesPrefix);
+    const parsed = parseInferenceRequest(route, body, d.config.blockSize, d.relay.usesPrefix, d.tokenKeys());
     const modelId = d.modelId();
     if (parsed.model !== undefined && modelId !== null && parsed.model !== modelId) throw ApiErrors.modelNotFound(parsed.model);
 

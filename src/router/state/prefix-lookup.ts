@@ -13,7 +13,7 @@ export class PrefixLookup {
   private readonly buffer: { slots: Int32Array; depths: Int32Array };
 
   /**
-   * @param workerAt the worker holding an index slot, if any
+   * @param workerAt the worker an index owner slot belongs to, if any
    * @param inPool whether a worker may be selected now (an owner outside the pool is no candidate)
    */
   constructor(
@@ -30,7 +30,12 @@ export class PrefixLookup {
     const matches: PrefixMatch[] = [];
     for (let i = 0; i < n; i++) {
       const w = this.workerAt(this.buffer.slots[i]!);
-      if (w && this.inPool(w)) matches.push({ worker: w, blocks: this.buffer.depths[i]! });
+      if (!w || !this.inPool(w)) continue;
+      const blocks = this.buffer.depths[i]!;
+      // An index fed by engine events has one owner per DP rank: a worker counts once, at its deepest rank.
+      const seen = matches.findIndex((m) => m.worker === w);
+      if (seen < 0) matches.push({ worker: w, blocks });
+      else if (blocks > matches[seen]!.blocks) matches[seen] = { worker: w, blocks };
     }
     return { queryBlocks: hashes.length, matches };
   }

@@ -3,6 +3,7 @@ import type { WorkerRegistry } from '../workers/worker-registry.js';
 import type { Worker } from '../workers/worker.js';
 import type { LoadPollStats, LoadPush, LoadPushStats, LoadSampler } from './load_monitor/index.js';
 import type { LoadTable } from './load_monitor/index.js';
+import type { KvEventIndex, KvEventsStatus } from './kv_index/index.js';
 
 /** What the router knows about one worker at one instant. */
 export interface WorkerReading {
@@ -18,6 +19,8 @@ export interface WorkerReading {
   readonly loadSource: 'push' | 'poll';
   /** The worker's load channel, when its engine advertises one. */
   readonly push: LoadPushStats | undefined;
+  /** The worker's KV event feeds, when the index is built from them. */
+  readonly kvEvents: KvEventsStatus | undefined;
 }
 
 /**
@@ -31,6 +34,7 @@ export class WorkerStatus {
     private readonly registry: WorkerRegistry,
     private readonly sampler: LoadSampler,
     private readonly loadPush: LoadPush,
+    private readonly kvIndex: KvEventIndex,
   ) {}
 
   readings(now: number): WorkerReading[] {
@@ -44,6 +48,7 @@ export class WorkerStatus {
       polls: this.sampler.stats(worker),
       loadSource: this.loadPush.isLive(worker, now) ? 'push' : 'poll',
       push: this.loadPush.stats(worker),
+      kvEvents: this.kvIndex.status(worker),
     }));
   }
 }

@@ -16,10 +16,11 @@ export async function introspectWorker(url: string, timeoutMs: number, dispatche
   let dpSize: number | undefined;
   let nativeScheduling = false;
   let push: WorkerInfo['push'] = null;
+  let simulated = false;
 
   const m = await get('/v1/models');
   // Too large is still an answer: the engine is there.
-  if (m.kind === 'error' && m.reason !== 'too_large') return { reachable: false, models, flavor, dpSize, nativeScheduling, push };
+  if (m.kind === 'error' && m.reason !== 'too_large') return { reachable: false, models, flavor, dpSize, nativeScheduling, push, simulated };
   const info = m.kind === 'ok' ? parseModels(parseJson(m.text)) : null;
   if (info) {
     models = info.ids;
@@ -33,8 +34,9 @@ export async function introspectWorker(url: string, timeoutMs: number, dispatche
       dpSize = server.dpSize;
       nativeScheduling = server.cacheAwareSchedule;
       push = server.push;
+      simulated = server.simulated;
       break;
     }
   }
-  return { reachable: true, models, flavor, dpSize, nativeScheduling, push };
+  return { reachable: true, models, flavor, dpSize, nativeScheduling, push, simulated };
 }

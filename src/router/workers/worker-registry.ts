@@ -1,7 +1,6 @@
 import { Pool } from 'undici';
 import type { LoadTable } from '../state/load_monitor/index.js';
 import type { LoadPollStats, LoadPush, LoadSampler } from '../state/load_monitor/index.js';
-import type { PrefixIndex } from '../state/prefix_index/index.js';
 import type { Logger } from '../logging/logger.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { introspectWorker } from './introspect.js';
@@ -38,7 +37,8 @@ export class WorkerRegistry {
     private readonly table: LoadTable,
     private readonly sampler: LoadSampler,
     private readonly loadPush: LoadPush,
-    private readonly index: PrefixIndex,
+    /** Forget what the prefix index says a removed worker holds. */
+    private readonly forgetPrefix: (w: Worker) => void,
     private readonly log: Logger,
     private readonly opts: RegistryOptions,
   ) {
@@ -112,9 +112,12 @@ export class WorkerRegistry {
     this.sampler.remove(w);
     this.loadPush.detach(w);
     this.table.forget(w);
-    this.index.forgetWorker(w.slot);
+    this.forgetPrefix(w);
     void w.pool.destroy();
   }
+
+  /** Called when a worker's facts are learnt (at start, or later for one that was down then). */
+  onIntrospected: ((w: Worker) => void) | undefined;
 
   bySlotIndex(slot: number): Worker | undefined {
     return this.bySlot[slot];
@@ -136,10 +139,11 @@ export class WorkerRegistry {
       this.timers.add(t);
       return;
     }
-    w.info = { dpSize: info.dpSize, models: info.models, flavor: info.flavor, nativeScheduling: info.nativeScheduling, push: info.push };
+    w.info = { dpSize: info.dpSize, models: info.models, flavor: info.flavor, nativeScheduling: info.nativeScheduling, push: info.push, simulated: info.simulated };
     this.table.setExpectedRanks(w, info.dpSize);
     this.loadPush.attach(w, info.push);
     this.table.setUncachedTrusted(w, info.nativeScheduling);
+    this.onIntrospected?.(w);
   }
 
   async close(): Promise<void> {

@@ -17,6 +17,8 @@ export interface WorkerInfo {
   nativeScheduling: boolean;
   /** The engine's push channels from /server_info (SGLang's `kv_events` block), when it publishes. */
   push: PushInfo | null;
+  /** The engine is routerctl's simulator (its KV event hashes are the simulator's). */
+  simulated: boolean;
 }
 
 /**
@@ -32,7 +34,7 @@ export class Worker implements PolicyWorker {
   inflight = 0;
   requestsTotal = 0;
   gateRejectionsTotal = 0;
-  info: WorkerInfo = { dpSize: undefined, models: [], flavor: 'unknown', nativeScheduling: false, push: null };
+  info: WorkerInfo = { dpSize: undefined, models: [], flavor: 'unknown', nativeScheduling: false, push: null, simulated: false };
 
   constructor(url: string, slot: number, pool: Pool, breaker: CircuitBreaker) {
     this.id = url;

@@ -37,6 +37,11 @@ export class PrefixIndex {
   private readonly free: number[] = [];
   private hand = 0;
   evictions = 0;
+  // The digest: running sums over (block, owner) pairs, and owners' tags by slot.
+  private readonly tags: number[] = [];
+  private sumA = 0;
+  private sumB = 0;
+  private pairs = 0;
 
   // Lookup scratch, reused across requests.
   private stamp = new Int32Array(64);
@@ -88,6 +93,10 @@ export class PrefixIndex {
         }
       }
       if (at === 0) continue;
+      if (at === -1) {
+        if (n === K) this.pairGone(e, this.owners[base + K - 1]!); // the oldest falls off
+        this.pairCame(e, slot);
+      }
       const last = at === -1 ? Math.min(n, K - 1) : at;
       for (let j = last; j > 0; j--) this.owners[base + j] = this.owners[base + j - 1]!;
       this.owners[base] = slot;
@@ -151,6 +160,46 @@ export class PrefixIndex {
     return done;
   }
 
+  /**
+   * The owner no longer holds block `h` (an engine evicted it): drop it from the
+   * block's owners, and the block once nobody holds it. Unknown blocks are ignored.
+   */
+  removeOwner(slot: number, h: number): void {
+    const e = this.find(h);
+    if (e === EMPTY) return;
+    const K = this.ownersPerBlock;
+    const base = e * K;
+    const n = this.ownerCount[e]!;
+    let w = 0;
+    for (let j = 0; j < n; j++) {
+      const s = this.owners[base + j]!;
+      if (s !== slot) this.owners[base + w++] = s;
+    }
+    if (w === n) return;
+    this.pairGone(e, slot);
+    this.ownerCount[e] = w;
+    if (w === 0) this.remove(e);
+  }
+
+  /**
+   * Name an owner slot for the digest: a hash of something every replica names the
+   * same way (its worker URL, and DP rank). Set it before the slot owns anything.
+   */
+  setOwnerTag(slot: number, name: string): void {
+    while (this.tags.length <= slot) this.tags.push(0);
+    this.tags[slot] = stringHash(name);
+  }
+
+  /**
+   * A digest of what the index holds: every (block, owner) pair, whatever the order
+   * they came in, the table layout or recency, so two indexes fed the same facts give
+   * the same digest (owners named by setOwnerTag). Kept as two running sums of
+   * per-pair hashes, updated as pairs come and go: reading it costs nothing.
+   */
+  digest(): { blocks: number; pairs: number; digest: string } {
+    return { blocks: this.used, pairs: this.pairs, digest: (this.sumA >>> 0).toString(16).padStart(8, '0') + (this.sumB >>> 0).toString(16).padStart(8, '0') };
+  }
+
   /** Remove a worker from every block (it left the fleet). O(capacity); rare. */
   forgetWorker(slot: number): void {
     const K = this.ownersPerBlock;
@@ -164,6 +213,7 @@ export class PrefixIndex {
         if (s !== slot) this.owners[base + w++] = s;
       }
       if (w === n) continue;
+      this.pairGone(e, slot);
       this.ownerCount[e] = w;
       if (w === 0) this.remove(e);
     }
@@ -208,6 +258,8 @@ export class PrefixIndex {
         this.referenced[e] = 0;
         continue;
       }
+      const K = this.ownersPerBlock;
+      for (let j = 0; j < this.ownerCount[e]!; j++) this.pairGone(e, this.owners[e * K + j]!);
       this.remove(e);
       this.evictions++;
       return this.free.pop()!;
@@ -241,6 +293,28 @@ export class PrefixIndex {
     }
   }
 
+  private pairCame(e: number, slot: number): void {
+    this.sumA = (this.sumA + this.pairHashA(e, slot)) | 0;
+    this.sumB = (this.sumB + this.pairHashB(e, slot)) | 0;
+    this.pairs++;
+  }
+
+  private pairGone(e: number, slot: number): void {
+    this.sumA = (this.sumA - this.pairHashA(e, slot)) | 0;
+    this.sumB = (this.sumB - this.pairHashB(e, slot)) | 0;
+    this.pairs--;
+  }
+
+  private pairHashA(e: number, slot: number): number {
+    const h = this.keys[e]!;
+    return mix((h >>> 0) ^ (this.tags[slot] ?? 0), Math.floor(h / 4294967296) >>> 0);
+  }
+
+  private pairHashB(e: number, slot: number): number {
+    const h = this.keys[e]!;
+    return mix((Math.floor(h / 4294967296) >>> 0) ^ Math.imul(this.tags[slot] ?? 0, 0x9e3779b1), (h >>> 0) ^ 0x5bd1e995);
+  }
+
   private mark(slot: number, gen: number): void {
     if (slot >= this.stamp.length) {
       const grown = new Int32Array(Math.max(slot + 1, this.stamp.length * 2));
@@ -272,4 +346,17 @@ function bucket(h: number): number {
 function sameSlots(owners: Int32Array, a: number, b: number, n: number): boolean {
   for (let j = 0; j < n; j++) if (owners[a + j] !== owners[b + j]) return false;
   return true;
+}
+
+function mix(x: number, y: number): number {
+  let h = Math.imul(x ^ 0x27d4eb2f, 0x85ebca6b) ^ y;
+  h ^= h >>> 15;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+function stringHash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }

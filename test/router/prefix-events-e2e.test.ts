@@ -1,0 +1,128 @@
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { renderChat, tokenize } from '../../src/prefix/index.js';
+import type { Router } from '../../src/router/index.js';
+import { engineBlockKeys } from '../../src/router/index.js';
+import { startSimFleet } from '../../src/sim/index.js';
+import type { SimFleet } from '../../src/sim/index.js';
+import { eventually, post } from '../helpers/http.js';
+import { startTestRouter } from '../helpers/router.js';
+
+/**
+ * The prefix index built from the engines' KV events
+ * (docs/routing.md §Prefix from engine events): real simulated engines publishing over ZMQ, the real router, and
+ * the official OpenAI client on 127.0.0.1.
+ */
+let fleet: SimFleet | undefined;
+const routers: Router[] = [];
+afterEach(async () => {
+  for (const r of routers.splice(0)) await r.close();
+  await fleet?.close();
+  fleet = undefined;
+});
+
+const BS = 16;
+const pushing = { kvEvents: true, kvFormat: 'array' as const, loadPublish: true, topic: '' };
+
+/** Wait until no KV batch has arrived for a little while: the index has caught up with the engines. */
+async function settled(r: Router): Promise<void> {
+  const batches = (): number => r.state().workers.reduce((a, w) => a + (w.kv_events?.batches_total ?? 0), 0);
+  let last = -1;
+  await eventually(async () => {
+    const now = batches();
+    const quiet = now === last;
+    last = now;
+    return quiet;
+  }, 5000, 60);
+}
+
+/** What the router's index says each worker holds of these messages, in tokens the engine would reuse. */
+function predicted(r: Router, messages: Array<{ role: string; content: string }>): Map<string, number> {
+  const tokens = tokenize(renderChat(messages));
+  const keys = engineBlockKeys(tokens, BS, 'sim');
+  const out = r.index.newMatchBuffer();
+  const n = r.index.match(keys, out);
+  const byUrl = new Map<string, number>();
+  // The engine always computes the prompt's last token, so it reuses at most (length - 1) tokens' whole blocks.
+  const cap = Math.floor((tokens.length - 1) / BS);
+  for (let i = 0; i < n; i++) {
+    const url = r.kvIndex.workerAt(out.slots[i]!)!.url;
+    byUrl.set(url, Math.max(byUrl.get(url) ?? 0, Math.min(out.depths[i]!, cap) * BS));
+  }
+  return byUrl;
+}
+
+describe('prefix index from KV events', () => {
+  it('predicts exactly the cached tokens the engine then reports, request after request', async () => {
+    fleet = await startSimFleet({ workers: 3, speedup: 50, push: pushing });
+    const r = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events', workerQueueLimit: 6 });
+    routers.push(r);
+    expect(r.state().prefix_index.source).toBe('events');
+    expect(r.state().workers.every((w) => w.kv_events !== null)).toBe(true);
+    const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'none', maxRetries: 0 });
+    const systems = Array.from({ length: 4 }, (_, i) => `You are assistant number ${i}. `.repeat(40));
+    let agree = 0;
+    let hits = 0;
+    const total = 24;
+    for (let k = 0; k < total; k++) {
+      const messages = [
+        { role: 'system', content: systems[k % systems.length]! },
+        { role: 'user', content: `question ${k % 6}` },
+      ];
+      await settled(r);
+      const expectation = predicted(r, messages);
+      const before = new Map(r.state().workers.map((w) => [w.url, w.requests_total]));
+      const res = await client.chat.completions.create({ model: 'sim-llama-3.1-8b', messages: messages as never, max_tokens: 2 });
+      const served = r.state().workers.find((w) => w.requests_total > before.get(w.url)!)!.url;
+      const cached = res.usage?.prompt_tokens_details?.cached_tokens ?? -1;
+      if ((expectation.get(served) ?? 0) === cached) agree++;
+      if (cached > 0) hits++;
+    }
+    expect(agree).toBe(total);
+    expect(hits).toBeGreaterThan(total / 2); // the index steered repeats to their owners
+    const kv = r.state().workers.map((w) => w.kv_events!);
+    expect(kv.every((k) => k.decode_errors_total === 0 && k.lost_total === 0)).toBe(true);
+    expect(kv.reduce((a, k) => a + k.events_total, 0)).toBeGreaterThan(0);
+  });
+
+  it('forgets what an engine flushed (AllBlocksCleared)', async () => {
+    fleet = await startSimFleet({ workers: 1, speedup: 50, push: pushing });
+    const r = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events' });
+    routers.push(r);
+    expect((await post(`${r.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'hello there '.repeat(50) }], max_tokens: 2 })).status).toBe(200);
+    await eventually(async () => r.state().prefix_index.blocks > 0);
+    expect((await post(`${fleet.urls[0]}/flush_cache`, {})).status).toBe(200);
+    await eventually(async () => r.state().prefix_index.blocks === 0);
+    expect(r.state().prefix_index.owner_pairs).toBe(0);
+  });
+
+  it('two replicas on the same engines agree on the index; built from requests they do not', async () => {
+    fleet = await startSimFleet({ workers: 2, speedup: 50, push: pushing });
+    const a = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events' });
+    const b = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'auto' });
+    const plain = await startTestRouter(fleet.urls, { policy: 'cache_aware' });
+    routers.push(a, b, plain);
+    expect(b.state().prefix_index.source).toBe('events');
+    expect(plain.state().prefix_index.source).toBe('requests');
+    for (let k = 0; k < 12; k++) {
+      const via = [a, plain][k % 2]!;
+      await post(`${via.url}/v1/chat/completions`, { messages: [{ role: 'user', content: `topic ${k % 5} `.repeat(60) }], max_tokens: 2 });
+    }
+    await settled(a);
+    await settled(b);
+    const da = a.state().prefix_index;
+    const db = b.state().prefix_index;
+    expect(da.blocks).toBeGreaterThan(0);
+    expect(db).toEqual(da);
+    // The requests-built index only knows what went through its own router.
+    expect(plain.state().prefix_index.digest).not.toBe(da.digest);
+  });
+
+  it('falls back to requests, and says why, when a worker cannot be keyed under auto', async () => {
+    fleet = await startSimFleet({ workers: 2, speedup: 50 });
+    const r = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'auto' });
+    routers.push(r);
+    expect(r.state().prefix_index.source).toBe('requests');
+    expect(r.state().workers.every((w) => w.kv_events === null)).toBe(true);
+  });
+});
