@@ -119,6 +119,29 @@ export class SimPushPublisher {
     return `tcp://${this.#opts.host}:${this.base + this.#ranks.length + rank}`;
   }
 
+  /**
+   * What subscribers see of an engine restart: the KV cache comes back empty without
+   * an event (the process that could have sent one is gone), and every channel's
+   * sequence starts again at 0 with an empty replay buffer. Refused (false) while
+   * requests are inside the engine.
+   */
+  restart(): boolean {
+    if (this.#engine.ranks.some((r) => r.busy)) return false;
+    for (const [r, ch] of this.#ranks.entries()) {
+      const cache = this.#engine.ranks[r]!.cache;
+      const listener = cache.listener;
+      cache.listener = undefined;
+      cache.flush();
+      cache.listener = listener;
+      ch.kvSeq = 0;
+      ch.loadSeq = 0;
+      ch.pending = [];
+      ch.buffer = [];
+      ch.lastLoad = '';
+    }
+    return true;
+  }
+
   close(): void {
     if (this.#closed) return;
     this.#closed = true;

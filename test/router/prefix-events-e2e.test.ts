@@ -5,7 +5,7 @@ import type { Router } from '../../src/router/index.js';
 import { engineBlockKeys } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
-import { eventually, post } from '../helpers/http.js';
+import { eventually, post, put } from '../helpers/http.js';
 import { startTestRouter } from '../helpers/router.js';
 
 /**
@@ -124,5 +124,50 @@ describe('prefix index from KV events', () => {
     routers.push(r);
     expect(r.state().prefix_index.source).toBe('requests');
     expect(r.state().workers.every((w) => w.kv_events === null)).toBe(true);
+  });
+});
+
+describe('prefix index from KV events: broken streams', () => {
+  it('a gap is repaired from the replay socket: nothing lost, and both replicas that saw it end with the same index', async () => {
+    fleet = await startSimFleet({ workers: 1, speedup: 50, push: pushing });
+    const a = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events' });
+    const b = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events' });
+    routers.push(a, b);
+    const url = fleet.urls[0]!;
+    await post(`${a.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'before the gap '.repeat(40) }], max_tokens: 2 });
+    await settled(a);
+    // Paused: the engine goes on numbering and storing batches, but sends none.
+    expect((await put(`${url}/sim/push`, { kv_events: 'paused' })).status).toBe(200);
+    for (let k = 0; k < 3; k++) await post(`${a.url}/v1/chat/completions`, { messages: [{ role: 'user', content: `during the gap ${k} `.repeat(40) }], max_tokens: 2 });
+    expect((await put(`${url}/sim/push`, { kv_events: 'live' })).status).toBe(200);
+    await post(`${a.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'after the gap '.repeat(40) }], max_tokens: 2 });
+    await eventually(async () => a.state().workers[0]!.kv_events!.gaps_total === 1 && a.state().workers[0]!.kv_events!.repaired_total > 0);
+    await settled(a);
+    await settled(b);
+    const kv = a.state().workers[0]!.kv_events!;
+    expect(kv).toMatchObject({ gaps_total: 1, lost_total: 0 });
+    expect(kv.repaired_total).toBe(kv.missed_total);
+    expect(a.state().prefix_index).toEqual(b.state().prefix_index);
+    expect(a.state().prefix_index.blocks).toBeGreaterThan(0);
+  });
+
+  it('an engine restart (its sequence back at 0) makes the router forget that engine, then learn it again', async () => {
+    fleet = await startSimFleet({ workers: 1, speedup: 50, push: pushing });
+    const r = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events' });
+    routers.push(r);
+    const url = fleet.urls[0]!;
+    for (let k = 0; k < 3; k++) await post(`${r.url}/v1/chat/completions`, { messages: [{ role: 'user', content: `old ${k} `.repeat(60) }], max_tokens: 2 });
+    await settled(r);
+    const before = r.state().prefix_index.blocks;
+    expect(before).toBeGreaterThan(0);
+    expect((await put(`${url}/sim/push`, { restart: true })).status).toBe(200);
+    // The first batch after the restart carries sequence 0: the router drops what the engine held, then applies it.
+    await post(`${r.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'new '.repeat(60) }], max_tokens: 2 });
+    await eventually(async () => r.state().workers[0]!.kv_events!.resets_total === 1);
+    await settled(r);
+    const after = r.state().prefix_index.blocks;
+    expect(after).toBeGreaterThan(0);
+    expect(after).toBeLessThan(before);
+    expect(r.state().workers[0]!.kv_events!.decode_errors_total).toBe(0);
   });
 });

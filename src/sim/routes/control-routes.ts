@@ -43,18 +43,25 @@ export const putSimConfig: RouteHandler = async (req, res, _url, ctx) => {
 };
 
 /**
- * PUT /sim/push {"kv_events": "live" | "paused", "load": "live" | "paused"}: pause a push
- * channel. Paused KV batches are still numbered and kept for replay, so resuming
- * shows subscribers a gap that replay repairs; a paused load channel goes silent.
+ * PUT /sim/push {"kv_events": "live" | "paused", "load": "live" | "paused", "restart": true}:
+ * pause a push channel, or act out an engine restart. Paused KV batches are still
+ * numbered and kept for replay, so resuming shows subscribers a gap that replay
+ * repairs; a paused load channel goes silent; a restart empties the KV cache without
+ * an event and starts every sequence again at 0.
  */
 export const putSimPush: RouteHandler = async (req, res, _url, ctx) => {
   const body = parseJsonObject(await readBody(req, CONTROL_BODY_LIMIT));
   const push = ctx.engine.push;
   if (!push) throw new RequestValidationError(409, 'this engine publishes nothing: start it with --kv-events or --load-publish');
   for (const [key, v] of Object.entries(body)) {
-    if (key !== 'kv_events' && key !== 'load') throw new RequestValidationError(400, `unknown key '${key}'; expected kv_events or load`);
+    if (key === 'restart') {
+      if (v !== true) throw new RequestValidationError(400, 'restart must be true');
+      continue;
+    }
+    if (key !== 'kv_events' && key !== 'load') throw new RequestValidationError(400, `unknown key '${key}'; expected kv_events, load or restart`);
     if (v !== 'live' && v !== 'paused') throw new RequestValidationError(400, `${key} must be "live" or "paused"`);
   }
+  if (body.restart === true && !push.restart()) throw new RequestValidationError(409, 'requests are inside the engine; restart it when idle');
   if (body.kv_events !== undefined) push.paused.kv = body.kv_events === 'paused';
   if (body.load !== undefined) push.paused.load = body.load === 'paused';
   sendJson(res, 200, { kv_events: push.paused.kv ? 'paused' : 'live', load: push.paused.load ? 'paused' : 'live', dropped: push.dropped });
