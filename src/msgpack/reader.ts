@@ -14,6 +14,18 @@ export class MsgpackError extends Error {
 /** Deepest nesting `skip` follows; the engines' payloads nest four levels. */
 const MAX_DEPTH = 32;
 
+/** Bytes after the type byte of an integer, by type byte; 255: not an integer. */
+const INT_SIZE = (() => {
+  const t = new Uint8Array(256).fill(255);
+  for (let b = 0x00; b <= 0x7f; b++) t[b] = 0;
+  for (let b = 0xe0; b <= 0xff; b++) t[b] = 0;
+  t[0xcc] = t[0xd0] = 1;
+  t[0xcd] = t[0xd1] = 2;
+  t[0xce] = t[0xd2] = 4;
+  t[0xcf] = t[0xd3] = 8;
+  return t;
+})();
+
 export type MsgpackKind = 'nil' | 'bool' | 'int' | 'float' | 'str' | 'bin' | 'array' | 'map' | 'ext';
 
 export class MsgpackReader {
@@ -79,6 +91,11 @@ export class MsgpackReader {
       default:
         throw new MsgpackError(`byte 0x${b.toString(16)} at ${this.pos} starts no msgpack value`);
     }
+  }
+
+  /** The next value's first byte, without consuming it. */
+  typeByte(): number {
+    return this.#byte(this.pos);
   }
 
   /** Consume a nil if one is next. */
@@ -185,6 +202,13 @@ export class MsgpackReader {
     const start = this.pos;
     const b = this.#take(1);
     const v = this.#view;
+    if (b === 0xcf || b === 0xd3) {
+      // The common case, first: a full 64-bit integer.
+      const s = this.#advance(8);
+      out[at] = v.getUint32(s);
+      out[at + 1] = v.getUint32(s + 4);
+      return;
+    }
     let hi: number;
     let lo: number;
     if (b <= 0x7f) {
@@ -236,6 +260,29 @@ export class MsgpackReader {
     }
     out[at] = hi >>> 0;
     out[at + 1] = lo >>> 0;
+  }
+
+  /**
+   * Step over `n` values that are expected to be integers (token ids) with one
+   * table lookup each; anything else among them is stepped over the general way.
+   */
+  skipIntegers(n: number): void {
+    const b = this.bytes;
+    const len = b.length;
+    let pos = this.pos;
+    for (let i = 0; i < n; i++) {
+      if (pos >= len) throw new MsgpackError(`payload ends at ${pos}, inside a value`);
+      const size = INT_SIZE[b[pos]!]!;
+      if (size === 255) {
+        this.pos = pos;
+        this.skip();
+        pos = this.pos;
+        continue;
+      }
+      pos += 1 + size;
+    }
+    if (pos > len) throw new MsgpackError(`a value runs ${pos - len} bytes past the payload`);
+    this.pos = pos;
   }
 
   /** Step over the next value whatever it is (bounded nesting). */

@@ -252,8 +252,11 @@ function readParent(r: MsgpackReader): Uint32Array | null {
 }
 
 function wordOrEventError(r: MsgpackReader, out: Uint32Array, at: number): void {
-  const k = r.peek();
-  if (k !== 'int' && k !== 'bin') throw new EventError(`a block hash that is a ${k}`);
+  const t = r.typeByte();
+  if (t !== 0xcf && t !== 0xd3) {
+    const k = r.peek();
+    if (k !== 'int' && k !== 'bin') throw new EventError(`a block hash that is a ${k}`);
+  }
   r.word64(out, at);
 }
 
@@ -262,7 +265,7 @@ function countTokens(r: MsgpackReader): number {
   if (r.nil()) return 0;
   if (r.peek() !== 'array') throw new EventError(`token_ids is a ${r.peek()}`);
   const n = r.arrayLength();
-  for (let i = 0; i < n; i++) r.skip();
+  r.skipIntegers(n);
   return n;
 }
 
