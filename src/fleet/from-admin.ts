@@ -36,6 +36,7 @@ export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now())
     });
   }
   const alerts: Fields<AdminState['alerts']> = isObject(doc.alerts) ? doc.alerts : {};
+  const index = isObject(doc.prefix_index) ? (doc.prefix_index as Fields<AdminState['prefix_index']>) : undefined;
   return {
     source: 'admin',
     at: num(doc.timestamp_ms) ?? receivedAt,
@@ -60,6 +61,7 @@ export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now())
     requestsTotal: num(doc.requests_total) ?? sumKnown(workers.map((w) => w.requestsTotal)),
     gateRejectionsTotal: num(doc.gate_rejections_total) ?? sumKnown(workers.map((w) => w.gateRejectionsTotal)),
     alerts: { allQueued: bool(alerts.all_queued), gateInert: bool(alerts.gate_inert) },
+    prefixIndex: index && typeof index.digest === 'string' && typeof index.source === 'string' ? { source: index.source, blocks: num(index.blocks), digest: index.digest } : null,
     blind: [],
   };
 }

@@ -88,6 +88,7 @@ export function snapshotFromPrometheus(text: string, receivedAt: number = Date.n
     requestsTotal: requestsTotal(page),
     gateRejectionsTotal: hasGateRejections ? (page.total(METRIC_NAMES.gateRejected) ?? 0) : null,
     alerts: { allQueued: null, gateInert: inert },
+    prefixIndex: null,
     blind,
   };
 }

@@ -33,6 +33,13 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
     const seen = new Set(snaps.map((s) => s.router[key]));
     if (seen.size > 1) mismatched.push(name);
   }
+  // Index agreement among the replicas that answer now: a down one's last digest proves nothing.
+  const indexes = live.filter((r) => r.live && r.snapshot!.prefixIndex !== null).map((r) => r.snapshot!.prefixIndex!);
+  const builtFrom = new Set(indexes.map((x) => x.source));
+  const prefixIndex = {
+    source: builtFrom.size === 0 ? null : builtFrom.size === 1 ? [...builtFrom][0]! : 'mixed',
+    agree: indexes.length < 2 ? null : new Set(indexes.map((x) => x.digest)).size === 1,
+  };
   if (snaps.length > 1) {
     router.simulated = snaps.some((s) => s.router.simulated);
     const uptimes = snaps.map((s) => s.router.uptimeS).filter((u): u is number => u !== null);
@@ -91,6 +98,7 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
     replicas,
     router,
     mismatched,
+    prefixIndex,
     source: sources.size === 0 ? null : sources.size === 1 ? [...sources][0]! : 'mixed',
     blind: [...new Set(snaps.flatMap((s) => s.blind))],
     workers,

@@ -70,6 +70,8 @@ export interface ReplicaSnapshot {
   requestsTotal: number | null;
   gateRejectionsTotal: number | null;
   alerts: { allQueued: boolean | null; gateInert: boolean | null };
+  /** The router's prefix index: what it is built from and its digest; null when the source does not say. */
+  prefixIndex: { source: string; blocks: number | null; digest: string } | null;
   /** What this source cannot show, in words for the header ("engine queues", …). */
   blind: string[];
 }
@@ -109,6 +111,11 @@ export interface FleetView {
   router: RouterInfo;
   /** Settings the replicas disagree on, e.g. "worker_queue_limit". */
   mismatched: string[];
+  /**
+   * Whether the live replicas hold the same prefix index (equal digests); null with
+   * fewer than two replicas that report one. `source` is what they build it from.
+   */
+  prefixIndex: { source: string | null; agree: boolean | null };
   source: SourceKind | 'mixed' | null;
   blind: string[];
   workers: FleetWorker[];

@@ -105,7 +105,8 @@ function headerLines(view: FleetView): string[] {
     r.simulated ? 'SIMULATED' : undefined,
   ].filter(Boolean);
   const out = [`router ${view.replicas.map((x) => x.url).join(', ')} · ${parts.join(' · ')}`];
-  out.push(`source ${sourceName(view)}${view.mismatched.length > 0 ? ` · replicas disagree on ${view.mismatched.join(', ')}` : ''}`);
+  const index = view.prefixIndex.agree === null ? '' : ` · index (${view.prefixIndex.source ?? '?'}) ${view.prefixIndex.agree ? 'same on all replicas' : 'differs between replicas'}`;
+  out.push(`source ${sourceName(view)}${view.mismatched.length > 0 ? ` · replicas disagree on ${view.mismatched.join(', ')}` : ''}${index}`);
   return out;
 }
 

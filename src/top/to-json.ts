@@ -48,6 +48,7 @@ export function fleetJson(view: FleetView): Record<string, unknown> {
     gate_rejections_total: view.gateRejectionsTotal,
     partial_diversions_total: view.partialDiversionsTotal,
     mismatched: view.mismatched,
+    prefix_index: { source: view.prefixIndex.source, replicas_agree: view.prefixIndex.agree },
     cannot_show: view.blind,
     timestamp_ms: view.at,
   };

@@ -181,6 +181,17 @@ describe('merging replicas', () => {
     const c = snapshotFromAdmin(adminDoc({ limit: 8 }))!;
     expect(mergeReplicas([status('http://r1', a), status('http://r2', c)]).mismatched).toEqual(['worker_queue_limit']);
   });
+
+  it('says whether the live replicas hold the same prefix index; a down replica does not count', () => {
+    const withIndex = (digest: string, source = 'events') => snapshotFromAdmin({ ...adminDoc({}), prefix_index: { source, blocks: 10, owner_pairs: 12, digest } })!;
+    expect(mergeReplicas([status('http://r1', withIndex('ab')), status('http://r2', withIndex('ab'))]).prefixIndex).toEqual({ source: 'events', agree: true });
+    expect(mergeReplicas([status('http://r1', withIndex('ab', 'requests')), status('http://r2', withIndex('cd', 'requests'))]).prefixIndex).toEqual({ source: 'requests', agree: false });
+    const down = { ...status('http://r2', withIndex('cd')), live: false, error: 'connection refused' };
+    expect(mergeReplicas([status('http://r1', withIndex('ab')), down]).prefixIndex).toEqual({ source: 'events', agree: null });
+    const view = mergeReplicas([status('http://r1', withIndex('ab')), status('http://r2', withIndex('ab'))]);
+    expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toMatch(/index \(events\) same on all replicas/);
+    expect(fleetJson(view)).toMatchObject({ prefix_index: { source: 'events', replicas_agree: true } });
+  });
 });
 
 describe('sort and filter', () => {

@@ -53,6 +53,10 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
       second.push('  ', { text: ` DOWN ${d.url.replace(/^https?:\/\//, '')}: ${d.error ?? 'no answer'} `, color: 'red', inverse: true });
     }
     if (view.mismatched.length > 0) second.push('  ', { text: `replicas disagree on ${view.mismatched.join(', ')}`, color: 'yellow' });
+    if (view.prefixIndex.agree !== null) {
+      const from = view.prefixIndex.source ?? '?';
+      second.push('  ', view.prefixIndex.agree ? `index (${from}) same on all` : { text: `index (${from}) differs between replicas`, color: from === 'events' ? 'yellow' : undefined });
+    }
     if (view.blind.length > 0) second.push({ text: `  cannot show: ${view.blind.join(', ')}`, dim: true });
   }
   return (
