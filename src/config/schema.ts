@@ -49,6 +49,8 @@ export interface RouterConfig {
   blockSize: number;
   prefixIndexMaxBlocks: number;
   prefixSource: PrefixSource;
+  /** A Hugging Face tokenizer.json (or its folder) to key text by the engines' tokens; null = none. */
+  tokenizer: string | null;
   loadPollIntervalMs: number;
   loadFreshnessMs: number;
   loadTimeoutMs: number;
@@ -400,6 +402,16 @@ export const OPTIONS = [
       "what the prefix index is built from: 'requests' (what the router sent where), 'events' (the engines' KV events: what they hold), 'auto' (events when every worker publishes them in a form the router can key)",
     group: 'Router internals',
     policyFamily: 'cache-tuning',
+  }),
+  opt({
+    key: 'tokenizer',
+    flag: 'tokenizer',
+    type: 'string',
+    default: null,
+    defaultLabel: 'none',
+    describe:
+      "the served model's Hugging Face tokenizer.json (or its folder, with tokenizer_config.json for the chat template): with --prefix-source events, SGLang workers' text prompts are keyed by these tokens",
+    group: 'Router internals',
   }),
   opt({
     key: 'loadPollIntervalMs',

@@ -87,6 +87,8 @@ export interface AdminWorker {
     repaired_total: number;
     lost_total: number;
     resets_total: number;
+    /** Batches the replay socket gave back when the router subscribed (what the engine published before). */
+    replayed_at_start_total: number;
     last_error: string | null;
   } | null;
 }

@@ -1,6 +1,6 @@
 export { tokenize, pieces, countTokens, fnv1a32 } from './tokenizer.js';
 export { ASSISTANT_PROMPT, MESSAGE_CLOSE, MESSAGE_FRAME_CHARS, messageOpen, renderChat, renderedChatChars, contentText } from './chat-template.js';
 export type { ChatMessage } from './chat-template.js';
-export { blockHashes, chatBlockHashes, promptBytes, textBlockHashes } from './block-hash.js';
-export { sglangPageHashes } from './sglang-page-hash.js';
+export { blockHashes, chatBlockHashes, promptBytes, textBlockHashes, textDigest } from './block-hash.js';
+export { sglangPageChain, sglangPageHashes } from './sglang-page-hash.js';
 export { SIM_WIRE_SHIFT, simWireWords } from './sim-wire-hash.js';

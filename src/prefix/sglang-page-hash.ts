@@ -5,20 +5,35 @@ import { createHash } from 'node:crypto';
  * parent's full 32-byte digest (nothing for the first page) followed by each token
  * as a u32 little-endian; the published value is the first 8 digest bytes read
  * big-endian as a signed i64. The last page may be partial and is still hashed.
- * Not on the hot path: kept so KV-event ingestion can be added without new hashing.
  */
 export function sglangPageHashes(tokens: readonly number[], pageSize: number): bigint[] {
   const out: bigint[] = [];
-  let parent: Buffer | undefined;
-  for (let start = 0; start < tokens.length; start += pageSize) {
-    const page = tokens.slice(start, start + pageSize);
-    const bytes = Buffer.allocUnsafe(page.length * 4);
-    page.forEach((t, i) => bytes.writeUInt32LE(t >>> 0, i * 4));
+  sglangPageChain(tokens, 0, tokens.length, pageSize, undefined, (digest) => out.push(digest.readBigInt64BE(0)));
+  return out;
+}
+
+/**
+ * The page chain over tokens[from, to), starting after the page whose digest is
+ * `parent` (undefined: from the first page): calls `page` with each page's full
+ * digest, and returns the last one, so a caller can resume the chain later from it.
+ */
+export function sglangPageChain(
+  tokens: ArrayLike<number>,
+  from: number,
+  to: number,
+  pageSize: number,
+  parent: Buffer | undefined,
+  page: (digest: Buffer) => void,
+): Buffer | undefined {
+  const bytes = Buffer.allocUnsafe(pageSize * 4);
+  for (let start = from; start < to; start += pageSize) {
+    const end = Math.min(start + pageSize, to);
+    for (let i = start; i < end; i++) bytes.writeUInt32LE(tokens[i]! >>> 0, (i - start) * 4);
     const h = createHash('sha256');
     if (parent) h.update(parent);
-    h.update(bytes);
+    h.update(bytes.subarray(0, (end - start) * 4));
     parent = h.digest();
-    out.push(parent.readBigInt64BE(0));
+    page(parent);
   }
-  return out;
+  return parent;
 }

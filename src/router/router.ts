@@ -1,5 +1,7 @@
 import { createTrackedServer } from '../net/index.js';
 import { pushEndpoint } from '../engines/index.js';
+import { renderChat, tokenize } from '../prefix/index.js';
+import { HfChatTokenizer } from '../tokenizer/index.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { RouterConfig } from '../config/index.js';
@@ -12,7 +14,7 @@ import { SelectionBooker } from './metrics/selection-booker.js';
 import { createPolicy, fleetIsAllQueued, gateIsInert } from './policies/index.js';
 import type { Policy } from './policies/index.js';
 import { Relay } from './proxy/relay.js';
-import type { InferenceRoute, TokenKeys } from './request/inference-request.js';
+import type { InferenceRoute, TokenKeying } from './request/inference-request.js';
 import { requireJsonContentType } from './request/content-type.js';
 import { ApiError, ApiErrors, sendApiError } from './server/api-error.js';
 import { authorizeAdmin, streamState, tokenDigest } from './server/admin-api.js';
@@ -65,7 +67,8 @@ export class Router {
   readonly kvIndex: KvEventIndex;
   /** What the prefix index is built from, decided at start (docs/routing.md §Prefix from engine events). */
   prefixSource: 'requests' | 'events' = 'requests';
-  private tokenKeys: TokenKeys | undefined;
+  private tokenKeys: TokenKeying | undefined;
+  private tokenizer: HfChatTokenizer | undefined;
   private relay!: Relay;
   private readonly status: WorkerStatus;
   private readonly log: Logger;
@@ -173,6 +176,8 @@ export class Router {
 
   /** Learn the workers, start sampling load, and listen. */
   async start(): Promise<string> {
+    // A tokenizer that cannot be read stops the start with one line (RCTL_E_TOKENIZER).
+    if (this.config.tokenizer !== null && this.config.prefixSource !== 'requests') this.tokenizer = HfChatTokenizer.load(this.config.tokenizer);
     await this.registry.introspectAll();
     this.choosePrefixSource();
     if (this.modelId === null) this.modelId = this.discoverModel();
@@ -213,7 +218,12 @@ export class Router {
     const scheme = [...schemes][0]!;
     const blockSize = this.config.blockSize;
     this.prefixSource = 'events';
-    this.tokenKeys = (tokens) => engineBlockKeys(tokens, blockSize, scheme);
+    const keys = (tokens: ArrayLike<number>): number[] => engineBlockKeys(tokens, blockSize, scheme);
+    // The simulator tokenizes with routerctl's stand-in tokenizer and chat template; a real engine with its model's.
+    const tok = scheme === 'sglang' ? this.tokenizer : undefined;
+    this.tokenKeys = tok
+      ? { chatTokens: (m) => tok.encodeChat(m), textTokens: (t) => tok.encodeText(t), keys }
+      : { chatTokens: (m) => tokenize(renderChat(m)), textTokens: (t) => tokenize(t), keys };
     this.relay.recordsOwners = false;
     for (const v of able) this.attachEvents(v.w);
     if (unable.length > 0) this.log.warn('KV events: some workers are not indexed (they never count as prefix owners)', { workers: unable.join('; ') });
@@ -236,7 +246,9 @@ export class Router {
     if (push === null) return { why: 'publishes no KV events' };
     if (push.blockSize !== null && push.blockSize !== this.config.blockSize) return { why: `KV event blocks of ${push.blockSize} tokens, --block-size ${this.config.blockSize}` };
     if (w.info.simulated) return { scheme: 'sim' };
-    if (w.info.flavor === 'sglang') return { scheme: 'sglang' };
+    if (w.info.flavor === 'sglang') {
+      return this.tokenizer ? { scheme: 'sglang' } : { why: "needs --tokenizer (the model's tokenizer.json) to key text prompts as SGLang does" };
+    }
     return { why: "vLLM's block hashes cannot be computed outside the engine" };
   }
 

@@ -79,7 +79,8 @@ describe('prefix index from KV events', () => {
       if (cached > 0) hits++;
     }
     expect(agree).toBe(total);
-    expect(hits).toBeGreaterThan(total / 2); // the index steered repeats to their owners
+    // 4 first sightings miss; by chance, 3 workers would hit about a third of the other 20.
+    expect(hits).toBeGreaterThanOrEqual(10); // the index steered repeats to their owners
     const kv = r.state().workers.map((w) => w.kv_events!);
     expect(kv.every((k) => k.decode_errors_total === 0 && k.lost_total === 0)).toBe(true);
     expect(kv.reduce((a, k) => a + k.events_total, 0)).toBeGreaterThan(0);
@@ -169,5 +170,17 @@ describe('prefix index from KV events: broken streams', () => {
     expect(after).toBeGreaterThan(0);
     expect(after).toBeLessThan(before);
     expect(r.state().workers[0]!.kv_events!.decode_errors_total).toBe(0);
+  });
+});
+
+describe('--tokenizer', () => {
+  it('a tokenizer that cannot be read stops the start with one line', async () => {
+    fleet = await startSimFleet({ workers: 1, speedup: 50, push: pushing });
+    const { Router } = await import('../../src/router/index.js');
+    const { defaultConfig } = await import('../../src/config/index.js');
+    const { silentLogger } = await import('../../src/router/index.js');
+    const r = new Router({ config: { ...defaultConfig(), workerUrls: fleet.urls, port: 0, policy: 'cache_aware', prefixSource: 'events', tokenizer: '/nonexistent/tokenizer.json', tui: false }, log: silentLogger, version: 'test' });
+    await expect(r.start()).rejects.toMatchObject({ code: 'RCTL_E_TOKENIZER', message: expect.stringMatching(/^cannot read tokenizer\.json at \/nonexistent\/tokenizer\.json: ENOENT$/) as unknown as string });
+    await r.close();
   });
 });

@@ -34,6 +34,8 @@ export interface KvFeedStats {
   /** Missed batches the replay could not give back (no replay socket, or beyond its buffer). */
   lost: number;
   resets: number;
+  /** Batches the replay socket gave back when the feed started (what the engine published before the router listened). */
+  replayedAtStart: number;
   lastSeq: number;
   lastError: string | undefined;
 }
@@ -48,7 +50,7 @@ export interface KvFeedStats {
  * sink forgets that rank before applying.
  */
 export class KvEventFeed {
-  readonly stats: KvFeedStats = { batches: 0, events: 0, skippedEvents: 0, decodeErrors: 0, gaps: 0, missed: 0, repaired: 0, lost: 0, resets: 0, lastSeq: -1, lastError: undefined };
+  readonly stats: KvFeedStats = { batches: 0, events: 0, skippedEvents: 0, decodeErrors: 0, gaps: 0, missed: 0, repaired: 0, lost: 0, resets: 0, replayedAtStart: 0, lastSeq: -1, lastError: undefined };
   readonly #opts: KvEventFeedOptions;
   readonly #sink: KvFeedSink;
   readonly #tracker = new SequenceTracker();
@@ -61,6 +63,33 @@ export class KvEventFeed {
     this.#opts = opts;
     this.#sink = sink;
     this.#subscription = new PushSubscription(opts.endpoint, opts.topic, (f) => this.#onFrame(f), (err) => this.#decodeError(err));
+    // Joining late (a router restarted, or started after the engines) misses what the
+    // engine already holds, and a SUB misses what is sent while it connects: with a
+    // replay socket, start from what it still keeps, and hold the live stream meanwhile.
+    if (opts.replayEndpoint !== undefined) {
+      this.#held = [];
+      void this.#catchUp();
+    }
+  }
+
+  async #catchUp(): Promise<void> {
+    let last = -1;
+    try {
+      const { batches } = await replayFrom(this.#opts.replayEndpoint!, 0, this.#opts.replayTimeoutMs ?? 2000);
+      for (const b of batches) {
+        if (b.seq <= last) continue;
+        this.#apply(b.payload, b.seq);
+        last = b.seq;
+      }
+      this.stats.replayedAtStart = batches.length;
+    } catch (err) {
+      this.stats.lastError = `replay at start: ${(err as Error).message}`;
+    }
+    if (this.#closed) return;
+    this.#tracker.last = last;
+    const held = this.#held ?? [];
+    this.#held = null;
+    for (const f of held) this.#onFrame(f);
   }
 
   close(): void {

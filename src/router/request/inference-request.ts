@@ -1,4 +1,4 @@
-import { blockHashes, chatBlockHashes, renderChat, renderedChatChars, textBlockHashes, tokenize } from '../../prefix/index.js';
+import { blockHashes, chatBlockHashes, renderedChatChars, textBlockHashes } from '../../prefix/index.js';
 import type { ChatMessage } from '../../prefix/index.js';
 import type { BodyChunks } from '../../net/index.js';
 import { StringDecoder } from 'node:string_decoder';
@@ -28,7 +28,7 @@ export const CHARS_PER_TOKEN = 4;
  * hot path; bench/prefix-match.ts measures the choice). `keyed` false (a policy that
  * reads no prefix) skips the key: on long prompts it is most of the request's cost.
  */
-export function parseInferenceRequest(route: InferenceRoute, body: Buffer | BodyChunks, blockSize: number, keyed = true, tokenKeys?: TokenKeys): InferenceRequest {
+export function parseInferenceRequest(route: InferenceRoute, body: Buffer | BodyChunks, blockSize: number, keyed = true, tokenKeys?: TokenKeying): InferenceRequest {
   // A long body is read in place; JSON.parse below is the reference, and has the last word.
   if (body.length >= SCAN_MIN_BYTES && tokenKeys === undefined) {
     const scanned = scanInferenceRequest(route, body, blockSize, keyed);
@@ -38,14 +38,18 @@ export function parseInferenceRequest(route: InferenceRoute, body: Buffer | Body
 }
 
 /**
- * Keys of a prompt as the engines' KV events name its blocks, from its token ids
- * (docs/routing.md §Prefix from engine events): the key when the prefix index is
- * built from events. The prompt's text is tokenized as the engine does.
+ * How to key a request when the prefix index is built from engine events
+ * (docs/routing.md §Prefix from engine events): its prompt tokenized as the engine
+ * tokenizes it, then hashed in blocks as the engine names its blocks.
  */
-export type TokenKeys = (tokens: readonly number[]) => number[];
+export interface TokenKeying {
+  chatTokens(messages: readonly ChatMessage[]): ArrayLike<number>;
+  textTokens(text: string): ArrayLike<number>;
+  keys(tokens: ArrayLike<number>): number[];
+}
 
 /** parseInferenceRequest through JSON.parse: the reference the body scanner is held to, and its fallback. */
-export function parseWithJsonParse(route: InferenceRoute, body: Buffer | BodyChunks, blockSize: number, keyed = true, tokenKeys?: TokenKeys): InferenceRequest {
+export function parseWithJsonParse(route: InferenceRoute, body: Buffer | BodyChunks, blockSize: number, keyed = true, tokenKeys?: TokenKeying): InferenceRequest {
   let json: unknown;
   try {
     json = JSON.parse(bodyText(body));
@@ -69,7 +73,7 @@ export function parseWithJsonParse(route: InferenceRoute, body: Buffer | BodyChu
     const messages = o.messages as ChatMessage[];
     const model = o.model as string | undefined;
     const stream = o.stream === true;
-    if (keyed && tokenKeys) return byTokens(route, model, stream, tokenize(renderChat(messages)), tokenKeys);
+    if (keyed && tokenKeys) return byTokens(route, model, stream, tokenKeys.chatTokens(messages), tokenKeys);
     // Keyed part by part: the rendered prompt is never built as one string.
     if (!keyed) return { route, model, stream, prefixHashes: NO_KEY, inputTokens: charsToTokens(renderedChatChars(messages)) };
     const { hashes, chars } = chatBlockHashes(messages, blockSize * CHARS_PER_TOKEN);
@@ -89,7 +93,7 @@ export function parseWithJsonParse(route: InferenceRoute, body: Buffer | BodyChu
 
   const model = o.model as string | undefined;
   const stream = o.stream === true;
-  if (keyed && tokenKeys) return byTokens(route, model, stream, ids ?? tokenize(text ?? ''), tokenKeys);
+  if (keyed && tokenKeys) return byTokens(route, model, stream, ids ?? tokenKeys.textTokens(text ?? ''), tokenKeys);
   if (ids) return { route, model, stream, prefixHashes: keyed ? blockHashes(ids, blockSize) : NO_KEY, inputTokens: Math.max(1, ids.length) };
   const t = text ?? '';
   if (!keyed) return { route, model, stream, prefixHashes: NO_KEY, inputTokens: textInputTokens(t) };
@@ -114,8 +118,8 @@ function charsToTokens(chars: number): number {
   return Math.max(1, Math.ceil(chars / CHARS_PER_TOKEN));
 }
 
-function byTokens(route: InferenceRoute, model: string | undefined, stream: boolean, tokens: readonly number[], keys: TokenKeys): InferenceRequest {
-  return { route, model, stream, prefixHashes: keys(tokens), inputTokens: Math.max(1, tokens.length) };
+function byTokens(route: InferenceRoute, model: string | undefined, stream: boolean, tokens: ArrayLike<number>, keying: TokenKeying): InferenceRequest {
+  return { route, model, stream, prefixHashes: keying.keys(tokens), inputTokens: Math.max(1, tokens.length) };
 }
 
 /** The key of a request no policy reads: shared, never written to. */

@@ -68,6 +68,7 @@ export function adminState(s: AdminStateInput): AdminState {
           repaired_total: kvEvents.stats.repaired,
           lost_total: kvEvents.stats.lost,
           resets_total: kvEvents.stats.resets,
+          replayed_at_start_total: kvEvents.stats.replayedAtStart,
           last_error: kvEvents.stats.lastError ?? null,
         }
       : null,

@@ -3,7 +3,7 @@ import type { RouterConfig } from '../../config/index.js';
 import type { SelectionBooker } from '../metrics/selection-booker.js';
 import type { Relay } from '../proxy/relay.js';
 import { parseInferenceRequest } from '../request/inference-request.js';
-import type { InferenceRoute, TokenKeys } from '../request/inference-request.js';
+import type { InferenceRoute, TokenKeying } from '../request/inference-request.js';
 import { readRequestBody } from '../request/read-body.js';
 import type { LoadTable } from '../state/load_monitor/index.js';
 import { ApiErrors } from './api-error.js';
@@ -19,7 +19,7 @@ export interface GenerationDeps {
   readonly modelId: () => string | null;
   readonly ready: () => boolean;
   /** Set when the prefix index is built from engine events: requests are keyed by their tokens. */
-  readonly tokenKeys: () => TokenKeys | undefined;
+  readonly tokenKeys: () => TokenKeying | undefined;
 }
 
 /**

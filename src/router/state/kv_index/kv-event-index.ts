@@ -96,6 +96,7 @@ export class KvEventIndex {
         repaired: sum('repaired'),
         lost: sum('lost'),
         resets: sum('resets'),
+        replayedAtStart: sum('replayedAtStart'),
         lastSeq: Math.max(...feeds.map((f) => f.stats.lastSeq)),
         lastError: feeds.map((f) => f.stats.lastError).find((e) => e !== undefined),
       },
