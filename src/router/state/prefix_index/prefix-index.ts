@@ -166,19 +166,7 @@ export class PrefixIndex {
    */
   removeOwner(slot: number, h: number): void {
     const e = this.find(h);
-    if (e === EMPTY) return;
-    const K = this.ownersPerBlock;
-    const base = e * K;
-    const n = this.ownerCount[e]!;
-    let w = 0;
-    for (let j = 0; j < n; j++) {
-      const s = this.owners[base + j]!;
-      if (s !== slot) this.owners[base + w++] = s;
-    }
-    if (w === n) return;
-    this.pairGone(e, slot);
-    this.ownerCount[e] = w;
-    if (w === 0) this.remove(e);
+    if (e !== EMPTY) this.dropOwner(e, slot);
   }
 
   /**
@@ -202,21 +190,22 @@ export class PrefixIndex {
 
   /** Remove a worker from every block (it left the fleet). O(capacity); rare. */
   forgetWorker(slot: number): void {
-    const K = this.ownersPerBlock;
-    for (let e = 0; e < this.nextFresh; e++) {
-      const n = this.ownerCount[e]!;
-      if (n === 0) continue;
-      const base = e * K;
-      let w = 0;
-      for (let j = 0; j < n; j++) {
-        const s = this.owners[base + j]!;
-        if (s !== slot) this.owners[base + w++] = s;
-      }
-      if (w === n) continue;
-      this.pairGone(e, slot);
-      this.ownerCount[e] = w;
-      if (w === 0) this.remove(e);
+    for (let e = 0; e < this.nextFresh; e++) if (this.ownerCount[e]! > 0) this.dropOwner(e, slot);
+  }
+
+  /** Take `slot` off entry e's owners (keeping their order), and the entry once nobody holds it. */
+  private dropOwner(e: number, slot: number): void {
+    const base = e * this.ownersPerBlock;
+    const n = this.ownerCount[e]!;
+    let w = 0;
+    for (let j = 0; j < n; j++) {
+      const s = this.owners[base + j]!;
+      if (s !== slot) this.owners[base + w++] = s;
     }
+    if (w === n) return;
+    this.pairGone(e, slot);
+    this.ownerCount[e] = w;
+    if (w === 0) this.remove(e);
   }
 
   /** Blocks the index would need for a scratch buffer of owners (the lookup result size). */
