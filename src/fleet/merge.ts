@@ -13,11 +13,16 @@ const BREAKER_RANK: Record<Breaker, number> = { closed: 0, half_open: 1, open: 2
  * - a worker is gated, unhealthy or its breaker open if any replica says so (the worst
  *   view is the one an operator must see);
  * - alerts are raised if any replica raises them.
- * A replica that is down keeps contributing its last snapshot (its status says how old),
- * so a router restart does not blank the console; its rates are unknown meanwhile.
+ * A replica that stops answering leaves every fleet figure at once (the header marks it
+ * down, with the age of its last answer) and rejoins when it answers again: its last
+ * snapshot would otherwise keep an old saturation alert and its in-flight requests in
+ * the view. Only while no replica answers does the view keep the last snapshots, so a
+ * router restart does not blank the console.
  */
 export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now()): FleetView {
-  const live = replicas.filter((r) => r.snapshot !== null);
+  const seenOnce = replicas.filter((r) => r.snapshot !== null);
+  const answering = seenOnce.filter((r) => r.live);
+  const live = answering.length > 0 ? answering : seenOnce;
   const snaps = live.map((r) => r.snapshot!);
 
   const router: RouterInfo = snaps[0] ? { ...snaps[0].router } : emptyRouterInfo();
@@ -80,7 +85,11 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
       fresh: freshest?.fresh ?? anyOf(seen.map((p) => p.fresh), true),
       gated: anyOf(seen.map((p) => p.gated), true),
       inflight: sumKnown(seen.map((p) => p.inflight)),
-      inflightByReplica: parts.map((p) => p?.inflight ?? null),
+      // One column per replica, in the order given: a replica not counted shows none.
+      inflightByReplica: replicas.map((r) => {
+        const at = live.indexOf(r);
+        return at < 0 ? null : (parts[at]?.inflight ?? null);
+      }),
       requestsTotal: sumKnown(seen.map((p) => p.requestsTotal)),
       gateRejectionsTotal: sumKnown(seen.map((p) => p.gateRejectionsTotal)),
       gateRejectionsPerS: rejPerS,

@@ -107,6 +107,8 @@ function headerLines(view: FleetView): string[] {
   const out = [`router ${view.replicas.map((x) => x.url).join(', ')} · ${parts.join(' · ')}`];
   const index = view.prefixIndex.agree === null ? '' : ` · index (${view.prefixIndex.source ?? '?'}) ${view.prefixIndex.agree ? 'same on all replicas' : 'differs between replicas'}`;
   out.push(`source ${sourceName(view)}${view.mismatched.length > 0 ? ` · replicas disagree on ${view.mismatched.join(', ')}` : ''}${index}`);
+  // A replica that does not answer is left out of every figure below: say which.
+  for (const d of view.replicas.filter((x) => !x.live)) out.push(`DOWN ${d.url}: ${d.error ?? 'no answer'} (not counted)`);
   return out;
 }
 

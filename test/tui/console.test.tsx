@@ -93,6 +93,23 @@ describe('the console', () => {
     expect(c.frame()).toContain('GATE INERT');
   });
 
+  it.each([
+    [80, 24],
+    [200, 60],
+  ])("two routers, one stopped: the live one's view, the stopped one marked down with its age (%i×%i)", async (columns, rows) => {
+    const live = snapshotFromAdmin(adminDoc({ workers: [{ url: 'http://a:1', waiting: 0 }, { url: 'http://b:1', waiting: 1 }] }))!;
+    // The stopped replica saw the fleet saturated and gated before it went.
+    const stopped = snapshotFromAdmin(adminDoc({ allQueued: true, workers: [{ url: 'http://a:1', waiting: 8 }, { url: 'http://b:1', waiting: 9 }] }))!;
+    const view = mergeReplicas([status('http://r1:30000', live), { ...status('http://r2:30000', stopped), live: false, error: 'connection refused', receivedAt: NOW - 45_000 }], NOW);
+    const c = mount(view, { columns, rows });
+    await tick();
+    expect(c.frame()).not.toContain('FLEET SATURATED');
+    expect(c.frame()).not.toContain('GATED');
+    expect(c.frame()).toMatch(/DOWN for 45\.0s r2:30000/);
+    for (const line of c.frame().split('\n')) expect(line.length).toBeLessThanOrEqual(columns);
+    expect(c.frame().split('\n').length).toBeLessThanOrEqual(rows - 1);
+  });
+
   it('shows the header: policy, limit, SIMULATED, source', async () => {
     const c = mount(fleet(undefined, { simulated: true }));
     await tick();

@@ -161,12 +161,28 @@ describe('merging replicas', () => {
     expect(view.hitRatio).toBeCloseTo(30 / 34);
   });
 
-  it('raises an alert when any replica does, and keeps a down replica\'s last data', () => {
+  it('raises an alert when any live replica does', () => {
     const c = snapshotFromAdmin(adminDoc({ allQueued: true }))!;
-    const v = mergeReplicas([status('http://r1', a), { ...status('http://r2', c), live: false, error: 'connection refused' }]);
-    expect(v.alerts.allQueued).toBe(true);
+    expect(mergeReplicas([status('http://r1', a), status('http://r2', c)]).alerts.allQueued).toBe(true);
+  });
+
+  it('a replica that stops answering leaves every fleet figure, and rejoins when it answers', () => {
+    // r2 saw the fleet saturated and had requests in flight when it stopped.
+    const c = snapshotFromAdmin(adminDoc({ allQueued: true }))!;
+    const rates = computeRates({ ...a, at: a.at - 1000, requestsTotal: (a.requestsTotal ?? 0) - 10 }, a);
+    const down = { ...status('http://r2', c), live: false, error: 'connection refused' };
+    const v = mergeReplicas([status('http://r1', a, rates), down]);
     expect(v.replicas[1]!.live).toBe(false);
-    expect(v.requestsPerS).toBeNull();
+    expect(v.alerts.allQueued).toBe(mergeReplicas([status('http://r1', a, rates)]).alerts.allQueued);
+    expect(v.requestsPerS).toBe(10);
+    expect(v.fleet.inflightTotal).toBe(mergeReplicas([status('http://r1', a)]).fleet.inflightTotal);
+    expect(v.workers[0]!.inflightByReplica[1]).toBeNull();
+    expect(formatOnce(v, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toMatch(/DOWN http:\/\/r2: connection refused \(not counted\)/);
+    // Answering again, it counts again.
+    expect(mergeReplicas([status('http://r1', a), status('http://r2', c)]).alerts.allQueued).toBe(true);
+    // With no replica answering, the last view stays on screen rather than going blank.
+    const alone = mergeReplicas([{ ...status('http://r1', a), live: false, error: 'timeout' }]);
+    expect(alone.workers.length).toBeGreaterThan(0);
   });
 
   it('infers saturation from all_queued decisions when no replica reports the alert', () => {

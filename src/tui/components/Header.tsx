@@ -43,15 +43,17 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
     );
 
     const down = view.replicas.filter((x) => !x.live);
+    // A replica that stopped answering goes first: on a narrow terminal the end of the line is cut.
+    for (const d of down) {
+      const since = d.receivedAt === null ? '' : ` for ${fmtAge(Math.max(0, now - d.receivedAt))}`;
+      second.push({ text: ` DOWN${since} ${d.url.replace(/^https?:\/\//, '')}: ${d.error ?? 'no answer'} `, color: 'red', inverse: true }, '  ');
+    }
     second.push(
       `${fmtRate(view.requestsPerS)} req/s`,
       `  source ${sourceName(view)}${view.source === 'admin' ? ` (every ${fmtAge(intervalMs)})` : ''}`,
       `  updated ${fmtAge(Math.max(0, now - view.at))} ago`,
     );
     if (view.replicas.length > 1) second.push(`  replicas ${view.replicas.length - down.length}/${view.replicas.length} live`);
-    for (const d of down) {
-      second.push('  ', { text: ` DOWN ${d.url.replace(/^https?:\/\//, '')}: ${d.error ?? 'no answer'} `, color: 'red', inverse: true });
-    }
     if (view.mismatched.length > 0) second.push('  ', { text: `replicas disagree on ${view.mismatched.join(', ')}`, color: 'yellow' });
     if (view.prefixIndex.agree !== null) {
       const from = view.prefixIndex.source ?? '?';
