@@ -3,3 +3,4 @@
 export { startRouter, serveUntilStopped } from './run-router.js';
 export type { RunningRouter } from './run-router.js';
 export { runServeConsole } from './serve-console.js';
+export { exitReport } from './exit-report.js';

@@ -2,6 +2,7 @@ import { colorEnabled } from '../cli/index.js';
 import { StopSignals } from '../cli/index.js';
 import type { RouterConfig } from '../config/index.js';
 import { FleetFeed } from '../fleet/index.js';
+import { exitReport } from './exit-report.js';
 import { RouterProcess } from './router-process.js';
 
 /** How often the console asks the router for its state: live enough to watch queues move. */
@@ -72,5 +73,7 @@ export async function runServeConsole(config: RouterConfig): Promise<number> {
     }
     await feed.close();
   }
+  // The console's screen is gone with the terminal restored: a crash must not go with it.
+  process.stderr.write(exitReport(router.get()));
   return router.exitStatus();
 }
