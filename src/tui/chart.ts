@@ -12,6 +12,11 @@ export interface ChartOptions {
   color: boolean;
   /** Values the y axis must include besides the data (e.g. the queue limit). */
   include?: number[];
+  /**
+   * One character per series, drawn instead of the line glyphs when there is no colour:
+   * without it every series looks the same. The title's legend names them.
+   */
+  marks?: string[];
 }
 
 /**
@@ -37,10 +42,31 @@ export function chartLines(series: number[][], o: ChartOptions): string[] {
     format,
     ...(o.color ? { colors: o.colors } : {}),
   });
-  const lines = text.split('\n');
+  let lines = text.split('\n');
+  if (!o.color && o.marks && cut.length > 1) lines = marked(cut, o.marks, lines, (one) => asciichart.plot([one], { height: o.height, min: 0, max, offset: 2, format }).split('\n'));
   // Pinned min/max make asciichart draw exactly height + 1 rows; hold it to that regardless.
   while (lines.length < rows) lines.push('');
   return lines.slice(0, rows);
+}
+
+/**
+ * The chart with each series in its own character: every series is plotted alone on
+ * the same axes, and each cell of the plot area takes the mark of the first series
+ * (in the order given) that draws there. The axis and its labels stay as drawn.
+ */
+function marked(series: number[][], marks: string[], axes: string[], plotOne: (s: number[]) => string[]): string[] {
+  const plots = series.map((s) => plotOne(s));
+  return axes.map((line, row) => {
+    const axis = Math.max(line.indexOf('┤'), line.indexOf('┼'));
+    if (axis < 0) return line;
+    let out = line.slice(0, axis + 1);
+    const width = Math.max(...plots.map((p) => (p[row] ?? '').length));
+    for (let col = axis + 1; col < width; col++) {
+      const k = plots.findIndex((p) => (p[row]?.[col] ?? ' ') !== ' ');
+      out += k < 0 ? ' ' : (marks[k] ?? '*');
+    }
+    return out;
+  });
 }
 
 function fmtAxis(x: number): string {

@@ -57,6 +57,24 @@ describe('chartLines', () => {
     }
   });
 
+  it('without colour, each series draws in its own mark; the busier one wins a shared cell; the width holds', () => {
+    const busiest = [0, 2, 4, 6, 8, 8, 8];
+    const idlest = [0, 0, 0, 1, 1, 1, 1];
+    const limit = [6, 6, 6, 6, 6, 6, 6];
+    for (const [height, width] of [[3, 20], [8, 60]]) {
+      const lines = chartLines([busiest, idlest, limit], { height, width, color: false, colors: [], marks: ['#', 'o', '-'] });
+      const plot = lines.map((l) => l.slice(Math.max(l.indexOf('┤'), l.indexOf('┼')) + 1)).join('');
+      expect(plot).toMatch(/#/);
+      expect(plot).toMatch(/o/);
+      expect(plot).toMatch(/-/);
+      expect(plot).not.toMatch(/[╭╮╰╯─│]/);
+      expect(lines).toHaveLength(height + 1);
+      for (const l of lines) expect(l.length).toBeLessThanOrEqual(width);
+    }
+    // With colour, the line glyphs stay and colours tell the series apart.
+    expect(chartLines([busiest, idlest], { height: 3, width: 30, color: true, colors: ['\u001b[31m', '\u001b[32m'], marks: ['#', 'o'] }).join('')).not.toMatch(/#/);
+  });
+
   it('passes colours to asciichart only when colour is on', () => {
     expect(chartLines([[1, 5, 2]], { height: 3, width: 30, color: false, colors: ['\u001b[31m'] }).join('')).not.toMatch(/\u001b/);
     expect(chartLines([[1, 5, 2]], { height: 3, width: 30, color: true, colors: ['\u001b[31m'] }).join('')).toMatch(/\u001b\[31m/);

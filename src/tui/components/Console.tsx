@@ -118,11 +118,11 @@ export function Console(p: ConsoleProps): ReactElement {
                     ? [
                         { text: 'QUEUES', bold: true },
                         '  ',
-                        { text: 'busiest', color: 'red' },
+                        { text: color ? 'busiest' : 'busiest #', color: 'red' },
                         ' and ',
-                        { text: 'idlest', color: 'green' },
+                        { text: color ? 'idlest' : 'idlest o', color: 'green' },
                         ' queue',
-                        ...(p.history.limit ? [' vs ', { text: 'limit', color: 'yellow' as const }] : []),
+                        ...(p.history.limit ? [' vs ', { text: color ? 'limit' : 'limit -', color: 'yellow' as const }] : []),
                       ]
                     : [{ text: 'IN-FLIGHT', bold: true }, '  router-local total (this source has no engine queues)']
                 }
@@ -131,6 +131,7 @@ export function Console(p: ConsoleProps): ReactElement {
                   width: chartWidth,
                   color,
                   colors: waitingKnown ? [CHART_COLORS.red, CHART_COLORS.green, CHART_COLORS.yellow] : [CHART_COLORS.cyan],
+                  marks: ['#', 'o', '-'],
                   include: limit !== null && waitingKnown ? [limit] : [],
                 })}
               />
@@ -142,19 +143,20 @@ export function Console(p: ConsoleProps): ReactElement {
               title={[
                 { text: 'DECISIONS/s', bold: true },
                 '  ',
-                { text: 'hit', color: 'green' },
+                { text: color ? 'hit' : 'hit h', color: 'green' },
                 ' · ',
-                { text: 'miss', color: 'blue' },
+                { text: color ? 'miss' : 'miss m', color: 'blue' },
                 ' · ',
-                { text: 'queued', color: 'yellow' },
+                { text: color ? 'queued' : 'queued q', color: 'yellow' },
                 ' · ',
-                { text: 'all_queued', color: 'red' },
+                { text: color ? 'all_queued' : 'all_queued a', color: 'red' },
               ]}
               lines={chartLines([p.history.hit, p.history.miss, p.history.queued, p.history.allQueued], {
                 height: plan.decisionChart,
                 width: chartWidth,
                 color,
                 colors: [CHART_COLORS.green, CHART_COLORS.blue, CHART_COLORS.yellow, CHART_COLORS.red],
+                marks: ['h', 'm', 'q', 'a'],
               })}
             />
           ) : null}
