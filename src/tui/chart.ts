@@ -17,6 +17,14 @@ export interface ChartOptions {
    * without it every series looks the same. The title's legend names them.
    */
   marks?: string[];
+  /**
+   * A value that must fall exactly on a row, labelled with itself (the queue limit): at
+   * a few rows an evenly divided axis would draw it a row off and label it wrongly.
+   * `exactSeries` is the series that draws it: when the data is too far above it for
+   * any row to be it, that series is left out rather than drawn on a wrong row.
+   */
+  exact?: number;
+  exactSeries?: number;
 }
 
 /**
@@ -32,7 +40,12 @@ export function chartLines(series: number[][], o: ChartOptions): string[] {
   const points = Math.max(1, o.width - CHART_LABEL_WIDTH - 1);
   const cut = series.map((s) => s.slice(-points).map((v) => (Number.isFinite(v) && v > 0 ? v : 0))).filter((s) => s.length > 0);
   if (cut.length === 0 || o.height < 1) return Array.from({ length: rows }, (_, i) => (i === Math.floor(rows / 2) ? ' '.repeat(CHART_LABEL_WIDTH) + ' collecting…' : ''));
-  const max = Math.max(1, ...(o.include ?? []).filter(Number.isFinite), ...cut.flat());
+  const axis = axisFor(Math.max(1, ...(o.include ?? []).filter(Number.isFinite), ...cut.flat()), o.height, o.exact);
+  const max = axis.max;
+  if (o.exact !== undefined && axis.exactRow === null && o.exactSeries !== undefined) {
+    cut.splice(o.exactSeries, 1);
+    o = { ...o, colors: o.colors.filter((_, i) => i !== o.exactSeries), marks: o.marks?.filter((_, i) => i !== o.exactSeries) };
+  }
   const format = (x: number): string => (max < 10 ? x.toFixed(1) : fmtAxis(x)).padStart(CHART_LABEL_WIDTH).slice(-CHART_LABEL_WIDTH);
   const text = asciichart.plot(cut, {
     height: o.height,
@@ -50,9 +63,23 @@ export function chartLines(series: number[][], o: ChartOptions): string[] {
 }
 
 /**
+ * The top of the axis: the data's maximum, raised where needed so that `exact` sits on
+ * a row. Rows stand for max × r / height; the highest row r ≤ height that keeps
+ * max ≥ the data puts `exact` at r, so max = exact × height / r. When even row 1
+ * would need an axis below the data, no row can be `exact` (exactRow null).
+ */
+export function axisFor(dataMax: number, height: number, exact: number | undefined): { max: number; exactRow: number | null } {
+  if (exact === undefined || !(exact > 0) || height < 1) return { max: dataMax, exactRow: null };
+  const r = Math.min(height, Math.floor((height * exact) / dataMax));
+  if (r < 1) return { max: dataMax, exactRow: null };
+  return { max: (exact * height) / r, exactRow: r };
+}
+
+/**
  * The chart with each series in its own character: every series is plotted alone on
- * the same axes, and each cell of the plot area takes the mark of the first series
- * (in the order given) that draws there. The axis and its labels stay as drawn.
+ * the same axes, and each cell of the plot area takes the mark of the last series
+ * (in the order given) that draws there, as asciichart draws later series over
+ * earlier ones. The axis and its labels stay as drawn.
  */
 function marked(series: number[][], marks: string[], axes: string[], plotOne: (s: number[]) => string[]): string[] {
   const plots = series.map((s) => plotOne(s));
@@ -62,7 +89,7 @@ function marked(series: number[][], marks: string[], axes: string[], plotOne: (s
     let out = line.slice(0, axis + 1);
     const width = Math.max(...plots.map((p) => (p[row] ?? '').length));
     for (let col = axis + 1; col < width; col++) {
-      const k = plots.findIndex((p) => (p[row]?.[col] ?? ' ') !== ' ');
+      const k = plots.findLastIndex((p) => (p[row]?.[col] ?? ' ') !== ' ');
       out += k < 0 ? ' ' : (marks[k] ?? '*');
     }
     return out;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chartLines } from '../../src/tui/chart.js';
+import { axisFor, chartLines } from '../../src/tui/chart.js';
 import { HistoryBuffers, NO_LATCH, RingBuffer, bannersFor, initialUiState, nextLatch, planLayout, planLines, reduceKey, sampleOf } from '../../src/tui/index.js';
 import type { ConsoleUiState, KeyInfo } from '../../src/tui/index.js';
 import { planColumns } from '../../src/tui/table-columns.js';
@@ -57,12 +57,12 @@ describe('chartLines', () => {
     }
   });
 
-  it('without colour, each series draws in its own mark; the busier one wins a shared cell; the width holds', () => {
+  it('without colour, each series draws in its own mark; a later series wins a shared cell; the width holds', () => {
     const busiest = [0, 2, 4, 6, 8, 8, 8];
     const idlest = [0, 0, 0, 1, 1, 1, 1];
     const limit = [6, 6, 6, 6, 6, 6, 6];
     for (const [height, width] of [[3, 20], [8, 60]]) {
-      const lines = chartLines([busiest, idlest, limit], { height, width, color: false, colors: [], marks: ['#', 'o', '-'] });
+      const lines = chartLines([limit, idlest, busiest], { height, width, color: false, colors: [], marks: ['-', 'o', '#'] });
       const plot = lines.map((l) => l.slice(Math.max(l.indexOf('┤'), l.indexOf('┼')) + 1)).join('');
       expect(plot).toMatch(/#/);
       expect(plot).toMatch(/o/);
@@ -73,6 +73,26 @@ describe('chartLines', () => {
     }
     // With colour, the line glyphs stay and colours tell the series apart.
     expect(chartLines([busiest, idlest], { height: 3, width: 30, color: true, colors: ['\u001b[31m', '\u001b[32m'], marks: ['#', 'o'] }).join('')).not.toMatch(/#/);
+  });
+
+  it.each([2, 3, 4, 7, 12])('puts the queue limit exactly on a labelled row at height %i, or leaves it out', (height) => {
+    for (const peak of [3, 6, 7, 9, 15, 40]) {
+      const axis = axisFor(Math.max(6, peak), height, 6);
+      const lines = chartLines([[6, 6, 6], [0, 1, peak]], { height, width: 40, color: false, colors: [], include: [6], exact: 6, exactSeries: 0, marks: ['-', '#'] });
+      const labels = lines.map((l) => l.slice(0, l.search(/[┤┼]/)).trim());
+      const plot = lines.map((l) => l.slice(l.search(/[┤┼]/) + 1)).join('');
+      if (axis.exactRow !== null) {
+        expect(labels, `peak ${peak}`).toContain(axis.max < 10 ? '6.0' : '6');
+        // The limit's row, counted from the bottom, is the one labelled 6.
+        expect(labels[height - axis.exactRow]).toBe(axis.max < 10 ? '6.0' : '6');
+        expect(axis.max).toBeGreaterThanOrEqual(peak);
+        expect(plot).toContain('#');
+      } else {
+        // No row can be 6 without cutting the peak: the limit line is left out, not drawn a row off.
+        expect(peak).toBeGreaterThan(6 * height);
+        expect(plot).not.toContain('-');
+      }
+    }
   });
 
   it('passes colours to asciichart only when colour is on', () => {

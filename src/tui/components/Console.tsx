@@ -5,7 +5,7 @@ import { filterWorkers, sortWorkers } from '../../fleet/index.js';
 import type { FleetView } from '../../fleet/index.js';
 import type { AlertLatch } from '../banners.js';
 import { bannersFor } from '../banners.js';
-import { CHART_COLORS, chartLines } from '../chart.js';
+import { CHART_COLORS, axisFor, chartLines } from '../chart.js';
 import type { ChildState } from '../child-state.js';
 import { useColor } from '../color-context.js';
 import type { HistorySeries } from '../history.js';
@@ -71,9 +71,14 @@ export function Console(p: ConsoleProps): ReactElement {
   const limit = view?.router.workerQueueLimit ?? null;
 
   const waitingKnown = p.history.waitingMax.length > 0;
+  // Drawn in this order, later over earlier: the limit first, so the queues stay visible on it.
   const waitingSeries = waitingKnown
-    ? [p.history.waitingMax, p.history.waitingMin, ...(p.history.limit ? [p.history.limit] : [])]
+    ? [...(p.history.limit ? [p.history.limit] : []), p.history.waitingMin, p.history.waitingMax]
     : [p.history.inflight];
+  const limitDrawn = waitingKnown && p.history.limit !== undefined && p.history.limit !== null;
+  // Whether the limit can sit exactly on a row of a chart this tall (else it is left out, and the title says so).
+  const limitOnChart =
+    limitDrawn && limit !== null && axisFor(Math.max(1, limit, ...waitingSeries.flat().filter(Number.isFinite)), plan.waitingChart, limit).exactRow !== null;
   const chartWidth = plan.wide && plan.decisionChart > 0 ? half : columns;
 
   return (
@@ -122,7 +127,11 @@ export function Console(p: ConsoleProps): ReactElement {
                         ' and ',
                         { text: color ? 'idlest' : 'idlest o', color: 'green' },
                         ' queue',
-                        ...(p.history.limit ? [' vs ', { text: color ? 'limit' : 'limit -', color: 'yellow' as const }] : []),
+                        ...(p.history.limit
+                          ? limitOnChart
+                            ? [' vs ', { text: color ? 'limit' : 'limit -', color: 'yellow' as const }]
+                            : [` · limit ${limit} is below the first row`]
+                          : []),
                       ]
                     : [{ text: 'IN-FLIGHT', bold: true }, '  router-local total (this source has no engine queues)']
                 }
@@ -130,9 +139,11 @@ export function Console(p: ConsoleProps): ReactElement {
                   height: plan.waitingChart,
                   width: chartWidth,
                   color,
-                  colors: waitingKnown ? [CHART_COLORS.red, CHART_COLORS.green, CHART_COLORS.yellow] : [CHART_COLORS.cyan],
-                  marks: ['#', 'o', '-'],
+                  colors: waitingKnown ? [...(limitDrawn ? [CHART_COLORS.yellow] : []), CHART_COLORS.green, CHART_COLORS.red] : [CHART_COLORS.cyan],
+                  marks: [...(limitDrawn ? ['-'] : []), 'o', '#'],
                   include: limit !== null && waitingKnown ? [limit] : [],
+                  exact: limit !== null && waitingKnown ? limit : undefined,
+                  exactSeries: limitDrawn ? 0 : undefined,
                 })}
               />
             </Box>
