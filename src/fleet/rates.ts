@@ -7,6 +7,9 @@ import { DECISION_LABELS } from './view-model.js';
  * does not show up as a negative or a spike in the fleet's rates: a counter that went
  * down yields `null` for that rate, and the next pair of snapshots recovers.
  */
+/** Rates are averaged over this much of the most recent history (docs/metrics-and-admin.md §Console rates). */
+export const RATE_WINDOW_MS = 5000;
+
 export function computeRates(prev: ReplicaSnapshot | null | undefined, cur: ReplicaSnapshot): ReplicaRates | null {
   if (!prev) return null;
   const dtS = (cur.at - prev.at) / 1000;
@@ -41,3 +44,27 @@ export function computeRates(prev: ReplicaSnapshot | null | undefined, cur: Repl
     gateRejectionsPerSByWorker,
   };
 }
+
+/**
+ * One replica's rates over the last RATE_WINDOW_MS of its snapshots (the oldest within
+ * the window to the newest), not between two neighbouring snapshots: a counter that
+ * moves in steps of one per half second would otherwise swing 2–3× from frame to frame.
+ */
+export class RateWindow {
+  #recent: ReplicaSnapshot[] = [];
+
+  /** Add the newest snapshot; the rates up to it, or null while there is no earlier one. */
+  push(snap: ReplicaSnapshot): ReplicaRates | null {
+    const recent = this.#recent;
+    recent.push(snap);
+    while (recent.length > 2 && snap.at - recent[1]!.at >= RATE_WINDOW_MS) recent.shift();
+    const base = recent.length > 1 ? recent[0]! : null;
+    // A counter that went backwards (the router restarted): start the window again.
+    if (base !== null && base.requestsTotal !== null && snap.requestsTotal !== null && snap.requestsTotal < base.requestsTotal) {
+      this.#recent = [snap];
+      return null;
+    }
+    return computeRates(base, snap);
+  }
+}
+

@@ -5,7 +5,7 @@ import { snapshotFromAdmin } from './from-admin.js';
 import { snapshotFromPrometheus } from './from-prometheus.js';
 import { NotARouterMetricsError } from './router-metrics-page.js';
 import { describeTransportError, getText, headers, unauthorized, unreachable } from './http.js';
-import { computeRates } from './rates.js';
+import { RateWindow } from './rates.js';
 import { SseParser } from './sse.js';
 import type { ReplicaSnapshot, ReplicaStatus, SourceChoice, SourceKind } from './view-model.js';
 
@@ -104,11 +104,13 @@ export class ReplicaClient {
   }
 
   private accept(snap: ReplicaSnapshot): void {
-    const prev = this.status.snapshot;
     this.source = snap.source;
-    this.status = { url: this.o.url, source: snap.source, live: true, error: null, snapshot: snap, rates: computeRates(prev, snap), receivedAt: Date.now() };
+    const rates = this.#window.push(snap);
+    this.status = { url: this.o.url, source: snap.source, live: true, error: null, snapshot: snap, rates, receivedAt: Date.now() };
     this.onUpdate(this.status);
   }
+
+  readonly #window = new RateWindow();
 
   private fail(err: unknown): void {
     const message = err instanceof RouterctlError ? err.message : describeTransportError(err);

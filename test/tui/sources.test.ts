@@ -277,3 +277,22 @@ describe('--once and --json output', () => {
     expect(j.replicas).toHaveLength(1);
   });
 });
+
+describe('RateWindow', () => {
+  it('averages over the last 5 s of snapshots, not between neighbours, and starts again after a counter reset', async () => {
+    const { RateWindow } = await import('../../src/fleet/index.js');
+    const base = snapshotFromAdmin(adminDoc({}))!;
+    const at = (ms: number, requests: number) => ({ ...base, at: 1_000_000 + ms, requestsTotal: requests });
+    const w = new RateWindow();
+    expect(w.push(at(0, 100))).toBeNull();
+    // Steps of 1 then 3 per half second: neighbours would say 2/s then 6/s.
+    const rates = [1, 3, 1, 3, 1, 3].map((step, i, all) => w.push(at(500 * (i + 1), 100 + all.slice(0, i + 1).reduce((a, b) => a + b, 0)))!.requestsPerS!);
+    expect(rates.at(-1)).toBeCloseTo(12 / 3, 5); // 12 requests over 3 s
+    // Past 5 s the oldest snapshots drop out of the window.
+    for (let i = 7; i <= 20; i++) w.push(at(500 * i, 100 + 2 * i));
+    expect(w.push(at(500 * 21, 100 + 2 * 21))!.requestsPerS).toBeCloseTo(4, 5);
+    // The router restarted: its counter went back.
+    expect(w.push(at(500 * 22, 3))).toBeNull();
+    expect(w.push(at(500 * 23, 5))!.requestsPerS).toBeCloseTo(4, 5);
+  });
+});

@@ -1,7 +1,7 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
 import { DASH, fmtAge, fmtDuration, fmtInt, fmtRate } from '../../fleet/index.js';
-import { sourceName } from '../../fleet/index.js';
+import { RATE_WINDOW_MS, sourceName } from '../../fleet/index.js';
 import type { FleetView } from '../../fleet/index.js';
 import { Line } from './Line.js';
 import type { SegmentInput } from './Line.js';
@@ -49,7 +49,7 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
       second.push({ text: ` DOWN${since} ${d.url.replace(/^https?:\/\//, '')}: ${d.error ?? 'no answer'} `, color: 'red', inverse: true }, '  ');
     }
     second.push(
-      `${fmtRate(view.requestsPerS)} req/s`,
+      `${fmtRate(view.requestsPerS)} req/s (${RATE_WINDOW_MS / 1000}s avg)`,
       `  source ${sourceName(view)}${view.source === 'admin' ? ` (every ${fmtAge(intervalMs)})` : ''}`,
       `  updated ${fmtAge(Math.max(0, now - view.at))} ago`,
     );
