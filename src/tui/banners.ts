@@ -45,7 +45,8 @@ export function bannersFor(view: FleetView | undefined, latch: AlertLatch, now: 
     out.push({
       tone: 'red',
       loud: true,
-      text: ` FLEET SATURATED  every worker is at or over the queue limit (all_queued): affinity is kept, there is nowhere to divert${latch.since !== null ? ` · for ${fmtAge(now - latch.since)}` : ''}${times} `,
+      // How long comes first: on a narrow terminal the end of the line is cut.
+      text: ` FLEET SATURATED${latch.since !== null ? ` for ${fmtAge(now - latch.since)}` : ''}${times}  every worker is at or over the queue limit (all_queued): affinity is kept, there is nowhere to divert `,
     });
   } else if (view.alerts.allQueuedInferred) {
     out.push({

@@ -114,8 +114,22 @@ describe('the console', () => {
     const c = mount(fleet(undefined, { simulated: true }));
     await tick();
     const [l1, l2] = c.frame().split('\n');
-    expect(l1).toMatch(/^routerctl top\s+SIMULATED\s+127\.0\.0\.1:30000\s+cache_aware\s+limit 6\s+floor –/);
+    expect(l1).toMatch(/^routerctl top\s+SIMULATED\s+cache_aware\s+limit 6\s+floor –/);
     expect(l2).toMatch(/source admin API/);
+  });
+
+  it('at 80 columns, the facts come before what is cut: saturation duration, uptime and model, the whole help', async () => {
+    const c = mount(fleet([{ url: 'http://a:1', waiting: 6 }, { url: 'http://b:1', waiting: 9 }], { allQueued: true }), { columns: 80, rows: 24 });
+    await tick();
+    expect(c.row('FLEET SATURATED')).toMatch(/FLEET SATURATED for \d/);
+    const [l1] = c.frame().split('\n');
+    expect(l1).toMatch(/ up \S+/);
+    expect(l1).toContain('sim-llama');
+    c.stdin.write('?');
+    await tick();
+    const help = c.frame();
+    for (const word of ['again:', 'now)', 'latest)', 'limit', 'rejected', 'routing']) expect(help).toContain(word);
+    for (const line of help.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
   });
 
   it('p pauses the view while data keeps arriving, p again shows the latest', async () => {

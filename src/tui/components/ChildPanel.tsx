@@ -20,7 +20,7 @@ export function ChildPanel({ child, lines }: { child: ChildState; lines: number 
   if (lines <= 0) return null;
   if (child.phase === 'starting') return <Line segments={[{ text: 'starting the router…', dim: true }]} />;
   if (child.phase === 'stopping') {
-    return <Line segments={[{ text: ' STOPPING ', color: 'yellow', inverse: true, bold: true }, ' draining in-flight requests, then stopping the router (q or Ctrl-C again: stop now)']} />;
+    return <Line segments={[{ text: ' STOPPING ', color: 'yellow', inverse: true, bold: true }, ' q or Ctrl-C again: stop now · draining in-flight requests, then stopping the router']} />;
   }
   if (child.phase !== 'exited') return null;
   const status = child.exit?.signal ? `signal ${child.exit.signal}` : `status ${child.exit?.code ?? '?'}`;

@@ -85,7 +85,7 @@ export function Console(p: ConsoleProps): ReactElement {
     <Box flexDirection="column" width={columns} height={plan.budget}>
       <Header view={view} title={p.title} target={p.target} intervalMs={p.intervalMs} now={p.now} lines={plan.header} />
       <AlertBanner banners={banners} lines={plan.banners} />
-      {plan.help > 0 ? <HelpOverlay lines={plan.help} /> : null}
+      {plan.help > 0 ? <HelpOverlay lines={plan.help} width={columns} /> : null}
       {view && plan.tableHeader > 0 ? (
         <WorkerTable
           workers={workers}

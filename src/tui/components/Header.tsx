@@ -32,14 +32,16 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
     const r = view.router;
     // The badge comes first: on a narrow terminal the end of this line is cut off.
     if (r.simulated) first.push('  ', { text: ' SIMULATED ', color: 'magenta', inverse: true, bold: true });
+    // What matters most first, the router list (as long as there are replicas) last:
+    // on a narrow terminal the end of the line is cut.
     first.push(
-      `  ${view.replicas.map((x) => x.url.replace(/^https?:\/\//, '')).join(', ')}`,
       `  ${r.policy ?? 'policy ' + DASH}${r.policyInferred ? '?' : ''}`,
       `  limit ${fmtInt(r.workerQueueLimit)}`,
       `  floor ${fmtInt(r.saturationQueueFloor)}`,
-      r.minLoadChoices !== null ? `  min-load ${r.minLoadChoices}` : '',
       r.uptimeS !== null ? `  up ${fmtDuration(r.uptimeS)}` : '',
       r.modelId ? `  ${r.modelId}` : '',
+      r.minLoadChoices !== null ? `  min-load ${r.minLoadChoices}` : '',
+      `  ${view.replicas.map((x) => x.url.replace(/^https?:\/\//, '')).join(', ')}`,
     );
 
     const down = view.replicas.filter((x) => !x.live);

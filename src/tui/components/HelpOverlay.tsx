@@ -23,14 +23,21 @@ const COLUMNS: Array<[string, string]> = [
   ['policy?', 'read off metric labels (Prometheus source), not reported by the router'],
 ];
 
-/** The key and column reference, cut to the lines it is given. */
-export function HelpOverlay({ lines }: { lines: number }): ReactElement {
+const KEY_WIDTH = 13;
+
+/**
+ * The key and column reference, each description wrapped to the width under its key
+ * (a cut-off help line hides half its meaning), then cut to the lines it is given.
+ */
+export function HelpOverlay({ lines, width }: { lines: number; width: number }): ReactElement {
+  const entry = ([k, d]: [string, string]): SegmentInput[][] =>
+    wrap(d, Math.max(20, width - KEY_WIDTH)).map((part, i): SegmentInput[] => [{ text: i === 0 ? `  ${k.padEnd(KEY_WIDTH - 2)}` : ' '.repeat(KEY_WIDTH), bold: true }, part]);
   const rows: SegmentInput[][] = [
     [{ text: 'KEYS', bold: true }],
-    ...KEYS.map(([k, d]): SegmentInput[] => [{ text: `  ${k.padEnd(11)}`, bold: true }, d]),
+    ...KEYS.flatMap(entry),
     [' '],
     [{ text: 'COLUMNS', bold: true }],
-    ...COLUMNS.map(([k, d]): SegmentInput[] => [{ text: `  ${k.padEnd(11)}`, bold: true }, d]),
+    ...COLUMNS.flatMap(entry),
   ];
   return (
     <Box flexDirection="column">
@@ -40,3 +47,20 @@ export function HelpOverlay({ lines }: { lines: number }): ReactElement {
     </Box>
   );
 }
+
+/** Words into lines of at most `width` characters (a word longer than that is cut). */
+function wrap(text: string, width: number): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line === '') line = word.slice(0, width);
+    else if (line.length + 1 + word.length <= width) line += ` ${word}`;
+    else {
+      out.push(line);
+      line = word.slice(0, width);
+    }
+  }
+  if (line !== '') out.push(line);
+  return out;
+}
+
