@@ -7,7 +7,7 @@ import sim from './sim.js';
 import top from './top.js';
 import embeddedFleet from './embedded-fleet.js';
 import { RouterctlError, UsageError, ErrorCodes } from '../src/errors/index.js';
-import { colorEnabled, packageVersion, paint } from '../src/cli/index.js';
+import { colorEnabled, packageVersion, paint, usageLine } from '../src/cli/index.js';
 
 /**
  * The CLI: every command, listed explicitly (yargs' commandDir cannot load ESM/TS),
@@ -39,7 +39,7 @@ export async function main(argv: string[]): Promise<number> {
       if (err instanceof RouterctlError) throw err;
       // yargs wraps coerce() failures and its own validation in YError: those are usage errors.
       if (err && err.name !== 'YError') throw err;
-      throw new UsageError(ErrorCodes.USAGE, err?.message ?? msg ?? 'invalid usage');
+      throw new UsageError(ErrorCodes.USAGE, usageLine(err?.message ?? msg ?? 'invalid usage'));
     });
 
   try {

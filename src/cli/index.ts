@@ -14,3 +14,5 @@ export {
 } from './coerce.js';
 export { StopSignals, signalExitStatus, keepsReadinessPause } from './signals.js';
 export type { StopSignal, StopRequest } from './signals.js';
+export { didYouMean, MAX_GUESSABLE_LENGTH } from './did-you-mean.js';
+export { usageLine } from './usage-line.js';

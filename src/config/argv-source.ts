@@ -1,4 +1,4 @@
-import { didYouMean } from './did-you-mean.js';
+import { didYouMean } from '../cli/index.js';
 import { shorten } from './shorten.js';
 import { FLAG_ORIGIN } from './origin.js';
 import type { Origin } from './origin.js';

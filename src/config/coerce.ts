@@ -1,5 +1,5 @@
 import type { ConfigCodeName } from './codes.js';
-import { didYouMean } from './did-you-mean.js';
+import { didYouMean } from '../cli/index.js';
 import { shorten } from './shorten.js';
 import type { OptionSpec } from './schema.js';
 

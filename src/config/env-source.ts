@@ -1,5 +1,5 @@
 import type { RawEntry } from './argv-source.js';
-import { didYouMean } from './did-you-mean.js';
+import { didYouMean } from '../cli/index.js';
 import { envOrigin } from './origin.js';
 import { problem } from './problem.js';
 import type { ConfigProblem } from './problem.js';

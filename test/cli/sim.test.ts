@@ -38,7 +38,11 @@ describe('routerctl sim (built binary)', () => {
 
   it.each([
     [['sim', '--workers', '0'], /--workers must be a whole number of at least 1/],
-    [['sim', '--flavor', 'tgi'], /Invalid values|choices/i],
+    [['sim', '--flavor', 'tgi'], /^error RCTL_E_USAGE: invalid value 'tgi' for --flavor: expected one of sglang, vllm\n/],
+    [['sim', '--flavor', 'vlm'], /^error RCTL_E_USAGE: invalid value 'vlm' for --flavor: expected one of sglang, vllm \(did you mean vllm\?\)\n/],
+    [['top', '--sort', 'wating'], /^error RCTL_E_USAGE: invalid value 'wating' for --sort: expected one of waiting, rejections, url \(did you mean waiting\?\)\n/],
+    [['sim', '--kv-events', '--kv-events-format', 'mapp'], /did you mean map\?/],
+    [['sim', '--flavor', 'vllm', '--kv-events', '--load-publish'], /--load-publish is SGLang's LoadStat push; vLLM has none/],
     [['sim', '--speedup', '-1'], /--speedup must be a number greater than 0/],
     [['sim', '--bogus'], /Unknown argument/i],
   ])('rejects %j with one line and exit 2', async (args, message) => {
@@ -46,6 +50,8 @@ describe('routerctl sim (built binary)', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    // The error is one line; a usage hint may follow it.
+    expect(r.stderr.trimEnd().split('\n').filter((l) => !l.startsWith('run routerctl'))).toHaveLength(1);
   });
 
   it('says so when the port is taken', async () => {

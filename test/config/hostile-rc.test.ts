@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { didYouMean, MAX_GUESSABLE_LENGTH } from '../../src/config/did-you-mean.js';
+import { didYouMean, MAX_GUESSABLE_LENGTH } from '../../src/cli/index.js';
 import { MAX_LISTED_UNKNOWN_KEYS } from '../../src/config/rc-source.js';
 import { MAX_QUOTED_CHARS } from '../../src/config/shorten.js';
 import { rcSandbox } from './support.js';
