@@ -32,7 +32,7 @@ export async function runTop(o: TopOptions): Promise<void> {
 
   if (o.json) {
     const { view } = await fetchFleetOnce(feedOptions);
-    process.stdout.write(`${JSON.stringify(fleetJson(view), null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(fleetJson(view, { sort: o.sort, filter: o.filter }), null, 2)}\n`);
     return;
   }
   if (o.once || !interactive) {

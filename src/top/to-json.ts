@@ -1,4 +1,5 @@
-import type { FleetView } from '../fleet/index.js';
+import { filterWorkers, sortWorkers } from '../fleet/index.js';
+import type { FleetView, SortKey } from '../fleet/index.js';
 
 /**
  * `top --json`: the merged fleet in the admin state's vocabulary (the field names of
@@ -7,7 +8,7 @@ import type { FleetView } from '../fleet/index.js';
  * `replicas` (one entry per --url, with its source), `inflight_by_replica` per worker,
  * the cache-hit ratio without all_queued, and `cannot_show`.
  */
-export function fleetJson(view: FleetView): Record<string, unknown> {
+export function fleetJson(view: FleetView, o: { sort?: SortKey; filter?: string } = {}): Record<string, unknown> {
   const r = view.router;
   return {
     router: {
@@ -24,7 +25,8 @@ export function fleetJson(view: FleetView): Record<string, unknown> {
     },
     replicas: view.replicas.map((x) => ({ url: x.url, source: x.source, live: x.live, error: x.error })),
     source: view.source,
-    workers: view.workers.map((w) => ({
+    // --sort and --filter apply here as in the table; fleet totals stay whole-fleet.
+    workers: sortWorkers(filterWorkers(view.workers, o.filter ?? ''), o.sort ?? 'waiting').map((w) => ({
       url: w.url,
       healthy: w.healthy,
       breaker: w.breaker,

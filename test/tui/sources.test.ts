@@ -276,6 +276,13 @@ describe('--once and --json output', () => {
     expect(j.cache_hit_ratio).toBeCloseTo(700 / 830);
     expect(j.replicas).toHaveLength(1);
   });
+
+  it('JSON honours --sort and --filter as the table does', () => {
+    const urls = (o: { sort?: 'waiting' | 'url' | 'rejections'; filter?: string }) => (fleetJson(view, o) as { workers: Array<{ url: string }> }).workers.map((w) => w.url);
+    expect(urls({ sort: 'waiting' })).toEqual(['http://10.0.0.1:31000', 'http://10.0.0.2:31000']);
+    expect(urls({ sort: 'url', filter: '0.2' })).toEqual(['http://10.0.0.2:31000']);
+    expect(urls({ filter: 'nothing' })).toEqual([]);
+  });
 });
 
 describe('RateWindow', () => {
