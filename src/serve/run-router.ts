@@ -66,7 +66,7 @@ export async function startRouter(config: RouterConfig, log: Logger = createLogg
  * the readiness pause for SIGTERM, skipping it for SIGINT and SIGHUP), a second one
  * cuts what is left at once; the simulated fleet stops last. Resolves to the exit
  * status: 0 when every in-flight request finished, 128 + the first signal's number
- * when some had to be cut.
+ * when some had to be cut or a second request forced the stop.
  */
 export async function serveUntilStopped(running: RunningRouter, stops: StopSignals): Promise<number> {
   const { router, log, config } = running;
@@ -81,7 +81,8 @@ export async function serveUntilStopped(running: RunningRouter, stops: StopSigna
   });
   const cut = await router.shutdown({ skipPause: pause ? undefined : Promise.resolve(), cutNow: stops.second.then(() => undefined) });
   await stopFleet(running.fleet, cut > 0);
-  const status = stops.exitStatus(cut > 0);
+  // A second stop request forced the end: not a clean drain, even if nothing was left to cut at that instant.
+  const status = stops.exitStatus(cut > 0 || stops.cut);
   log.info('router stopped', { cut, exit_status: status });
   return status;
 }

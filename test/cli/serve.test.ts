@@ -116,6 +116,17 @@ describe('routerctl serve (built binary)', () => {
     expect(jsonLines(serve!.stderr()).find((l) => l.msg === 'router stopped')).toMatchObject({ cut: 4, exit_status: 143 });
   });
 
+  it('idle, a second SIGTERM during the readiness pause forces the stop: status 143, not 0', async () => {
+    fleet = await startSimFleet({ workers: 1, portBase: 0, speedup: 1 });
+    serve = startCli(['serve', '--no-tui', '--port', '0', '--shutdown-drain-secs', '5', '--log-format', 'json', '--worker-urls', ...fleet.urls]);
+    await serve.waitFor(/^http:\/\/127\.0\.0\.1:\d+$/m);
+    serve.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    serve.child.kill('SIGTERM');
+    expect((await serve.exited(8000)).code).toBe(143);
+    expect(jsonLines(serve.stderr()).find((l) => l.msg === 'router stopped')).toMatchObject({ cut: 0, exit_status: 143 });
+  });
+
   it('saturated, a second signal ends it at once (well before a 30 s drain), status 130 after a first SIGINT', async () => {
     const { streams } = await saturated(30);
     serve!.child.kill('SIGINT');
