@@ -46,7 +46,7 @@ export function bannersFor(view: FleetView | undefined, latch: AlertLatch, now: 
       tone: 'red',
       loud: true,
       // How long comes first: on a narrow terminal the end of the line is cut.
-      text: ` FLEET SATURATED${latch.since !== null ? ` for ${fmtAge(now - latch.since)}` : ''}${times}  every worker is at or over the queue limit (all_queued): affinity is kept, there is nowhere to divert `,
+      text: ` FLEET SATURATED${latch.since !== null ? ` for ${fmtAge(now - latch.since)}` : ''}${times}  nothing is diverted (REJ/s are kept on their owner): every worker is at or over the queue limit (all_queued) `,
     });
   } else if (view.alerts.allQueuedInferred) {
     out.push({

@@ -28,6 +28,8 @@ export interface ConsoleProps {
   view: FleetView | undefined;
   history: HistorySeries;
   ui: ConsoleUiState;
+  /** How long the view has been paused (the frame on screen is that old); undefined when live. */
+  pausedForMs?: number;
   size: TerminalSize;
   now: number;
   latch: AlertLatch;
@@ -97,6 +99,7 @@ export function Console(p: ConsoleProps): ReactElement {
           width={columns}
           rows={plan.tableRows}
           more={plan.tableMore > 0}
+          saturated={view.alerts.allQueued === true || view.alerts.allQueuedInferred}
         />
       ) : null}
       {p.child && plan.panel > 0 ? <ChildPanel child={p.child} lines={plan.panel} /> : null}
@@ -176,7 +179,7 @@ export function Console(p: ConsoleProps): ReactElement {
       {p.child && plan.log > 0 ? <LogPane log={p.child.log} lines={plan.log} /> : null}
       {plan.footer > 0 ? (
         <Box flexGrow={1} alignItems="flex-end">
-          <Footer ui={p.ui} quitLabel={p.child && p.child.phase !== 'exited' ? 'stop' : 'quit'} />
+          <Footer ui={p.ui} pausedForMs={p.pausedForMs} quitLabel={p.child && p.child.phase !== 'exited' ? 'stop' : 'quit'} />
         </Box>
       ) : null}
     </Box>

@@ -60,6 +60,7 @@ export function ConsoleApp(p: ConsoleAppProps): ReactElement {
         history={shown.history}
         latch={shown.latch}
         now={ui.paused ? shown.now : now}
+        pausedForMs={ui.paused ? Math.max(0, now - shown.now) : undefined}
         ui={ui}
         size={size}
         title={p.title}

@@ -16,7 +16,7 @@ const COLUMNS: Array<[string, string]> = [
   ['WAITING', 'engine-reported queue against --worker-queue-limit: green <70%, yellow >=70%, red at the limit'],
   ['GATE', 'GATED: the queue gate would turn this worker away now'],
   ['SAMPLE', 'age of the load sample; "stale" once older than --load-freshness-ms (the gate then admits it)'],
-  ['REJ/s', 'cache candidates the gate rejected per second'],
+  ['REJ/s', 'cache candidates the gate rejected per second; dimmed while the fleet is saturated (all_queued), when a rejection diverts nothing and the request stays with its owner'],
   ['INFL', 'router-local in-flight requests (PER-REPL: per router replica)'],
   ['hit ratio', 'cache_hit / (cache_hit + cache_miss + cache_worker_queued): all_queued is saturation, not routing'],
   ['DIVERTED', 'prefix blocks (≈tokens) the gate gave up per diversion'],

@@ -21,6 +21,8 @@ export interface WorkerTableProps {
   /** Worker rows to draw; the rest are summarised in one "more" line when `more`. */
   rows: number;
   more: boolean;
+  /** The fleet is saturated (all_queued): a gate rejection diverts nothing, so REJ/s is dimmed. */
+  saturated?: boolean;
 }
 
 const SORTED: Record<SortKey, ColumnId> = { waiting: 'waiting', rejections: 'rejections', url: 'worker' };
@@ -49,7 +51,7 @@ export function WorkerTable(p: WorkerTableProps): ReactElement {
         <Line segments={[{ text: p.filter ? `no worker matches "${p.filter}" (${p.total} hidden; Esc clears)` : 'no workers', dim: true }]} />
       ) : null}
       {shown.map((w) => (
-        <Line key={w.url} segments={cols.flatMap((c, i) => [i > 0 ? ' ' : '', ...cell(c, w, p.limit)])} />
+        <Line key={w.url} segments={cols.flatMap((c, i) => [i > 0 ? ' ' : '', ...cell(c, w, p.limit, p.saturated === true)])} />
       ))}
       {p.more && (hidden > 0 || filtered > 0) ? (
         <Line
@@ -67,7 +69,7 @@ export function WorkerTable(p: WorkerTableProps): ReactElement {
   );
 }
 
-function cell(c: Column, w: FleetWorker, limit: number | null): Segment[] {
+function cell(c: Column, w: FleetWorker, limit: number | null, saturated: boolean): Segment[] {
   const text = (s: string, extra: Omit<Segment, 'text'> = {}): Segment[] => [{ text: pad(s, c.width, c.align), ...extra }];
   switch (c.id) {
     case 'worker':
@@ -99,6 +101,8 @@ function cell(c: Column, w: FleetWorker, limit: number | null): Segment[] {
       return w.gated ? text('GATED', { color: 'red', bold: true, inverse: true }) : text(w.gated === null ? DASH : '', { dim: true });
     case 'rejections': {
       const r = w.gateRejectionsPerS;
+      // Saturated, a rejection keeps the request on its queued owner: not a diversion, so not a warning.
+      if (saturated) return text(r === null ? DASH : fmtRate(r), { dim: true });
       return text(r === null ? (w.gateRejectionsTotal === null ? DASH : '…') : fmtRate(r), r !== null && r > 0 ? { color: 'yellow' } : {});
     }
     case 'breaker':
