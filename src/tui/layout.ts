@@ -110,6 +110,11 @@ export function planLayout(input: LayoutInput): LayoutPlan {
   grow('tableHeader', 1);
   grow('tableRows', n === 0 ? 1 : Math.min(n, 3));
   if (n > p.tableRows && room() > 0) p.tableMore = 1;
+  // No line left to say so: a worker row becomes "… N more", so no worker is hidden silently.
+  else if (n > p.tableRows && p.tableRows >= 2) {
+    p.tableRows--;
+    p.tableMore = 1;
+  }
   grow('panel', input.panel);
   if (input.hasDecisions) attempt(() => (p.decisions = 'compact'), () => (p.decisions = 'none'));
 

@@ -39,6 +39,14 @@ describe('planLayout', () => {
     expect(plan.waitingChart).toBe(0);
   });
 
+  it.each([6, 7, 8, 9, 10])('at %i rows, workers that do not fit are counted on a "more" line, never hidden silently', (rows) => {
+    for (const banners of [0, 2]) {
+      const plan = planLayout({ rows, columns: 80, workers: 12, banners, hasDecisions: true, hasHistogram: true, histogramRows: 3, panel: 0, logLines: 0, help: false });
+      if (plan.tableRows >= 1 && plan.tableRows < 12) expect(plan.tableMore + (plan.tableRows === 1 ? 1 : 0), `rows ${rows}, banners ${banners}`).toBeGreaterThanOrEqual(1);
+      expect(plan.used).toBeLessThanOrEqual(rows - 1);
+    }
+  });
+
   it('puts the serve crash panel right after the table', () => {
     const plan = planLayout({ rows: 24, columns: 80, workers: 4, banners: 0, hasDecisions: true, hasHistogram: true, histogramRows: 3, panel: 14, logLines: 40, help: false });
     expect(plan.panel).toBe(14);
