@@ -78,7 +78,7 @@ describe.skipIf(!hasTmux)('routerctl serve on a terminal', () => {
       const queueRows = (s: string): string[] => s.split('\n').filter((l) => /^127\.0\.0\.1:\d+ .* \d+\/6 /.test(l));
       await until('four live worker rows', () => queueRows(t.capture()).length === 4, 15_000, t.capture);
       const screen = t.capture();
-      expect(screen).toMatch(/^routerctl serve\s+SIMULATED\s+127\.0\.0\.1:\d+\s+cache_aware\s+limit 6/);
+      expect(screen).toMatch(/^routerctl serve\s+SIMULATED\s+cache_aware\s+limit 6\s+floor –\s+up \S+\s+sim-llama-3\.1-8b\s+min-load 2\s+127\.0\.0\.1:\d+/);
       expect(screen).toContain('source admin API');
 
       // Gate rejections show as GATED rows or a non-zero REJ/s; the embedded default's
