@@ -36,6 +36,15 @@ export interface AdminState {
    * compared. Recomputed at most once a second.
    */
   prefix_index: { source: 'requests' | 'events'; blocks: number; owner_pairs: number; digest: string };
+  /**
+   * Added: the router's latency histograms for the served model, cumulative, in the
+   * form of `diverted_overlap_blocks` (seconds): time to first streamed token, and end
+   * to end. Readers take quantiles over the difference of two documents.
+   */
+  latency: {
+    ttft_seconds: { buckets: Array<{ le: number; count: number }>; count: number; sum: number };
+    duration_seconds: { buckets: Array<{ le: number; count: number }>; count: number; sum: number };
+  };
   timestamp_ms: number;
 }
 
@@ -114,6 +123,7 @@ export const ADMIN_STATE_FIELDS = {
     'partial_diversions_total',
     'policy_decisions',
     'prefix_index',
+    'latency',
     'timestamp_ms',
   ],
   router: [

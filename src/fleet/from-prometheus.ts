@@ -89,6 +89,8 @@ export function snapshotFromPrometheus(text: string, receivedAt: number = Date.n
     gateRejectionsTotal: hasGateRejections ? (page.total(METRIC_NAMES.gateRejected) ?? 0) : null,
     alerts: { allQueued: null, gateInert: inert },
     prefixIndex: null,
+    ttft: null,
+    duration: null,
     blind,
   };
 }

@@ -9,7 +9,7 @@ export type { ReplicaOptions } from './replica-client.js';
 export { snapshotFromAdmin } from './from-admin.js';
 export { snapshotFromPrometheus } from './from-prometheus.js';
 export { RouterMetricsPage, NotARouterMetricsError } from './router-metrics-page.js';
-export { computeRates, RATE_WINDOW_MS, RateWindow } from './rates.js';
+export { computeRates, histogramDelta, histogramQuantile, RATE_WINDOW_MS, RateWindow } from './rates.js';
 export { mergeReplicas } from './merge.js';
 export { SseParser } from './sse.js';
 export type { SseEvent } from './sse.js';
@@ -26,6 +26,7 @@ export type {
   DecisionLabel,
   DecisionCounts,
   Histogram,
+  LatencyQuantiles,
   RouterInfo,
   WorkerSnapshot,
   ReplicaSnapshot,

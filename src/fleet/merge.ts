@@ -1,5 +1,6 @@
-import type { Breaker, DecisionCounts, FleetView, FleetWorker, Histogram, ReplicaStatus, RouterInfo, WorkerSnapshot } from './view-model.js';
+import type { Breaker, DecisionCounts, FleetView, FleetWorker, Histogram, LatencyQuantiles, ReplicaStatus, RouterInfo, WorkerSnapshot } from './view-model.js';
 import { DECISION_LABELS, emptyRouterInfo, hitRatio, sumKnown } from './view-model.js';
+import { histogramQuantile } from './rates.js';
 
 const BREAKER_RANK: Record<Breaker, number> = { closed: 0, half_open: 1, open: 2 };
 
@@ -108,6 +109,7 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
     router,
     mismatched,
     prefixIndex,
+    latency: latencyOf(live),
     source: sources.size === 0 ? null : sources.size === 1 ? [...sources][0]! : 'mixed',
     blind: [...new Set(snaps.flatMap((s) => s.blind))],
     workers,
@@ -192,5 +194,20 @@ function sumHistograms(list: Array<Histogram | null>): Histogram | null {
     buckets: bounds.map((le) => ({ le, count: present.reduce((a, h) => a + cumulativeAt(h, le), 0) })),
     count: present.reduce((a, h) => a + h.count, 0),
     sum: present.reduce((a, h) => a + h.sum, 0),
+  };
+}
+
+/** Quantiles over the window and overall, from the live replicas' histograms added up. */
+function latencyOf(live: ReplicaStatus[]): FleetView['latency'] {
+  const quantiles = (ttft: Histogram | null, e2e: Histogram | null): LatencyQuantiles => ({
+    ttftP50: histogramQuantile(ttft, 0.5),
+    ttftP99: histogramQuantile(ttft, 0.99),
+    e2eP50: histogramQuantile(e2e, 0.5),
+    e2eP99: histogramQuantile(e2e, 0.99),
+    requests: e2e?.count ?? 0,
+  });
+  return {
+    window: quantiles(sumHistograms(live.map((r) => r.rates?.ttftWindow ?? null)), sumHistograms(live.map((r) => r.rates?.durationWindow ?? null))),
+    overall: quantiles(sumHistograms(live.map((r) => r.snapshot!.ttft)), sumHistograms(live.map((r) => r.snapshot!.duration))),
   };
 }

@@ -1,4 +1,4 @@
-import type { DecisionCounts, ReplicaRates, ReplicaSnapshot } from './view-model.js';
+import type { DecisionCounts, Histogram, ReplicaRates, ReplicaSnapshot } from './view-model.js';
 import { DECISION_LABELS } from './view-model.js';
 
 /**
@@ -41,6 +41,8 @@ export function computeRates(prev: ReplicaSnapshot | null | undefined, cur: Repl
     selectionFailuresPerS: rate(prev.selectionFailuresTotal, cur.selectionFailuresTotal),
     divertedPerS: rate(prev.diverted?.count ?? null, cur.diverted?.count ?? null),
     gateRejectionsPerS: rate(prev.gateRejectionsTotal, cur.gateRejectionsTotal),
+    ttftWindow: histogramDelta(prev.ttft, cur.ttft),
+    durationWindow: histogramDelta(prev.duration, cur.duration),
     gateRejectionsPerSByWorker,
   };
 }
@@ -66,5 +68,43 @@ export class RateWindow {
     }
     return computeRates(base, snap);
   }
+}
+
+/**
+ * What a cumulative histogram gained between two snapshots: the observations in
+ * between. Null when either is unknown, the bounds differ, or a count went backwards
+ * (a restart).
+ */
+export function histogramDelta(prev: Histogram | null, cur: Histogram | null): Histogram | null {
+  if (prev === null || cur === null || prev.buckets.length !== cur.buckets.length || cur.count < prev.count) return null;
+  const buckets: Histogram['buckets'] = [];
+  for (let i = 0; i < cur.buckets.length; i++) {
+    const a = prev.buckets[i]!;
+    const b = cur.buckets[i]!;
+    if (a.le !== b.le || b.count < a.count) return null;
+    buckets.push({ le: b.le, count: b.count - a.count });
+  }
+  return { buckets, count: cur.count - prev.count, sum: cur.sum - prev.sum };
+}
+
+/**
+ * The q-quantile of a histogram, interpolated linearly within its bucket as
+ * Prometheus' histogram_quantile does; observations above the last finite bound are
+ * reported as that bound. Null without observations.
+ */
+export function histogramQuantile(h: Histogram | null, q: number): number | null {
+  if (h === null || !(h.count > 0)) return null;
+  const rank = q * h.count;
+  let prevLe = 0;
+  let prevCount = 0;
+  for (const b of h.buckets) {
+    if (b.count >= rank) {
+      const inBucket = b.count - prevCount;
+      return inBucket > 0 ? prevLe + ((b.le - prevLe) * (rank - prevCount)) / inBucket : b.le;
+    }
+    prevLe = b.le;
+    prevCount = b.count;
+  }
+  return h.buckets.at(-1)?.le ?? null;
 }
 

@@ -23,6 +23,15 @@ export interface Histogram {
   sum: number;
 }
 
+export interface LatencyQuantiles {
+  ttftP50: number | null;
+  ttftP99: number | null;
+  e2eP50: number | null;
+  e2eP99: number | null;
+  /** Requests the end-to-end figures cover. */
+  requests: number;
+}
+
 export interface RouterInfo {
   version: string | null;
   policy: string | null;
@@ -72,6 +81,9 @@ export interface ReplicaSnapshot {
   alerts: { allQueued: boolean | null; gateInert: boolean | null };
   /** The router's prefix index: what it is built from and its digest; null when the source does not say. */
   prefixIndex: { source: string; blocks: number | null; digest: string } | null;
+  /** Cumulative latency histograms (seconds); null when the source does not say. */
+  ttft: Histogram | null;
+  duration: Histogram | null;
   /** What this source cannot show, in words for the header ("engine queues", …). */
   blind: string[];
 }
@@ -84,6 +96,9 @@ export interface ReplicaRates {
   divertedPerS: number | null;
   gateRejectionsPerS: number | null;
   gateRejectionsPerSByWorker: Map<string, number>;
+  /** The latency histograms of the requests within the window (bucket differences); null when unknown. */
+  ttftWindow: Histogram | null;
+  durationWindow: Histogram | null;
 }
 
 export interface ReplicaStatus {
@@ -111,6 +126,11 @@ export interface FleetView {
   router: RouterInfo;
   /** Settings the replicas disagree on, e.g. "worker_queue_limit". */
   mismatched: string[];
+  /**
+   * Latency quantiles (seconds) from the live replicas' histograms together: over the
+   * rate window (`window`), and since the routers started (`overall`, for one-shot reads).
+   */
+  latency: { window: LatencyQuantiles; overall: LatencyQuantiles };
   /**
    * Whether the live replicas hold the same prefix index (equal digests); null with
    * fewer than two replicas that report one. `source` is what they build it from.

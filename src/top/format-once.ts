@@ -107,6 +107,11 @@ function headerLines(view: FleetView): string[] {
   const out = [`router ${view.replicas.map((x) => x.url).join(', ')} · ${parts.join(' · ')}`];
   const index = view.prefixIndex.agree === null ? '' : ` · index (${view.prefixIndex.source ?? '?'}) ${view.prefixIndex.agree ? 'same on all replicas' : 'differs between replicas'}`;
   out.push(`source ${sourceName(view)}${view.mismatched.length > 0 ? ` · replicas disagree on ${view.mismatched.join(', ')}` : ''}${index}`);
+  const lat = view.latency.overall;
+  if (lat.requests > 0) {
+    const ms = (s: number | null): string => (s === null ? DASH : fmtAge(s * 1000));
+    out.push(`latency since start (${lat.requests} requests)  end-to-end p50 ${ms(lat.e2eP50)} p99 ${ms(lat.e2eP99)} · TTFT p50 ${ms(lat.ttftP50)} p99 ${ms(lat.ttftP99)}`);
+  }
   // A replica that does not answer is left out of every figure below: say which.
   for (const d of view.replicas.filter((x) => !x.live)) out.push(`DOWN ${d.url}: ${d.error ?? 'no answer'} (not counted)`);
   return out;

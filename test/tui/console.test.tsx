@@ -110,6 +110,16 @@ describe('the console', () => {
     expect(c.frame().split('\n').length).toBeLessThanOrEqual(rows - 1);
   });
 
+  it('puts the window\'s latency right after the request rate, and fits it at 80 columns', async () => {
+    const hist = (counts: number[]) => ({ buckets: [0.05, 0.25, 1, 10].map((le, i) => ({ le, count: counts[i]! })), count: counts.at(-1)!, sum: 0 });
+    const before = { ...snapshotFromAdmin(adminDoc({}))!, at: NOW - 2000, ttft: hist([0, 0, 0, 0]), duration: hist([0, 0, 0, 0]) };
+    const after = { ...before, at: NOW, ttft: hist([8, 10, 10, 10]), duration: hist([0, 2, 9, 10]) };
+    const c = mount(mergeReplicas([status('http://r1:30000', after, computeRates(before, after))], NOW), { columns: 80, rows: 24 });
+    await tick();
+    const l2 = c.frame().split('\n')[1]!;
+    expect(l2).toMatch(/req\/s \(5s avg\)  e2e p50 \S+ p99 \S+  TTFT p50 \S+ p99 \S+/);
+  });
+
   it('shows the header: policy, limit, SIMULATED, source', async () => {
     const c = mount(fleet(undefined, { simulated: true }));
     await tick();

@@ -303,3 +303,29 @@ describe('RateWindow', () => {
     expect(w.push(at(500 * 23, 5))!.requestsPerS).toBeCloseTo(4, 5);
   });
 });
+
+describe('latency from the routers\' histograms', () => {
+  it('quantiles interpolate within buckets; a delta is what happened in between', async () => {
+    const { histogramDelta, histogramQuantile } = await import('../../src/fleet/index.js');
+    const h = (counts: number[], sum = 0) => ({ buckets: [0.1, 0.5, 1, 5].map((le, i) => ({ le, count: counts[i]! })), count: counts.at(-1)!, sum });
+    // 100 observations: 50 under 0.1 s, 40 in (0.1, 0.5], 10 in (0.5, 1].
+    const all = h([50, 90, 100, 100]);
+    expect(histogramQuantile(all, 0.5)).toBeCloseTo(0.1, 9);
+    expect(histogramQuantile(all, 0.7)).toBeCloseTo(0.1 + 0.4 * (20 / 40), 9);
+    expect(histogramQuantile(all, 0.99)).toBeCloseTo(0.5 + 0.5 * (9 / 10), 9);
+    expect(histogramQuantile(h([0, 0, 0, 0]), 0.5)).toBeNull();
+    expect(histogramDelta(h([10, 20, 30, 30], 3), all)).toEqual({ buckets: [{ le: 0.1, count: 40 }, { le: 0.5, count: 70 }, { le: 1, count: 70 }, { le: 5, count: 70 }], count: 70, sum: -3 });
+    expect(histogramDelta(all, h([1, 1, 1, 1]))).toBeNull(); // went backwards: a restart
+  });
+
+  it('the header gives the window\'s end-to-end and TTFT p50 and p99 beside the rate; --once and --json give them since start', () => {
+    const hist = (counts: number[]) => ({ buckets: [0.05, 0.25, 1, 10].map((le, i) => ({ le, count: counts[i]! })), count: counts.at(-1)!, sum: 0 });
+    const before = { ...snapshotFromAdmin(adminDoc({}))!, at: 1_000, ttft: hist([0, 0, 0, 0]), duration: hist([0, 0, 0, 0]) };
+    const after = { ...before, at: 3_000, ttft: hist([8, 10, 10, 10]), duration: hist([0, 2, 9, 10]) };
+    const view = mergeReplicas([status('http://r1', after, computeRates(before, after))]);
+    expect(view.latency.window.requests).toBe(10);
+    expect(view.latency.window.e2eP50).toBeCloseTo(0.25 + 0.75 * (3 / 7), 6);
+    expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toMatch(/latency since start \(10 requests\)  end-to-end p50 \S+ p99 \S+ · TTFT p50 \S+ p99 \S+/);
+    expect(fleetJson(view)).toMatchObject({ latency_seconds: { overall: { requests: 10 } } });
+  });
+});

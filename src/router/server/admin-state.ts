@@ -102,6 +102,7 @@ export function adminState(s: AdminStateInput): AdminState {
     partial_diversions_total: m.partialDiversions.sum(),
     policy_decisions: policyDecisions,
     prefix_index: s.prefixIndex,
+    latency: { ttft_seconds: m.ttft.snapshot([s.metricsModel]), duration_seconds: m.duration.snapshot([s.metricsModel]) },
     timestamp_ms: Date.now(),
   };
 }
