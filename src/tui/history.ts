@@ -1,6 +1,9 @@
 import type { DecisionCounts, FleetView } from '../fleet/index.js';
 import { RingBuffer } from './ring-buffer.js';
 
+/** Samples kept per worker: more than the widest sparkline draws. */
+export const WORKER_HISTORY = 32;
+
 export interface HistorySample {
   /** Engine queues; null when the source does not know them. */
   waitingMax: number | null;
@@ -8,6 +11,8 @@ export interface HistorySample {
   limit: number | null;
   inflight: number | null;
   decisionsPerS: DecisionCounts | null;
+  /** Each worker's waiting count (null: unknown now). */
+  byWorker: ReadonlyArray<readonly [url: string, waiting: number | null]>;
 }
 
 export interface HistorySeries {
@@ -22,6 +27,8 @@ export interface HistorySeries {
   miss: number[];
   queued: number[];
   allQueued: number[];
+  /** Each worker's recent waiting counts, newest last (null: unknown then), for its sparkline. */
+  byWorker: ReadonlyMap<string, ReadonlyArray<number | null>>;
 }
 
 export function sampleOf(view: FleetView): HistorySample {
@@ -31,6 +38,7 @@ export function sampleOf(view: FleetView): HistorySample {
     limit: view.router.workerQueueLimit,
     inflight: view.fleet.inflightTotal,
     decisionsPerS: view.decisionsPerS,
+    byWorker: view.workers.map((w) => [w.url, w.waiting] as const),
   };
 }
 
@@ -42,6 +50,8 @@ export function sampleOf(view: FleetView): HistorySample {
 export class HistoryBuffers {
   private readonly queues: RingBuffer<HistorySample>;
   private readonly rates: RingBuffer<DecisionCounts>;
+  /** Per worker, the last WORKER_HISTORY samples; a worker that leaves the view is forgotten. */
+  private readonly workers = new Map<string, RingBuffer<number | null>>();
 
   constructor(capacity = 512) {
     this.queues = new RingBuffer(capacity);
@@ -51,6 +61,14 @@ export class HistoryBuffers {
   push(s: HistorySample): void {
     this.queues.push(s);
     if (s.decisionsPerS) this.rates.push(s.decisionsPerS);
+    const seen = new Set<string>();
+    for (const [url, waiting] of s.byWorker) {
+      seen.add(url);
+      let r = this.workers.get(url);
+      if (!r) this.workers.set(url, (r = new RingBuffer(WORKER_HISTORY)));
+      r.push(waiting);
+    }
+    for (const url of this.workers.keys()) if (!seen.has(url)) this.workers.delete(url);
   }
 
   series(): HistorySeries {
@@ -66,6 +84,7 @@ export class HistoryBuffers {
       miss: r.map((d) => d.cache_miss),
       queued: r.map((d) => d.cache_worker_queued),
       allQueued: r.map((d) => d.all_queued),
+      byWorker: new Map([...this.workers].map(([url, r]) => [url, r.toArray()])),
     };
   }
 }

@@ -1,6 +1,6 @@
 import type { FleetWorker } from '../fleet/index.js';
 
-export type ColumnId = 'worker' | 'waiting' | 'running' | 'inflight' | 'replicas' | 'age' | 'gated' | 'rejections' | 'breaker';
+export type ColumnId = 'worker' | 'waiting' | 'trend' | 'running' | 'inflight' | 'replicas' | 'age' | 'gated' | 'rejections' | 'breaker';
 
 export interface Column {
   id: ColumnId;
@@ -12,7 +12,10 @@ export interface Column {
 export const BAR_WIDTH = 10;
 const MIN_WORKER_WIDTH = 14;
 /** Dropped first when the terminal is narrow. */
-const DROP_ORDER: ColumnId[] = ['breaker', 'replicas', 'running', 'age', 'inflight', 'rejections'];
+const DROP_ORDER: ColumnId[] = ['trend', 'breaker', 'replicas', 'running', 'age', 'inflight', 'rejections'];
+
+/** Samples in a worker's sparkline. */
+export const TREND_WIDTH = 12;
 
 /**
  * The worker table's columns for a width: every column fixed except the worker URL,
@@ -28,6 +31,7 @@ export function planColumns(opts: { width: number; workers: readonly FleetWorker
   let cols: Column[] = [
     { id: 'worker', title: 'WORKER', width: 0, align: 'left' },
     { id: 'waiting', title: 'WAITING', width: waitingWidth, align: 'left' },
+    { id: 'trend', title: 'RECENT', width: TREND_WIDTH, align: 'left' },
     { id: 'running', title: 'RUN', width: 4, align: 'right' },
     { id: 'inflight', title: 'INFL', width: 5, align: 'right' },
     ...(opts.replicas > 1 ? [{ id: 'replicas' as const, title: 'PER-REPL', width: perReplica, align: 'left' as const }] : []),

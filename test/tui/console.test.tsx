@@ -120,6 +120,19 @@ describe('the console', () => {
     expect(l2).toMatch(/req\/s \(5s avg\)  e2e p50 \S+ p99 \S+  TTFT p50 \S+ p99 \S+/);
   });
 
+  it('draws each worker\'s recent queue as a sparkline against the limit, on a wide terminal', async () => {
+    const c = mount(fleet([{ url: 'http://a:1', waiting: 0 }, { url: 'http://b:1', waiting: 0 }]), { columns: 200, rows: 40 });
+    await tick();
+    for (const [a, b] of [[1, 0], [3, 0], [6, 1], [9, 0]]) {
+      c.feed.set(fleet([{ url: 'http://a:1', waiting: a }, { url: 'http://b:1', waiting: b }]));
+      await tick();
+    }
+    expect(c.frame()).toContain('RECENT');
+    // a: 0, 1, 3, 6, 9 against a limit of 6 (the top is 9 once past it); b stays low.
+    expect(c.row('a:1')).toMatch(/▁▂▃▆█/);
+    expect(c.row('b:1')).toMatch(/▁▁▁▂▁/);
+  });
+
   it('shows the header: policy, limit, SIMULATED, source', async () => {
     const c = mount(fleet(undefined, { simulated: true }));
     await tick();

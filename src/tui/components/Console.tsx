@@ -100,6 +100,7 @@ export function Console(p: ConsoleProps): ReactElement {
           rows={plan.tableRows}
           more={plan.tableMore > 0}
           saturated={view.alerts.allQueued === true || view.alerts.allQueuedInferred}
+          trends={p.history.byWorker}
         />
       ) : null}
       {p.child && plan.panel > 0 ? <ChildPanel child={p.child} lines={plan.panel} /> : null}

@@ -14,6 +14,7 @@ const KEYS: Array<[string, string]> = [
 
 const COLUMNS: Array<[string, string]> = [
   ['WAITING', 'engine-reported queue against --worker-queue-limit: green <70%, yellow >=70%, red at the limit'],
+  ['RECENT', 'the waiting queue over the last samples, newest right; a full block is the limit, red at or over it'],
   ['GATE', 'GATED: the queue gate would turn this worker away now'],
   ['SAMPLE', 'age of the load sample; "stale" once older than --load-freshness-ms (the gate then admits it)'],
   ['REJ/s', 'cache candidates the gate rejected per second; dimmed while the fleet is saturated (all_queued), when a rejection diverts nothing and the request stays with its owner'],

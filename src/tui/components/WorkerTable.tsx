@@ -23,6 +23,8 @@ export interface WorkerTableProps {
   more: boolean;
   /** The fleet is saturated (all_queued): a gate rejection diverts nothing, so REJ/s is dimmed. */
   saturated?: boolean;
+  /** Each worker's recent waiting counts, newest last, for the RECENT sparkline. */
+  trends?: ReadonlyMap<string, ReadonlyArray<number | null>>;
 }
 
 const SORTED: Record<SortKey, ColumnId> = { waiting: 'waiting', rejections: 'rejections', url: 'worker' };
@@ -51,7 +53,7 @@ export function WorkerTable(p: WorkerTableProps): ReactElement {
         <Line segments={[{ text: p.filter ? `no worker matches "${p.filter}" (${p.total} hidden; Esc clears)` : 'no workers', dim: true }]} />
       ) : null}
       {shown.map((w) => (
-        <Line key={w.url} segments={cols.flatMap((c, i) => [i > 0 ? ' ' : '', ...cell(c, w, p.limit, p.saturated === true)])} />
+        <Line key={w.url} segments={cols.flatMap((c, i) => [i > 0 ? ' ' : '', ...cell(c, w, p.limit, p.saturated === true, p.trends?.get(w.url))])} />
       ))}
       {p.more && (hidden > 0 || filtered > 0) ? (
         <Line
@@ -69,7 +71,7 @@ export function WorkerTable(p: WorkerTableProps): ReactElement {
   );
 }
 
-function cell(c: Column, w: FleetWorker, limit: number | null, saturated: boolean): Segment[] {
+function cell(c: Column, w: FleetWorker, limit: number | null, saturated: boolean, trend: ReadonlyArray<number | null> | undefined): Segment[] {
   const text = (s: string, extra: Omit<Segment, 'text'> = {}): Segment[] => [{ text: pad(s, c.width, c.align), ...extra }];
   switch (c.id) {
     case 'worker':
@@ -86,6 +88,8 @@ function cell(c: Column, w: FleetWorker, limit: number | null, saturated: boolea
         { text: ' ' + pad(num, c.width - BAR_WIDTH - 1, 'left'), color: level === 'ok' ? undefined : LEVEL_TONE[level], bold: level === 'over' },
       ];
     }
+    case 'trend':
+      return sparkline(trend ?? [], limit, c.width);
     case 'running':
       return text(fmtInt(w.running));
     case 'inflight':
@@ -109,3 +113,23 @@ function cell(c: Column, w: FleetWorker, limit: number | null, saturated: boolea
       return text(w.breaker === 'half_open' ? 'half' : w.breaker ?? DASH, w.breaker === 'open' ? { color: 'red', bold: true } : w.breaker === 'half_open' ? { color: 'yellow' } : {});
   }
 }
+
+const SPARKS = '▁▂▃▄▅▆▇█';
+
+/**
+ * A worker's recent waiting counts as one glyph each, newest at the right, scaled so
+ * that the full block is the queue limit (or the largest count, when there is no
+ * limit or the queue went past it); samples at or over the limit are red. An unknown
+ * sample is a space.
+ */
+function sparkline(values: ReadonlyArray<number | null>, limit: number | null, width: number): Segment[] {
+  const shown = values.slice(-width);
+  const top = Math.max(1, limit ?? 0, ...shown.map((v) => v ?? 0));
+  const out: Segment[] = [{ text: ' '.repeat(width - shown.length) }];
+  for (const v of shown) {
+    if (v === null) out.push({ text: ' ' });
+    else out.push({ text: SPARKS[Math.min(7, Math.round((v / top) * 7))]!, ...(limit !== null && v >= limit ? { color: 'red' as const } : {}) });
+  }
+  return out;
+}
+
