@@ -12,6 +12,7 @@ interface TopArgs {
   once: boolean;
   json: boolean;
   sort: (typeof SORT_KEYS)[number];
+  reverse: boolean;
   filter: string;
   'block-size': number;
 }
@@ -49,6 +50,7 @@ const top: CommandModule<object, TopArgs> = {
       .option('once', { type: 'boolean', default: false, describe: 'print one plain-text table and exit' })
       .option('json', { type: 'boolean', default: false, describe: 'print the merged state as JSON and exit' })
       .option('sort', { choices: SORT_KEYS, default: 'waiting' as const, describe: 'initial worker order (key s cycles it)' })
+      .option('reverse', { type: 'boolean', default: false, describe: 'turn the worker order around (key S)' })
       .option('filter', { type: 'string', default: '', describe: 'show only workers whose URL contains this (key /)' })
       .option('block-size', {
         type: 'number',
@@ -62,7 +64,7 @@ const top: CommandModule<object, TopArgs> = {
       .example('$0 top --once --sort rejections', 'one table, workers the gate turns away most first')
       .example('$0 top --json | jq \'.workers[] | {url, waiting, gated}\'', 'the merged state for scripts')
       .example('$0 top --url http://sgl-router:29000 --source prometheus', 'the Rust sgl-router, from its /metrics')
-      .epilogue('Keys: q quit, p pause, s sort, / filter, ? help. Exit status: 0, 1 unreachable / wrong token / not a router, 2 usage.') as unknown as Argv<TopArgs>,
+      .epilogue('Keys: q quit, p pause, s sort, S reverse, / filter, ? help. Exit status: 0, 1 unreachable / wrong token / not a router, 2 usage.') as unknown as Argv<TopArgs>,
   handler: async (argv) => {
     const { runTop } = await import('../src/top/index.js');
     const token = argv.token ?? (process.env.ROUTERCTL_ADMIN_TOKEN || undefined);
@@ -74,6 +76,7 @@ const top: CommandModule<object, TopArgs> = {
       once: argv.once,
       json: argv.json,
       sort: argv.sort,
+      reverse: argv.reverse,
       filter: argv.filter,
       blockSize: argv['block-size'],
     });

@@ -6,6 +6,8 @@ import type { FleetView, FleetWorker, SortKey } from '../fleet/index.js';
 export interface OnceOptions {
   color: boolean;
   sort: SortKey;
+  /** The sort turned around (--reverse). */
+  reverse?: boolean;
   filter: string;
   /** Tokens per prefix block when the router does not say (for the ≈tokens column). */
   blockSize: number;
@@ -30,7 +32,7 @@ export function formatOnce(view: FleetView, o: OnceOptions): string {
   const cols = ['WORKER', 'WAITING', 'RUNNING', 'INFLIGHT', ...(multi ? ['BY-REPLICA'] : []), 'SAMPLE', 'GATED', 'GATE-REJ', 'BREAKER'];
   const rows: string[][] = [];
   const styles: Array<'red' | 'yellow' | undefined> = [];
-  const workers = sortWorkers(filterWorkers(view.workers, o.filter), o.sort);
+  const workers = sortWorkers(filterWorkers(view.workers, o.filter), o.sort, o.reverse === true);
   for (const w of workers) {
     const level = waitingLevel(w.waiting, r.workerQueueLimit);
     rows.push([

@@ -15,6 +15,7 @@ export interface TopOptions {
   once: boolean;
   json: boolean;
   sort: SortKey;
+  reverse: boolean;
   filter: string;
   blockSize: number;
 }
@@ -32,12 +33,12 @@ export async function runTop(o: TopOptions): Promise<void> {
 
   if (o.json) {
     const { view } = await fetchFleetOnce(feedOptions);
-    process.stdout.write(`${JSON.stringify(fleetJson(view, { sort: o.sort, filter: o.filter }), null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(fleetJson(view, { sort: o.sort, filter: o.filter, reverse: o.reverse }), null, 2)}\n`);
     return;
   }
   if (o.once || !interactive) {
     const { view } = await fetchFleetOnce(feedOptions);
-    process.stdout.write(formatOnce(view, { color: colorEnabled(process.stdout), sort: o.sort, filter: o.filter, blockSize: o.blockSize }));
+    process.stdout.write(formatOnce(view, { color: colorEnabled(process.stdout), sort: o.sort, reverse: o.reverse, filter: o.filter, blockSize: o.blockSize }));
     return;
   }
 
@@ -55,6 +56,7 @@ export async function runTop(o: TopOptions): Promise<void> {
     intervalMs: o.intervalMs,
     blockSize: o.blockSize,
     sort: o.sort,
+    reverse: o.reverse,
     filter: o.filter,
   });
   // Nothing to drain: any stop closes the console (a repeat is a no-op). Once the terminal

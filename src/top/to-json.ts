@@ -8,7 +8,7 @@ import type { FleetView, SortKey } from '../fleet/index.js';
  * `replicas` (one entry per --url, with its source), `inflight_by_replica` per worker,
  * the cache-hit ratio without all_queued, and `cannot_show`.
  */
-export function fleetJson(view: FleetView, o: { sort?: SortKey; filter?: string } = {}): Record<string, unknown> {
+export function fleetJson(view: FleetView, o: { sort?: SortKey; filter?: string; reverse?: boolean } = {}): Record<string, unknown> {
   const r = view.router;
   return {
     router: {
@@ -26,7 +26,7 @@ export function fleetJson(view: FleetView, o: { sort?: SortKey; filter?: string 
     replicas: view.replicas.map((x) => ({ url: x.url, source: x.source, live: x.live, error: x.error })),
     source: view.source,
     // --sort and --filter apply here as in the table; fleet totals stay whole-fleet.
-    workers: sortWorkers(filterWorkers(view.workers, o.filter ?? ''), o.sort ?? 'waiting').map((w) => ({
+    workers: sortWorkers(filterWorkers(view.workers, o.filter ?? ''), o.sort ?? 'waiting', o.reverse === true).map((w) => ({
       url: w.url,
       healthy: w.healthy,
       breaker: w.breaker,

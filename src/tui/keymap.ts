@@ -7,6 +7,8 @@ export interface ConsoleUiState {
   mode: Mode;
   paused: boolean;
   sort: SortKey;
+  /** The sort turned around (key S). */
+  reverse: boolean;
   /** The applied filter. */
   filter: string;
   /** What is being typed after `/`; applied live while typing. */
@@ -28,8 +30,8 @@ export interface KeyInfo {
   rightArrow?: boolean;
 }
 
-export function initialUiState(sort: SortKey = 'waiting', filter = ''): ConsoleUiState {
-  return { mode: 'normal', paused: false, sort, filter, draft: filter };
+export function initialUiState(sort: SortKey = 'waiting', filter = '', reverse = false): ConsoleUiState {
+  return { mode: 'normal', paused: false, sort, reverse, filter, draft: filter };
 }
 
 /** The filter the table uses right now: the draft while typing, else the applied one. */
@@ -40,7 +42,7 @@ export function activeFilter(s: ConsoleUiState): string {
 /**
  * One key press. `q` and Ctrl-C quit (Ctrl-C even while typing a filter, where `q`
  * is just a letter); `p` or space pauses the view (data keeps arriving); `s` cycles
- * the sort; `/` edits the filter (Enter keeps it, Esc drops it); `?` toggles help,
+ * the sort through every column and `S` turns it around; `/` edits the filter (Enter keeps it, Esc drops it); `?` toggles help,
  * and any key closes it; Esc in the table clears the filter.
  */
 export function reduceKey(s: ConsoleUiState, input: string, key: KeyInfo): { state: ConsoleUiState; quit: boolean } {
@@ -70,6 +72,8 @@ export function reduceKey(s: ConsoleUiState, input: string, key: KeyInfo): { sta
           return { state: { ...s, paused: !s.paused }, quit: false };
         case 's':
           return { state: { ...s, sort: nextSortKey(s.sort) }, quit: false };
+        case 'S':
+          return { state: { ...s, reverse: !s.reverse }, quit: false };
         case '/':
           return { state: { ...s, mode: 'filter', draft: s.filter }, quit: false };
         case '?':

@@ -71,6 +71,7 @@ export function runConsole(o: RunConsoleOptions): RunningConsole {
       blockSize={o.blockSize}
       {...(o.sort ? { sort: o.sort } : {})}
       {...(o.filter ? { filter: o.filter } : {})}
+      {...(o.reverse ? { reverse: true } : {})}
     />,
     {
       stdout,

@@ -170,7 +170,7 @@ describe('the console', () => {
     expect(c.row('a:1')).toContain('5/6');
   });
 
-  it('s cycles the sort: waiting, rejections, url', async () => {
+  it('s cycles the sort: waiting, rejections, running, in-flight, sample age, url', async () => {
     const c = mount(
       fleet([
         { url: 'http://b:1', waiting: 1, gate_rejections_total: 90 },
@@ -186,6 +186,12 @@ describe('the console', () => {
     await tick();
     expect(order()).toEqual(['b', 'a', 'c']);
     expect(c.frame()).toContain('sort:rejections');
+    // running, in-flight and sample age come next; then the URL.
+    for (const next of ['sort:running', 'sort:inflight', 'sort:age']) {
+      c.stdin.write('s');
+      await tick();
+      expect(c.frame()).toContain(next);
+    }
     c.stdin.write('s');
     await tick();
     expect(order()).toEqual(['a', 'b', 'c']);
@@ -355,5 +361,19 @@ describe('a real router document', () => {
     const c = mount(mergeReplicas([status('http://127.0.0.1:34019', snap)], snap.at));
     await tick();
     for (const w of doc.workers) expect(c.frame()).toContain(w.url.replace('http://', ''));
+  });
+});
+
+describe('keys', () => {
+  it('S turns the sort around, and the column mark says which way', async () => {
+    const c = mount(fleet([{ url: 'http://a:1', waiting: 1 }, { url: 'http://b:1', waiting: 5 }]));
+    await tick();
+    const order = (): string[] => c.frame().split('\n').filter((l) => /^[ab]:1/.test(l)).map((l) => l.slice(0, 3));
+    expect(order()).toEqual(['b:1', 'a:1']);
+    expect(c.frame()).toContain('WAITING▼');
+    c.stdin.write('S');
+    await tick();
+    expect(order()).toEqual(['a:1', 'b:1']);
+    expect(c.frame()).toContain('WAITING▲');
   });
 });

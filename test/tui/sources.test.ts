@@ -10,7 +10,7 @@ import {
   sortWorkers,
   NotARouterMetricsError,
 } from '../../src/fleet/index.js';
-import type { ReplicaSnapshot } from '../../src/fleet/index.js';
+import type { FleetWorker, ReplicaSnapshot } from '../../src/fleet/index.js';
 import { fleetJson, formatOnce } from '../../src/top/index.js';
 import { adminDoc, fixture, prometheusFixture, status, viewOf } from './fixtures.js';
 
@@ -327,5 +327,21 @@ describe('latency from the routers\' histograms', () => {
     expect(view.latency.window.e2eP50).toBeCloseTo(0.25 + 0.75 * (3 / 7), 6);
     expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toMatch(/latency since start \(10 requests\)  end-to-end p50 \S+ p99 \S+ · TTFT p50 \S+ p99 \S+/);
     expect(fleetJson(view)).toMatchObject({ latency_seconds: { overall: { requests: 10 } } });
+  });
+});
+
+describe('sorting by any column, either way', () => {
+  it.each([
+    ['waiting', ['a', 'b', 'c']],
+    ['running', ['c', 'a', 'b']],
+    ['inflight', ['b', 'c', 'a']],
+    ['age', ['a', 'c', 'b']],
+    ['url', ['a', 'b', 'c']],
+  ] as const)('%s, and reversed', async (key, order) => {
+    const { sortWorkers } = await import('../../src/fleet/index.js');
+    const w = (url: string, o: Partial<FleetWorker>): FleetWorker => ({ url, healthy: true, breaker: 'closed', waiting: 0, running: 0, sampleAgeMs: 0, loadSource: null, fresh: true, gated: false, inflight: 0, requestsTotal: 0, gateRejectionsTotal: 0, inflightByReplica: [], gateRejectionsPerS: 0, ...o });
+    const workers = [w('c', { waiting: 1, running: 9, inflight: 5, sampleAgeMs: 300 }), w('b', { waiting: 4, running: 1, inflight: 7, sampleAgeMs: 10 }), w('a', { waiting: 8, running: 5, inflight: 2, sampleAgeMs: 900 })];
+    expect(sortWorkers(workers, key).map((x) => x.url)).toEqual(order);
+    expect(sortWorkers(workers, key, true).map((x) => x.url)).toEqual([...order].reverse());
   });
 });

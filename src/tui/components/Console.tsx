@@ -51,7 +51,7 @@ export function Console(p: ConsoleProps): ReactElement {
   const { columns, rows } = p.size;
   const view = p.view;
   const filter = activeFilter(p.ui);
-  const workers = view ? sortWorkers(filterWorkers(view.workers, filter), p.ui.sort) : [];
+  const workers = view ? sortWorkers(filterWorkers(view.workers, filter), p.ui.sort, p.ui.reverse) : [];
   const banners = bannersFor(view, p.latch, p.now);
   const hist = view?.diverted ?? null;
   const histRows = hist && hist.count > 0 ? nonEmptySpan(bucketCounts(hist.buckets, hist.count)).length : 0;
@@ -95,6 +95,7 @@ export function Console(p: ConsoleProps): ReactElement {
           limit={limit}
           replicas={view.replicas.length}
           sort={p.ui.sort}
+          reverse={p.ui.reverse}
           filter={filter}
           width={columns}
           rows={plan.tableRows}

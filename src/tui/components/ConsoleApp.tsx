@@ -28,6 +28,7 @@ export interface ConsoleAppProps {
   intervalMs: number;
   blockSize: number;
   sort?: SortKey;
+  reverse?: boolean;
   filter?: string;
   /** Fixed terminal size (tests; ink-testing-library has no rows). */
   size?: Partial<TerminalSize>;
@@ -45,7 +46,7 @@ const NO_CHILD = constantStore<ChildState | undefined>(undefined);
 export function ConsoleApp(p: ConsoleAppProps): ReactElement {
   const live = useStore(p.feed);
   const child = useStore(p.child ?? NO_CHILD);
-  const ui = useConsoleKeys({ onQuit: p.onQuit, ...(p.sort ? { sort: p.sort } : {}), ...(p.filter ? { filter: p.filter } : {}) });
+  const ui = useConsoleKeys({ onQuit: p.onQuit, ...(p.sort ? { sort: p.sort } : {}), ...(p.filter ? { filter: p.filter } : {}), ...(p.reverse ? { reverse: true } : {}) });
   const size = useTerminalSize(p.size);
   const now = useNow(1000, p.now, live);
   const history = useHistory(live);

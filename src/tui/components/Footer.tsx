@@ -17,7 +17,7 @@ export function Footer({ ui, quitLabel, pausedForMs }: { ui: ConsoleUiState; qui
         ...(ui.paused ? [{ text: ` PAUSED ${pausedForMs !== undefined ? `${fmtAge(pausedForMs)} ` : ''}`, color: 'yellow' as const, inverse: true, bold: true }, ' '] : []),
         ...key('q', quitLabel),
         ...key('p', ui.paused ? 'resume' : 'pause'),
-        ...key('s', `sort:${ui.sort}`),
+        ...key('s', `sort:${ui.sort}${ui.reverse ? '↑' : ''}`),
         ...key('/', ui.filter ? `filter:"${ui.filter}"` : 'filter'),
         ...key('?', 'help'),
       ]}

@@ -6,7 +6,8 @@ import type { SegmentInput } from './Line.js';
 const KEYS: Array<[string, string]> = [
   ['q, Ctrl-C', 'quit (serve: drain and stop the router first; again: stop now)'],
   ['p, space', 'pause the view (data keeps arriving; p again shows the latest)'],
-  ['s', 'cycle the sort: waiting, gate rejections, url'],
+  ['s', 'cycle the sort: waiting, gate rejections, running, in-flight, sample age, url'],
+  ['S', 'turn the sort around'],
   ['/', 'filter workers by URL (Enter keeps it, Esc clears it)'],
   ['Esc', 'clear the filter'],
   ['?', 'this help (any key closes it)'],

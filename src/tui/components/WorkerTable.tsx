@@ -16,6 +16,7 @@ export interface WorkerTableProps {
   limit: number | null;
   replicas: number;
   sort: SortKey;
+  reverse?: boolean;
   filter: string;
   width: number;
   /** Worker rows to draw; the rest are summarised in one "more" line when `more`. */
@@ -27,7 +28,7 @@ export interface WorkerTableProps {
   trends?: ReadonlyMap<string, ReadonlyArray<number | null>>;
 }
 
-const SORTED: Record<SortKey, ColumnId> = { waiting: 'waiting', rejections: 'rejections', url: 'worker' };
+const SORTED: Record<SortKey, ColumnId> = { waiting: 'waiting', rejections: 'rejections', url: 'worker', running: 'running', inflight: 'inflight', age: 'age' };
 const LEVEL_TONE: Record<string, Tone | undefined> = { ok: 'green', warn: 'yellow', over: 'red' };
 
 /**
@@ -40,7 +41,7 @@ export function WorkerTable(p: WorkerTableProps): ReactElement {
   const cols = planColumns({ width: p.width, workers: p.workers, limit: p.limit, replicas: p.replicas });
   const header: Segment[] = [];
   cols.forEach((c, i) => {
-    const mark = SORTED[p.sort] === c.id ? '▼' : '';
+    const mark = SORTED[p.sort] === c.id ? (p.reverse ? '▲' : '▼') : '';
     header.push({ text: (i > 0 ? ' ' : '') + pad(c.title + mark, c.width, c.align), bold: true });
   });
   const shown = p.workers.slice(0, Math.max(0, p.rows));

@@ -10,9 +10,9 @@ import type { ConsoleUiState } from '../keymap.js';
  * `isRawModeSupported` is undefined rather than false on a pipe, hence Boolean().
  * `onQuit` may be called more than once (a second Ctrl-C while stopping means "now").
  */
-export function useConsoleKeys(opts: { onQuit: () => void; sort?: SortKey; filter?: string }): ConsoleUiState {
+export function useConsoleKeys(opts: { onQuit: () => void; sort?: SortKey; filter?: string; reverse?: boolean }): ConsoleUiState {
   const { isRawModeSupported } = useStdin();
-  const [state, setState] = useState<ConsoleUiState>(() => initialUiState(opts.sort, opts.filter));
+  const [state, setState] = useState<ConsoleUiState>(() => initialUiState(opts.sort, opts.filter, opts.reverse));
   // Several keys can arrive in one chunk (a paste, a fast typist): reduce on the latest state.
   const latest = useRef(state);
   latest.current = state;
