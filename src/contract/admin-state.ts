@@ -41,11 +41,36 @@ export interface AdminState {
    * form of `diverted_overlap_blocks` (seconds): time to first streamed token, and end
    * to end. Readers take quantiles over the difference of two documents.
    */
+  /** Added: the last 100 fleet events, oldest first. */
+  events: AdminEvent[];
   latency: {
     ttft_seconds: { buckets: Array<{ le: number; count: number }>; count: number; sum: number };
     duration_seconds: { buckets: Array<{ le: number; count: number }>; count: number; sum: number };
   };
   timestamp_ms: number;
+}
+
+/** What an event in /admin/state is about (docs/metrics-and-admin.md §Events). */
+export type AdminEventKind =
+  | 'saturation_begin'
+  | 'saturation_end'
+  | 'worker_gated'
+  | 'worker_released'
+  | 'breaker_open'
+  | 'breaker_half_open'
+  | 'breaker_closed'
+  | 'worker_unreachable'
+  | 'worker_reachable'
+  | 'load_push'
+  | 'load_poll';
+
+export interface AdminEvent {
+  /** Wall-clock epoch ms. */
+  at_ms: number;
+  kind: AdminEventKind;
+  /** The worker URL it is about; null for the fleet. */
+  worker: string | null;
+  message: string;
 }
 
 export interface AdminWorker {
@@ -123,6 +148,7 @@ export const ADMIN_STATE_FIELDS = {
     'partial_diversions_total',
     'policy_decisions',
     'prefix_index',
+    'events',
     'latency',
     'timestamp_ms',
   ],

@@ -8,5 +8,5 @@ export type { Decision } from './decisions.js';
 export { METRIC_NAMES, ROUTER_METRIC_PREFIX } from './metric-names.js';
 export type { MetricName } from './metric-names.js';
 export { ADMIN_STATE_FIELDS, auditAdminDocument } from './admin-state.js';
-export type { AdminRouter, AdminState, AdminWorker } from './admin-state.js';
+export type { AdminEvent, AdminEventKind, AdminRouter, AdminState, AdminWorker } from './admin-state.js';
 export { isBelowFloor, isQueued } from './queue-rule.js';

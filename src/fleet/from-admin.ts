@@ -61,6 +61,9 @@ export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now())
     requestsTotal: num(doc.requests_total) ?? sumKnown(workers.map((w) => w.requestsTotal)),
     gateRejectionsTotal: num(doc.gate_rejections_total) ?? sumKnown(workers.map((w) => w.gateRejectionsTotal)),
     alerts: { allQueued: bool(alerts.all_queued), gateInert: bool(alerts.gate_inert) },
+    events: Array.isArray(doc.events)
+      ? doc.events.flatMap((e) => (isObject(e) && typeof e.message === 'string' && typeof e.kind === 'string' ? [{ atMs: num(e.at_ms) ?? 0, kind: e.kind, worker: str(e.worker), message: e.message }] : []))
+      : [],
     ttft: isObject(doc.latency) ? histogram((doc.latency as Record<string, unknown>).ttft_seconds) : null,
     duration: isObject(doc.latency) ? histogram((doc.latency as Record<string, unknown>).duration_seconds) : null,
     prefixIndex: index && typeof index.digest === 'string' && typeof index.source === 'string' ? { source: index.source, blocks: num(index.blocks), digest: index.digest } : null,

@@ -89,6 +89,7 @@ export function snapshotFromPrometheus(text: string, receivedAt: number = Date.n
     gateRejectionsTotal: hasGateRejections ? (page.total(METRIC_NAMES.gateRejected) ?? 0) : null,
     alerts: { allQueued: null, gateInert: inert },
     prefixIndex: null,
+    events: [],
     ttft: null,
     duration: null,
     blind,

@@ -26,6 +26,7 @@ export type {
   DecisionLabel,
   DecisionCounts,
   Histogram,
+  FleetEvent,
   LatencyQuantiles,
   RouterInfo,
   WorkerSnapshot,

@@ -110,6 +110,10 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
     mismatched,
     prefixIndex,
     latency: latencyOf(live),
+    events: live
+      .flatMap((r) => r.snapshot!.events.map((e) => (live.length > 1 ? { ...e, replica: r.url } : e)))
+      .sort((a, b) => a.atMs - b.atMs)
+      .slice(-100),
     source: sources.size === 0 ? null : sources.size === 1 ? [...sources][0]! : 'mixed',
     blind: [...new Set(snaps.flatMap((s) => s.blind))],
     workers,

@@ -23,6 +23,15 @@ export interface Histogram {
   sum: number;
 }
 
+export interface FleetEvent {
+  atMs: number;
+  kind: string;
+  worker: string | null;
+  message: string;
+  /** The replica that reported it (merged views of several). */
+  replica?: string;
+}
+
 export interface LatencyQuantiles {
   ttftP50: number | null;
   ttftP99: number | null;
@@ -81,6 +90,8 @@ export interface ReplicaSnapshot {
   alerts: { allQueued: boolean | null; gateInert: boolean | null };
   /** The router's prefix index: what it is built from and its digest; null when the source does not say. */
   prefixIndex: { source: string; blocks: number | null; digest: string } | null;
+  /** The router's recent fleet events, oldest first; empty when the source has none. */
+  events: FleetEvent[];
   /** Cumulative latency histograms (seconds); null when the source does not say. */
   ttft: Histogram | null;
   duration: Histogram | null;
@@ -131,6 +142,8 @@ export interface FleetView {
    * rate window (`window`), and since the routers started (`overall`, for one-shot reads).
    */
   latency: { window: LatencyQuantiles; overall: LatencyQuantiles };
+  /** Events of the live replicas, oldest first (each tagged with its replica when there are several). */
+  events: FleetEvent[];
   /**
    * Whether the live replicas hold the same prefix index (equal digests); null with
    * fewer than two replicas that report one. `source` is what they build it from.

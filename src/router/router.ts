@@ -29,6 +29,7 @@ import { PrefixLookup } from './state/prefix-lookup.js';
 import { engineBlockKeys, KvEventIndex } from './state/kv_index/index.js';
 import type { EngineHashScheme } from './state/kv_index/index.js';
 import { WorkerStatus } from './state/worker-status.js';
+import { EventWatcher } from './state/event-watcher.js';
 import { WorkerRegistry } from './workers/worker-registry.js';
 import type { Worker } from './workers/worker.js';
 
@@ -63,6 +64,8 @@ export class Router {
   readonly policy: Policy;
   private readonly sampler: LoadSampler;
   private readonly loadPush: LoadPush;
+  private readonly events: EventWatcher;
+  private eventTimer: NodeJS.Timeout | undefined;
   /** The prefix index fed by the engines' KV events; used when `prefixSource` is 'events'. */
   readonly kvIndex: KvEventIndex;
   /** What the prefix index is built from, decided at start (docs/routing.md §Prefix from engine events). */
@@ -95,6 +98,7 @@ export class Router {
     this.table.setGate(c.workerQueueLimit, c.saturationQueueFloor);
     this.index = new PrefixIndex({ maxBlocks: c.prefixIndexMaxBlocks });
     this.loadPush = new LoadPush(this.table, () => performance.now());
+    this.events = new EventWatcher(this.log);
     this.sampler = new LoadSampler(this.table, {
       intervalMs: c.loadPollIntervalMs,
       timeoutMs: c.loadTimeoutMs,
@@ -183,6 +187,9 @@ export class Router {
     if (this.modelId === null) this.modelId = this.discoverModel();
     if (this.modelId !== null) this.metrics.setModelId(this.modelId);
     this.sampler.start();
+    // Events are looked for off the request path, twice a second (and on each /admin/state).
+    this.eventTimer = setInterval(() => this.watchEvents(performance.now()), 500);
+    this.eventTimer.unref();
     await new Promise<void>((resolve, reject) => {
       const onError = (err: Error): void => reject(bindError(this.config.host, this.config.port, err));
       this.server.once('error', onError);
@@ -261,6 +268,7 @@ export class Router {
    */
   async shutdown(opts: { skipPause?: Promise<void>; cutNow?: Promise<void> } = {}): Promise<number> {
     this.ready = false;
+    clearInterval(this.eventTimer);
     const cut = await drainServer({
       server: this.server,
       sockets: this.sockets,
@@ -288,6 +296,7 @@ export class Router {
   /** Stop at once: in-flight requests are cut. */
   async close(): Promise<void> {
     this.ready = false;
+    clearInterval(this.eventTimer);
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const s of this.sockets) s.destroy();
     await closed;
@@ -303,6 +312,7 @@ export class Router {
 
   state(): AdminState {
     const now = performance.now();
+    this.watchEvents(now);
     return adminState({
       config: this.config,
       metrics: this.metrics,
@@ -316,7 +326,12 @@ export class Router {
       ready: this.ready,
       alerts: { all_queued: this.fleetAllQueued(now), gate_inert: this.gateInert(now) },
       prefixIndex: this.prefixIndexSummary(),
+      events: this.events.recent(),
     });
+  }
+
+  private watchEvents(now: number): void {
+    this.events.check(this.status.readings(now), this.config.workerQueueLimit, this.fleetAllQueued(now));
   }
 
   /** The prefix index's size and digest (PrefixIndex.digest, kept as pairs come and go). */

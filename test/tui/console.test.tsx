@@ -364,6 +364,23 @@ describe('a real router document', () => {
   });
 });
 
+describe('events', () => {
+  it('top shows the routers\' events with their time, newest last, when there is room', async () => {
+    const doc = adminDoc({ workers: [{ url: 'http://a:1', waiting: 7 }] });
+    const events = [
+      { at_ms: NOW - 60_000, kind: 'saturation_begin', worker: null, message: 'every worker is at or over the queue limit 6: all_queued' },
+      { at_ms: NOW - 30_000, kind: 'worker_gated', worker: 'http://a:1', message: 'waiting 7 ≥ limit 6' },
+    ];
+    const c = mount(viewOf({ ...doc, events }), { columns: 200, rows: 60 });
+    await tick();
+    expect(c.frame()).toContain('EVENTS');
+    const gated = c.row('worker gated');
+    expect(gated).toMatch(/\d\d:\d\d:\d\d {2}worker gated {2}a:1 {2}waiting 7 ≥ limit 6/);
+    const lines = c.frame().split('\n');
+    expect(lines.findIndex((l) => l.includes('saturation begin'))).toBeLessThan(lines.findIndex((l) => l.includes('worker gated')));
+  });
+});
+
 describe('keys', () => {
   it('S turns the sort around, and the column mark says which way', async () => {
     const c = mount(fleet([{ url: 'http://a:1', waiting: 1 }, { url: 'http://b:1', waiting: 5 }]));

@@ -19,6 +19,7 @@ export interface AdminStateInput {
   readonly ready: boolean;
   readonly alerts: AdminState['alerts'];
   readonly prefixIndex: AdminState['prefix_index'];
+  readonly events: AdminState['events'];
 }
 
 /**
@@ -102,6 +103,7 @@ export function adminState(s: AdminStateInput): AdminState {
     partial_diversions_total: m.partialDiversions.sum(),
     policy_decisions: policyDecisions,
     prefix_index: s.prefixIndex,
+    events: s.events,
     latency: { ttft_seconds: m.ttft.snapshot([s.metricsModel]), duration_seconds: m.duration.snapshot([s.metricsModel]) },
     timestamp_ms: Date.now(),
   };

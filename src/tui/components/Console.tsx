@@ -20,6 +20,7 @@ import { DivertedHistogram } from './DivertedHistogram.js';
 import { Footer } from './Footer.js';
 import { Header } from './Header.js';
 import { HelpOverlay } from './HelpOverlay.js';
+import { EventPane } from './EventPane.js';
 import { HistoryChart } from './HistoryChart.js';
 import { LogPane } from './LogPane.js';
 import { WorkerTable } from './WorkerTable.js';
@@ -64,7 +65,8 @@ export function Console(p: ConsoleProps): ReactElement {
     hasHistogram: Boolean(view),
     histogramRows: histRows,
     panel: childPanelLines(p.child),
-    logLines: p.child?.log.length ?? 0,
+    // serve shows its router's log (events included); top shows the routers' events.
+    logLines: p.child ? p.child.log.length : view ? Math.max(1, view.events.length) : 0,
     help: p.ui.mode === 'help',
   });
   const half = Math.floor((columns - 1) / 2);
@@ -179,6 +181,7 @@ export function Console(p: ConsoleProps): ReactElement {
         </Box>
       ) : null}
       {p.child && plan.log > 0 ? <LogPane log={p.child.log} lines={plan.log} /> : null}
+      {!p.child && view && plan.log > 0 ? <EventPane events={view.events} lines={plan.log} /> : null}
       {plan.footer > 0 ? (
         <Box flexGrow={1} alignItems="flex-end">
           <Footer ui={p.ui} pausedForMs={p.pausedForMs} quitLabel={p.child && p.child.phase !== 'exited' ? 'stop' : 'quit'} />

@@ -1,0 +1,68 @@
+import type { AdminEvent, AdminEventKind } from '../../contract/index.js';
+import type { Logger } from '../logging/logger.js';
+import type { WorkerReading } from './worker-status.js';
+
+/** Events kept for /admin/state: enough for a console's pane, bounded whatever happens. */
+const KEPT = 100;
+
+interface WorkerMark {
+  gated: boolean;
+  breaker: string;
+  unreachable: boolean;
+  loadSource: 'push' | 'poll';
+}
+
+/**
+ * What changed in the fleet, as events with a time (docs/metrics-and-admin.md
+ * §Events): saturation beginning and ending, a worker gated and released, breaker
+ * transitions, a worker unreachable and back, load switching between push and poll.
+ * The router looks every half second and on each /admin/state; every event also goes
+ * to its log, so `serve`'s log pane and `top`'s event pane tell the same story.
+ */
+export class EventWatcher {
+  readonly #log: Logger;
+  readonly #events: AdminEvent[] = [];
+  readonly #workers = new Map<string, WorkerMark>();
+  #saturated = false;
+  #first = true;
+
+  constructor(log: Logger) {
+    this.#log = log;
+  }
+
+  recent(): AdminEvent[] {
+    return [...this.#events];
+  }
+
+  /** Compare with the last look; the first look only sets the baseline. */
+  check(readings: readonly WorkerReading[], limit: number | null, allQueued: boolean): void {
+    const quiet = this.#first;
+    this.#first = false;
+    if (allQueued !== this.#saturated) {
+      this.#saturated = allQueued;
+      if (!quiet) this.#emit(allQueued ? 'saturation_begin' : 'saturation_end', null, allQueued ? `every worker is at or over the queue limit ${limit}: all_queued` : 'a worker is below the queue limit again');
+    }
+    const seen = new Set<string>();
+    for (const r of readings) {
+      const url = r.worker.url;
+      seen.add(url);
+      const gated = r.fresh !== undefined && limit !== null && r.fresh.waiting >= limit;
+      const now: WorkerMark = { gated, breaker: r.worker.breaker.state, unreachable: r.unreachable, loadSource: r.loadSource };
+      const was = this.#workers.get(url);
+      this.#workers.set(url, now);
+      if (!was || quiet) continue;
+      if (now.gated !== was.gated) this.#emit(now.gated ? 'worker_gated' : 'worker_released', url, now.gated ? `waiting ${r.fresh!.waiting} ≥ limit ${limit}` : `waiting ${r.fresh?.waiting ?? 'unknown'}, below the limit ${limit}`);
+      if (now.breaker !== was.breaker) this.#emit(`breaker_${now.breaker}` as AdminEventKind, url, `circuit breaker ${was.breaker} → ${now.breaker}`);
+      if (now.unreachable !== was.unreachable) this.#emit(now.unreachable ? 'worker_unreachable' : 'worker_reachable', url, now.unreachable ? 'load polls go unanswered: out of the pool' : 'answers again: back in the pool');
+      if (now.loadSource !== was.loadSource) this.#emit(now.loadSource === 'push' ? 'load_push' : 'load_poll', url, now.loadSource === 'push' ? 'load arrives by push' : 'load push went quiet: polling');
+    }
+    for (const url of this.#workers.keys()) if (!seen.has(url)) this.#workers.delete(url);
+  }
+
+  #emit(kind: AdminEventKind, worker: string | null, message: string): void {
+    const e: AdminEvent = { at_ms: Date.now(), kind, worker, message };
+    this.#events.push(e);
+    if (this.#events.length > KEPT) this.#events.shift();
+    this.#log.info(message, { event: kind, ...(worker !== null ? { worker } : {}) });
+  }
+}
