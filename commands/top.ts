@@ -1,11 +1,12 @@
 import type { Argv, CommandModule } from 'yargs';
 import { wholeNumberAtLeast, wholeNumberBetween } from '../src/cli/index.js';
 
-const SORT_KEYS = ['waiting', 'rejections', 'url'] as const;
+const SORT_KEYS = ['waiting', 'rejections', 'running', 'inflight', 'age', 'url'] as const;
 const SOURCES = ['auto', 'admin', 'prometheus'] as const;
 
 interface TopArgs {
   url: string[];
+  engines: string[] | undefined;
   'interval-ms': number;
   token: string | undefined;
   source: (typeof SOURCES)[number];
@@ -33,6 +34,11 @@ const top: CommandModule<object, TopArgs> = {
         string: true,
         default: ['http://127.0.0.1:30000'],
         describe: 'router base URL; repeat for router replicas (merged into one view)',
+      })
+      .option('engines', {
+        type: 'array',
+        string: true,
+        describe: 'show bare SGLang/vLLM engines, no router: their queues and running requests from their load endpoints (instead of --url)',
       })
       .option('interval-ms', {
         type: 'number',
@@ -64,15 +70,17 @@ const top: CommandModule<object, TopArgs> = {
       .example('$0 top --once --sort rejections', 'one table, workers the gate turns away most first')
       .example('$0 top --json | jq \'.workers[] | {url, waiting, gated}\'', 'the merged state for scripts')
       .example('$0 top --url http://sgl-router:29000 --source prometheus', 'the Rust sgl-router, from its /metrics')
+      .example('$0 top --engines http://10.0.0.5:30001 http://10.0.0.6:30001', 'engines with no router in front: their queues side by side')
       .epilogue('Keys: q quit, p pause, s sort, S reverse, / filter, ? help. Exit status: 0, 1 unreachable / wrong token / not a router, 2 usage.') as unknown as Argv<TopArgs>,
   handler: async (argv) => {
     const { runTop } = await import('../src/top/index.js');
     const token = argv.token ?? (process.env.ROUTERCTL_ADMIN_TOKEN || undefined);
     await runTop({
-      urls: argv.url.map(String),
+      // --engines reads the engines themselves: no router, so no decisions, limit or gate.
+      urls: (argv.engines ?? argv.url).map(String),
       intervalMs: argv['interval-ms'],
       token,
-      source: argv.source,
+      source: argv.engines ? 'engine' : argv.source,
       once: argv.once,
       json: argv.json,
       sort: argv.sort,

@@ -2,6 +2,7 @@ import { request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { ErrorCodes, RouterctlError } from '../errors/index.js';
 import { snapshotFromAdmin } from './from-admin.js';
+import { snapshotFromEngine } from './from-engine.js';
 import { snapshotFromPrometheus } from './from-prometheus.js';
 import { NotARouterMetricsError } from './router-metrics-page.js';
 import { describeTransportError, getText, headers, unauthorized, unreachable } from './http.js';
@@ -27,6 +28,7 @@ export interface ReplicaOptions {
 export async function fetchSnapshot(o: ReplicaOptions, signal?: AbortSignal): Promise<ReplicaSnapshot> {
   const timeoutMs = Math.max(2000, Math.min(10_000, o.intervalMs * 3));
   const common = { dispatcher: o.dispatcher, token: o.token, timeoutMs, ...(signal ? { signal } : {}) };
+  if (o.source === 'engine') return snapshotFromEngine(o.url, { dispatcher: o.dispatcher, timeoutMs });
   let adminStatus: number | undefined;
   if (o.source !== 'prometheus') {
     const res = await getText(`${o.url}/admin/state`, common);
@@ -199,7 +201,7 @@ export class ReplicaClient {
 
   private async pollMetrics(onOk: () => void): Promise<void> {
     while (!this.stopped) {
-      const snap = await fetchSnapshot({ ...this.o, source: 'prometheus' }, this.abort.signal);
+      const snap = await fetchSnapshot({ ...this.o, source: this.source === 'engine' ? 'engine' : 'prometheus' }, this.abort.signal);
       onOk();
       this.accept(snap);
       await sleep(this.o.intervalMs, this.abort.signal);

@@ -8,7 +8,8 @@ import type { Decision } from '../contract/index.js';
  * cannot tell", never zero, so the console can say so instead of drawing a healthy 0.
  */
 
-export type SourceKind = 'admin' | 'prometheus';
+/** Where a snapshot came from: a router's admin API, a router's /metrics, or a bare engine (top --engines). */
+export type SourceKind = 'admin' | 'prometheus' | 'engine';
 export type SourceChoice = SourceKind | 'auto';
 export type Breaker = 'closed' | 'open' | 'half_open';
 

@@ -28,7 +28,7 @@ export function formatOnce(view: FleetView, o: OnceOptions): string {
   if (view.alerts.gateInert) lines.push(c('ALERT queue gate inert: no worker has a fresh load sample, so --worker-queue-limit does nothing', 'yellow'));
   lines.push('');
 
-  const multi = view.replicas.length > 1;
+  const multi = view.replicas.length > 1 && view.source !== 'engine';
   const cols = ['WORKER', 'WAITING', 'RUNNING', 'INFLIGHT', ...(multi ? ['BY-REPLICA'] : []), 'SAMPLE', 'GATED', 'GATE-REJ', 'BREAKER'];
   const rows: string[][] = [];
   const styles: Array<'red' | 'yellow' | undefined> = [];

@@ -40,7 +40,7 @@ describe('routerctl sim (built binary)', () => {
     [['sim', '--workers', '0'], /--workers must be a whole number of at least 1/],
     [['sim', '--flavor', 'tgi'], /^error RCTL_E_USAGE: invalid value 'tgi' for --flavor: expected one of sglang, vllm\n/],
     [['sim', '--flavor', 'vlm'], /^error RCTL_E_USAGE: invalid value 'vlm' for --flavor: expected one of sglang, vllm \(did you mean vllm\?\)\n/],
-    [['top', '--sort', 'wating'], /^error RCTL_E_USAGE: invalid value 'wating' for --sort: expected one of waiting, rejections, url \(did you mean waiting\?\)\n/],
+    [['top', '--sort', 'wating'], /^error RCTL_E_USAGE: invalid value 'wating' for --sort: expected one of waiting, rejections, running, inflight, age, url \(did you mean waiting\?\)\n/],
     [['sim', '--kv-events', '--kv-events-format', 'mapp'], /did you mean map\?/],
     [['sim', '--flavor', 'vllm', '--kv-events', '--load-publish'], /--load-publish is SGLang's LoadStat push; vLLM has none/],
     [['sim', '--speedup', '-1'], /--speedup must be a number greater than 0/],

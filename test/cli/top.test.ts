@@ -239,3 +239,48 @@ describe('routerctl top loads Ink only for the live console', () => {
     expect([...seen].some((f) => f.includes(`${path.sep}tui${path.sep}`))).toBe(false);
   });
 });
+
+describe('routerctl top --engines (no router)', () => {
+  let sglang: SimFleet;
+  let vllm: SimFleet;
+  beforeAll(async () => {
+    assertBuilt();
+    sglang = await startSimFleet({ workers: 2, speedup: 20, flavor: 'sglang', dpSize: 2 });
+    vllm = await startSimFleet({ workers: 1, speedup: 20, flavor: 'vllm', seed: 9 });
+    await put(`${sglang.urls[0]}/sim/load`, { num_waiting_reqs: 7 });
+    await put(`${vllm.urls[0]}/sim/load`, { num_waiting_reqs: 3 });
+  });
+  afterAll(async () => {
+    await sglang?.close();
+    await vllm?.close();
+  });
+
+  it('--json shows each engine of both flavours with its queue summed over ranks, and says what it cannot show', async () => {
+    const r = await runCli(['top', '--engines', ...sglang.urls, ...vllm.urls, '--json']);
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.stdout) as { source: string; workers: Array<{ url: string; waiting: number; running: number; gated: unknown }>; cannot_show: string[]; decisions: unknown };
+    expect(j.source).toBe('engine');
+    expect(j.workers.map((w) => [w.url, w.waiting])).toEqual([
+      [sglang.urls[0], 7],
+      [vllm.urls[0], 3],
+      [sglang.urls[1], 0],
+    ]);
+    expect(j.workers[0]!.gated).toBeNull();
+    expect(j.decisions).toBeNull();
+    expect(j.cannot_show).toEqual(expect.arrayContaining(['routing decisions', 'queue limit', 'gate']));
+  });
+
+  it('--once draws the engines as a table, with no per-replica column', async () => {
+    const r = await runCli(['top', '--engines', ...sglang.urls, ...vllm.urls, '--once']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("engines' load endpoints (no router)");
+    expect(r.stdout).not.toMatch(/PER-REPL/);
+    expect(r.stdout).toMatch(new RegExp(`${sglang.urls[0]!.replace(/^http:\/\//, '').replace(/[.:]/g, '\\$&')}\\s+7\\b`));
+  });
+
+  it('an engine that answers no load endpoint is one line and exit 1', async () => {
+    const r = await runCli(['top', '--engines', 'http://127.0.0.1:1', '--json']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')[0]).toMatch(/^error RCTL_E_UNREACHABLE: engine http:\/\/127\.0\.0\.1:1: /);
+  });
+});

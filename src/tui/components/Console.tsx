@@ -95,7 +95,7 @@ export function Console(p: ConsoleProps): ReactElement {
           workers={workers}
           total={view.workers.length}
           limit={limit}
-          replicas={view.replicas.length}
+          replicas={view.source === 'engine' ? 1 : view.replicas.length}
           sort={p.ui.sort}
           reverse={p.ui.reverse}
           filter={filter}

@@ -59,7 +59,7 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
       `  source ${sourceName(view)}${view.source === 'admin' ? ` (every ${fmtAge(intervalMs)})` : ''}`,
       `  updated ${fmtAge(Math.max(0, now - view.at))} ago`,
     );
-    if (view.replicas.length > 1) second.push(`  replicas ${view.replicas.length - down.length}/${view.replicas.length} live`);
+    if (view.replicas.length > 1) second.push(`  ${view.source === 'engine' ? 'engines' : 'replicas'} ${view.replicas.length - down.length}/${view.replicas.length} live`);
     if (view.mismatched.length > 0) second.push('  ', { text: `replicas disagree on ${view.mismatched.join(', ')}`, color: 'yellow' });
     if (view.prefixIndex.agree !== null) {
       const from = view.prefixIndex.source ?? '?';
