@@ -1,5 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { wholeNumberAtLeast, wholeNumberBetween } from '../src/cli/index.js';
+import { usageError } from '../src/errors/index.js';
 
 const SORT_KEYS = ['waiting', 'rejections', 'running', 'inflight', 'age', 'url'] as const;
 const SOURCES = ['auto', 'admin', 'prometheus'] as const;
@@ -7,6 +8,8 @@ const SOURCES = ['auto', 'admin', 'prometheus'] as const;
 interface TopArgs {
   url: string[];
   engines: string[] | undefined;
+  record: string | undefined;
+  watch: boolean;
   'interval-ms': number;
   token: string | undefined;
   source: (typeof SOURCES)[number];
@@ -55,6 +58,8 @@ const top: CommandModule<object, TopArgs> = {
       .option('source', { choices: SOURCES, default: 'auto' as const, describe: 'auto: admin API, else Prometheus /metrics' })
       .option('once', { type: 'boolean', default: false, describe: 'print one plain-text table and exit' })
       .option('json', { type: 'boolean', default: false, describe: 'print the merged state as JSON and exit' })
+      .option('watch', { type: 'boolean', default: false, describe: 'with --json: one JSON line per update (NDJSON) until stopped' })
+      .option('record', { type: 'string', describe: 'append every router update to FILE (NDJSON), for review after an incident' })
       .option('sort', { choices: SORT_KEYS, default: 'waiting' as const, describe: 'initial worker order (key s cycles it)' })
       .option('reverse', { type: 'boolean', default: false, describe: 'turn the worker order around (key S)' })
       .option('filter', { type: 'string', default: '', describe: 'show only workers whose URL contains this (key /)' })
@@ -69,7 +74,14 @@ const top: CommandModule<object, TopArgs> = {
       .example('$0 top --url http://10.0.0.5:30000 --url http://10.0.0.6:30000', 'two replicas, one fleet view')
       .example('$0 top --once --sort rejections', 'one table, workers the gate turns away most first')
       .example('$0 top --json | jq \'.workers[] | {url, waiting, gated}\'', 'the merged state for scripts')
+      .check((argv) => {
+        const a = argv as unknown as TopArgs;
+        if (a.watch && !a.json) throw usageError('--watch streams JSON lines: give it with --json');
+        if (a.record !== undefined && (a.once || (a.json && !a.watch))) throw usageError('--record keeps a live session: use it with the console or with --json --watch, not --once or a single --json');
+        return true;
+      })
       .example('$0 top --url http://sgl-router:29000 --source prometheus', 'the Rust sgl-router, from its /metrics')
+      .example('$0 top --json --watch --record incident.ndjson', 'stream the merged state and keep every router update')
       .example('$0 top --engines http://10.0.0.5:30001 http://10.0.0.6:30001', 'engines with no router in front: their queues side by side')
       .epilogue('Keys: q quit, p pause, s sort, S reverse, / filter, ? help. Exit status: 0, 1 unreachable / wrong token / not a router, 2 usage.') as unknown as Argv<TopArgs>,
   handler: async (argv) => {
@@ -87,6 +99,8 @@ const top: CommandModule<object, TopArgs> = {
       reverse: argv.reverse,
       filter: argv.filter,
       blockSize: argv['block-size'],
+      record: argv.record,
+      watch: argv.watch,
     });
   },
 };

@@ -15,6 +15,8 @@ export interface FleetFeedOptions {
   source: SourceChoice;
   token?: string | undefined;
   intervalMs: number;
+  /** Told of every replica update as it arrives, before the views are merged (top --record). */
+  onReplicaUpdate?: (status: ReplicaStatus) => void;
 }
 
 /** One snapshot of every replica, in `urls` order; the first failure rejects. */
@@ -53,7 +55,14 @@ export class FleetFeed implements Store<FleetView | undefined> {
     this.agent = createAgent();
     this.clients = o.urls.map(
       (url, i) =>
-        new ReplicaClient({ url, source: o.source, token: o.token, intervalMs: o.intervalMs, dispatcher: this.agent }, () => this.remerge(), initial?.[i]),
+        new ReplicaClient(
+          { url, source: o.source, token: o.token, intervalMs: o.intervalMs, dispatcher: this.agent },
+          (status) => {
+            o.onReplicaUpdate?.(status);
+            this.remerge();
+          },
+          initial?.[i],
+        ),
     );
     if (initial) this.remerge();
   }

@@ -5,6 +5,7 @@ import { formatOnce } from './format-once.js';
 import { normalizeRouterUrl } from '../fleet/index.js';
 import type { SortKey } from '../fleet/index.js';
 import { fleetJson } from './to-json.js';
+import { Recorder } from './recorder.js';
 import type { SourceChoice } from '../fleet/index.js';
 
 export interface TopOptions {
@@ -18,6 +19,10 @@ export interface TopOptions {
   reverse: boolean;
   filter: string;
   blockSize: number;
+  /** Append every router update to this file (NDJSON). */
+  record?: string | undefined;
+  /** With `json`: one JSON line per update until stopped, instead of one document. */
+  watch?: boolean;
 }
 
 /**
@@ -31,6 +36,35 @@ export async function runTop(o: TopOptions): Promise<void> {
   const feedOptions: FleetFeedOptions = { urls, source: o.source, token: o.token, intervalMs: o.intervalMs };
   const interactive = process.stdout.isTTY === true && process.stdin.isTTY === true;
 
+  const recorder = o.record !== undefined ? new Recorder(o.record) : undefined;
+  if (recorder) feedOptions.onReplicaUpdate = (status) => recorder.write(status);
+  try {
+    await runMode(o, urls, feedOptions, interactive);
+  } finally {
+    recorder?.close();
+  }
+}
+
+async function runMode(o: TopOptions, urls: string[], feedOptions: FleetFeedOptions, interactive: boolean): Promise<void> {
+  if (o.json && o.watch) {
+    // NDJSON: one merged state per update, until a signal; for scripts and log shippers.
+    const feed = await FleetFeed.connect(feedOptions);
+    const print = (): void => {
+      const view = feed.get();
+      if (view) process.stdout.write(`${JSON.stringify(fleetJson(view, { sort: o.sort, filter: o.filter, reverse: o.reverse }))}\n`);
+    };
+    print();
+    const unsubscribe = feed.subscribe(print);
+    const stops = new StopSignals().listen(['SIGTERM', 'SIGHUP', 'SIGINT']);
+    try {
+      await stops.first;
+    } finally {
+      unsubscribe();
+      stops.dispose();
+      await feed.close();
+    }
+    return;
+  }
   if (o.json) {
     const { view } = await fetchFleetOnce(feedOptions);
     process.stdout.write(`${JSON.stringify(fleetJson(view, { sort: o.sort, filter: o.filter, reverse: o.reverse }), null, 2)}\n`);

@@ -284,3 +284,50 @@ describe('routerctl top --engines (no router)', () => {
     expect(r.stderr.trim().split('\n')[0]).toMatch(/^error RCTL_E_UNREACHABLE: engine http:\/\/127\.0\.0\.1:1: /);
   });
 });
+
+describe('routerctl top --json --watch and --record', () => {
+  let fleet: SimFleet;
+  let router: Router;
+  beforeAll(async () => {
+    assertBuilt();
+    fleet = await startSimFleet({ workers: 2, speedup: 20 });
+    router = await startTestRouter(fleet.urls, { workerQueueLimit: 6, loadPollIntervalMs: 100 });
+  });
+  afterAll(async () => {
+    await router?.close();
+    await fleet?.close();
+  });
+
+  it('streams one JSON line per update, and records every router update, until stopped', async () => {
+    const { mkdtempSync, readFileSync: read, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(path.join(tmpdir(), 'routerctl-record-'));
+    const file = path.join(dir, 'incident.ndjson');
+    try {
+      const { startCli } = await import('../helpers/cli.js');
+      const cli = startCli(['top', '--url', router.url, '--json', '--watch', '--interval-ms', '200', '--record', file]);
+      await cli.waitFor(/(\{.*\}\n){3}/s, 10_000);
+      cli.child.kill('SIGINT');
+      expect((await cli.exited(5000)).code).toBe(0);
+      const lines = cli.stdout().trim().split('\n').map((l) => JSON.parse(l) as { workers: unknown[] });
+      expect(lines.length).toBeGreaterThanOrEqual(3);
+      expect(lines.every((l) => l.workers.length === 2)).toBe(true);
+      const recorded = read(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { at: number; replica: string; source: string; live: boolean; snapshot: { workers: unknown[] } });
+      expect(recorded.length).toBeGreaterThanOrEqual(2);
+      expect(recorded[0]).toMatchObject({ replica: router.url, source: 'admin', live: true });
+      expect(recorded[0]!.snapshot.workers).toHaveLength(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    [['--watch'], /--watch streams JSON lines: give it with --json/],
+    [['--once', '--record', 'x.ndjson'], /--record keeps a live session/],
+    [['--json', '--watch', '--record', '/nonexistent-dir/x.ndjson'], /cannot write the --record file \/nonexistent-dir\/x\.ndjson: ENOENT/],
+  ])('%j is one line and exit 2', async (args, message) => {
+    const r = await runCli(['top', '--url', router.url, ...args]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+});
