@@ -9,6 +9,7 @@ interface TopArgs {
   url: string[];
   engines: string[] | undefined;
   record: string | undefined;
+  replay: string | undefined;
   watch: boolean;
   'interval-ms': number;
   token: string | undefined;
@@ -59,6 +60,7 @@ const top: CommandModule<object, TopArgs> = {
       .option('once', { type: 'boolean', default: false, describe: 'print one plain-text table and exit' })
       .option('json', { type: 'boolean', default: false, describe: 'print the merged state as JSON and exit' })
       .option('watch', { type: 'boolean', default: false, describe: 'with --json: one JSON line per update (NDJSON) until stopped' })
+      .option('replay', { type: 'string', describe: 'play a --record FILE back (p pause, n step, + and - speed); with --json or --once: the state at its end' })
       .option('record', { type: 'string', describe: 'append every router update to FILE (NDJSON), for review after an incident' })
       .option('sort', { choices: SORT_KEYS, default: 'waiting' as const, describe: 'initial worker order (key s cycles it)' })
       .option('reverse', { type: 'boolean', default: false, describe: 'turn the worker order around (key S)' })
@@ -77,6 +79,7 @@ const top: CommandModule<object, TopArgs> = {
       .check((argv) => {
         const a = argv as unknown as TopArgs;
         if (a.watch && !a.json) throw usageError('--watch streams JSON lines: give it with --json');
+        if (a.replay !== undefined && (a.record !== undefined || a.watch || a.engines !== undefined)) throw usageError('--replay plays a recording: it takes no --record, --watch or --engines');
         if (a.record !== undefined && (a.once || (a.json && !a.watch))) throw usageError('--record keeps a live session: use it with the console or with --json --watch, not --once or a single --json');
         return true;
       })
@@ -100,6 +103,7 @@ const top: CommandModule<object, TopArgs> = {
       filter: argv.filter,
       blockSize: argv['block-size'],
       record: argv.record,
+      replay: argv.replay,
       watch: argv.watch,
     });
   },

@@ -36,3 +36,5 @@ export type {
   FleetWorker,
   FleetView,
 } from './view-model.js';
+export { ReplayFeed, readRecording } from './replay-feed.js';
+export type { RecordedUpdate } from './replay-feed.js';

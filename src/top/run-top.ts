@@ -1,5 +1,5 @@
 import { StopSignals, colorEnabled } from '../cli/index.js';
-import { FleetFeed, fetchFleetOnce } from '../fleet/index.js';
+import { FleetFeed, ReplayFeed, fetchFleetOnce, readRecording } from '../fleet/index.js';
 import type { FleetFeedOptions } from '../fleet/index.js';
 import { formatOnce } from './format-once.js';
 import { normalizeRouterUrl } from '../fleet/index.js';
@@ -23,6 +23,8 @@ export interface TopOptions {
   record?: string | undefined;
   /** With `json`: one JSON line per update until stopped, instead of one document. */
   watch?: boolean;
+  /** Play a `--record` file back instead of reading routers. */
+  replay?: string | undefined;
 }
 
 /**
@@ -32,6 +34,7 @@ export interface TopOptions {
  * token is one line on stderr and a non-zero exit, never a screen of "connecting".
  */
 export async function runTop(o: TopOptions): Promise<void> {
+  if (o.replay !== undefined) return runReplay(o, o.replay);
   const urls = [...new Set(o.urls.map(normalizeRouterUrl))];
   const feedOptions: FleetFeedOptions = { urls, source: o.source, token: o.token, intervalMs: o.intervalMs };
   const interactive = process.stdout.isTTY === true && process.stdin.isTTY === true;
@@ -104,3 +107,51 @@ async function runMode(o: TopOptions, urls: string[], feedOptions: FleetFeedOpti
     await feed.close();
   }
 }
+
+/**
+ * `top --replay FILE`: a recording played back in the console (p pauses, n steps, + and
+ * - change the speed); with --json or --once, or off a terminal, the state at the end
+ * of the recording, printed once.
+ */
+async function runReplay(o: TopOptions, file: string): Promise<void> {
+  const { updates, bad } = readRecording(file);
+  if (bad.length > 0) process.stderr.write(`routerctl top: ${bad.length} line${bad.length === 1 ? '' : 's'} of ${file} are not recorded updates and were left out (line ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ', …' : ''})\n`);
+  const feed = new ReplayFeed(updates);
+  const interactive = process.stdout.isTTY === true && process.stdin.isTTY === true;
+  if (o.json || o.once || !interactive) {
+    while (!feed.done) feed.step();
+    const view = feed.get()!;
+    if (o.json) process.stdout.write(`${JSON.stringify(fleetJson(view, { sort: o.sort, filter: o.filter, reverse: o.reverse }), null, 2)}\n`);
+    else process.stdout.write(formatOnce(view, { color: colorEnabled(process.stdout), sort: o.sort, reverse: o.reverse, filter: o.filter, blockSize: o.blockSize }));
+    return;
+  }
+  const { runConsole } = await import('../tui/index.js');
+  feed.start();
+  const screen = runConsole({
+    feed,
+    color: colorEnabled(process.stdout),
+    title: 'routerctl top --replay',
+    target: file,
+    intervalMs: o.intervalMs,
+    blockSize: o.blockSize,
+    sort: o.sort,
+    reverse: o.reverse,
+    filter: o.filter,
+    replay: true,
+    onKey: (input) => {
+      if (input === 'p' || input === ' ') feed.togglePause();
+      else if (input === 'n' && feed.paused) feed.step();
+      else if (input === '+') feed.faster();
+      else if (input === '-') feed.slower();
+    },
+  });
+  const stops = new StopSignals().listen(['SIGTERM', 'SIGHUP', 'SIGINT']);
+  void stops.first.then(() => screen.close());
+  try {
+    await screen.done;
+  } finally {
+    stops.dispose();
+    feed.close();
+  }
+}
+

@@ -316,6 +316,16 @@ describe('routerctl top --json --watch and --record', () => {
       expect(recorded.length).toBeGreaterThanOrEqual(2);
       expect(recorded[0]).toMatchObject({ replica: router.url, source: 'admin', live: true });
       expect(recorded[0]!.snapshot.workers).toHaveLength(2);
+      // Played back: the state at the end of the recording, and a damaged line named, not hidden.
+      const { appendFileSync } = await import('node:fs');
+      appendFileSync(file, 'not json\n');
+      const replayed = await runCli(['top', '--replay', file, '--json']);
+      expect(replayed.code).toBe(0);
+      expect((JSON.parse(replayed.stdout) as { workers: unknown[] }).workers).toHaveLength(2);
+      expect(replayed.stderr).toMatch(new RegExp(`1 line of .* are not recorded updates and were left out \\(line ${recorded.length + 1}\\)`));
+      const once = await runCli(['top', '--replay', file, '--once']);
+      expect(once.code).toBe(0);
+      expect(once.stdout).toContain('source admin API');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

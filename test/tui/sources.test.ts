@@ -345,3 +345,34 @@ describe('sorting by any column, either way', () => {
     expect(sortWorkers(workers, key, true).map((x) => x.url)).toEqual([...order].reverse());
   });
 });
+
+describe('ReplayFeed', () => {
+  it('applies recorded updates in order through the rate windows and the merge; pauses, steps, and ends', async () => {
+    const { ReplayFeed } = await import('../../src/fleet/index.js');
+    const snap = (at: number, requests: number) => ({ ...snapshotFromAdmin(adminDoc({}))!, at, requestsTotal: requests });
+    const updates = [
+      { at: 1000, replica: 'http://r1', source: 'admin' as const, live: true, error: null, snapshot: snap(1000, 10) },
+      { at: 2000, replica: 'http://r1', source: 'admin' as const, live: true, error: null, snapshot: snap(2000, 30) },
+      { at: 3000, replica: 'http://r1', source: 'admin' as const, live: false, error: 'connection refused', snapshot: null },
+    ];
+    const feed = new ReplayFeed(updates);
+    let seen = 0;
+    feed.subscribe(() => seen++);
+    feed.paused = true;
+    feed.step();
+    expect(feed.get()!.requestsPerS).toBeNull(); // one snapshot: no rate yet
+    feed.step();
+    expect(feed.get()!.requestsPerS).toBe(20);
+    expect(feed.position).toMatchObject({ at: 2000, index: 2, total: 3 });
+    feed.step();
+    expect(feed.get()!.replicas[0]).toMatchObject({ live: false, error: 'connection refused' });
+    expect(feed.get()!.workers.length).toBeGreaterThan(0); // the last view stays while nothing answers
+    expect(feed.done).toBe(true);
+    feed.step(); // past the end: nothing
+    expect(seen).toBe(3);
+    feed.faster();
+    feed.faster();
+    expect(feed.speed).toBe(4);
+    feed.close();
+  });
+});

@@ -1,4 +1,5 @@
 import { useRef } from 'react';
+import { useInput, useStdin } from 'ink';
 import type { ReactElement } from 'react';
 import type { SortKey } from '../../fleet/index.js';
 import type { FleetView } from '../../fleet/index.js';
@@ -34,6 +35,12 @@ export interface ConsoleAppProps {
   size?: Partial<TerminalSize>;
   /** Fixed clock (tests). */
   now?: number;
+  /**
+   * Playing a recording back (`top --replay`): `p` pauses the playback rather than
+   * freezing the view, and other keys (step, speed) go to `onKey`.
+   */
+  replay?: boolean;
+  onKey?: (input: string) => void;
 }
 
 const NO_CHILD = constantStore<ChildState | undefined>(undefined);
@@ -45,6 +52,7 @@ const NO_CHILD = constantStore<ChildState | undefined>(undefined);
  */
 export function ConsoleApp(p: ConsoleAppProps): ReactElement {
   const live = useStore(p.feed);
+  const { isRawModeSupported } = useStdin();
   const child = useStore(p.child ?? NO_CHILD);
   const ui = useConsoleKeys({ onQuit: p.onQuit, ...(p.sort ? { sort: p.sort } : {}), ...(p.filter ? { filter: p.filter } : {}), ...(p.reverse ? { reverse: true } : {}) });
   const size = useTerminalSize(p.size);
@@ -52,7 +60,9 @@ export function ConsoleApp(p: ConsoleAppProps): ReactElement {
   const history = useHistory(live);
   const latch = useAlertLatch(live, p.now ?? Date.now());
   const frozen = useRef<{ view: FleetView | undefined; history: HistorySeries; latch: AlertLatch; now: number } | null>(null);
-  if (!ui.paused || frozen.current === null) frozen.current = { view: live, history, latch, now };
+  useInput((input) => p.onKey?.(input), { isActive: p.onKey !== undefined && Boolean(isRawModeSupported) });
+  // A replay pauses its playback instead: the view follows it, so a step shows.
+  if (!ui.paused || p.replay === true || frozen.current === null) frozen.current = { view: live, history, latch, now };
   const shown = frozen.current;
   return (
     <ColorContext.Provider value={p.color}>
