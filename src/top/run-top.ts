@@ -96,15 +96,22 @@ async function runMode(o: TopOptions, urls: string[], feedOptions: FleetFeedOpti
     reverse: o.reverse,
     filter: o.filter,
   });
-  // Nothing to drain: any stop closes the console (a repeat is a no-op). Once the terminal
-  // is restored the handlers go, so a signal while the feed closes ends the process.
+  await untilStopped(screen, () => feed.close());
+}
+
+/**
+ * Keep a console up until it quits or a signal comes. Nothing to drain: any stop closes
+ * the console (a repeat is a no-op). Once the terminal is restored the handlers go, so a
+ * signal while the feed closes ends the process.
+ */
+async function untilStopped(screen: { close(): void; done: Promise<void> }, closeFeed: () => Promise<void> | void): Promise<void> {
   const stops = new StopSignals().listen(['SIGTERM', 'SIGHUP', 'SIGINT']);
   void stops.first.then(() => screen.close());
   try {
     await screen.done;
   } finally {
     stops.dispose();
-    await feed.close();
+    await closeFeed();
   }
 }
 
@@ -145,13 +152,6 @@ async function runReplay(o: TopOptions, file: string): Promise<void> {
       else if (input === '-') feed.slower();
     },
   });
-  const stops = new StopSignals().listen(['SIGTERM', 'SIGHUP', 'SIGINT']);
-  void stops.first.then(() => screen.close());
-  try {
-    await screen.done;
-  } finally {
-    stops.dispose();
-    feed.close();
-  }
+  await untilStopped(screen, () => feed.close());
 }
 
