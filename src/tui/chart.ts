@@ -37,10 +37,8 @@ export interface ChartOptions {
  */
 export function chartLines(series: number[][], o: ChartOptions): string[] {
   const rows = o.height + 1;
-  const points = Math.max(1, o.width - CHART_LABEL_WIDTH - 1);
-  const cut = series.map((s) => s.slice(-points).map((v) => (Number.isFinite(v) && v > 0 ? v : 0))).filter((s) => s.length > 0);
+  const { cut, axis } = plotted(series, o);
   if (cut.length === 0 || o.height < 1) return Array.from({ length: rows }, (_, i) => (i === Math.floor(rows / 2) ? ' '.repeat(CHART_LABEL_WIDTH) + ' collecting…' : ''));
-  const axis = axisFor(Math.max(1, ...(o.include ?? []).filter(Number.isFinite), ...cut.flat()), o.height, o.exact);
   const max = axis.max;
   if (o.exact !== undefined && axis.exactRow === null && o.exactSeries !== undefined) {
     cut.splice(o.exactSeries, 1);
@@ -60,6 +58,21 @@ export function chartLines(series: number[][], o: ChartOptions): string[] {
   // Pinned min/max make asciichart draw exactly height + 1 rows; hold it to that regardless.
   while (lines.length < rows) lines.push('');
   return lines.slice(0, rows);
+}
+
+/** The points that fit the width (newest), and the axis they are drawn on. */
+function plotted(series: number[][], o: ChartOptions): { cut: number[][]; axis: { max: number; exactRow: number | null } } {
+  const points = Math.max(1, o.width - CHART_LABEL_WIDTH - 1);
+  const cut = series.map((s) => s.slice(-points).map((v) => (Number.isFinite(v) && v > 0 ? v : 0))).filter((s) => s.length > 0);
+  return { cut, axis: axisFor(Math.max(1, ...(o.include ?? []).filter(Number.isFinite), ...cut.flat()), o.height, o.exact) };
+}
+
+/**
+ * Whether chartLines with these options draws `exact` on a row (false: the data in
+ * view is too far above it, and `exactSeries` is left out), so a title can say so.
+ */
+export function exactOnChart(series: number[][], o: ChartOptions): boolean {
+  return plotted(series, o).axis.exactRow !== null;
 }
 
 /**

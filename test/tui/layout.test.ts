@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { axisFor, chartLines } from '../../src/tui/chart.js';
+import { axisFor, chartLines, exactOnChart } from '../../src/tui/chart.js';
 import { HistoryBuffers, NO_LATCH, RingBuffer, bannersFor, initialUiState, nextLatch, planLayout, planLines, reduceKey, sampleOf } from '../../src/tui/index.js';
 import type { ConsoleUiState, KeyInfo } from '../../src/tui/index.js';
 import { planColumns } from '../../src/tui/table-columns.js';
@@ -101,6 +101,17 @@ describe('chartLines', () => {
         expect(plot).not.toContain('-');
       }
     }
+  });
+
+  it('says whether the limit is drawn exactly as chartLines draws it, an old peak out of view included', () => {
+    const oldPeak = [90, ...new Array<number>(100).fill(2)]; // the 90 is further back than a 40-column chart shows
+    for (const [series, height] of [[oldPeak, 3], [[1, 50, 2], 3], [[1, 4, 2], 3], [[1, 9, 7], 8]] as Array<[number[], number]>) {
+      const o = { height, width: 40, color: false, colors: [], include: [6], exact: 6, exactSeries: 0, marks: ['-', '#'] };
+      const limitLine = new Array<number>(series.length).fill(6);
+      const drawn = chartLines([limitLine, series], o).some((l) => l.slice(l.search(/[┤┼]/) + 1).includes('-'));
+      expect(exactOnChart([limitLine, series], o), JSON.stringify(series.slice(0, 3))).toBe(drawn);
+    }
+    expect(exactOnChart([new Array<number>(101).fill(6), oldPeak], { height: 3, width: 40, color: false, colors: [], include: [6], exact: 6, exactSeries: 0 })).toBe(true);
   });
 
   it('passes colours to asciichart only when colour is on', () => {

@@ -5,7 +5,8 @@ import { filterWorkers, sortWorkers } from '../../fleet/index.js';
 import type { FleetView } from '../../fleet/index.js';
 import type { AlertLatch } from '../banners.js';
 import { bannersFor } from '../banners.js';
-import { CHART_COLORS, axisFor, chartLines } from '../chart.js';
+import { CHART_COLORS, chartLines, exactOnChart } from '../chart.js';
+import type { ChartOptions } from '../chart.js';
 import type { ChildState } from '../child-state.js';
 import { useColor } from '../color-context.js';
 import type { HistorySeries } from '../history.js';
@@ -80,10 +81,19 @@ export function Console(p: ConsoleProps): ReactElement {
     ? [...(p.history.limit ? [p.history.limit] : []), p.history.waitingMin, p.history.waitingMax]
     : [p.history.inflight];
   const limitDrawn = waitingKnown && p.history.limit !== undefined && p.history.limit !== null;
-  // Whether the limit can sit exactly on a row of a chart this tall (else it is left out, and the title says so).
-  const limitOnChart =
-    limitDrawn && limit !== null && axisFor(Math.max(1, limit, ...waitingSeries.flat().filter(Number.isFinite)), plan.waitingChart, limit).exactRow !== null;
   const chartWidth = plan.wide && plan.decisionChart > 0 ? half : columns;
+  const waitingChart: ChartOptions = {
+    height: plan.waitingChart,
+    width: chartWidth,
+    color,
+    colors: waitingKnown ? [...(limitDrawn ? [CHART_COLORS.yellow] : []), CHART_COLORS.green, CHART_COLORS.red] : [CHART_COLORS.cyan],
+    marks: [...(limitDrawn ? ['-'] : []), 'o', '#'],
+    include: limit !== null && waitingKnown ? [limit] : [],
+    exact: limit !== null && waitingKnown ? limit : undefined,
+    exactSeries: limitDrawn ? 0 : undefined,
+  };
+  // Whether the chart can draw the limit exactly on a row (else it is left out, and the title says so).
+  const limitOnChart = limitDrawn && exactOnChart(waitingSeries, waitingChart);
 
   return (
     <Box flexDirection="column" width={columns} height={plan.budget}>
@@ -142,16 +152,7 @@ export function Console(p: ConsoleProps): ReactElement {
                       ]
                     : [{ text: 'IN-FLIGHT', bold: true }, '  router-local total (this source has no engine queues)']
                 }
-                lines={chartLines(waitingSeries, {
-                  height: plan.waitingChart,
-                  width: chartWidth,
-                  color,
-                  colors: waitingKnown ? [...(limitDrawn ? [CHART_COLORS.yellow] : []), CHART_COLORS.green, CHART_COLORS.red] : [CHART_COLORS.cyan],
-                  marks: [...(limitDrawn ? ['-'] : []), 'o', '#'],
-                  include: limit !== null && waitingKnown ? [limit] : [],
-                  exact: limit !== null && waitingKnown ? limit : undefined,
-                  exactSeries: limitDrawn ? 0 : undefined,
-                })}
+                lines={chartLines(waitingSeries, waitingChart)}
               />
             </Box>
           ) : null}
