@@ -34,6 +34,11 @@ export function fmtAge(ms: number | null | undefined): string {
   return fmtDuration(ms / 1000);
 }
 
+/** A duration given in seconds (a latency quantile) as fmtAge shows milliseconds; DASH when unknown. */
+export function fmtSeconds(s: number | null | undefined): string {
+  return s === null || s === undefined ? DASH : fmtAge(s * 1000);
+}
+
 /** Seconds as "45s", "12m03s", "3h12m", "2d04h". */
 export function fmtDuration(s: number | null | undefined): string {
   if (s === null || s === undefined) return DASH;

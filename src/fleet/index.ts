@@ -15,7 +15,7 @@ export { SseParser } from './sse.js';
 export type { SseEvent } from './sse.js';
 export { SORT_KEYS, nextSortKey, sortWorkers, filterWorkers } from './sort-filter.js';
 export type { SortKey } from './sort-filter.js';
-export { DASH, bar, bucketCounts, fmtAge, fmtCount, fmtDuration, fmtInt, fmtPct, fmtRate, fmtTokens, nonEmptySpan, pad, shortUrl, sourceName, waitingLevel } from './format.js';
+export { DASH, bar, bucketCounts, fmtAge, fmtCount, fmtDuration, fmtInt, fmtPct, fmtRate, fmtSeconds, fmtTokens, nonEmptySpan, pad, shortUrl, sourceName, waitingLevel } from './format.js';
 export type { Level } from './format.js';
 export { normalizeRouterUrl } from './http.js';
 export { DECISION_LABELS, hitRatio, emptyRouterInfo } from './view-model.js';

@@ -1,5 +1,5 @@
 import { paint } from '../cli/index.js';
-import { DASH, bucketCounts, fmtAge, fmtCount, fmtDuration, fmtInt, fmtPct, fmtTokens, nonEmptySpan, pad, shortUrl, waitingLevel , sourceName } from '../fleet/index.js';
+import { DASH, bucketCounts, fmtAge, fmtCount, fmtDuration, fmtInt, fmtPct, fmtSeconds, fmtTokens, nonEmptySpan, pad, shortUrl, waitingLevel , sourceName } from '../fleet/index.js';
 import { filterWorkers, sortWorkers } from '../fleet/index.js';
 import type { FleetView, FleetWorker, SortKey } from '../fleet/index.js';
 
@@ -111,8 +111,7 @@ function headerLines(view: FleetView): string[] {
   out.push(`source ${sourceName(view)}${view.mismatched.length > 0 ? ` · replicas disagree on ${view.mismatched.join(', ')}` : ''}${index}`);
   const lat = view.latency.overall;
   if (lat.requests > 0) {
-    const ms = (s: number | null): string => (s === null ? DASH : fmtAge(s * 1000));
-    out.push(`latency since start (${lat.requests} requests)  end-to-end p50 ${ms(lat.e2eP50)} p99 ${ms(lat.e2eP99)} · TTFT p50 ${ms(lat.ttftP50)} p99 ${ms(lat.ttftP99)}`);
+    out.push(`latency since start (${lat.requests} requests)  end-to-end p50 ${fmtSeconds(lat.e2eP50)} p99 ${fmtSeconds(lat.e2eP99)} · TTFT p50 ${fmtSeconds(lat.ttftP50)} p99 ${fmtSeconds(lat.ttftP99)}`);
   }
   // A replica that does not answer is left out of every figure below: say which.
   for (const d of view.replicas.filter((x) => !x.live)) out.push(`DOWN ${d.url}: ${d.error ?? 'no answer'} (not counted)`);

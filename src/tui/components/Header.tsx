@@ -1,6 +1,6 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
-import { DASH, fmtAge, fmtDuration, fmtInt, fmtRate } from '../../fleet/index.js';
+import { DASH, fmtAge, fmtDuration, fmtInt, fmtRate, fmtSeconds } from '../../fleet/index.js';
 import { RATE_WINDOW_MS, sourceName } from '../../fleet/index.js';
 import type { FleetView } from '../../fleet/index.js';
 import { Line } from './Line.js';
@@ -51,11 +51,10 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
       second.push({ text: ` DOWN${since} ${d.url.replace(/^https?:\/\//, '')}: ${d.error ?? 'no answer'} `, color: 'red', inverse: true }, '  ');
     }
     const lat = view.latency.window;
-    const ms = (s: number | null): string => (s === null ? DASH : fmtAge(s * 1000));
     second.push(
       `${fmtRate(view.requestsPerS)} req/s (${RATE_WINDOW_MS / 1000}s avg)`,
       // Latency of the window's requests, right after the rate: what an operator asks next.
-      lat.e2eP50 !== null ? `  e2e p50 ${ms(lat.e2eP50)} p99 ${ms(lat.e2eP99)}${lat.ttftP50 !== null ? `  TTFT p50 ${ms(lat.ttftP50)} p99 ${ms(lat.ttftP99)}` : ''}` : '',
+      lat.e2eP50 !== null ? `  e2e p50 ${fmtSeconds(lat.e2eP50)} p99 ${fmtSeconds(lat.e2eP99)}${lat.ttftP50 !== null ? `  TTFT p50 ${fmtSeconds(lat.ttftP50)} p99 ${fmtSeconds(lat.ttftP99)}` : ''}` : '',
       `  source ${sourceName(view)}${view.source === 'admin' ? ` (every ${fmtAge(intervalMs)})` : ''}`,
       `  updated ${fmtAge(Math.max(0, now - view.at))} ago`,
     );
