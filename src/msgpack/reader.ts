@@ -146,12 +146,6 @@ export class MsgpackReader {
     return this.bytes.subarray(start, start + n);
   }
 
-  bool(): boolean {
-    const b = this.#take(1);
-    if (b === 0xc2) return false;
-    if (b === 0xc3) return true;
-    throw new MsgpackError(`expected a boolean at ${this.pos - 1}`);
-  }
 
   /** An integer or a float as a JS number (integers beyond 2^53 lose precision: use word64 for hashes). */
   number(): number {

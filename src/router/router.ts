@@ -312,11 +312,12 @@ export class Router {
 
   state(): AdminState {
     const now = performance.now();
-    this.watchEvents(now);
+    const readings = this.status.readings(now);
+    this.watchEvents(now, readings);
     return adminState({
       config: this.config,
       metrics: this.metrics,
-      readings: this.status.readings(now),
+      readings,
       version: this.version,
       modelId: this.modelId,
       metricsModel: this.modelId ?? UNKNOWN_MODEL,
@@ -330,8 +331,8 @@ export class Router {
     });
   }
 
-  private watchEvents(now: number): void {
-    this.events.check(this.status.readings(now), this.config.workerQueueLimit, this.fleetAllQueued(now));
+  private watchEvents(now: number, readings = this.status.readings(now)): void {
+    this.events.check(readings, this.config.workerQueueLimit, this.fleetAllQueued(now));
   }
 
   /** The prefix index's size and digest (PrefixIndex.digest, kept as pairs come and go). */

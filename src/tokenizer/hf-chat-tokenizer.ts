@@ -90,9 +90,6 @@ export class HfChatTokenizer {
     }
   }
 
-  get hasChatTemplate(): boolean {
-    return this.#template !== undefined;
-  }
 
   /** The prompt an engine builds from these messages (the generation prompt added). */
   renderChat(messages: readonly TemplateMessage[]): string {

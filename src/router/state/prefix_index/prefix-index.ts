@@ -1,3 +1,5 @@
+import { fnv1a32 } from '../../../prefix/index.js';
+
 /**
  * Which worker was sent which prefix: chained block hash → up to K owner slots.
  *
@@ -175,7 +177,7 @@ export class PrefixIndex {
    */
   setOwnerTag(slot: number, name: string): void {
     while (this.tags.length <= slot) this.tags.push(0);
-    this.tags[slot] = stringHash(name);
+    this.tags[slot] = fnv1a32(name);
   }
 
   /**
@@ -342,10 +344,4 @@ function mix(x: number, y: number): number {
   h ^= h >>> 15;
   h = Math.imul(h, 0xc2b2ae35);
   return (h ^ (h >>> 16)) >>> 0;
-}
-
-function stringHash(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
 }
