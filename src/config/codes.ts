@@ -50,6 +50,7 @@ export const ConfigCodes = {
   VALUE_URL_EMPTY: entry('RCTL_E_VALUE_URL_EMPTY', 'value', 'error', 'an empty --worker-urls entry'),
   VALUE_URL_INVALID: entry('RCTL_E_VALUE_URL_INVALID', 'value', 'error', 'a --worker-urls entry that is not a URL'),
   VALUE_URL_SCHEME: entry('RCTL_E_VALUE_URL_SCHEME', 'value', 'error', 'a --worker-urls entry whose scheme is not http or https'),
+  VALUE_KV_EVENTS: entry('RCTL_E_VALUE_KV_EVENTS', 'value', 'error', 'a --kv-events entry the router cannot use: workers not named by an http(s) URL or pattern, an endpoint that is not tcp://host:port, a dp-size outside 1..1024'),
   VALUE_URL_DUPLICATE: entry('RCTL_E_VALUE_URL_DUPLICATE', 'value', 'error', 'the same worker listed twice (a trailing / is ignored)'),
 
   POLICY_REQUIRES_POWER_OF_N: entry('RCTL_E_POLICY_REQUIRES_POWER_OF_N', 'policy', 'error', '--power-of-n-choices under a policy other than power_of_n'),
@@ -67,6 +68,7 @@ export const ConfigCodes = {
   WARN_SECRET_ON_COMMAND_LINE: entry('RCTL_W_SECRET_ON_COMMAND_LINE', 'value', 'warning', '--admin-token given as a flag, visible to other users in ps'),
   WARN_FRESHNESS_BELOW_POLL: entry('RCTL_W_FRESHNESS_BELOW_POLL', 'cross-flag', 'warning', '--load-freshness-ms shorter than --load-poll-interval-ms: samples go stale between polls'),
   WARN_PRESSURE_MS_UNUSED: entry('RCTL_W_PRESSURE_MS_UNUSED', 'cross-flag', 'warning', '--pressure-abs-threshold-ms set, but no load source routerctl reads carries a prefill-time estimate, so the token threshold decides'),
+  WARN_KV_EVENTS_UNMATCHED: entry('RCTL_W_KV_EVENTS_UNMATCHED', 'cross-flag', 'warning', 'a --kv-events entry matches none of --worker-urls (a typo in the URL or pattern?)'),
   WARN_ADMIN_API_OPEN: entry('RCTL_W_ADMIN_API_OPEN', 'cross-flag', 'warning', 'a non-loopback --host without --admin-token exposes /admin/*'),
   WARN_PROBE_UNREACHABLE: entry('RCTL_W_PROBE_UNREACHABLE', 'probe', 'warning', 'a worker did not answer within the probe timeout'),
   WARN_PROBE_NO_LOAD: entry('RCTL_W_PROBE_NO_LOAD', 'probe', 'warning', 'workers publish no load, so the queue gate would admit them blindly'),

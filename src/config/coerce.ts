@@ -1,5 +1,6 @@
 import type { ConfigCodeName } from './codes.js';
 import { didYouMean } from '../cli/index.js';
+import { coerceKvEvents } from './kv-events-value.js';
 import { shorten } from './shorten.js';
 import type { OptionSpec } from './schema.js';
 
@@ -38,6 +39,8 @@ export function coerce(spec: OptionSpec, raw: unknown, kind: SourceKind): Coerce
       return typeError(flag, 'a string', raw);
     case 'url-list':
       return coerceUrlList(raw, flag, kind);
+    case 'kv-events':
+      return coerceKvEvents(raw, flag, kind);
   }
 }
 

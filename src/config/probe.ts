@@ -1,6 +1,6 @@
 import { Agent } from 'undici';
-import { decodeLoadStat, getEngineReply, parseJson, parseModels, parseServerInfo, PushSubscription, pushEndpoint } from '../engines/index.js';
-import type { EngineReply, PushInfo } from '../engines/index.js';
+import { decodeLoadStat, getEngineReply, kvEventsRuleFor, parseJson, parseModels, parseServerInfo, PushSubscription, pushEndpoint, pushInfoFromRule, vllmBlockSize } from '../engines/index.js';
+import type { EngineReply, KvEventsRule, PushInfo } from '../engines/index.js';
 import type { Origin } from './origin.js';
 import type { ConfigProblem } from './problem.js';
 import { probeLoad } from './probe-load.js';
@@ -44,6 +44,8 @@ export interface PushProbe {
    */
   load: 'live' | 'silent' | null;
   endpoints: { kvEvents: string[]; load: string[] };
+  /** `engine`: advertised in /server_info; `config`: from a --kv-events entry (which wins). */
+  from: 'engine' | 'config';
 }
 
 export interface ProbeReport {
@@ -71,14 +73,14 @@ export async function probeWorkers(urls: readonly string[], config: RouterConfig
   // would hold a short-lived CLI open for seconds after it has printed its answer.
   const agent = new Agent({ connect: { timeout: timeoutMs } });
   try {
-    const workers = await Promise.all(urls.map((url) => probeOne(url, agent, timeoutMs)));
+    const workers = await Promise.all(urls.map((url) => probeOne(url, agent, timeoutMs, config.kvEvents)));
     return { workers, warnings: probeWarnings(workers, config, options.origins ?? {}) };
   } finally {
     await agent.destroy();
   }
 }
 
-async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number): Promise<WorkerProbe> {
+async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number, rules: readonly KvEventsRule[]): Promise<WorkerProbe> {
   const url = rawUrl.replace(/\/+$/, '');
   const fact: WorkerProbe = { url, reachable: false, error: null, models: null, engine: null, load: null, dpSize: null, schedulePolicy: null, push: null };
   try {
@@ -96,7 +98,15 @@ async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number): Promis
 
   const started = performance.now();
   const [models, server, load] = await Promise.all([readModels(get), readServerInfo(get), probeLoad(get)]);
-  const push = server?.push ? await probePush(url, server.push, Math.max(0, timeoutMs - (performance.now() - started))) : null;
+  // A --kv-events entry wins over what the engine advertises, as in the router.
+  const rule = kvEventsRuleFor(rules, url);
+  const info = rule ? pushInfoFromRule(rule) : server?.push;
+  let push = info ? await probePush(url, info, Math.max(0, timeoutMs - (performance.now() - started)), rule ? 'config' : 'engine') : null;
+  // vLLM's events carry their block size, but it says so ahead of time only in /metrics.
+  if (push && push.blockSize === null && models?.engine === 'vllm') {
+    const metrics = await get('/metrics');
+    if (metrics.kind === 'ok') push = { ...push, blockSize: vllmBlockSize(metrics.text) };
+  }
   // An oversized reply is still an answer.
   const reachable = answers.some((a) => a.kind !== 'error' || a.reason === 'too_large');
   const firstError = answers.find((a): a is Extract<EngineReply, { kind: 'error' }> => a.kind === 'error');
@@ -118,7 +128,7 @@ async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number): Promis
  * rank within what is left of the worker's budget (an engine heartbeats every second,
  * so a live channel answers within the probe's 2 s).
  */
-async function probePush(url: string, info: PushInfo, budgetMs: number): Promise<PushProbe> {
+async function probePush(url: string, info: PushInfo, budgetMs: number, from: PushProbe['from']): Promise<PushProbe> {
   const ranks = Array.from({ length: info.dpSize }, (_, r) => r);
   const endpoints = {
     kvEvents: ranks.map((r) => pushEndpoint(url, info, info.kvPortBase, r)),
@@ -149,7 +159,7 @@ async function probePush(url: string, info: PushInfo, budgetMs: number): Promise
     });
     for (const s of subs) s.close();
   }
-  return { kvEvents: true, blockSize: info.blockSize, load, endpoints };
+  return { kvEvents: true, blockSize: info.blockSize, load, endpoints, from };
 }
 
 type Get = (path: string) => Promise<EngineReply>;

@@ -59,7 +59,7 @@ export function renderProbeTable(workers: readonly WorkerProbe[], color: boolean
         x.push === null
           ? ''
           : `  ${x.push.load === 'live' ? 'load by push' : x.push.load === 'silent' ? paint('load by poll (push silent)', 'yellow', color) : 'load by poll'}` +
-            `  kv events (block ${x.push.blockSize ?? '?'})`;
+            `  kv events${x.push.from === 'config' ? ' (--kv-events)' : ''} (block ${x.push.blockSize ?? '?'})`;
       return `  ${x.url.padEnd(w)}  ${paint('reachable', 'green', color)}${engine}  ${models}  ${load}${push}  dp-size ${x.dpSize ?? '?'}`;
     })
     .join('\n');

@@ -1,3 +1,4 @@
+import { kvEventsRuleFor } from '../engines/index.js';
 import { problem } from './problem.js';
 import { shorten } from './shorten.js';
 import type { RuleContext } from './rule-context.js';
@@ -43,6 +44,13 @@ export function checkCrossFlags(ctx: RuleContext): void {
         ctx.at('pressureAbsThresholdMs'),
       ),
     );
+  }
+  if (staticFleet && !ctx.invalid.has('kvEvents') && !ctx.invalid.has('workerUrls')) {
+    for (const rule of config.kvEvents) {
+      if (!config.workerUrls.some((url) => kvEventsRuleFor([rule], url) !== undefined)) {
+        ctx.push(problem('WARN_KV_EVENTS_UNMATCHED', `--kv-events '${shorten(rule.workers)}' matches none of --worker-urls; check the URL or pattern (* matches anything)`, ctx.at('kvEvents')));
+      }
+    }
   }
   if (config.adminToken === null && !isLoopback(config.host)) {
     ctx.push(

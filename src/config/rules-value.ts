@@ -1,3 +1,4 @@
+import { checkKvEvents } from './kv-events-value.js';
 import { shorten } from './shorten.js';
 import { problem } from './problem.js';
 import type { RuleContext } from './rule-context.js';
@@ -22,6 +23,9 @@ export function checkValues(ctx: RuleContext): void {
         continue;
       case 'workerUrls':
         checkUrls(ctx);
+        continue;
+      case 'kvEvents':
+        checkKvEvents(ctx);
         continue;
       default:
         break;

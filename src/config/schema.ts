@@ -1,3 +1,5 @@
+import type { KvEventsRule } from '../engines/index.js';
+
 /**
  * The one schema behind `serve`, `check-config`, the rc file, the environment and
  * `.routerrc.example`: every flag with its type, default, help text, the policy it
@@ -24,6 +26,8 @@ export interface RouterConfig {
   policy: Policy;
   /** Normalised: trimmed, trailing `/` removed. Empty means the embedded simulated fleet. */
   workerUrls: string[];
+  /** KV event endpoints for workers that do not advertise theirs (docs/engine-push.md §Endpoints from the configuration). */
+  kvEvents: KvEventsRule[];
   /** Size of the embedded simulated fleet; used only without worker URLs. */
   simWorkers: number;
   /** Requests/s of synthetic traffic for the embedded fleet; null = auto (~70% of capacity). */
@@ -73,7 +77,7 @@ export interface RouterConfig {
 
 export type ConfigKey = keyof RouterConfig;
 
-export type OptionType = 'integer' | 'number' | 'string' | 'boolean' | 'enum' | 'url-list';
+export type OptionType = 'integer' | 'number' | 'string' | 'boolean' | 'enum' | 'url-list' | 'kv-events';
 
 /**
  * A range a value must fall in, whatever the policy. Each kind renders the reference
@@ -298,6 +302,16 @@ export const OPTIONS = [
     default: [],
     defaultLabel: 'none (embedded simulated fleet)',
     describe: 'engine base URLs, repeated or space-separated; http(s), no duplicates',
+    group: 'Discovery',
+  }),
+  opt({
+    key: 'kvEvents',
+    flag: 'kv-events',
+    type: 'kv-events',
+    default: [],
+    defaultLabel: 'none (SGLang advertises its own in /server_info)',
+    describe:
+      "where workers that do not advertise their KV events publish them (vLLM): a mapping from a worker URL or pattern (* = anything) to {endpoint, replay-endpoint, topic, dp-size}, endpoints as the engine's --kv-events-config writes them; JSON on the command line",
     group: 'Discovery',
   }),
   opt({

@@ -28,7 +28,7 @@ function yargsOption(spec: OptionSpec): Options {
     defaultDescription: spec.defaultLabel ?? formatDefault(spec.default),
   };
   if (spec.type === 'boolean') o.type = 'boolean';
-  if (spec.type === 'string' || spec.type === 'enum') o.type = 'string';
+  if (spec.type === 'string' || spec.type === 'enum' || spec.type === 'kv-events') o.type = 'string';
   if (spec.type === 'url-list') {
     o.type = 'array';
     o.string = true;
@@ -44,6 +44,6 @@ function typeHint(spec: OptionSpec): string {
 
 export function formatDefault(value: unknown): string {
   if (value === null) return 'unset';
-  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.join(' ');
+  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))).join(' ');
   return String(value);
 }

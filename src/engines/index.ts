@@ -10,6 +10,7 @@ export {
   readMetricsText,
   readV1Loads,
   summarizeLoad,
+  vllmBlockSize,
 } from './load-formats.js';
 export type { LoadRead, LoadShape, LoadSource, LoadSummary, RankReading, Readings } from './load-formats.js';
 export { POLL_FAILURE_REASONS, pollEngineLoad } from './load-poll.js';
@@ -22,6 +23,9 @@ export {
   hashToBigInt,
   KV_EVENT_LIMITS,
   KvEventFeed,
+  kvEventsRuleFor,
+  parseZmqEndpoint,
+  pushInfoFromRule,
   PushDecodeError,
   PushSubscription,
   readPushFrame,
@@ -29,4 +33,4 @@ export {
   sequenceFrame,
   SequenceTracker,
 } from './push/index.js';
-export type { BlockHashes, EngineKind, KvEvent, KvEventBatch, KvEventFeedOptions, KvFeedSink, KvFeedStats, LoadStat, PushFrame, ReplayedBatch, SequenceVerdict, SkippedEvent } from './push/index.js';
+export type { BlockHashes, EngineKind, KvEvent, KvEventBatch, KvEventFeedOptions, KvEventsRule, KvFeedSink, KvFeedStats, LoadStat, PushFrame, ReplayedBatch, SequenceVerdict, SkippedEvent } from './push/index.js';

@@ -294,3 +294,12 @@ export function summarizeLoad(readings: Readings): LoadSummary {
     waitingUncachedTokens: sum((r) => r.waitingUncachedTokens),
   };
 }
+
+/** vLLM's KV block size from its /metrics (`vllm:cache_config_info{block_size=…}`); null when it does not say. */
+export function vllmBlockSize(metricsText: string): number | null {
+  for (const s of parsePrometheusText(metricsText).get('vllm:cache_config_info')?.samples ?? []) {
+    const size = Number(s.labels.block_size);
+    if (Number.isInteger(size) && size > 0) return size;
+  }
+  return null;
+}

@@ -226,6 +226,23 @@ describe('probe: push channels (docs/engine-push.md §Discovery)', () => {
     expect(warnings.map((w) => w.code)).toEqual(['RCTL_W_PROBE_PUSH_SILENT']);
   });
 
+  it('a vLLM engine named by --kv-events: its endpoints from the entry, its block size from /metrics, and a mismatch warned', async () => {
+    const vllm = await startSimFleet({ workers: 1, flavor: 'vllm', blockSize: 32, push: { kvEvents: true, kvFormat: 'map', loadPublish: false, topic: 'kv' } });
+    try {
+      const e = vllm.servers[0]!.engine.push!.kvEventsEntry()!;
+      const kvEvents = [{ workers: 'http://127.0.0.*', endpoint: e.endpoint, replayEndpoint: e['replay-endpoint'], topic: 'kv', dpSize: 1 }];
+      const { workers } = await probeWorkers(vllm.urls, config({ blockSize: 32, kvEvents }));
+      expect(workers[0]!.push).toMatchObject({ kvEvents: true, blockSize: 32, load: null, from: 'config' });
+      expect(workers[0]!.push!.endpoints.kvEvents).toEqual([e.endpoint.replace('*', '127.0.0.1')]);
+      const mismatch = await probeWorkers(vllm.urls, config({ blockSize: 16, kvEvents }));
+      expect(mismatch.warnings.map((w) => w.code)).toEqual(['RCTL_W_PROBE_BLOCK_SIZE']);
+      // Without an entry, vLLM advertises nothing.
+      expect((await probeWorkers(vllm.urls, config({ blockSize: 32 }))).workers[0]!.push).toBeNull();
+    } finally {
+      await vllm.close();
+    }
+  });
+
   it('an engine whose kv_events block is null (no --kv-events-config) has no push channels', async () => {
     const url = await fakeEngine({ ...models(), '/server_info': { body: { dp_size: 1, kv_events: null } } });
     const { workers, warnings } = await probeWorkers([url], config());

@@ -11,3 +11,5 @@ export type { KvEventFeedOptions, KvFeedSink, KvFeedStats } from './kv-event-fee
 export { PushSubscription } from './push-subscription.js';
 export { replayFrom } from './replay.js';
 export type { ReplayedBatch } from './replay.js';
+export { kvEventsRuleFor, parseZmqEndpoint, pushInfoFromRule } from './kv-events-rule.js';
+export type { KvEventsRule, ZmqEndpoint } from './kv-events-rule.js';
