@@ -25,6 +25,7 @@ interface SimArgs {
   'kv-events': boolean;
   'kv-events-format': 'array' | 'map';
   'kv-events-topic': string;
+  'kv-events-port': number | undefined;
   'load-publish': boolean;
   json: boolean;
 }
@@ -115,6 +116,11 @@ const sim: CommandModule<object, SimArgs> = {
       })
       .option('kv-events-format', { choices: ['array', 'map'] as const, default: 'array' as const, describe: 'KV events positional (array) or tagged (map), as engines before and after the format change write them' })
       .option('kv-events-topic', { type: 'string', default: '', describe: 'topic of the KV event messages' })
+      .option('kv-events-port', {
+        type: 'number',
+        describe: "first port of the push channels (KV ranks, replay ranks, load ranks; the next engine's follow); free ports when unset",
+        coerce: wholeNumberAtLeast('kv-events-port', 1),
+      })
       .option('load-publish', { type: 'boolean', default: false, describe: 'publish SGLang LoadStat over ZMQ (needs --kv-events, as SGLang does)' })
       .option('json', { type: 'boolean', default: false, describe: 'print one JSON object with the URLs' })
       .check((argv) => {
@@ -129,6 +135,9 @@ const sim: CommandModule<object, SimArgs> = {
         }
         if (a['load-publish'] && a.flavor !== 'sglang') {
           throw usageError('--load-publish is SGLang\'s LoadStat push; vLLM has none (routers poll its /metrics)');
+        }
+        if (a['kv-events-port'] !== undefined && !a['kv-events']) {
+          throw usageError('--kv-events-port places the KV event sockets; it needs --kv-events');
         }
         if (a['load-publish'] && !a['kv-events']) {
           throw usageError('--load-publish needs --kv-events: SGLang publishes load only beside its KV events');
@@ -149,6 +158,7 @@ const sim: CommandModule<object, SimArgs> = {
       .example('$0 sim -n 2 --port-base 0 --json', 'free ports, machine-readable')
       .example('$0 sim --flavor vllm --dp-size 2 --speedup 10', 'vLLM-style engines with two ranks, 10x faster')
       .example('$0 sim --kv-events --load-publish', 'engines that push KV events and LoadStat as SGLang does')
+      .example('$0 sim --flavor vllm --kv-events --kv-events-port 5557', 'vLLM engines publishing KV events from port 5557, as vLLM does by default')
       .example('$0 sim --schedule-policy lpm --max-total-tokens 65536', 'SGLang engines sorting by cached prefix, with a small KV pool') as unknown as Argv<SimArgs>,
   handler: async (argv) => {
     const { startSimFleet } = await import('../src/sim/index.js');
@@ -177,8 +187,10 @@ const sim: CommandModule<object, SimArgs> = {
         params,
         ...(argv['kv-blocks'] !== undefined ? { kvBlocks: argv['kv-blocks'] } : {}),
         ...(argv['max-total-tokens'] !== undefined ? { maxTotalTokens: argv['max-total-tokens'] } : {}),
-        push: { kvEvents: argv['kv-events'], kvFormat: argv['kv-events-format'], topic: argv['kv-events-topic'], loadPublish: argv['load-publish'] },
+        push: { kvEvents: argv['kv-events'], kvFormat: argv['kv-events-format'], topic: argv['kv-events-topic'], loadPublish: argv['load-publish'], ...(argv['kv-events-port'] !== undefined ? { port: argv['kv-events-port'] } : {}) },
       });
+      // What to give the router as --kv-events: vLLM advertises nothing, so an operator names the endpoints.
+      const kvEventsConfig = argv['kv-events'] ? Object.fromEntries(fleet.servers.map((srv) => [srv.url, srv.engine.push!.kvEventsEntry()])) : null;
       if (argv.json) {
         process.stdout.write(
           `${JSON.stringify({
@@ -190,11 +202,15 @@ const sim: CommandModule<object, SimArgs> = {
             ...(argv['kv-events']
               ? { kv_events: fleet.servers.map((srv) => ({ ...srv.engine.push!.serverInfoBlock(), replay_endpoints: srv.engine.ranks.map((_, r) => srv.engine.push!.replayEndpoint(r)) })) }
               : {}),
+            ...(kvEventsConfig ? { kv_events_config: kvEventsConfig } : {}),
           })}\n`,
         );
       } else {
         for (const url of fleet.urls) process.stdout.write(`${url}\n`);
         process.stderr.write(`routerctl sim: ${fleet.urls.length} simulated ${argv.flavor} engines serving ${argv.model}; Ctrl-C to stop\n`);
+        if (kvEventsConfig && argv.flavor === 'vllm') {
+          process.stderr.write(`routerctl sim: vLLM does not advertise its KV events; give the router --kv-events '${JSON.stringify(kvEventsConfig)}'\n`);
+        }
       }
       await stops.first;
       await fleet.close();

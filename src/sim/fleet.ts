@@ -82,7 +82,12 @@ export async function startSimFleet(options: Partial<SimFleetOptions> = {}): Pro
       });
       const server = new EngineServer(engine, o.maxBodyBytes === undefined ? {} : { maxBodyBytes: o.maxBodyBytes });
       servers.push(server);
-      if (o.push && (o.push.kvEvents || o.push.loadPublish)) engine.push = await SimPushPublisher.start(engine, { ...o.push, host: o.host });
+      if (o.push && (o.push.kvEvents || o.push.loadPublish)) {
+        const { port, ...push } = o.push;
+        // A fixed first port: engine i's range follows engine i − 1's.
+        const at = port === undefined ? {} : { port: port + i * SimPushPublisher.portsPerEngine(push, o.dpSize) };
+        engine.push = await SimPushPublisher.start(engine, { ...push, host: o.host, ...at });
+      }
       await server.listen(o.host, o.portBase === 0 ? 0 : o.portBase + i);
     }
   } catch (err) {

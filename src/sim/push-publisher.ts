@@ -21,6 +21,8 @@ export interface PushOptions {
   kvFormat: 'array' | 'map';
   loadPublish: boolean;
   topic: string;
+  /** First port of the range (KV ranks, replay ranks, load ranks); a free range is picked when absent. */
+  port?: number;
 }
 
 /** How often the load publisher looks at the ranks; SGLang floors its own compute at 50 ms. */
@@ -63,11 +65,16 @@ export class SimPushPublisher {
     this.#ranks = ranks;
   }
 
+  /** Ports one engine's channels take. */
+  static portsPerEngine(opts: Pick<PushOptions, 'kvEvents' | 'loadPublish'>, dp: number): number {
+    return (opts.kvEvents ? 2 * dp : 0) + (opts.loadPublish ? dp : 0);
+  }
+
   static async start(engine: SimEngine, opts: PushOptions): Promise<SimPushPublisher> {
     const dp = engine.ranks.length;
-    const blocks = (opts.kvEvents ? 2 * dp : 0) + (opts.loadPublish ? dp : 0);
+    const blocks = SimPushPublisher.portsPerEngine(opts, dp);
     for (let attempt = 0; ; attempt++) {
-      const base = 20_000 + Math.floor(Math.random() * (60_000 - 20_000 - blocks));
+      const base = opts.port ?? 20_000 + Math.floor(Math.random() * (60_000 - 20_000 - blocks));
       const ranks: RankChannels[] = [];
       try {
         for (let r = 0; r < dp; r++) {
@@ -86,7 +93,7 @@ export class SimPushPublisher {
         }
       } catch (err) {
         for (const ch of ranks) for (const s of [ch.kv, ch.replay, ch.load]) s?.close();
-        if (attempt < 20) continue;
+        if (opts.port === undefined && attempt < 20) continue;
         throw err;
       }
       const p = new SimPushPublisher(engine, opts, ranks);
@@ -112,6 +119,16 @@ export class SimPushPublisher {
       replay_endpoint_port_base: this.base + dp,
       ...(o.loadPublish ? { load_endpoint_port_base: this.base + 2 * dp, load_topic: LOAD_TOPIC } : {}),
     };
+  }
+
+  /**
+   * The engine's entry for the router's --kv-events (what an operator writes for a
+   * vLLM engine, which advertises nothing): endpoints as vLLM's --kv-events-config writes them.
+   */
+  kvEventsEntry(): { endpoint: string; 'replay-endpoint': string; topic: string; 'dp-size': number } | null {
+    if (!this.#opts.kvEvents) return null;
+    const dp = this.#ranks.length;
+    return { endpoint: `tcp://*:${this.base}`, 'replay-endpoint': `tcp://*:${this.base + dp}`, topic: this.#opts.topic, 'dp-size': dp };
   }
 
   /** Where rank r's replay socket listens (not in /server_info: SGLang does not advertise it). */
@@ -178,11 +195,19 @@ export class SimPushPublisher {
     };
   }
 
-  /** A block hash on the wire (simWireWords): signed i64 for SGLang, unsigned u64 for vLLM. */
+  /**
+   * vLLM roots its hash chain in a NONE_HASH drawn at random per process (unless
+   * PYTHONHASHSEED is set), so no router can compute its block hashes; the simulated
+   * vLLM mixes a random root into its own likewise, and a router must key its blocks by
+   * the tokens the events carry, as it must for the real engine.
+   */
+  readonly #vllmRoot = (BigInt(Math.floor(Math.random() * 0x1_0000_0000)) << 32n) | BigInt(Math.floor(Math.random() * 0x1_0000_0000));
+
+  /** A block hash on the wire (simWireWords): signed i64 for SGLang, unsigned u64 for vLLM (with its random root). */
   #wireHash(h: number): bigint {
     const { hi, lo } = simWireWords(h);
     const v = (BigInt(hi) << 32n) | BigInt(lo);
-    return this.#engine.flavor === 'vllm' ? v : BigInt.asIntN(64, v);
+    return this.#engine.flavor === 'vllm' ? v ^ this.#vllmRoot : BigInt.asIntN(64, v);
   }
 
   #storedEvent(hashes: readonly number[], parent: number | null, tokenIds: readonly number[]): MsgpackValue {

@@ -36,7 +36,28 @@ describe('routerctl sim (built binary)', () => {
     }
   });
 
+  it('vLLM with --kv-events prints the --kv-events mapping to give the router, and check-config --probe takes it', async () => {
+    const sim = startCli(['sim', '-n', '2', '--port-base', '0', '--flavor', 'vllm', '--kv-events', '--json']);
+    try {
+      const [line] = await sim.waitFor(/^\{.*\}\n/m);
+      const info = JSON.parse(line) as { urls: string[]; kv_events_config: Record<string, { endpoint: string; 'replay-endpoint': string; 'dp-size': number }> };
+      expect(Object.keys(info.kv_events_config)).toEqual(info.urls);
+      for (const e of Object.values(info.kv_events_config)) {
+        expect(e.endpoint).toMatch(/^tcp:\/\/\*:\d+$/);
+        expect(e['dp-size']).toBe(1);
+      }
+      const probe = await runCli(['check-config', '--worker-urls', ...info.urls, '--kv-events', JSON.stringify(info.kv_events_config), '--probe']);
+      expect(probe.code).toBe(0);
+      expect(probe.stdout).toMatch(/vllm .*kv events \(--kv-events\) \(block 16\)/);
+      sim.child.kill('SIGINT');
+      expect((await sim.exited()).code).toBe(0);
+    } finally {
+      sim.child.kill('SIGKILL');
+    }
+  });
+
   it.each([
+    [['sim', '--kv-events-port', '5557'], /--kv-events-port places the KV event sockets; it needs --kv-events/],
     [['sim', '--workers', '0'], /--workers must be a whole number of at least 1/],
     [['sim', '--flavor', 'tgi'], /^error RCTL_E_USAGE: invalid value 'tgi' for --flavor: expected one of sglang, vllm\n/],
     [['sim', '--flavor', 'vlm'], /^error RCTL_E_USAGE: invalid value 'vlm' for --flavor: expected one of sglang, vllm \(did you mean vllm\?\)\n/],

@@ -14,6 +14,8 @@ export const models: RouteHandler = (_req, res, _url, ctx) => {
         owned_by: e.flavor,
         root: e.model,
         max_model_len: e.params.maxModelLen,
+        // Not in either engine's card: tells routerctl's router it talks to the simulator (vLLM has no /server_info to say so).
+        simulated: true,
       },
     ],
   });
