@@ -5,7 +5,11 @@
  * (`--prefix-source requests`), once from the engines' KV events (`events`), each on a
  * fresh simulated fleet replaying the same seeded hot-prefix conversations.
  *
- *   npm run bench:prediction -- [--requests 600] [--workers 4] [--kv-blocks 4096] [--concurrency 1]
+ *   npm run bench:prediction -- [--requests 600] [--workers 4] [--kv-blocks 4096] [--concurrency 1] [--flavor sglang|vllm]
+ *
+ * `--flavor vllm` runs simulated vLLM engines, whose hashes no router can compute:
+ * their endpoints are given as --kv-events entries and their blocks keyed by the
+ * tokens the events carry.
  *
  * The prediction is taken the way the router takes it at selection, just before the
  * request is sent, from the router's own index: under `events` the engine's block
@@ -30,6 +34,8 @@ const REQUESTS = arg('requests', 600);
 const WORKERS = arg('workers', 4);
 const KV_BLOCKS = arg('kv-blocks', 4096);
 const CONCURRENCY = arg('concurrency', 1);
+const FLAVOR = argv.includes('--flavor') ? (argv[argv.indexOf('--flavor') + 1] as 'sglang' | 'vllm') : 'sglang';
+const VLLM = FLAVOR === 'vllm';
 const BS = 16;
 
 interface Tally {
@@ -43,8 +49,14 @@ interface Tally {
 }
 
 async function run(source: 'requests' | 'events'): Promise<{ tally: Tally; lost: number; evictions: number }> {
-  const fleet = await startSimFleet({ workers: WORKERS, speedup: 20, kvBlocks: KV_BLOCKS, seed: 11, push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: '' } });
-  const router = new Router({ config: { ...defaultConfig(), workerUrls: fleet.urls, port: 0, policy: 'cache_aware', workerQueueLimit: 6, prefixSource: source, tui: false }, log: silentLogger, version: 'bench' });
+  const fleet = await startSimFleet({ workers: WORKERS, speedup: 20, kvBlocks: KV_BLOCKS, seed: 11, flavor: FLAVOR, push: { kvEvents: true, kvFormat: VLLM ? 'map' : 'array', loadPublish: !VLLM, topic: '' } });
+  const kvEvents = VLLM
+    ? fleet.servers.map((s) => {
+        const e = s.engine.push!.kvEventsEntry()!;
+        return { workers: s.url, endpoint: e.endpoint, replayEndpoint: e['replay-endpoint'], topic: e.topic, dpSize: e['dp-size'] };
+      })
+    : [];
+  const router = new Router({ config: { ...defaultConfig(), workerUrls: fleet.urls, port: 0, policy: 'cache_aware', workerQueueLimit: 6, prefixSource: source, kvEvents, tui: false }, log: silentLogger, version: 'bench' });
   await router.start();
   if (router.prefixSource !== source) throw new Error(`the router built its index from ${router.prefixSource}, not ${source}`);
   const workload = new Workload({ seed: 7, families: 16, zipfS: 1.1, systemTokensMin: 500, systemTokensMax: 2000, maxTurns: 4, sessions: 32, outputMedianTokens: 24, outputMaxTokens: 48 });
@@ -78,7 +90,7 @@ async function run(source: 'requests' | 'events'): Promise<{ tally: Tally; lost:
     else histories.set(a.session, [...history, { role: 'user', content: a.userMessage }, { role: 'assistant', content: body.choices?.[0]?.message?.content ?? '' }]);
   };
   for (let sent = 0; sent < REQUESTS; sent += CONCURRENCY) await Promise.all(Array.from({ length: Math.min(CONCURRENCY, REQUESTS - sent) }, one));
-  const lost = router.state().workers.reduce((x, w) => x + (w.kv_events?.lost_total ?? 0), 0);
+  const lost = router.state().workers.reduce((x, w) => x + (w.kv_events?.lost_total ?? 0) + (w.kv_events?.unplaced_blocks_total ?? 0), 0);
   const evictions = fleet.servers.reduce((x, srv) => x + srv.engine.ranks.reduce((y, r) => y + r.cache.evictions, 0), 0);
   await router.close();
   await fleet.close();
@@ -92,7 +104,7 @@ function predict(router: Router, source: 'requests' | 'events', messages: ChatMe
   const out = router.index.newMatchBuffer();
   const byUrl = new Map<string, number>();
   if (source === 'events') {
-    const n = router.index.match(engineBlockKeys(tokens, BS, 'sim'), out);
+    const n = router.index.match(engineBlockKeys(tokens, BS, VLLM ? 'tokens' : 'sim'), out);
     for (let i = 0; i < n; i++) {
       const url = router.kvIndex.workerAt(out.slots[i]!)!.url;
       byUrl.set(url, Math.max(byUrl.get(url) ?? 0, Math.min(out.depths[i]!, cap) * BS));
@@ -111,9 +123,9 @@ function predict(router: Router, source: 'requests' | 'events', messages: ChatMe
 }
 
 const pct = (x: number, n: number): string => `${((100 * x) / Math.max(1, n)).toFixed(1)} %`;
-console.log(`node ${process.version}; ${REQUESTS} requests, ${CONCURRENCY} in flight; ${WORKERS} simulated SGLang engines, ${KV_BLOCKS} KV blocks of ${BS} tokens each; hot-prefix conversations (16 system prompts, Zipf 1.1, up to 4 turns)`);
+console.log(`node ${process.version}; ${REQUESTS} requests, ${CONCURRENCY} in flight; ${WORKERS} simulated ${VLLM ? 'vLLM engines (blocks keyed by their tokens)' : 'SGLang engines'}, ${KV_BLOCKS} KV blocks of ${BS} tokens each; hot-prefix conversations (16 system prompts, Zipf 1.1, up to 4 turns)`);
 console.log('');
-console.log('| index built from | requests | predicted = engine cached | within one block | within 10 % | engine cached tokens | predicted tokens | KV events lost | blocks the engines evicted |');
+console.log(`| index built from | requests | predicted = engine cached | within one block | within 10 % | engine cached tokens | predicted tokens | KV events lost${VLLM ? ' (+ unplaced blocks)' : ''} | blocks the engines evicted |`);
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const source of ['requests', 'events'] as const) {
   const { tally: t, lost, evictions } = await run(source);

@@ -12,6 +12,7 @@
 import { decodeKvEventBatch, decodeLoadStat } from '../src/engines/index.js';
 import { encodeMsgpack, MsgpackMap } from '../src/msgpack/index.js';
 import type { MsgpackValue } from '../src/msgpack/index.js';
+import { KEY_CHAIN_ROOT, keyChain } from '../src/prefix/index.js';
 
 function time(fn: () => void, minMs = 400): number {
   for (let i = 0; i < 50; i++) fn();
@@ -41,8 +42,17 @@ const cases: Array<[string, Uint8Array]> = [
 ];
 
 console.log(`node ${process.version}`);
-console.log('| frame | payload | decode |');
-console.log('|---|---:|---:|');
-for (const [name, bytes] of cases) console.log(`| ${name} | ${(bytes.length / 1024).toFixed(1)} KiB | ${time(() => decodeKvEventBatch(bytes, 'sglang')).toFixed(1)} µs |`);
+console.log('| frame | payload | decode | decode, token ids kept (vLLM, keyed by tokens) |');
+console.log('|---|---:|---:|---:|');
+for (const [name, bytes] of cases) {
+  const plain = time(() => decodeKvEventBatch(bytes, 'sglang')).toFixed(1);
+  const kept = time(() => decodeKvEventBatch(bytes, 'vllm', { tokens: true })).toFixed(1);
+  console.log(`| ${name} | ${(bytes.length / 1024).toFixed(1)} KiB | ${plain} µs | ${kept} µs |`);
+}
 const load = encodeMsgpack(['LoadStat', 12, 7, 123_456, 500_000, 0, 4096]);
-console.log(`| LoadStat | ${load.length} B | ${time(() => decodeLoadStat(load)).toFixed(2)} µs |`);
+console.log(`| LoadStat | ${load.length} B | ${time(() => decodeLoadStat(load)).toFixed(2)} µs | – |`);
+// Keying a stored run by its tokens (docs/engine-push.md §Keying requests): the chain over the event's token ids.
+const ids = new Uint32Array(100_000).map((_, i) => 1000 + (i % 50_000));
+const keys = new Float64Array(6250);
+console.log('');
+console.log(`keyChain over 100K token ids (6,250 blocks of 16): ${time(() => keyChain(KEY_CHAIN_ROOT, ids, 0, 6250, 16, keys)).toFixed(0)} µs`);

@@ -112,6 +112,14 @@ export interface AdminWorker {
   /** Added: the worker's KV event feeds, when the prefix index is built from them, else null. */
   kv_events: {
     endpoints: string[];
+    /** Where the endpoints came from: the engine's /server_info, or a --kv-events entry. */
+    endpoints_from: 'engine' | 'config';
+    /** `engine_hash`: the events' hashes are the index keys; `tokens`: blocks are keyed by the tokens they carry (vLLM). */
+    keying: 'engine_hash' | 'tokens';
+    /** Keyed by tokens: stored blocks whose parent the router never saw (stored before it subscribed). */
+    unplaced_blocks_total: number;
+    /** Keyed by tokens: stored blocks that are not plain token blocks of --block-size (a LoRA, images, a salt). */
+    unkeyed_blocks_total: number;
     batches_total: number;
     events_total: number;
     skipped_events_total: number;

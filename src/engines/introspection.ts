@@ -7,6 +7,8 @@ export interface ModelsInfo {
   ids: string[];
   /** From `owned_by`: the reliable way to tell SGLang from vLLM. */
   engine: 'sglang' | 'vllm' | null;
+  /** routerctl's simulator marks its model cards (`"simulated": true`); vLLM has no /server_info to say it. */
+  simulated: boolean;
 }
 
 /** GET /v1/models: {data: [{id, owned_by, …}]}; null when the body is not that. */
@@ -15,12 +17,14 @@ export function parseModels(body: unknown): ModelsInfo | null {
   if (!Array.isArray(data)) return null;
   const ids: string[] = [];
   let engine: ModelsInfo['engine'] = null;
+  let simulated = false;
   for (const m of data) {
-    const o = (m ?? {}) as { id?: unknown; owned_by?: unknown };
+    const o = (m ?? {}) as { id?: unknown; owned_by?: unknown; simulated?: unknown };
     if (typeof o.id === 'string') ids.push(o.id);
     if (engine === null && (o.owned_by === 'sglang' || o.owned_by === 'vllm')) engine = o.owned_by;
+    if (o.simulated === true) simulated = true;
   }
-  return { ids, engine };
+  return { ids, engine, simulated };
 }
 
 export interface ServerInfo {

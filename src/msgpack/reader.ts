@@ -279,6 +279,37 @@ export class MsgpackReader {
     this.pos = pos;
   }
 
+  /**
+   * Read `n` unsigned integers below 2^32 into `out` (token ids): positive fixints and
+   * uint 8/16/32 read inline. Returns the index of the first value that is not one
+   * (the reader then stands on it), or `n` when all were.
+   */
+  uint32s(n: number, out: Uint32Array): number {
+    const b = this.bytes;
+    const len = b.length;
+    let pos = this.pos;
+    let i = 0;
+    for (; i < n; i++) {
+      if (pos >= len) break;
+      const t = b[pos]!;
+      if (t < 0x80) {
+        out[i] = t;
+        pos += 1;
+      } else if (t === 0xcc && pos + 1 < len) {
+        out[i] = b[pos + 1]!;
+        pos += 2;
+      } else if (t === 0xcd && pos + 2 < len) {
+        out[i] = (b[pos + 1]! << 8) | b[pos + 2]!;
+        pos += 3;
+      } else if (t === 0xce && pos + 4 < len) {
+        out[i] = ((b[pos + 1]! << 24) | (b[pos + 2]! << 16) | (b[pos + 3]! << 8) | b[pos + 4]!) >>> 0;
+        pos += 5;
+      } else break;
+    }
+    this.pos = pos;
+    return i;
+  }
+
   /** Step over the next value whatever it is (bounded nesting). */
   skip(depth = 0): void {
     if (depth > MAX_DEPTH) throw new MsgpackError(`nesting deeper than ${MAX_DEPTH} at ${this.pos}`);

@@ -4,3 +4,4 @@ export type { ChatMessage } from './chat-template.js';
 export { blockHashes, chatBlockHashes, promptBytes, textBlockHashes, textDigest } from './block-hash.js';
 export { sglangPageChain, sglangPageHashes } from './sglang-page-hash.js';
 export { SIM_WIRE_SHIFT, simWireWords } from './sim-wire-hash.js';
+export { KEY_CHAIN_ROOT, keyChain, keyChainOf } from './key-chain.js';

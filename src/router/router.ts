@@ -107,7 +107,7 @@ export class Router {
       onStatus: (w, s) =>
         s.ok ? this.log.info('load sampling ok', { worker: w.url, source: s.source }) : this.log.warn('no load sample', { worker: w.url, reason: s.reason }),
     });
-    this.kvIndex = new KvEventIndex(this.index, this.log);
+    this.kvIndex = new KvEventIndex(this.index, this.log, { blockSize: c.blockSize, maxBlocks: c.prefixIndexMaxBlocks });
     const forgetPrefix = (w: Worker): void => (this.prefixSource === 'events' ? this.kvIndex.detach(w) : this.index.forgetWorker(w.slot));
     this.registry = new WorkerRegistry(this.table, this.sampler, this.loadPush, forgetPrefix, this.log, {
       cbThreshold: c.cbThreshold > 0 ? c.cbThreshold : null,
@@ -116,6 +116,7 @@ export class Router {
       introspectTimeoutMs: 2000,
       connectTimeoutMs: Math.min(10_000, c.requestTimeoutSecs * 1000),
       now: () => performance.now(),
+      kvEvents: c.kvEvents,
     });
     // Owners in the digest are named by URL, so replicas with the same workers compare.
     for (const url of c.workerUrls) this.index.setOwnerTag(this.registry.add(url).slot, url);
@@ -214,49 +215,55 @@ export class Router {
     if (wanted === 'requests' || !this.relay.usesPrefix) return;
     const workers = this.registry.workers;
     const verdicts = workers.map((w) => ({ w, ...this.eventsVerdict(w) }));
-    const able = verdicts.filter((v) => v.scheme !== undefined);
-    const schemes = new Set(able.map((v) => v.scheme!));
-    const unable = verdicts.filter((v) => v.scheme === undefined).map((v) => `${v.w.url}: ${v.why}`);
+    const able = verdicts.filter((v) => v.keying !== undefined);
+    const schemes = new Set(able.map((v) => keyingName(v.keying!)));
+    const unable = verdicts.filter((v) => v.keying === undefined).map((v) => `${v.w.url}: ${v.why}`);
     if (able.length === 0 || schemes.size > 1 || (wanted === 'auto' && unable.length > 0)) {
       const why = schemes.size > 1 ? 'the workers hash their KV blocks differently' : unable.join('; ');
       (wanted === 'events' ? this.log.warn : this.log.info)('prefix index built from requests, not KV events', { prefix_source: wanted, reason: why });
       return;
     }
-    const scheme = [...schemes][0]!;
+    const keying = able[0]!.keying!;
+    const scheme = keying.scheme;
     const blockSize = this.config.blockSize;
     this.prefixSource = 'events';
     const keys = (tokens: ArrayLike<number>): number[] => engineBlockKeys(tokens, blockSize, scheme);
     // The simulator tokenizes with routerctl's stand-in tokenizer and chat template; a real engine with its model's.
-    const tok = scheme === 'sglang' ? this.tokenizer : undefined;
+    const tok = keying.tokenizer === 'model' ? this.tokenizer : undefined;
     this.tokenKeys = tok
       ? { chatTokens: (m) => tok.encodeChat(m), textTokens: (t) => tok.encodeText(t), keys }
       : { chatTokens: (m) => tokenize(renderChat(m)), textTokens: (t) => tokenize(t), keys };
     this.relay.recordsOwners = false;
-    for (const v of able) this.attachEvents(v.w);
     if (unable.length > 0) this.log.warn('KV events: some workers are not indexed (they never count as prefix owners)', { workers: unable.join('; ') });
     this.log.info('prefix index built from KV events', { workers: able.length, hash: scheme, block_size: blockSize });
     // A worker introspected later (it was down at start) joins once its facts are known.
     this.registry.onIntrospected = (w) => {
-      if (this.eventsVerdict(w).scheme === scheme) this.attachEvents(w);
+      const v = this.eventsVerdict(w).keying;
+      if (v !== undefined && keyingName(v) === keyingName(keying)) this.attachEvents(w, v.scheme);
     };
+    for (const v of able) this.attachEvents(v.w, scheme);
   }
 
-  private attachEvents(w: Worker): void {
+  private attachEvents(w: Worker, scheme: EngineHashScheme): void {
     const push = w.info.push!;
     const replay = push.replayPortBase === null ? [] : Array.from({ length: push.dpSize }, (_, r) => pushEndpoint(w.url, push, push.replayPortBase!, r));
-    this.kvIndex.attach(w, push, w.info.flavor === 'vllm' ? 'vllm' : 'sglang', replay);
+    this.kvIndex.attach(w, push, eventFormat(w), replay, scheme === 'tokens' ? 'tokens' : 'engine_hash');
   }
 
-  /** Whether a worker's KV events can feed the index, and with which hash scheme. */
-  private eventsVerdict(w: Worker): { scheme?: EngineHashScheme; why?: string } {
+  /**
+   * Whether a worker's KV events can feed the index: with which hash scheme, and whose
+   * tokenizer keys its requests (docs/routing.md §Prefix from engine events).
+   */
+  private eventsVerdict(w: Worker): { keying?: Keying; why?: string } {
     const push = w.info.push;
-    if (push === null) return { why: 'publishes no KV events' };
+    const vllm = eventFormat(w) === 'vllm';
+    if (push === null) return { why: vllm ? 'publishes no KV events the router knows of (vLLM does not advertise them: name them with --kv-events)' : 'publishes no KV events' };
     if (push.blockSize !== null && push.blockSize !== this.config.blockSize) return { why: `KV event blocks of ${push.blockSize} tokens, --block-size ${this.config.blockSize}` };
-    if (w.info.simulated) return { scheme: 'sim' };
-    if (w.info.flavor === 'sglang') {
-      return this.tokenizer ? { scheme: 'sglang' } : { why: "needs --tokenizer (the model's tokenizer.json) to key text prompts as SGLang does" };
-    }
-    return { why: "vLLM's block hashes cannot be computed outside the engine" };
+    // vLLM's hashes cannot be computed outside the engine (its default pickles Python objects, its root is random per process): key its blocks by their tokens.
+    const scheme: EngineHashScheme = vllm ? 'tokens' : w.info.simulated ? 'sim' : 'sglang';
+    if (w.info.simulated) return { keying: { scheme, tokenizer: 'stand-in' } };
+    if (!this.tokenizer) return { why: `needs --tokenizer (the model's tokenizer.json) to key prompts as ${vllm ? 'vLLM' : 'SGLang'} tokenizes them` };
+    return { keying: { scheme, tokenizer: 'model' } };
   }
 
   /**
@@ -433,3 +440,19 @@ export class Router {
 }
 
 const GET_ROUTES = { '/v1/models': 1, '/healthz': 1, '/readyz': 1, '/metrics': 1, '/admin/state': 1, '/admin/stream': 1 };
+
+/** How a worker's events are keyed and whose tokenizer keys its requests. */
+interface Keying {
+  scheme: EngineHashScheme;
+  tokenizer: 'stand-in' | 'model';
+}
+
+function keyingName(k: Keying): string {
+  return `${k.scheme}/${k.tokenizer}`;
+}
+
+/** The event format a worker writes: its flavour's; an unknown engine named in --kv-events is taken for vLLM (SGLang advertises its own). */
+function eventFormat(w: Worker): 'sglang' | 'vllm' {
+  if (w.info.flavor !== 'unknown') return w.info.flavor;
+  return w.info.pushFrom === 'config' ? 'vllm' : 'sglang';
+}

@@ -82,6 +82,23 @@ describe('KV event batches: every form SGLang and vLLM publish (docs/engine-push
     expect(decodeKvEventBatch(vllm, 'sglang').skipped).toHaveLength(1);
   });
 
+  it('keeps the token ids when asked (keying by tokens), in both forms; extra_keys that name something are flagged', () => {
+    const ids = [0, 1, 127, 128, 65_535, 65_536, 0xffff_ffff];
+    const positional = encodeMsgpack([1, [['BlockStored', [V1], null, ids, 7, null, 'GPU', null, [[ 'mm-hash' ]], 0]], 0]);
+    const tagged = encodeMsgpack([1, [m({ type: 'BlockStored', block_hashes: [V1], parent_block_hash: 5n, token_ids: ids, block_size: 7, extra_keys: [null] })], 0]);
+    const p = decodeKvEventBatch(positional, 'vllm', { tokens: true }).events[0]!;
+    const t = decodeKvEventBatch(tagged, 'vllm', { tokens: true }).events[0]!;
+    expect(p).toMatchObject({ kind: 'stored', tokenCount: 7, extraKeys: true });
+    expect(t).toMatchObject({ kind: 'stored', tokenCount: 7, extraKeys: false });
+    for (const e of [p, t]) expect(e.kind === 'stored' && [...e.tokens!]).toEqual(ids);
+    // Not asked: counted, not kept.
+    expect(decodeKvEventBatch(tagged, 'vllm').events[0]).toMatchObject({ tokenCount: 7, tokens: null });
+    // A token that is not an integer (SGLang's EAGLE bigrams) skips the event only when the ids are kept.
+    const pairs = encodeMsgpack([1, [['BlockStored', [V1], null, [[1, 2]], 1, null, 'GPU']], 0]);
+    expect(decodeKvEventBatch(pairs, 'sglang').skipped).toEqual([]);
+    expect(decodeKvEventBatch(pairs, 'sglang', { tokens: true }).skipped[0]!.reason).toMatch(/token id 0 is a array/);
+  });
+
   it('more hashes in one event than the cap is that event skipped, not the batch', () => {
     const many = new Array<bigint>(65_537).fill(9n);
     const d = decodeKvEventBatch(encodeMsgpack([1, [['BlockRemoved', many], ['BlockRemoved', [1n]]], 0]), 'vllm');

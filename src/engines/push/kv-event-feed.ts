@@ -16,6 +16,8 @@ export interface KvEventFeedOptions {
   endpoint: string;
   topic: string;
   engine: EngineKind;
+  /** Keep each BlockStored's token ids (the sink keys blocks by their tokens). */
+  tokens?: boolean;
   /** The publisher's replay socket, when it has one: gaps are repaired from it. */
   replayEndpoint?: string;
   replayTimeoutMs?: number;
@@ -152,7 +154,7 @@ export class KvEventFeed {
   #apply(payload: Uint8Array, seq: number): void {
     let batch: KvEventBatch;
     try {
-      batch = decodeKvEventBatch(payload, this.#opts.engine);
+      batch = decodeKvEventBatch(payload, this.#opts.engine, { tokens: this.#opts.tokens === true });
     } catch (err) {
       if (!(err instanceof PushDecodeError)) throw err;
       this.#decodeError(err);

@@ -27,13 +27,17 @@ export type KvEvent =
       readonly parent: Uint32Array | null;
       /** Tokens per block as the engine says; null when absent. */
       readonly blockSize: number | null;
-      /** Tokens carried (counted, not kept). */
+      /** Tokens carried. */
       readonly tokenCount: number;
+      /** The token ids, when the decoder was asked to keep them (keying events by tokens); else null. */
+      readonly tokens: Uint32Array | null;
       /** "GPU", "CPU_PINNED", …; null when unset (the engines' default tier is GPU). */
       readonly medium: string | null;
       /** SGLang's metadata at position 7 (a salted store), or vLLM's LoRA name there. */
       readonly cacheSalt: string | null;
       readonly loraName: string | null;
+      /** vLLM's extra_keys name something besides the tokens (images, a LoRA, a cache salt, prompt embeddings) for some block. */
+      readonly extraKeys: boolean;
     }
   | { readonly kind: 'removed'; readonly hashes: BlockHashes; readonly medium: string | null }
   | { readonly kind: 'cleared' };
@@ -61,6 +65,11 @@ export const KV_EVENT_LIMITS = Object.freeze({
   eventsPerBatch: 65_536,
 });
 
+export interface DecodeOptions {
+  /** Keep BlockStored's token ids (a router that keys events by their tokens needs them); default: count and step over. */
+  tokens?: boolean;
+}
+
 export class PushDecodeError extends Error {
   override readonly name = 'PushDecodeError';
 }
@@ -69,7 +78,8 @@ export class PushDecodeError extends Error {
  * Decode one KV-event payload (the third frame). Throws PushDecodeError when the
  * batch itself is unreadable; events it cannot read are in `skipped`.
  */
-export function decodeKvEventBatch(payload: Uint8Array, engine: EngineKind): KvEventBatch {
+export function decodeKvEventBatch(payload: Uint8Array, engine: EngineKind, opts: DecodeOptions = {}): KvEventBatch {
+  const keep = opts.tokens === true;
   const r = new MsgpackReader(payload);
   try {
     let ts = 0;
@@ -79,7 +89,7 @@ export function decodeKvEventBatch(payload: Uint8Array, engine: EngineKind): KvE
     const readEvents = (): void => {
       const n = r.arrayLength();
       if (n > KV_EVENT_LIMITS.eventsPerBatch) throw new PushDecodeError(`${n} events in one batch (at most ${KV_EVENT_LIMITS.eventsPerBatch})`);
-      ({ events, skipped } = readEventList(r, n, engine));
+      ({ events, skipped } = readEventList(r, n, engine, keep));
     };
     if (r.peek() === 'array') {
       const n = r.arrayLength();
@@ -112,13 +122,13 @@ export function decodeKvEventBatch(payload: Uint8Array, engine: EngineKind): KvE
   }
 }
 
-function readEventList(r: MsgpackReader, n: number, engine: EngineKind): { events: KvEvent[]; skipped: SkippedEvent[] } {
+function readEventList(r: MsgpackReader, n: number, engine: EngineKind, keep: boolean): { events: KvEvent[]; skipped: SkippedEvent[] } {
   const events: KvEvent[] = [];
   const skipped: SkippedEvent[] = [];
   for (let i = 0; i < n; i++) {
     const start = r.pos;
     try {
-      const e = r.peek() === 'map' ? readTaggedEvent(r) : readPositionalEvent(r, engine);
+      const e = r.peek() === 'map' ? readTaggedEvent(r, keep) : readPositionalEvent(r, engine, keep);
       events.push(e);
     } catch (err) {
       if (!(err instanceof EventError)) throw err;
@@ -137,7 +147,7 @@ class EventError extends Error {}
 
 const TAGS = new Set(['BlockStored', 'BlockRemoved', 'AllBlocksCleared']);
 
-function readPositionalEvent(r: MsgpackReader, engine: EngineKind): KvEvent {
+function readPositionalEvent(r: MsgpackReader, engine: EngineKind, keep: boolean): KvEvent {
   if (r.peek() !== 'array') throw new EventError(`an event that is a ${r.peek()}`);
   const n = r.arrayLength();
   if (n === 0 || r.peek() !== 'str') throw new EventError('an event without a tag');
@@ -153,18 +163,20 @@ function readPositionalEvent(r: MsgpackReader, engine: EngineKind): KvEvent {
     if (n < 5) throw new EventError(`BlockStored with ${n - 1} fields (at least 4)`);
     const hashes = field(() => readHashes(r));
     const parent = field(() => readParent(r));
-    const tokenCount = field(() => countTokens(r));
+    const tokens = field(() => readTokens(r, keep));
     const blockSize = field(() => optionalInt(r, 'block_size'));
     if (next()) field(() => r.skip()); // lora_id
     const medium = next() ? field(() => optionalStr(r, 'medium')) : null;
     let cacheSalt: string | null = null;
     let loraName: string | null = null;
+    let extraKeys = false;
     // Position 7 is SGLang's metadata map or vLLM's LoRA name: the engine decides.
     if (next()) {
       if (engine === 'sglang') cacheSalt = field(() => readSglangMetadata(r));
       else loraName = field(() => optionalStr(r, 'lora_name'));
     }
-    event = { kind: 'stored', hashes, parent, blockSize, tokenCount, medium, cacheSalt, loraName };
+    if (engine === 'vllm' && next()) extraKeys = field(() => readExtraKeys(r));
+    event = { kind: 'stored', hashes, parent, blockSize, tokenCount: tokens.count, tokens: tokens.ids, medium, cacheSalt, loraName, extraKeys };
   } else if (tag === 'BlockRemoved') {
     if (n < 2) throw new EventError('BlockRemoved without hashes');
     const hashes = field(() => readHashes(r));
@@ -180,16 +192,17 @@ function readPositionalEvent(r: MsgpackReader, engine: EngineKind): KvEvent {
   return event;
 }
 
-function readTaggedEvent(r: MsgpackReader): KvEvent {
+function readTaggedEvent(r: MsgpackReader, keep: boolean): KvEvent {
   const n = r.mapLength();
   let tag: string | undefined;
   let hashes: BlockHashes | undefined;
   let parent: Uint32Array | null = null;
   let blockSize: number | null = null;
-  let tokenCount = 0;
+  let tokens: TokenIds = NO_TOKENS;
   let medium: string | null = null;
   let cacheSalt: string | null = null;
   let loraName: string | null = null;
+  let extraKeys = false;
   for (let i = 0; i < n; i++) {
     if (r.peek() !== 'str') {
       r.skip();
@@ -209,7 +222,7 @@ function readTaggedEvent(r: MsgpackReader): KvEvent {
         parent = readParent(r);
         break;
       case 'token_ids':
-        tokenCount = countTokens(r);
+        tokens = readTokens(r, keep);
         break;
       case 'block_size':
         blockSize = optionalInt(r, 'block_size');
@@ -223,6 +236,9 @@ function readTaggedEvent(r: MsgpackReader): KvEvent {
       case 'lora_name':
         loraName = optionalStr(r, 'lora_name');
         break;
+      case 'extra_keys':
+        extraKeys = readExtraKeys(r);
+        break;
       default:
         r.skip(); // keys newer engines add (session_id, extra_keys, group_idx, …)
     }
@@ -232,7 +248,7 @@ function readTaggedEvent(r: MsgpackReader): KvEvent {
   if (tag === 'AllBlocksCleared') return { kind: 'cleared' };
   if (hashes === undefined) throw new EventError(`${tag} without block_hashes`);
   if (tag === 'BlockRemoved') return { kind: 'removed', hashes, medium };
-  return { kind: 'stored', hashes, parent, blockSize, tokenCount, medium, cacheSalt, loraName };
+  return { kind: 'stored', hashes, parent, blockSize, tokenCount: tokens.count, tokens: tokens.ids, medium, cacheSalt, loraName, extraKeys };
 }
 
 function readHashes(r: MsgpackReader): BlockHashes {
@@ -260,13 +276,32 @@ function wordOrEventError(r: MsgpackReader, out: Uint32Array, at: number): void 
   r.word64(out, at);
 }
 
-/** token_ids: counted and stepped over (SGLang sends bigram pairs under EAGLE: still one entry per token). */
-function countTokens(r: MsgpackReader): number {
-  if (r.nil()) return 0;
+interface TokenIds {
+  readonly count: number;
+  readonly ids: Uint32Array | null;
+}
+
+const NO_TOKENS: TokenIds = { count: 0, ids: null };
+
+/**
+ * token_ids: counted and stepped over (SGLang sends bigram pairs under EAGLE: still
+ * one entry per token), or, when `keep`, read into a Uint32Array (integers only).
+ */
+function readTokens(r: MsgpackReader, keep: boolean): TokenIds {
+  if (r.nil()) return NO_TOKENS;
   if (r.peek() !== 'array') throw new EventError(`token_ids is a ${r.peek()}`);
   const n = r.arrayLength();
-  r.skipIntegers(n);
-  return n;
+  if (!keep) {
+    r.skipIntegers(n);
+    return { count: n, ids: null };
+  }
+  const ids = new Uint32Array(n);
+  const read = r.uint32s(n, ids);
+  if (read < n) {
+    if (r.done) throw new MsgpackError('payload ends inside token_ids');
+    throw new EventError(`token id ${read} is a ${r.peek() === 'int' ? 'number outside 0..2^32' : r.peek()}, not a token id`);
+  }
+  return { count: n, ids };
 }
 
 function optionalInt(r: MsgpackReader, name: string): number | null {
@@ -281,6 +316,20 @@ function optionalStr(r: MsgpackReader, name: string): string | null {
   const k = r.peek();
   if (k !== 'str') throw new EventError(`${name} is a ${k}, not a string`);
   return r.str(256);
+}
+
+/** vLLM's extra_keys: one entry per block, nil for a block of plain tokens. True when any is not nil. */
+function readExtraKeys(r: MsgpackReader): boolean {
+  if (r.nil()) return false;
+  if (r.peek() !== 'array') throw new EventError(`extra_keys is a ${r.peek()}, not an array`);
+  const n = r.arrayLength();
+  let any = false;
+  for (let i = 0; i < n; i++) {
+    if (r.nil()) continue;
+    r.skip();
+    any = true;
+  }
+  return any;
 }
 
 /** SGLang's position-7 metadata: {"cache_salt": str} (or nil). */

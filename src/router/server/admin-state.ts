@@ -60,6 +60,10 @@ export function adminState(s: AdminStateInput): AdminState {
     kv_events: kvEvents
       ? {
           endpoints: [...kvEvents.endpoints],
+          endpoints_from: w.info.pushFrom === 'config' ? 'config' : 'engine',
+          keying: kvEvents.keying,
+          unplaced_blocks_total: kvEvents.unplacedBlocks,
+          unkeyed_blocks_total: kvEvents.unkeyedBlocks,
           batches_total: kvEvents.stats.batches,
           events_total: kvEvents.stats.events,
           skipped_events_total: kvEvents.stats.skippedEvents,

@@ -9,7 +9,7 @@ import type { WorkerInfo } from './worker.js';
  * reads"); a worker that answers neither is "unknown", not an error: it stays
  * routable.
  */
-export async function introspectWorker(url: string, timeoutMs: number, dispatcher?: Dispatcher): Promise<WorkerInfo & { reachable: boolean }> {
+export async function introspectWorker(url: string, timeoutMs: number, dispatcher?: Dispatcher): Promise<Omit<WorkerInfo, 'pushFrom'> & { reachable: boolean }> {
   const get = async (path: string) => getEngineReply(url + path, { timeoutMs, ...(dispatcher ? { dispatcher } : {}) });
   let models: string[] = [];
   let flavor: WorkerInfo['flavor'] = 'unknown';
@@ -25,6 +25,7 @@ export async function introspectWorker(url: string, timeoutMs: number, dispatche
   if (info) {
     models = info.ids;
     if (info.engine !== null) flavor = info.engine;
+    simulated = info.simulated;
   }
   for (const path of ['/server_info', '/get_server_info']) {
     const r = await get(path);
@@ -34,7 +35,7 @@ export async function introspectWorker(url: string, timeoutMs: number, dispatche
       dpSize = server.dpSize;
       nativeScheduling = server.cacheAwareSchedule;
       push = server.push;
-      simulated = server.simulated;
+      simulated ||= server.simulated;
       break;
     }
   }

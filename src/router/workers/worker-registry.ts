@@ -1,4 +1,6 @@
 import { Pool } from 'undici';
+import { kvEventsRuleFor, pushInfoFromRule } from '../../engines/index.js';
+import type { KvEventsRule } from '../../engines/index.js';
 import type { LoadTable } from '../state/load_monitor/index.js';
 import type { LoadPollStats, LoadPush, LoadSampler } from '../state/load_monitor/index.js';
 import type { Logger } from '../logging/logger.js';
@@ -15,6 +17,8 @@ export interface RegistryOptions {
   /** TCP connect budget per attempt; undici's own default (10 s) may exceed the request timeout. */
   connectTimeoutMs: number;
   now: () => number;
+  /** Where workers that do not advertise their KV events publish them (--kv-events). */
+  kvEvents: readonly KvEventsRule[];
 }
 
 /**
@@ -139,9 +143,19 @@ export class WorkerRegistry {
       this.timers.add(t);
       return;
     }
-    w.info = { dpSize: info.dpSize, models: info.models, flavor: info.flavor, nativeScheduling: info.nativeScheduling, push: info.push, simulated: info.simulated };
+    const rule = kvEventsRuleFor(this.opts.kvEvents, w.url);
+    const push = rule ? pushInfoFromRule(rule) : info.push;
+    w.info = {
+      dpSize: info.dpSize,
+      models: info.models,
+      flavor: info.flavor,
+      nativeScheduling: info.nativeScheduling,
+      push,
+      pushFrom: rule ? 'config' : info.push ? 'engine' : null,
+      simulated: info.simulated,
+    };
     this.table.setExpectedRanks(w, info.dpSize);
-    this.loadPush.attach(w, info.push);
+    this.loadPush.attach(w, push);
     this.table.setUncachedTrusted(w, info.nativeScheduling);
     this.onIntrospected?.(w);
   }

@@ -15,8 +15,14 @@ export interface WorkerInfo {
    * field from routers otherwise. Only then is its load used as native scheduling data.
    */
   nativeScheduling: boolean;
-  /** The engine's push channels from /server_info (SGLang's `kv_events` block), when it publishes. */
+  /**
+   * The engine's push channels, when it publishes: from /server_info (SGLang's
+   * `kv_events` block), or from a --kv-events entry for engines that do not advertise
+   * them (vLLM); an entry wins over what the engine advertises.
+   */
   push: PushInfo | null;
+  /** Where `push` came from. */
+  pushFrom: 'engine' | 'config' | null;
   /** The engine is routerctl's simulator (its KV event hashes are the simulator's). */
   simulated: boolean;
 }
@@ -34,7 +40,7 @@ export class Worker implements PolicyWorker {
   inflight = 0;
   requestsTotal = 0;
   gateRejectionsTotal = 0;
-  info: WorkerInfo = { dpSize: undefined, models: [], flavor: 'unknown', nativeScheduling: false, push: null, simulated: false };
+  info: WorkerInfo = { dpSize: undefined, models: [], flavor: 'unknown', nativeScheduling: false, push: null, pushFrom: null, simulated: false };
 
   constructor(url: string, slot: number, pool: Pool, breaker: CircuitBreaker) {
     this.id = url;

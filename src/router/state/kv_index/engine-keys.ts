@@ -1,4 +1,4 @@
-import { blockHashes, sglangPageChain, simWireWords } from '../../../prefix/index.js';
+import { blockHashes, keyChainOf, sglangPageChain, simWireWords } from '../../../prefix/index.js';
 
 /**
  * The router's 52-bit index key for an engine's 64-bit block hash. The prefix index
@@ -17,9 +17,11 @@ export function foldHash(hi: number, lo: number): number {
  * same way (docs/engine-push.md §Keying requests):
  * - `sim`: the simulator's chained hash, written as simWireWords;
  * - `sglang`: SGLang's SHA-256 page chain (sglangPageHashes);
- * vLLM's default hash pickles Python objects and cannot be reproduced outside it.
+ * - `tokens`: the router's own key chain (keyChain), for engines whose hashes cannot be
+ *   reproduced outside them (vLLM's default hash pickles Python objects, and its root
+ *   is random per process): their events are keyed by the tokens they carry instead.
  */
-export type EngineHashScheme = 'sim' | 'sglang';
+export type EngineHashScheme = 'sim' | 'sglang' | 'tokens';
 
 /** Index keys of a token sequence's full blocks, as the engine's events name them. */
 export function engineBlockKeys(tokens: ArrayLike<number>, blockSize: number, scheme: EngineHashScheme): number[] {
@@ -29,6 +31,7 @@ export function engineBlockKeys(tokens: ArrayLike<number>, blockSize: number, sc
       return foldHash(hi, lo);
     });
   }
+  if (scheme === 'tokens') return keyChainOf(tokens, blockSize);
   return sglangChains.keys(tokens, blockSize);
 }
 

@@ -1,4 +1,4 @@
 export { engineBlockKeys, foldHash } from './engine-keys.js';
 export type { EngineHashScheme } from './engine-keys.js';
 export { KvEventIndex } from './kv-event-index.js';
-export type { KvEventsStatus } from './kv-event-index.js';
+export type { KvEventsStatus, KvKeying } from './kv-event-index.js';

@@ -4,18 +4,39 @@ import type { Logger } from '../../logging/logger.js';
 import type { Worker } from '../../workers/worker.js';
 import type { PrefixIndex } from '../prefix_index/index.js';
 import { foldHash } from './engine-keys.js';
+import { TokenKeyedBlocks } from './token-keyed-blocks.js';
 
 /** One publisher the index listens to: a worker's DP rank, with its own owner slot. */
 interface Owner {
   readonly worker: Worker;
   readonly rank: number;
   readonly feed: KvEventFeed;
+  readonly endpoint: string;
+  /** Set when the engine's hashes cannot be computed: blocks are keyed by their tokens. */
+  readonly byTokens: TokenKeyedBlocks | undefined;
+  /** Stored blocks whose parent was never seen (keyed by tokens only). */
+  unplaced: number;
+  /** Stored blocks that are not plain token blocks of the router's size (keyed by tokens only). */
+  unkeyed: number;
 }
+
+/** How a worker's events are keyed: by the engine's own hashes, or by the tokens they carry. */
+export type KvKeying = 'engine_hash' | 'tokens';
 
 /** What the admin state shows about a worker's KV event feeds. */
 export interface KvEventsStatus {
   readonly endpoints: readonly string[];
+  readonly keying: KvKeying;
   readonly stats: KvFeedStats;
+  readonly unplacedBlocks: number;
+  readonly unkeyedBlocks: number;
+}
+
+export interface KvEventIndexOptions {
+  /** Tokens per block: the router's --block-size. */
+  blockSize: number;
+  /** Engine hashes remembered per rank when keying by tokens (the prefix index's own bound). */
+  maxBlocks: number;
 }
 
 /**
@@ -35,24 +56,33 @@ export class KvEventIndex {
   /** Block keys of one event, reused. */
   #keys = new Float64Array(64);
 
-  constructor(index: PrefixIndex, log: Logger) {
+  readonly #opts: KvEventIndexOptions;
+
+  constructor(index: PrefixIndex, log: Logger, opts: KvEventIndexOptions) {
     this.#index = index;
     this.#log = log;
+    this.#opts = opts;
   }
 
-  /** Subscribe to every rank of a worker's KV events; replaces an earlier subscription. */
-  attach(worker: Worker, info: PushInfo, engine: EngineKind, replayEndpoints: readonly string[] = []): void {
+  /**
+   * Subscribe to every rank of a worker's KV events; replaces an earlier subscription.
+   * `keying` says whether the event hashes are the keys (the router computes requests'
+   * keys the engine's way) or the blocks are keyed by their tokens.
+   */
+  attach(worker: Worker, info: PushInfo, engine: EngineKind, replayEndpoints: readonly string[], keying: KvKeying): void {
     this.detach(worker);
     const slots: number[] = [];
     for (let rank = 0; rank < info.dpSize; rank++) {
       const slot = this.#free.pop() ?? this.#owners.length;
       this.#index.setOwnerTag(slot, `${worker.url}#${rank}`);
       const replay = replayEndpoints[rank];
+      const endpoint = pushEndpoint(worker.url, info, info.kvPortBase, rank);
+      const byTokens = keying === 'tokens' ? new TokenKeyedBlocks(this.#opts.blockSize, this.#opts.maxBlocks) : undefined;
       const feed = new KvEventFeed(
-        { endpoint: pushEndpoint(worker.url, info, info.kvPortBase, rank), topic: info.kvTopic, engine, ...(replay !== undefined ? { replayEndpoint: replay } : {}) },
+        { endpoint, topic: info.kvTopic, engine, tokens: byTokens !== undefined, ...(replay !== undefined ? { replayEndpoint: replay } : {}) },
         { batch: (b) => this.#apply(slot, b), reset: () => this.#forget(slot, worker, rank, 'the publisher restarted') },
       );
-      this.#owners[slot] = { worker, rank, feed };
+      this.#owners[slot] = { worker, rank, feed, endpoint, byTokens, unplaced: 0, unkeyed: 0 };
       slots.push(slot);
     }
     this.#byWorker.set(worker, slots);
@@ -82,10 +112,14 @@ export class KvEventIndex {
   status(worker: Worker): KvEventsStatus | undefined {
     const slots = this.#byWorker.get(worker);
     if (!slots) return undefined;
-    const feeds = slots.map((s) => this.#owners[s]!.feed);
+    const owners = slots.map((s) => this.#owners[s]!);
+    const feeds = owners.map((o) => o.feed);
     const sum = (k: keyof Omit<KvFeedStats, 'lastError' | 'lastSeq'>): number => feeds.reduce((a, f) => a + f.stats[k], 0);
     return {
-      endpoints: slots.map((s) => pushEndpoint(worker.url, worker.info.push!, worker.info.push!.kvPortBase, this.#owners[s]!.rank)),
+      endpoints: owners.map((o) => o.endpoint),
+      keying: owners[0]?.byTokens ? 'tokens' : 'engine_hash',
+      unplacedBlocks: owners.reduce((a, o) => a + o.unplaced, 0),
+      unkeyedBlocks: owners.reduce((a, o) => a + o.unkeyed, 0),
       stats: {
         batches: sum('batches'),
         events: sum('events'),
@@ -105,9 +139,11 @@ export class KvEventIndex {
 
 
   #apply(slot: number, batch: KvEventBatch): void {
+    const owner = this.#owners[slot]!;
     for (const e of batch.events) {
       if (e.kind === 'cleared') {
         this.#index.forgetWorker(slot);
+        owner.byTokens?.clear();
         continue;
       }
       // Only the GPU tier (or an engine that does not say) serves a prefix without a reload.
@@ -116,6 +152,21 @@ export class KvEventIndex {
       if (this.#keys.length < n) this.#keys = new Float64Array(Math.max(n, this.#keys.length * 2));
       const keys = this.#keys;
       const w = e.hashes.words;
+      const byTokens = owner.byTokens;
+      if (byTokens !== undefined) {
+        if (e.kind === 'removed') {
+          for (let i = 0; i < n; i++) {
+            const key = byTokens.take(w[2 * i]!, w[2 * i + 1]!);
+            if (key !== undefined) this.#index.removeOwner(slot, key);
+          }
+          continue;
+        }
+        const verdict = byTokens.store(e, keys);
+        if (verdict.kind === 'keyed') this.#index.record(slot, keys, n);
+        else if (verdict.kind === 'unplaced') owner.unplaced += n;
+        else owner.unkeyed += n;
+        continue;
+      }
       for (let i = 0; i < n; i++) keys[i] = foldHash(w[2 * i]!, w[2 * i + 1]!);
       if (e.kind === 'stored') this.#index.record(slot, keys, n);
       else for (let i = 0; i < n; i++) this.#index.removeOwner(slot, keys[i]!);
@@ -124,6 +175,7 @@ export class KvEventIndex {
 
   #forget(slot: number, worker: Worker, rank: number, why: string): void {
     this.#index.forgetWorker(slot);
+    this.#owners[slot]?.byTokens?.clear();
     this.#log.info('KV events: forgot what a rank held', { worker: worker.url, rank, reason: why });
   }
 }
