@@ -62,7 +62,10 @@ export type AdminEventKind =
   | 'worker_unreachable'
   | 'worker_reachable'
   | 'load_push'
-  | 'load_poll';
+  | 'load_poll'
+  | 'router_started'
+  | 'diversion_burst'
+  | 'diversion_burst_end';
 
 export interface AdminEvent {
   /** Wall-clock epoch ms. */

@@ -2,7 +2,7 @@ import type { Agent } from 'undici';
 import { createAgent } from './http.js';
 import { mergeReplicas } from './merge.js';
 import { ReplicaClient, fetchSnapshot } from './replica-client.js';
-import type { FleetView, ReplicaSnapshot, ReplicaStatus, SourceChoice } from './view-model.js';
+import type { FleetEvent, FleetView, ReplicaSnapshot, ReplicaStatus, SourceChoice } from './view-model.js';
 
 /** A value that changes over time, in the shape React's useSyncExternalStore wants. */
 export interface Store<T> {
@@ -50,9 +50,13 @@ export class FleetFeed implements Store<FleetView | undefined> {
   private readonly clients: ReplicaClient[];
   private readonly listeners = new Set<() => void>();
   private view: FleetView | undefined;
+  /** Replicas going down and coming back, as the console saw it (no router can report its own death). */
+  private readonly replicaEvents: FleetEvent[] = [];
+  private readonly wasLive: Array<boolean | undefined>;
 
   private constructor(o: FleetFeedOptions, initial: ReplicaSnapshot[] | undefined) {
     this.agent = createAgent();
+    this.wasLive = o.urls.map(() => (initial ? true : undefined));
     this.clients = o.urls.map(
       (url, i) =>
         new ReplicaClient(
@@ -98,7 +102,22 @@ export class FleetFeed implements Store<FleetView | undefined> {
   }
 
   private remerge(): void {
-    this.view = mergeReplicas(this.clients.map((c) => c.current));
+    const statuses = this.clients.map((c) => c.current);
+    statuses.forEach((s, i) => {
+      const was = this.wasLive[i];
+      // Only a replica that answered once can go down; a first answer is not an event.
+      if (s.snapshot === null || was === s.live || (was === undefined && s.live)) {
+        if (s.live) this.wasLive[i] = true;
+        return;
+      }
+      this.wasLive[i] = s.live;
+      const e: FleetEvent = s.live
+        ? { atMs: Date.now(), kind: 'replica_up', worker: null, message: 'router replica answers again: back in the fleet figures', replica: s.url }
+        : { atMs: Date.now(), kind: 'replica_down', worker: null, message: `router replica stopped answering${s.error ? ` (${s.error})` : ''}: left out of the fleet figures`, replica: s.url };
+      this.replicaEvents.push(e);
+      if (this.replicaEvents.length > 20) this.replicaEvents.shift();
+    });
+    this.view = mergeReplicas(statuses, Date.now(), this.replicaEvents);
     for (const l of this.listeners) l();
   }
 }

@@ -1,4 +1,4 @@
-import type { Breaker, DecisionCounts, FleetView, FleetWorker, Histogram, LatencyQuantiles, ReplicaStatus, RouterInfo, WorkerSnapshot } from './view-model.js';
+import type { Breaker, DecisionCounts, FleetEvent, FleetView, FleetWorker, Histogram, LatencyQuantiles, ReplicaStatus, RouterInfo, WorkerSnapshot } from './view-model.js';
 import { DECISION_LABELS, emptyRouterInfo, hitRatio, sumKnown } from './view-model.js';
 import { histogramQuantile } from './rates.js';
 
@@ -20,7 +20,7 @@ const BREAKER_RANK: Record<Breaker, number> = { closed: 0, half_open: 1, open: 2
  * the view. Only while no replica answers does the view keep the last snapshots, so a
  * router restart does not blank the console.
  */
-export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now()): FleetView {
+export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(), consoleEvents: readonly FleetEvent[] = []): FleetView {
   const seenOnce = replicas.filter((r) => r.snapshot !== null);
   const answering = seenOnce.filter((r) => r.live);
   const live = answering.length > 0 ? answering : seenOnce;
@@ -112,6 +112,7 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
     latency: latencyOf(live),
     events: live
       .flatMap((r) => r.snapshot!.events.map((e) => (live.length > 1 ? { ...e, replica: r.url } : e)))
+      .concat(consoleEvents)
       .sort((a, b) => a.atMs - b.atMs)
       .slice(-100),
     source: sources.size === 0 ? null : sources.size === 1 ? [...sources][0]! : 'mixed',

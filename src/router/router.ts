@@ -201,6 +201,10 @@ export class Router {
     });
     this.address = this.server.address() as AddressInfo;
     this.ready = true;
+    const c = this.config;
+    const limit = c.policy === 'cache_aware' ? `, worker-queue-limit ${c.workerQueueLimit ?? 'unset (gate off)'}${c.saturationQueueFloor !== null ? `, floor ${c.saturationQueueFloor}` : ''}, prefix from ${this.prefixSource}` : '';
+    const n = this.registry.workers.length;
+    this.events.started(`routing ${n} worker${n === 1 ? '' : 's'} at ${this.url}: policy ${c.policy}${limit}`);
     return this.url;
   }
 
@@ -339,7 +343,8 @@ export class Router {
   }
 
   private watchEvents(now: number, readings = this.status.readings(now)): void {
-    this.events.check(readings, this.config.workerQueueLimit, this.fleetAllQueued(now));
+    const diversions = this.metrics.cacheDecisions.get([this.modelId ?? UNKNOWN_MODEL, 'cache_worker_queued']);
+    this.events.check(readings, this.config.workerQueueLimit, this.fleetAllQueued(now), diversions);
   }
 
   /** The prefix index's size and digest (PrefixIndex.digest, kept as pairs come and go). */

@@ -30,6 +30,10 @@ export interface LayoutInput {
   panel: number;
   /** Log lines available to show (serve); 0 hides the pane. */
   logLines: number;
+  /** The source has an event log (a router's): its newest event gets a line when no pane fits. */
+  hasEvents?: boolean;
+  /** The log pane shows the events themselves (top), so a pane of them replaces the one-line event. */
+  logIsEvents?: boolean;
   help: boolean;
 }
 
@@ -57,6 +61,8 @@ export interface LayoutPlan {
   decisionChart: number;
   /** Log pane: lines shown (its title line is extra); 0: no pane. */
   log: number;
+  /** 1: the newest event on one line, where no event pane fits. */
+  lastEvent: number;
   /** Total lines the plan uses; never above `budget`. */
   used: number;
 }
@@ -80,11 +86,12 @@ export function planLayout(input: LayoutInput): LayoutPlan {
     waitingChart: 0,
     decisionChart: 0,
     log: 0,
+    lastEvent: 0,
     used: 0,
   };
   const room = (): number => budget - planLines(p);
   /** Set a field to the largest value up to `want` that still fits. */
-  const grow = (key: 'header' | 'footer' | 'banners' | 'help' | 'tableHeader' | 'tableRows' | 'panel' | 'histogramTitle' | 'histogramRows' | 'log', want: number): void => {
+  const grow = (key: 'header' | 'footer' | 'banners' | 'help' | 'tableHeader' | 'tableRows' | 'panel' | 'histogramTitle' | 'histogramRows' | 'log' | 'lastEvent', want: number): void => {
     // The log pane's title line comes with its first row.
     const title = key === 'log' && p.log === 0 ? 1 : 0;
     p[key] = Math.max(p[key], Math.min(Math.floor(want), p[key] + room() - title));
@@ -129,6 +136,9 @@ export function planLayout(input: LayoutInput): LayoutPlan {
     }
   }
 
+  // What just happened outranks history: the newest event before the histogram and the charts.
+  if (input.hasEvents) grow('lastEvent', 1);
+
   if (input.hasHistogram) {
     grow('histogramTitle', 1);
     if (p.histogramTitle > 0) grow('histogramRows', Math.min(input.histogramRows, MAX_HISTOGRAM_ROWS));
@@ -158,6 +168,11 @@ export function planLayout(input: LayoutInput): LayoutPlan {
   if (wantLog) {
     if (p.log === 0 && room() >= 3) grow('log', Math.min(input.logLines, 10));
     else if (p.log > 0) grow('log', Math.min(input.logLines, 10));
+  }
+  // A pane of the events shows the newest too: its line goes to the pane.
+  if (input.logIsEvents && p.log > 0 && p.lastEvent > 0) {
+    p.lastEvent = 0;
+    grow('log', Math.min(input.logLines, p.log + 1));
   }
   p.used = planLines(p);
   return p;
@@ -190,6 +205,7 @@ export function planLines(p: LayoutPlan): number {
     p.panel +
     middleBlockLines(p) +
     chartBlockLines(p) +
-    (p.log > 0 ? p.log + 1 : 0)
+    (p.log > 0 ? p.log + 1 : 0) +
+    p.lastEvent
   );
 }

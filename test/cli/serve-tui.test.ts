@@ -107,6 +107,48 @@ describe.skipIf(!hasTmux)('routerctl serve on a terminal', () => {
   );
 
   it(
+    'at 80×24 for 20 s: every element, no line wider than the terminal, the frame one row short of it, latency and an event line, no escape codes under NO_COLOR',
+    async () => {
+      const size = { x: 80, y: 24 };
+      const t = startInTmux(['serve', '--worker-queue-limit', '6', '--port', '0'], size);
+      const queueRows = (s: string): string[] => s.split('\n').filter((l) => /^127\.0\.0\.1:\d+ .* \d+\/6 /.test(l));
+      await until('four live worker rows', () => queueRows(t.capture()).length === 4, 15_000, t.capture);
+      const started = Date.now();
+      const seen = { latency: false, event: false, diverted: false, rejections: false };
+      let frames = 0;
+      while (Date.now() - started < 20_000) {
+        // -J joins a line the terminal wrapped, so a line drawn too wide shows as one longer line; -e keeps escape codes.
+        const joined = tmux(t.server, 'capture-pane', '-p', '-J', '-t', 'main');
+        const raw = tmux(t.server, 'capture-pane', '-p', '-e', '-t', 'main');
+        const lines = joined.replace(/\n$/, '').split('\n');
+        frames++;
+        for (const l of lines) expect([...l].length, l).toBeLessThanOrEqual(size.x);
+        expect(lines.length).toBeLessThanOrEqual(size.y);
+        // The frame is rows - 1 tall: the last row stays empty.
+        expect(lines[size.y - 1]?.trim() ?? '').toBe('');
+        expect(raw).not.toMatch(/\x1b\[/);
+        // Every required element, every frame: the header with the limit, the worker table with its queues and gate column, the decisions, the footer's keys.
+        const screen = lines.join('\n');
+        expect(screen).toMatch(/^routerctl serve .*limit 6/);
+        expect(screen).toMatch(/WORKER .*WAIT.*REJ\/s/);
+        expect(queueRows(screen)).toHaveLength(4);
+        expect(screen).toMatch(/decisions\/s\s+hit /);
+        expect(screen).toMatch(/q (quit|stop)/);
+        if (/e2e p50 [\d.]+ ?(ms|s)/.test(screen)) seen.latency = true;
+        if (/^EVENT \d\d:\d\d:\d\d\s+\S/m.test(screen)) seen.event = true;
+        if (/DIVERTED OVERLAP/.test(screen)) seen.diverted = true;
+        if (queueRows(screen).some((l) => / GATED /.test(l) || /\s(?!0\s)\d+(\.\d)?\s+(closed|open|half)\s*$/.test(l))) seen.rejections = true;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      expect(frames).toBeGreaterThan(20);
+      expect(seen).toMatchObject({ latency: true, event: true, diverted: true });
+      tmux(t.server, 'send-keys', '-t', 'main', 'q');
+      await until('exit status 0', () => t.capture().includes('EXIT=0'), 30_000, t.capture);
+    },
+    90_000,
+  );
+
+  it(
     'a router that dies is reported in the console with its exit status and log, and q then exits 1',
     async () => {
       const t = startInTmux(['serve', '--port', '0'], { x: 100, y: 30 });

@@ -39,6 +39,26 @@ describe('EventWatcher', () => {
     expect(w.recent()[1]!.message).toBe('waiting 6 ≥ limit 6');
   });
 
+  it('diversions in bursts: one event when 10 come within 5 s, one when a whole 5 s passes without any; a trickle says nothing', () => {
+    const w = new EventWatcher(silentLogger);
+    const look = (t: number, total: number): void => w.check([reading('a', 0)], 6, false, total, t);
+    let total = 0;
+    look(0, total); // baseline
+    // A trickle: one every second for 8 s (5 per window at most).
+    for (let t = 1000; t <= 8000; t += 1000) look(t, ++total);
+    expect(w.recent()).toEqual([]);
+    // A burst: 12 within 1.5 s.
+    for (let t = 8500; t <= 10_000; t += 500) look(t, (total += 3));
+    expect(w.recent().map((e) => e.kind)).toEqual(['diversion_burst']);
+    expect(w.recent()[0]!.message).toMatch(/^1\d requests diverted from their prefix owner in \d+\.\d s/);
+    // Quiet for 4.5 s: not over yet; a whole 5 s: over, with the burst's count.
+    look(14_500, total);
+    expect(w.recent()).toHaveLength(1);
+    look(15_500, total);
+    expect(w.recent().map((e) => e.kind)).toEqual(['diversion_burst', 'diversion_burst_end']);
+    expect(w.recent()[1]!.message).toMatch(/^diversions stopped: \d+ in \d+ s$/);
+  });
+
   it('keeps the last 100', () => {
     const w = new EventWatcher(silentLogger);
     for (let i = 0; i < 150; i++) w.check([reading('a', i % 2 === 0 ? 9 : 0)], 6, false);
@@ -55,6 +75,9 @@ describe('EventWatcher', () => {
       await put(`${fleet.urls[0]}/sim/load`, { num_waiting_reqs: null });
       await eventually(async () => r.state().events.some((e) => e.kind === 'worker_released'), 3000);
       const e = r.state().events.find((x) => x.kind === 'worker_gated')!;
+      // The first event says what the router routes by.
+      expect(r.state().events[0]).toMatchObject({ kind: 'router_started', worker: null });
+      expect(r.state().events[0]!.message).toMatch(/^routing 2 workers at http:\/\/127\.0\.0\.1:\d+: policy cache_aware, worker-queue-limit 6, prefix from requests$/);
       expect(e.message).toBe('waiting 8 ≥ limit 6');
       expect(Math.abs(e.at_ms - Date.now())).toBeLessThan(10_000);
     } finally {

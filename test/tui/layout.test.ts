@@ -47,6 +47,24 @@ describe('planLayout', () => {
     }
   });
 
+  it('at 80×24 the newest event gets a line before the histogram and the charts; a pane of events takes it over where one fits', () => {
+    const small = planLayout({ rows: 24, columns: 80, workers: 4, banners: 1, hasDecisions: true, hasHistogram: true, histogramRows: 3, panel: 0, logLines: 30, help: false, hasEvents: true, logIsEvents: true });
+    expect(small).toMatchObject({ lastEvent: 1, tableRows: 4, decisions: 'compact', log: 0 });
+    expect(small.used).toBe(23);
+    // serve: its log pane is not the events, so the line stays beside it.
+    const serve = planLayout({ rows: 60, columns: 200, workers: 4, banners: 0, hasDecisions: true, hasHistogram: true, histogramRows: 3, panel: 0, logLines: 30, help: false, hasEvents: true, logIsEvents: false });
+    expect(serve.lastEvent).toBe(1);
+    expect(serve.log).toBeGreaterThan(0);
+    const top = planLayout({ rows: 60, columns: 200, workers: 4, banners: 0, hasDecisions: true, hasHistogram: true, histogramRows: 3, panel: 0, logLines: 30, help: false, hasEvents: true, logIsEvents: true });
+    expect(top.lastEvent).toBe(0);
+    expect(top.log).toBeGreaterThan(0);
+    expect(top.used).toBeLessThanOrEqual(59);
+    // Workers still come first: at 8 rows with 4 workers there is no event line.
+    const tiny = planLayout({ rows: 8, columns: 80, workers: 4, banners: 0, hasDecisions: true, hasHistogram: true, histogramRows: 3, panel: 0, logLines: 30, help: false, hasEvents: true, logIsEvents: true });
+    expect(tiny.tableRows + tiny.tableMore).toBeGreaterThanOrEqual(3);
+    expect(tiny.used).toBeLessThanOrEqual(7);
+  });
+
   it('puts the serve crash panel right after the table', () => {
     const plan = planLayout({ rows: 24, columns: 80, workers: 4, banners: 0, hasDecisions: true, hasHistogram: true, histogramRows: 3, panel: 14, logLines: 40, help: false });
     expect(plan.panel).toBe(14);

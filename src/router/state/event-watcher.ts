@@ -4,6 +4,9 @@ import type { WorkerReading } from './worker-status.js';
 
 /** Events kept for /admin/state: enough for a console's pane, bounded whatever happens. */
 const KEPT = 100;
+/** Diversions are counted over this window; a burst begins at BURST_AT of them and ends when the window holds none. */
+export const BURST_WINDOW_MS = 5000;
+export const BURST_AT = 10;
 
 interface WorkerMark {
   gated: boolean;
@@ -25,9 +28,19 @@ export class EventWatcher {
   readonly #workers = new Map<string, WorkerMark>();
   #saturated = false;
   #first = true;
+  /** [time, diversions so far] at each look within the burst window, oldest first. */
+  readonly #diversions: Array<[number, number]> = [];
+  /** Diversions total when the current burst began; null outside a burst. */
+  #burstFrom: number | null = null;
+  #burstAt = 0;
 
   constructor(log: Logger) {
     this.#log = log;
+  }
+
+  /** The first event: what the router runs with, so a log or pane starts with the configuration it explains. */
+  started(message: string): void {
+    this.#emit('router_started', null, message);
   }
 
   recent(): AdminEvent[] {
@@ -35,9 +48,10 @@ export class EventWatcher {
   }
 
   /** Compare with the last look; the first look only sets the baseline. */
-  check(readings: readonly WorkerReading[], limit: number | null, allQueued: boolean): void {
+  check(readings: readonly WorkerReading[], limit: number | null, allQueued: boolean, diversions = 0, now = Date.now()): void {
     const quiet = this.#first;
     this.#first = false;
+    this.#watchDiversions(diversions, now, quiet);
     if (allQueued !== this.#saturated) {
       this.#saturated = allQueued;
       if (!quiet) this.#emit(allQueued ? 'saturation_begin' : 'saturation_end', null, allQueued ? `every worker is at or over the queue limit ${limit}: all_queued` : 'a worker is below the queue limit again');
@@ -57,6 +71,30 @@ export class EventWatcher {
       if (now.loadSource !== was.loadSource) this.#emit(now.loadSource === 'push' ? 'load_push' : 'load_poll', url, now.loadSource === 'push' ? 'load arrives by push' : 'load push went quiet: polling');
     }
     for (const url of this.#workers.keys()) if (!seen.has(url)) this.#workers.delete(url);
+  }
+
+  /**
+   * Diversions (cache_worker_queued decisions) in bursts: one event when the last
+   * BURST_WINDOW_MS hold BURST_AT or more, one when a whole window passes without any,
+   * with the burst's count and length. A steady trickle below the mark says nothing.
+   */
+  #watchDiversions(total: number, now: number, quiet: boolean): void {
+    const d = this.#diversions;
+    d.push([now, total]);
+    while (d.length > 1 && d[1]![0] <= now - BURST_WINDOW_MS) d.shift();
+    if (quiet) return;
+    const inWindow = total - d[0]![1];
+    if (this.#burstFrom === null) {
+      if (inWindow >= BURST_AT) {
+        this.#burstFrom = d[0]![1];
+        this.#burstAt = d[0]![0];
+        this.#emit('diversion_burst', null, `${inWindow} requests diverted from their prefix owner in ${((now - d[0]![0]) / 1000).toFixed(1)} s: queues over the limit`);
+      }
+    } else if (inWindow === 0 && now - d[0]![0] >= BURST_WINDOW_MS) {
+      const n = total - this.#burstFrom;
+      this.#emit('diversion_burst_end', null, `diversions stopped: ${n} in ${Math.round((now - this.#burstAt) / 1000)} s`);
+      this.#burstFrom = null;
+    }
   }
 
   #emit(kind: AdminEventKind, worker: string | null, message: string): void {

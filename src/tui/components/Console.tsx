@@ -21,7 +21,7 @@ import { DivertedHistogram } from './DivertedHistogram.js';
 import { Footer } from './Footer.js';
 import { Header } from './Header.js';
 import { HelpOverlay } from './HelpOverlay.js';
-import { EventPane } from './EventPane.js';
+import { EventPane, LastEvent } from './EventPane.js';
 import { HistoryChart } from './HistoryChart.js';
 import { LogPane } from './LogPane.js';
 import { WorkerTable } from './WorkerTable.js';
@@ -68,6 +68,8 @@ export function Console(p: ConsoleProps): ReactElement {
     panel: childPanelLines(p.child),
     // serve shows its router's log (events included); top shows the routers' events.
     logLines: p.child ? p.child.log.length : view ? Math.max(1, view.events.length) : 0,
+    hasEvents: view !== undefined && view.source !== 'engine',
+    logIsEvents: !p.child,
     help: p.ui.mode === 'help',
   });
   const half = Math.floor((columns - 1) / 2);
@@ -117,6 +119,7 @@ export function Console(p: ConsoleProps): ReactElement {
         />
       ) : null}
       {p.child && plan.panel > 0 ? <ChildPanel child={p.child} lines={plan.panel} /> : null}
+      {view && plan.lastEvent > 0 ? <LastEvent events={view.events} /> : null}
       {view && (plan.decisions !== 'none' || plan.histogramTitle > 0) ? (
         <Box flexDirection={plan.wide ? 'row' : 'column'}>
           {plan.decisions !== 'none' ? (

@@ -1,0 +1,72 @@
+/**
+ * What the console itself costs: the CPU of the process that draws, in a real
+ * terminal (a detached tmux pane) of each size, while the embedded default runs and
+ * saturates (its bursts fill every queue, so the table, sparklines, charts, banners
+ * and events all change every frame).
+ *
+ *   npm run bench:console-cpu -- [--seconds 20] [--sizes 80x24,120x40,200x60] [--color 1]
+ *
+ * Two consoles per size: `serve`'s (the parent process; its router is a child process
+ * and is not counted) and `top` attached to that router (its own process). CPU is
+ * user + system time from /proc over the window, after 8 s of warm-up, as a share of
+ * one core. Colour on by default, as an operator's terminal has it. Bottleneck: none
+ * by design; the figure is the console's own drawing and data handling, measured on a
+ * machine whose other two processes (router, engines) compete for the same 2 cores.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { ROUTERCTL_BIN } from './support/processes.js';
+
+const arg = (name: string, dflt: string): string => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : dflt;
+};
+const seconds = Number(arg('seconds', '20'));
+const sizes = arg('sizes', '80x24,120x40,200x60').split(',').map((s) => s.split('x').map(Number) as [number, number]);
+const color = arg('color', '1') === '1';
+if (spawnSync('tmux', ['-V']).status !== 0) throw new Error('this benchmark draws in tmux; install it');
+
+const TICKS = 100; // USER_HZ on Linux
+/** utime + stime of a process, in ticks (fields 14 and 15 of /proc/PID/stat; the name before them may hold spaces). */
+const cpuTicks = (pid: number): number => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+};
+const children = (pid: number): number[] => spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const env = `env -u CI NODE_ENV=production ${color ? 'NO_COLOR= FORCE_COLOR=1' : 'NO_COLOR=1'}`;
+
+async function share(pid: number): Promise<number> {
+  const a = cpuTicks(pid);
+  await sleep(seconds * 1000);
+  return (cpuTicks(pid) - a) / TICKS / seconds;
+}
+
+console.log(`node ${process.version}; ${seconds} s per figure after 8 s of warm-up; colour ${color ? 'on' : 'off'}; the embedded default with --worker-queue-limit 6`);
+console.log('');
+console.log('| terminal | serve console, % of a core | top console (2 updates/s), % of a core |');
+console.log('|---|---:|---:|');
+for (const [x, y] of sizes) {
+  const server = `rctl-cpu-${process.pid}-${x}`;
+  const tmux = (...a: string[]): string => execFileSync('tmux', ['-L', server, ...a], { encoding: 'utf8' });
+  try {
+    tmux('new-session', '-d', '-s', 'serve', '-x', String(x), '-y', String(y), `${env} ${process.execPath} ${ROUTERCTL_BIN} serve --worker-queue-limit 6 --port 0; sleep 600`);
+    let url = '';
+    for (let i = 0; i < 60 && url === ''; i++) {
+      await sleep(250);
+      url = /(127\.0\.0\.1:\d+)\s*$/m.exec(tmux('capture-pane', '-p', '-t', 'serve').split('\n')[0] ?? '')?.[1] ?? '';
+    }
+    if (url === '') throw new Error('serve did not come up');
+    const pane = Number(tmux('list-panes', '-t', 'serve', '-F', '#{pane_pid}').trim());
+    const consolePid = children(pane)[0]!;
+    tmux('new-session', '-d', '-s', 'top', '-x', String(x), '-y', String(y), `${env} ${process.execPath} ${ROUTERCTL_BIN} top --url http://${url}; sleep 600`);
+    await sleep(8000);
+    const topPid = children(Number(tmux('list-panes', '-t', 'top', '-F', '#{pane_pid}').trim()))[0]!;
+    const [s, t] = await Promise.all([share(consolePid), share(topPid)]);
+    console.log(`| ${x}×${y} | ${(100 * s).toFixed(1)} % | ${(100 * t).toFixed(1)} % |`);
+  } finally {
+    spawnSync('tmux', ['-L', server, 'kill-server']);
+    await sleep(1000);
+  }
+}
