@@ -112,6 +112,11 @@ export interface AdminWorker {
     resets_total: number;
     last_error: string | null;
   } | null;
+  /** Added: this worker's latency histograms at the router, cumulative, as the top-level `latency`. */
+  latency: {
+    ttft_seconds: { buckets: Array<{ le: number; count: number }>; count: number; sum: number };
+    duration_seconds: { buckets: Array<{ le: number; count: number }>; count: number; sum: number };
+  };
   /** Added: the worker's KV event feeds, when the prefix index is built from them, else null. */
   kv_events: {
     endpoints: string[];
@@ -198,6 +203,7 @@ export const ADMIN_STATE_FIELDS = {
     'load_source',
     'load_push',
     'kv_events',
+    'latency',
   ],
   alerts: ['all_queued', 'gate_inert'],
 } as const satisfies {

@@ -94,6 +94,15 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
       requestsTotal: sumKnown(seen.map((p) => p.requestsTotal)),
       gateRejectionsTotal: sumKnown(seen.map((p) => p.gateRejectionsTotal)),
       gateRejectionsPerS: rejPerS,
+      latency: seen.some((p) => p.duration !== undefined)
+        ? {
+            window: quantilesOf(
+              sumHistograms(live.map((r) => r.rates?.latencyWindowByWorker.get(url)?.ttft ?? null)),
+              sumHistograms(live.map((r) => r.rates?.latencyWindowByWorker.get(url)?.duration ?? null)),
+            ),
+            overall: quantilesOf(sumHistograms(seen.map((p) => p.ttft ?? null)), sumHistograms(seen.map((p) => p.duration ?? null))),
+          }
+        : null,
     });
   }
 
@@ -203,16 +212,19 @@ function sumHistograms(list: Array<Histogram | null>): Histogram | null {
 }
 
 /** Quantiles over the window and overall, from the live replicas' histograms added up. */
-function latencyOf(live: ReplicaStatus[]): FleetView['latency'] {
-  const quantiles = (ttft: Histogram | null, e2e: Histogram | null): LatencyQuantiles => ({
+function quantilesOf(ttft: Histogram | null, e2e: Histogram | null): LatencyQuantiles {
+  return {
     ttftP50: histogramQuantile(ttft, 0.5),
     ttftP99: histogramQuantile(ttft, 0.99),
     e2eP50: histogramQuantile(e2e, 0.5),
     e2eP99: histogramQuantile(e2e, 0.99),
     requests: e2e?.count ?? 0,
-  });
+  };
+}
+
+function latencyOf(live: ReplicaStatus[]): FleetView['latency'] {
   return {
-    window: quantiles(sumHistograms(live.map((r) => r.rates?.ttftWindow ?? null)), sumHistograms(live.map((r) => r.rates?.durationWindow ?? null))),
-    overall: quantiles(sumHistograms(live.map((r) => r.snapshot!.ttft)), sumHistograms(live.map((r) => r.snapshot!.duration))),
+    window: quantilesOf(sumHistograms(live.map((r) => r.rates?.ttftWindow ?? null)), sumHistograms(live.map((r) => r.rates?.durationWindow ?? null))),
+    overall: quantilesOf(sumHistograms(live.map((r) => r.snapshot!.ttft)), sumHistograms(live.map((r) => r.snapshot!.duration))),
   };
 }

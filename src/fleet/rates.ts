@@ -28,6 +28,7 @@ export function computeRates(prev: ReplicaSnapshot | null | undefined, cur: Repl
     decisionsPerS = ok ? out : null;
   }
 
+  const prevByUrl = new Map(prev.workers.map((w) => [w.url, w]));
   const before = new Map(prev.workers.map((w) => [w.url, w.gateRejectionsTotal]));
   const gateRejectionsPerSByWorker = new Map<string, number>();
   for (const w of cur.workers) {
@@ -44,6 +45,14 @@ export function computeRates(prev: ReplicaSnapshot | null | undefined, cur: Repl
     ttftWindow: histogramDelta(prev.ttft, cur.ttft),
     durationWindow: histogramDelta(prev.duration, cur.duration),
     gateRejectionsPerSByWorker,
+    latencyWindowByWorker: new Map(
+      cur.workers
+        .filter((w) => w.duration !== undefined)
+        .map((w) => {
+          const p = prevByUrl.get(w.url);
+          return [w.url, { ttft: histogramDelta(p?.ttft ?? null, w.ttft ?? null), duration: histogramDelta(p?.duration ?? null, w.duration ?? null) }] as const;
+        }),
+    ),
   };
 }
 

@@ -72,6 +72,9 @@ export interface WorkerSnapshot {
   inflight: number | null;
   requestsTotal: number | null;
   gateRejectionsTotal: number | null;
+  /** This worker's cumulative latency histograms at the router (seconds); absent when the source does not say. */
+  ttft?: Histogram | null;
+  duration?: Histogram | null;
 }
 
 /** One router replica at one moment, as one source saw it. */
@@ -111,6 +114,8 @@ export interface ReplicaRates {
   /** The latency histograms of the requests within the window (bucket differences); null when unknown. */
   ttftWindow: Histogram | null;
   durationWindow: Histogram | null;
+  /** The same per worker, for the ones whose source reports them. */
+  latencyWindowByWorker: Map<string, { ttft: Histogram | null; duration: Histogram | null }>;
 }
 
 export interface ReplicaStatus {
@@ -129,6 +134,8 @@ export interface FleetWorker extends WorkerSnapshot {
   /** Router-local in-flight count as each replica sees it, in replica order (null: not seen there). */
   inflightByReplica: Array<number | null>;
   gateRejectionsPerS: number | null;
+  /** Latency of the requests this worker served, over the rate window and since the routers started; null when no source reports it per worker. */
+  latency: { window: LatencyQuantiles; overall: LatencyQuantiles } | null;
 }
 
 export interface FleetView {

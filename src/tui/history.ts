@@ -1,8 +1,8 @@
 import type { DecisionCounts, FleetView } from '../fleet/index.js';
 import { RingBuffer } from './ring-buffer.js';
 
-/** Samples kept per worker: more than the widest sparkline draws. */
-export const WORKER_HISTORY = 32;
+/** Samples kept per worker: more than the widest sparkline draws, and a minute for the drill-down's charts at 2 updates/s. */
+export const WORKER_HISTORY = 120;
 
 export interface HistorySample {
   /** Engine queues; null when the source does not know them. */
@@ -11,8 +11,8 @@ export interface HistorySample {
   limit: number | null;
   inflight: number | null;
   decisionsPerS: DecisionCounts | null;
-  /** Each worker's waiting count (null: unknown now). */
-  byWorker: ReadonlyArray<readonly [url: string, waiting: number | null]>;
+  /** Each worker's waiting, running and router in-flight counts (null: unknown now). */
+  byWorker: ReadonlyArray<readonly [url: string, waiting: number | null, running: number | null, inflight: number | null]>;
 }
 
 export interface HistorySeries {
@@ -29,6 +29,9 @@ export interface HistorySeries {
   allQueued: number[];
   /** Each worker's recent waiting counts, newest last (null: unknown then), for its sparkline. */
   byWorker: ReadonlyMap<string, ReadonlyArray<number | null>>;
+  /** The same for running and router in-flight, for the drill-down. */
+  runningByWorker: ReadonlyMap<string, ReadonlyArray<number | null>>;
+  inflightByWorker: ReadonlyMap<string, ReadonlyArray<number | null>>;
 }
 
 export function sampleOf(view: FleetView): HistorySample {
@@ -38,7 +41,7 @@ export function sampleOf(view: FleetView): HistorySample {
     limit: view.router.workerQueueLimit,
     inflight: view.fleet.inflightTotal,
     decisionsPerS: view.decisionsPerS,
-    byWorker: view.workers.map((w) => [w.url, w.waiting] as const),
+    byWorker: view.workers.map((w) => [w.url, w.waiting, w.running, w.inflight] as const),
   };
 }
 
@@ -51,7 +54,7 @@ export class HistoryBuffers {
   private readonly queues: RingBuffer<HistorySample>;
   private readonly rates: RingBuffer<DecisionCounts>;
   /** Per worker, the last WORKER_HISTORY samples; a worker that leaves the view is forgotten. */
-  private readonly workers = new Map<string, RingBuffer<number | null>>();
+  private readonly workers = new Map<string, RingBuffer<readonly [number | null, number | null, number | null]>>();
 
   constructor(capacity = 512) {
     this.queues = new RingBuffer(capacity);
@@ -62,11 +65,11 @@ export class HistoryBuffers {
     this.queues.push(s);
     if (s.decisionsPerS) this.rates.push(s.decisionsPerS);
     const seen = new Set<string>();
-    for (const [url, waiting] of s.byWorker) {
+    for (const [url, waiting, running, inflight] of s.byWorker) {
       seen.add(url);
       let r = this.workers.get(url);
       if (!r) this.workers.set(url, (r = new RingBuffer(WORKER_HISTORY)));
-      r.push(waiting);
+      r.push([waiting, running, inflight]);
     }
     for (const url of this.workers.keys()) if (!seen.has(url)) this.workers.delete(url);
   }
@@ -84,7 +87,13 @@ export class HistoryBuffers {
       miss: r.map((d) => d.cache_miss),
       queued: r.map((d) => d.cache_worker_queued),
       allQueued: r.map((d) => d.all_queued),
-      byWorker: new Map([...this.workers].map(([url, r]) => [url, r.toArray()])),
+      byWorker: this.perWorker(0),
+      runningByWorker: this.perWorker(1),
+      inflightByWorker: this.perWorker(2),
     };
+  }
+
+  private perWorker(field: 0 | 1 | 2): Map<string, Array<number | null>> {
+    return new Map([...this.workers].map(([url, r]) => [url, r.toArray().map((t) => t[field])]));
   }
 }

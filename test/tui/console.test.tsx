@@ -155,6 +155,63 @@ describe('the console', () => {
     for (const line of help.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
   });
 
+  it.each([
+    [80, 24],
+    [200, 60],
+  ])('j/k select a worker, Enter opens its detail and ↓ goes to the next, Esc comes back (%i×%i)', async (columns, rows) => {
+    const hist = (p50: number) => ({ buckets: [0.01, 0.1, 1, 10].map((le) => ({ le, count: le >= p50 ? 10 : 0 })), count: 10, sum: p50 * 10 });
+    const latency = { ttft_seconds: hist(0.1), duration_seconds: hist(1) };
+    const workers = [
+      { url: 'http://10.0.0.1:31000', waiting: 7, gate_rejections_total: 42, latency },
+      { url: 'http://10.0.0.2:31000', waiting: 2, latency },
+      { url: 'http://10.0.0.3:31000', waiting: 0, latency },
+    ];
+    const c = mount(fleet(workers), { columns, rows });
+    await tick();
+    c.stdin.write('j');
+    await settle(() => c.frame().includes('›'));
+    // The first in the table's order (sorted by waiting) is selected, marked without colour.
+    expect(c.row('›')).toContain('10.0.0.1:31000');
+    c.stdin.write('j');
+    await settle(() => c.row('›')?.includes('10.0.0.2') === true);
+    c.stdin.write('k');
+    await settle(() => c.row('›')?.includes('10.0.0.1') === true);
+    c.stdin.write('\r');
+    await settle(() => c.frame().includes('WORKER http://10.0.0.1:31000'));
+    const detail = c.frame();
+    expect(detail).toMatch(/load\s+source unknown · sample 120ms fresh · waiting 7 · running 4 · in-flight 3/);
+    expect(detail).toMatch(/gate\s+GATED waiting 7 ≥ limit 6 · rejections 42 total/);
+    expect(detail).toMatch(/served 100 requests · last 5 s /);
+    expect(detail).toMatch(/since start e2e p50 \S+ p99 \S+/);
+    if (columns >= 120) expect(detail).toMatch(/since start e2e p50 \S+ p99 \S+ · TTFT p50 \S+ p99 \S+/);
+    expect(detail).toMatch(/not in this source: KV cache usage/);
+    expect(detail).toContain('HISTORY');
+    expect(detail).toMatch(/Esc back/);
+    const lines = detail.split('\n');
+    expect(lines.length).toBeLessThanOrEqual(rows - 1);
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(columns);
+    // The table is gone while the detail is open.
+    expect(detail).not.toMatch(/^WORKER\s+WAITING/m);
+    c.stdin.write('\u001b[B');
+    await settle(() => c.frame().includes('WORKER http://10.0.0.2:31000'));
+    expect(c.frame()).toMatch(/admitted waiting 2 < limit 6/);
+    c.stdin.write('\u001b');
+    await settle(() => /^WORKER\s+WAITING/m.test(c.frame()));
+    expect(c.row('›')).toContain('10.0.0.2:31000');
+    // Esc again drops the selection.
+    c.stdin.write('\u001b');
+    await settle(() => !c.frame().includes('›'));
+    expect(c.frame()).not.toContain('›');
+  });
+
+  it('the detail of a worker from a router that reports no per-worker latency says so', async () => {
+    const c = mount(fleet([{ url: 'http://a:1', waiting: 1 }]));
+    await tick();
+    c.stdin.write('\r');
+    await settle(() => c.frame().includes('WORKER http://a:1'));
+    expect(c.frame()).toMatch(/not in this source: latency per worker, KV cache usage/);
+  });
+
   it('p pauses the view while data keeps arriving, p again shows the latest', async () => {
     const c = mount(fleet([{ url: 'http://a:1', waiting: 1 }]));
     await tick();

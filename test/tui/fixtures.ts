@@ -16,6 +16,8 @@ export interface WorkerDoc {
   gate_rejections_total?: number;
   breaker?: 'closed' | 'open' | 'half_open';
   healthy?: boolean;
+  /** The worker's latency histograms, as the router writes them (absent: an older router). */
+  latency?: { ttft_seconds: unknown; duration_seconds: unknown };
 }
 
 /** An admin state document (docs/metrics-and-admin.md §Admin state document) with sensible defaults; tests override what they assert on. */
@@ -47,6 +49,7 @@ export function adminDoc(o: {
     requests_total: 100,
     gate_rejections_total: w.gate_rejections_total ?? 0,
     dp_size: 1,
+    ...(w.latency ? { latency: w.latency } : {}),
   }));
   const bounds = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
   return {

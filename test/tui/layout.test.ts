@@ -223,3 +223,38 @@ describe('table columns', () => {
     }
   });
 });
+
+describe('reduceKey: selection and the worker detail', () => {
+  const order = ['http://a:1', 'http://b:1', 'http://c:1'];
+  const down = { downArrow: true };
+  const up = { upArrow: true };
+  type Step = [string, string, KeyInfo];
+  /** [case, keys, selected after, mode after] */
+  const table: Array<[string, Step[], string | null, string]> = [
+    ['j selects the first', [['j', 'j', {}]], 'http://a:1', 'normal'],
+    ['↓ twice, the second', [['↓', '', down], ['↓', '', down]], 'http://b:1', 'normal'],
+    ['↑ from none, the last', [['↑', '', up]], 'http://c:1', 'normal'],
+    ['k stops at the top', [['j', 'j', {}], ['k', 'k', {}], ['k', 'k', {}]], 'http://a:1', 'normal'],
+    ['j stops at the bottom', [['j', 'j', {}], ['j', 'j', {}], ['j', 'j', {}], ['j', 'j', {}]], 'http://c:1', 'normal'],
+    ['Enter with none selected opens the first', [['Enter', '', { return: true }]], 'http://a:1', 'detail'],
+    ['Enter opens the selected', [['j', 'j', {}], ['j', 'j', {}], ['Enter', '', { return: true }]], 'http://b:1', 'detail'],
+    ['↓ in the detail moves to the next', [['Enter', '', { return: true }], ['↓', '', down]], 'http://b:1', 'detail'],
+    ['Esc leaves the detail, keeps the selection', [['Enter', '', { return: true }], ['Esc', '', { escape: true }]], 'http://a:1', 'normal'],
+    ['Esc again drops the selection', [['Enter', '', { return: true }], ['Esc', '', { escape: true }], ['Esc', '', { escape: true }]], null, 'normal'],
+    ['h and ← leave the detail too', [['Enter', '', { return: true }], ['h', 'h', {}]], 'http://a:1', 'normal'],
+  ];
+  it.each(table)('%s', (_name, steps, selected, mode) => {
+    let s = initialUiState();
+    for (const [, input, key] of steps) s = reduceKey(s, input, key, order).state;
+    expect(s.selected).toBe(selected);
+    expect(s.mode).toBe(mode);
+  });
+
+  it('with no workers there is nothing to select or open; q still quits from the detail', () => {
+    expect(reduceKey(initialUiState(), 'j', {}, []).state.selected).toBeNull();
+    expect(reduceKey(initialUiState(), '', { return: true }, []).state.mode).toBe('normal');
+    const detail = reduceKey(initialUiState(), '', { return: true }, order).state;
+    expect(reduceKey(detail, 'q', {}, order).quit).toBe(true);
+  });
+});
+

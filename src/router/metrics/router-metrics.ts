@@ -51,6 +51,12 @@ export class RouterMetrics {
   readonly workerRequests = new CounterFamily(METRIC_NAMES.workerRequests, 'Requests dispatched to workers, by outcome.', ['worker_url', 'model_id', 'mode', 'outcome']);
   readonly duration = new HistogramFamily(METRIC_NAMES.requestDuration, 'End-to-end request duration at the router.', ['model_id'], DURATION_BUCKETS);
   readonly ttft = new HistogramFamily(METRIC_NAMES.ttft, 'Time to first streamed token at the router (successful streams).', ['model_id'], TTFT_BUCKETS);
+  /**
+   * The same two per worker, for the admin state's drill-down only: not exported to
+   * /metrics, whose series stay as the reference router has them.
+   */
+  readonly workerTtft = new HistogramFamily('', '', ['worker'], TTFT_BUCKETS);
+  readonly workerDuration = new HistogramFamily('', '', ['worker'], DURATION_BUCKETS);
   readonly streamOutcomes = new CounterFamily(METRIC_NAMES.streamOutcomes, 'Streaming responses by outcome.', ['worker_url', 'model_id', 'outcome']);
   readonly policyDecisions = new CounterFamily(METRIC_NAMES.policyDecisions, 'Selections by policy and decision reason.', ['policy', 'reason']);
   readonly selectionFailures = new CounterFamily(METRIC_NAMES.selectionFailures, 'Selections that resolved no worker (503), by policy and reason.', ['policy', 'reason']);

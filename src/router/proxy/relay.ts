@@ -193,9 +193,13 @@ export class Relay {
           metrics.workerRequests.inc([worker.url, model, 'plain', outcomeFromStatus(status)]);
           if (relayed.streamed) {
             metrics.streamOutcomes.inc([worker.url, model, 'ok']);
-            if (status === 200 && relayed.firstByteAt !== undefined) metrics.ttft.observe([model], (relayed.firstByteAt - started) / 1000);
+            if (status === 200 && relayed.firstByteAt !== undefined) {
+              const ttft = (relayed.firstByteAt - started) / 1000;
+              metrics.ttft.observe([model], ttft);
+              metrics.workerTtft.observe([worker.url], ttft);
+            }
           }
-          metrics.duration.observe([model], (performance.now() - started) / 1000);
+          observeDuration(metrics, model, worker.url, started);
           return undefined;
         case 'cut':
           // Cut by the worker or silent past the timeout after the headers: a failure,
@@ -205,7 +209,7 @@ export class Relay {
           else breaker.failure(performance.now(), gen);
           metrics.workerRequests.inc([worker.url, model, 'plain', relayed.byRouter ? 'cancelled' : 'error']);
           if (relayed.streamed) metrics.streamOutcomes.inc([worker.url, model, 'upstream_error']);
-          metrics.duration.observe([model], (performance.now() - started) / 1000);
+          observeDuration(metrics, model, worker.url, started);
           if (relayed.timedOut) log.warn('worker went silent mid-response; cut after the request timeout', { worker: worker.url });
           return undefined;
         case 'cancelled':
@@ -230,4 +234,11 @@ function statusError(status: number): ApiError {
   if (status === 429 || status === 503) return ApiErrors.upstreamOverloaded(status);
   if (status === 504) return ApiErrors.upstreamTimeout();
   return ApiErrors.upstreamError(status);
+}
+
+/** End-to-end duration, for the model and for the worker that served it. */
+function observeDuration(metrics: RouterMetrics, model: string, worker: string, started: number): void {
+  const seconds = (performance.now() - started) / 1000;
+  metrics.duration.observe([model], seconds);
+  metrics.workerDuration.observe([worker], seconds);
 }

@@ -57,6 +57,7 @@ export function adminState(s: AdminStateInput): AdminState {
           last_error: push.lastError ?? null,
         }
       : null,
+    latency: { ttft_seconds: s.metrics.workerTtft.snapshot([w.url]), duration_seconds: s.metrics.workerDuration.snapshot([w.url]) },
     kv_events: kvEvents
       ? {
           endpoints: [...kvEvents.endpoints],

@@ -24,6 +24,7 @@ import { HelpOverlay } from './HelpOverlay.js';
 import { EventPane, LastEvent } from './EventPane.js';
 import { HistoryChart } from './HistoryChart.js';
 import { LogPane } from './LogPane.js';
+import { WorkerDetail } from './WorkerDetail.js';
 import { WorkerTable } from './WorkerTable.js';
 
 export interface ConsoleProps {
@@ -70,7 +71,8 @@ export function Console(p: ConsoleProps): ReactElement {
     logLines: p.child ? p.child.log.length : view ? Math.max(1, view.events.length) : 0,
     hasEvents: view !== undefined && view.source !== 'engine',
     logIsEvents: !p.child,
-    help: p.ui.mode === 'help',
+    // A worker's detail takes every line between header and footer, as help does.
+    help: p.ui.mode === 'help' || (p.ui.mode === 'detail' && view !== undefined),
   });
   const half = Math.floor((columns - 1) / 2);
   const midWidth = plan.wide ? half : columns;
@@ -101,7 +103,10 @@ export function Console(p: ConsoleProps): ReactElement {
     <Box flexDirection="column" width={columns} height={plan.budget}>
       <Header view={view} title={p.title} target={p.target} intervalMs={p.intervalMs} now={p.now} lines={plan.header} />
       <AlertBanner banners={banners} lines={plan.banners} />
-      {plan.help > 0 ? <HelpOverlay lines={plan.help} width={columns} /> : null}
+      {plan.help > 0 && p.ui.mode === 'help' ? <HelpOverlay lines={plan.help} width={columns} /> : null}
+      {plan.help > 0 && p.ui.mode === 'detail' && view && p.ui.selected !== null ? (
+        <WorkerDetail view={view} url={p.ui.selected} history={p.history} width={columns} lines={plan.help} />
+      ) : null}
       {view && plan.tableHeader > 0 ? (
         <WorkerTable
           workers={workers}
@@ -116,6 +121,7 @@ export function Console(p: ConsoleProps): ReactElement {
           more={plan.tableMore > 0}
           saturated={view.alerts.allQueued === true || view.alerts.allQueuedInferred}
           trends={p.history.byWorker}
+          selected={p.ui.selected}
         />
       ) : null}
       {p.child && plan.panel > 0 ? <ChildPanel child={p.child} lines={plan.panel} /> : null}

@@ -16,6 +16,8 @@ import type { Store } from '../hooks/use-store.js';
 import { useTerminalSize } from '../hooks/use-terminal-size.js';
 import type { TerminalSize } from '../hooks/use-terminal-size.js';
 import { Console } from './Console.js';
+import { filterWorkers, sortWorkers } from '../../fleet/index.js';
+import { activeFilter } from '../keymap.js';
 
 export interface ConsoleAppProps {
   feed: Store<FleetView | undefined>;
@@ -54,7 +56,15 @@ export function ConsoleApp(p: ConsoleAppProps): ReactElement {
   const live = useStore(p.feed);
   const { isRawModeSupported } = useStdin();
   const child = useStore(p.child ?? NO_CHILD);
-  const ui = useConsoleKeys({ onQuit: p.onQuit, ...(p.sort ? { sort: p.sort } : {}), ...(p.filter ? { filter: p.filter } : {}), ...(p.reverse ? { reverse: true } : {}) });
+  // The workers in the order drawn, for the selection keys (the table's sort and filter applied to what is shown).
+  const order = useRef<readonly string[]>([]);
+  const ui = useConsoleKeys({
+    onQuit: p.onQuit,
+    order: () => order.current,
+    ...(p.sort ? { sort: p.sort } : {}),
+    ...(p.filter ? { filter: p.filter } : {}),
+    ...(p.reverse ? { reverse: true } : {}),
+  });
   const size = useTerminalSize(p.size);
   const now = useNow(1000, p.now, live);
   const history = useHistory(live);
@@ -64,6 +74,7 @@ export function ConsoleApp(p: ConsoleAppProps): ReactElement {
   // A replay pauses its playback instead: the view follows it, so a step shows.
   if (!ui.paused || p.replay === true || frozen.current === null) frozen.current = { view: live, history, latch, now };
   const shown = frozen.current;
+  order.current = shown.view ? sortWorkers(filterWorkers(shown.view.workers, activeFilter(ui)), ui.sort, ui.reverse).map((w) => w.url) : [];
   return (
     <ColorContext.Provider value={p.color}>
       <Console

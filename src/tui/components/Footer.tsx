@@ -10,6 +10,9 @@ export function Footer({ ui, quitLabel, pausedForMs }: { ui: ConsoleUiState; qui
     return <Line segments={[{ text: 'filter: ', bold: true }, ui.draft, { text: '█', dim: true }, { text: '   Enter keeps it · Esc clears it', dim: true }]} />;
   }
   const key = (k: string, what: string): SegmentInput[] => [{ text: k, bold: true }, ` ${what}  `];
+  if (ui.mode === 'detail') {
+    return <Line segments={[...key('Esc', 'back'), ...key('↑↓', 'other worker'), ...key('q', quitLabel), ...key('p', ui.paused ? 'resume' : 'pause'), ...key('?', 'help')]} />;
+  }
   return (
     <Line
       segments={[
@@ -19,6 +22,7 @@ export function Footer({ ui, quitLabel, pausedForMs }: { ui: ConsoleUiState; qui
         ...key('p', ui.paused ? 'resume' : 'pause'),
         ...key('s', `sort:${ui.sort}${ui.reverse ? '↑' : ''}`),
         ...key('/', ui.filter ? `filter:"${ui.filter}"` : 'filter'),
+        ...key('↓↵', 'detail'),
         ...key('?', 'help'),
       ]}
     />

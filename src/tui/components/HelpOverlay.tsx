@@ -9,7 +9,8 @@ const KEYS: Array<[string, string]> = [
   ['s', 'cycle the sort: waiting, gate rejections, running, in-flight, sample age, url'],
   ['S', 'turn the sort around'],
   ['/', 'filter workers by URL (Enter keeps it, Esc clears it)'],
-  ['Esc', 'clear the filter'],
+  ['↓ ↑, j k', "select a worker; Enter (or →) opens its detail: load source and sample age, the gate's verdict, rejections, latency, history, its events"],
+  ['Esc', 'leave the detail, then drop the selection, then clear the filter'],
   ['?', 'this help (any key closes it)'],
 ];
 

@@ -26,6 +26,8 @@ export interface WorkerTableProps {
   saturated?: boolean;
   /** Each worker's recent waiting counts, newest last, for the RECENT sparkline. */
   trends?: ReadonlyMap<string, ReadonlyArray<number | null>>;
+  /** The selected worker's URL (marked with › and drawn inverse); Enter opens its detail. */
+  selected?: string | null;
 }
 
 const SORTED: Record<SortKey, ColumnId> = { waiting: 'waiting', rejections: 'rejections', url: 'worker', running: 'running', inflight: 'inflight', age: 'age' };
@@ -38,8 +40,10 @@ const LEVEL_TONE: Record<string, Tone | undefined> = { ok: 'green', warn: 'yello
  * and the breaker. Gated workers say GATED in words, so the mark survives NO_COLOR.
  */
 export function WorkerTable(p: WorkerTableProps): ReactElement {
-  const cols = planColumns({ width: p.width, workers: p.workers, limit: p.limit, replicas: p.replicas });
-  const header: Segment[] = [];
+  // While a worker is selected, rows open with a one-character mark column (› on the selected row), so the mark survives NO_COLOR.
+  const marking = p.selected !== undefined && p.selected !== null;
+  const cols = planColumns({ width: p.width - (marking ? 1 : 0), workers: p.workers, limit: p.limit, replicas: p.replicas });
+  const header: Segment[] = marking ? [{ text: ' ' }] : [];
   cols.forEach((c, i) => {
     const mark = SORTED[p.sort] === c.id ? (p.reverse ? '▲' : '▼') : '';
     header.push({ text: (i > 0 ? ' ' : '') + pad(c.title + mark, c.width, c.align), bold: true });
@@ -54,7 +58,13 @@ export function WorkerTable(p: WorkerTableProps): ReactElement {
         <Line segments={[{ text: p.filter ? `no worker matches "${p.filter}" (${p.total} hidden; Esc clears)` : 'no workers', dim: true }]} />
       ) : null}
       {shown.map((w) => (
-        <Line key={w.url} segments={cols.flatMap((c, i) => [i > 0 ? ' ' : '', ...cell(c, w, p.limit, p.saturated === true, p.trends?.get(w.url))])} />
+        <Line
+          key={w.url}
+          segments={[
+            ...(marking ? [w.url === p.selected ? { text: '›', bold: true } : ' '] : []),
+            ...cols.flatMap((c, i) => [i > 0 ? ' ' : '', ...cell(c, w, p.limit, p.saturated === true, p.trends?.get(w.url), w.url === p.selected)]),
+          ]}
+        />
       ))}
       {p.more && (hidden > 0 || filtered > 0) ? (
         <Line
@@ -72,11 +82,11 @@ export function WorkerTable(p: WorkerTableProps): ReactElement {
   );
 }
 
-function cell(c: Column, w: FleetWorker, limit: number | null, saturated: boolean, trend: ReadonlyArray<number | null> | undefined): Segment[] {
+function cell(c: Column, w: FleetWorker, limit: number | null, saturated: boolean, trend: ReadonlyArray<number | null> | undefined, selected = false): Segment[] {
   const text = (s: string, extra: Omit<Segment, 'text'> = {}): Segment[] => [{ text: pad(s, c.width, c.align), ...extra }];
   switch (c.id) {
     case 'worker':
-      return text(shortUrl(w.url, c.width), w.healthy === false ? { color: 'red' } : {});
+      return text(shortUrl(w.url, c.width), { ...(w.healthy === false ? { color: 'red' as const } : {}), ...(selected ? { inverse: true } : {}) });
     case 'waiting': {
       const level = waitingLevel(w.waiting, limit);
       if (w.waiting === null) return text(w.fresh === false ? 'unknown' : DASH, { dim: true });
