@@ -117,7 +117,7 @@ export function nonEmptySpan<T extends { count: number }>(rows: readonly T[]): T
 /** The source a view was read from, as the console and `top --once` name it. */
 export function sourceName(view: FleetView): string {
   if (view.source === 'admin') return 'admin API';
-  if (view.source === 'prometheus') return 'prometheus /metrics';
+  if (view.source === 'prometheus') return view.router.foreign ? `prometheus /metrics (${view.router.foreign})` : 'prometheus /metrics';
   if (view.source === 'engine') return "engines' load endpoints (no router)";
   if (view.source === 'mixed') return 'mixed (admin API and /metrics)';
   return 'none';

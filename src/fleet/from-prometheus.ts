@@ -1,13 +1,14 @@
 import { METRIC_NAMES } from '../contract/index.js';
 import type { MetricName } from '../contract/index.js';
-import { RouterMetricsPage } from './router-metrics-page.js';
+import { ENGINE_RUNNING_FAMILY, RouterMetricsPage } from './router-metrics-page.js';
 import type { Breaker, ReplicaSnapshot, WorkerSnapshot } from './view-model.js';
 import { emptyRouterInfo } from './view-model.js';
 
 /**
  * Map a router's Prometheus exposition into the console's snapshot. The names are the
  * Rust sgl-router's plus routerctl's additions
- * (docs/metrics-and-admin.md §Metric families); whatever a page lacks becomes `null`
+ * (docs/metrics-and-admin.md §Metric families), or the classic router's and the model
+ * gateway's (docs/metrics-and-admin.md §Other routers' metrics); whatever a page lacks becomes `null`
  * and is listed in `blind`, so the header can say what this source cannot show. Per-worker series are keyed by `worker_url` (the Rust router's label)
  * or `worker` (routerctl's), which name the same worker.
  */
@@ -45,10 +46,17 @@ export function snapshotFromPrometheus(text: string, receivedAt: number = Date.n
     }
   };
 
+  // The classic router and the model gateway set a removed worker's health and breaker gauges to -1 and keep the series.
+  const removed = new Set<string>();
   eachWorker(METRIC_NAMES.workerInflight, (w, v) => (w.inflight = v));
-  eachWorker(METRIC_NAMES.workerHealth, (w, v) => (w.healthy = v === 1));
-  eachWorker(METRIC_NAMES.workerBreakerState, (w, v) => (w.breaker = breakerFromGauge(v)));
-  eachWorker(METRIC_NAMES.workerWaiting, (w, v) => (w.waiting = v));
+  eachWorker(METRIC_NAMES.workerHealth, (w, v) => (v < 0 ? removed.add(w.url) : (w.healthy = v === 1)));
+  eachWorker(METRIC_NAMES.workerBreakerState, (w, v) => (v < 0 ? removed.add(w.url) : (w.breaker = breakerFromGauge(v))));
+  // One sample per worker from routerctl; one per DP rank from the model gateway's engine gauges.
+  eachWorker(METRIC_NAMES.workerWaiting, (w, v) => (w.waiting = (w.waiting ?? 0) + v));
+  for (const s of page.foreign(ENGINE_RUNNING_FAMILY)) {
+    const w = worker(s.labels);
+    if (w) w.running = (w.running ?? 0) + s.value;
+  }
   eachWorker(METRIC_NAMES.workerSampleAge, (w, v) => (w.sampleAgeMs = Math.round(v * 1000)));
   eachWorker(METRIC_NAMES.workerRequests, (w, v) => (w.requestsTotal = (w.requestsTotal ?? 0) + v));
   eachWorker(METRIC_NAMES.gateRejected, (w, v) => (w.gateRejectionsTotal = (w.gateRejectionsTotal ?? 0) + v));
@@ -59,6 +67,9 @@ export function snapshotFromPrometheus(text: string, receivedAt: number = Date.n
   const inert = hasInert ? page.values(METRIC_NAMES.queueGateInert).some((s) => s.value === 1) : null;
 
   const router = emptyRouterInfo();
+  const dialect = page.dialect();
+  if (dialect === 'smg') router.foreign = 'SGLang Model Gateway';
+  else if (dialect === 'sgl-router-classic') router.foreign = 'classic sgl-router';
   router.policy = inferPolicy(page);
   router.policyInferred = router.policy !== null;
   // The console shows one fleet: decisions and diversions are summed over model_id, and every model is named.
@@ -67,8 +78,12 @@ export function snapshotFromPrometheus(text: string, receivedAt: number = Date.n
   const start = page.processStartTimeS();
   if (start !== null && start > 0) router.uptimeS = Math.max(0, Math.round(receivedAt / 100 - start * 10) / 10);
 
+  for (const url of removed) workers.delete(url);
   const list = [...workers.values()];
+  const ttft = page.histogram(METRIC_NAMES.ttft);
+  const duration = page.histogram(METRIC_NAMES.requestDuration);
   const blind: string[] = [];
+  if (duration === null) blind.push('latency');
   if (!list.some((w) => w.waiting !== null)) blind.push('engine queues');
   if (!list.some((w) => w.sampleAgeMs !== null)) blind.push('sample age');
   blind.push('queue limit', 'gated workers');
@@ -90,8 +105,8 @@ export function snapshotFromPrometheus(text: string, receivedAt: number = Date.n
     alerts: { allQueued: null, gateInert: inert },
     prefixIndex: null,
     events: [],
-    ttft: null,
-    duration: null,
+    ttft,
+    duration,
     blind,
   };
 }

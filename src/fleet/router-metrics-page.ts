@@ -4,6 +4,33 @@ import { DECISIONS, METRIC_NAMES, ROUTER_METRIC_PREFIX } from '../contract/index
 import type { Decision, MetricName } from '../contract/index.js';
 import type { Histogram } from './view-model.js';
 
+/**
+ * The same facts under other routers' names (docs/metrics-and-admin.md §Other routers'
+ * metrics): the classic sgl-router (before its metrics were renamed, per-worker series
+ * labelled `worker`) and the SGLang Model Gateway (`smg_*`). A family is read under its
+ * routerctl name first, then under these, in order.
+ */
+const ALIASES: Partial<Record<MetricName, readonly string[]>> = {
+  [METRIC_NAMES.workerInflight]: ['sgl_router_running_requests', 'smg_worker_requests_active'],
+  [METRIC_NAMES.workerHealth]: ['smg_worker_health'],
+  [METRIC_NAMES.workerBreakerState]: ['sgl_router_cb_state', 'smg_worker_cb_state'],
+  [METRIC_NAMES.workerWaiting]: ['smg_engine_waiting_requests'],
+  [METRIC_NAMES.workerRequests]: ['sgl_router_processed_requests_total'],
+  [METRIC_NAMES.requests]: ['smg_router_requests_total'],
+  [METRIC_NAMES.requestDuration]: ['smg_router_request_duration_seconds', 'sgl_router_generate_duration_seconds'],
+  [METRIC_NAMES.ttft]: ['smg_router_ttft_seconds'],
+  [METRIC_NAMES.policyDecisions]: ['smg_worker_selection_total'],
+};
+
+/** Engine-reported running requests per worker and DP rank: only the model gateway re-exports them. */
+export const ENGINE_RUNNING_FAMILY = 'smg_engine_running_requests';
+
+/** Prefixes of the routers whose pages are read: routerctl's and the Rust router's, and the model gateway's. */
+const ROUTER_PREFIXES = [ROUTER_METRIC_PREFIX, 'smg_'];
+
+/** Which router wrote a page, by the names it uses. */
+export type RouterDialect = 'sgl-router' | 'sgl-router-classic' | 'smg';
+
 /** Why a /metrics page is not a router's, for the one-line error. */
 export class NotARouterMetricsError extends Error {
   constructor(readonly looksLike: 'sglang-engine' | 'vllm-engine' | 'other') {
@@ -12,7 +39,7 @@ export class NotARouterMetricsError extends Error {
         ? 'this is an SGLang engine\'s /metrics (sglang: names), not a router\'s; point --url at the router'
         : looksLike === 'vllm-engine'
           ? 'this is a vLLM engine\'s /metrics (vllm: names), not a router\'s; point --url at the router'
-          : `its /metrics has no ${ROUTER_METRIC_PREFIX}* metrics`,
+          : `its /metrics has no ${ROUTER_METRIC_PREFIX}* or smg_* metrics`,
     );
     this.name = 'NotARouterMetricsError';
   }
@@ -32,7 +59,7 @@ export class RouterMetricsPage {
   static parse(text: string): RouterMetricsPage {
     const fams = parsePrometheusText(text);
     const names = [...fams.keys()];
-    if (!names.some((n) => n.startsWith(ROUTER_METRIC_PREFIX))) {
+    if (!names.some((n) => ROUTER_PREFIXES.some((p) => n.startsWith(p)))) {
       throw new NotARouterMetricsError(
         names.some((n) => n.startsWith('sglang:')) ? 'sglang-engine' : names.some((n) => n.startsWith('vllm:')) ? 'vllm-engine' : 'other',
       );
@@ -42,6 +69,22 @@ export class RouterMetricsPage {
 
   has(name: MetricName): boolean {
     return this.family(name) !== undefined;
+  }
+
+  /**
+   * Which router wrote the page: the model gateway's `smg_*` names, the classic
+   * router's per-worker `sgl_router_cb_state` / `sgl_router_running_requests`, or the
+   * Rust router's (and routerctl's) current ones.
+   */
+  dialect(): RouterDialect {
+    if ([...this.fams.keys()].some((n) => n.startsWith('smg_'))) return 'smg';
+    if (this.fams.has('sgl_router_cb_state') || this.fams.has('sgl_router_running_requests') || this.fams.has('sgl_router_processed_requests_total')) return 'sgl-router-classic';
+    return 'sgl-router';
+  }
+
+  /** Value samples of a family by its own name (one no routerctl name stands for). */
+  foreign(name: string): ParsedSample[] {
+    return valuesOf(this.fams.get(name));
   }
 
   /** The family's value samples: not buckets, sums, counts or `_created`. */
@@ -75,9 +118,19 @@ export class RouterMetricsPage {
     return [...seen];
   }
 
-  /** The cache-aware decisions summed over model_id, the one fleet both readers show; null when not exported. */
+  /**
+   * The cache-aware decisions summed over model_id, the one fleet both readers show;
+   * null when not exported. The classic router counts only hits and misses (it has no
+   * queue gate, so it never diverts): those, with no queued decisions.
+   */
   decisions(): Record<Decision, number> | null {
-    if (!this.has(METRIC_NAMES.cacheDecisions)) return null;
+    if (!this.has(METRIC_NAMES.cacheDecisions)) {
+      const hits = valuesOf(this.fams.get('sgl_router_cache_hits_total') ?? this.fams.get('sgl_router_cache_hits'));
+      const misses = valuesOf(this.fams.get('sgl_router_cache_misses_total') ?? this.fams.get('sgl_router_cache_misses'));
+      if (hits.length === 0 && misses.length === 0) return null;
+      const sum = (xs: ParsedSample[]): number => xs.reduce((a, s) => a + s.value, 0);
+      return { cache_hit: sum(hits), cache_miss: sum(misses), cache_worker_queued: 0, all_queued: 0 };
+    }
     const out = Object.fromEntries(DECISIONS.map((d) => [d, 0])) as Record<Decision, number>;
     for (const s of this.values(METRIC_NAMES.cacheDecisions)) {
       const d = s.labels.decision as Decision | undefined;
@@ -107,8 +160,19 @@ export class RouterMetricsPage {
     return v.length === 0 ? null : v.reduce((a, s) => a + s.value, 0);
   }
 
-  /** A counter may be exposed as `x_total` (0.0.4) or as family `x` with `x_total` samples (OpenMetrics). */
+  /** Under its own name, else another router's (ALIASES). */
   private family(name: string): ParsedFamily | undefined {
+    const own = this.byName(name);
+    if (own) return own;
+    for (const alias of ALIASES[name as MetricName] ?? []) {
+      const f = this.byName(alias);
+      if (f) return f;
+    }
+    return undefined;
+  }
+
+  /** A counter may be exposed as `x_total` (0.0.4) or as family `x` with `x_total` samples (OpenMetrics). */
+  private byName(name: string): ParsedFamily | undefined {
     return this.fams.get(name) ?? (name.endsWith('_total') ? this.fams.get(name.slice(0, -6)) : undefined);
   }
 }

@@ -56,6 +56,8 @@ export interface RouterInfo {
   loadFreshnessMs: number | null;
   /** Tokens per prefix block, when the router reports it. */
   blockSize: number | null;
+  /** Another router read from its /metrics: the classic sgl-router or the SGLang Model Gateway; null for routerctl and the Rust router. */
+  foreign?: 'classic sgl-router' | 'SGLang Model Gateway';
 }
 
 export interface WorkerSnapshot {

@@ -376,3 +376,51 @@ describe('ReplayFeed', () => {
     feed.close();
   });
 });
+
+describe("other routers' /metrics (docs/metrics-and-admin.md §Other routers' metrics)", () => {
+  it('the classic sgl-router: per-worker series by `worker`, its breaker and health gauges, a removed worker (-1) left out', () => {
+    const s = snapshotFromPrometheus(prometheusFixture('sgl-router-classic-metrics.txt'), 1_700_000_100_000);
+    expect(s.router.foreign).toBe('classic sgl-router');
+    expect(s.router.policy).toBe('cache_aware');
+    expect(s.workers.map((w) => [w.url, w.inflight, w.breaker, w.healthy, w.requestsTotal])).toEqual([
+      ['http://10.0.0.1:30000', 14, 'closed', true, 4102],
+      ['http://10.0.0.2:30000', 9, 'half_open', true, 3911],
+      ['http://10.0.0.3:30000', 0, 'open', false, 2318],
+    ]);
+    // Hits and misses only: it has no queue gate, so nothing is ever queued or diverted.
+    expect(s.decisions).toEqual({ cache_hit: 7021, cache_miss: 3339, cache_worker_queued: 0, all_queued: 0 });
+    expect(s.requestsTotal).toBe(1520 + 8811);
+    expect(s.duration?.count).toBe(10_331);
+    expect(s.ttft).toBeNull();
+    expect(s.router.uptimeS).toBe(100);
+    expect(s.blind).toEqual(expect.arrayContaining(['engine queues', 'sample age', 'queue limit', 'gate rejections']));
+    expect(s.blind).not.toContain('latency');
+  });
+
+  it('the SGLang Model Gateway: smg_* names, engine queues summed over DP ranks, latency with TTFT', () => {
+    const s = snapshotFromPrometheus(prometheusFixture('smg-metrics.txt'), 0);
+    expect(s.router.foreign).toBe('SGLang Model Gateway');
+    expect(s.router.policy).toBe('cache_aware');
+    expect(s.workers.map((w) => [w.url, w.waiting, w.running, w.inflight, w.breaker, w.healthy])).toEqual([
+      ['http://10.0.1.1:30000', 7, 17, 17, 'closed', true],
+      ['http://10.0.1.2:30000', 11, 21, 22, 'closed', true],
+      ['http://10.0.1.3:30000', 0, 3, 3, 'closed', true],
+    ]);
+    expect(s.requestsTotal).toBe(6100);
+    expect(s.duration?.count).toBe(6100);
+    expect(s.ttft?.count).toBe(5000);
+    expect(s.decisions).toBeNull();
+    expect(s.blind).not.toContain('engine queues');
+    expect(s.blind).toEqual(expect.arrayContaining(['sample age', 'queue limit', 'gate rejections']));
+    const view = mergeReplicas([status('http://smg:30000', s)]);
+    expect(view.latency.overall.e2eP50).not.toBeNull();
+    expect(view.latency.overall.ttftP50).not.toBeNull();
+    expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toContain('source prometheus /metrics (SGLang Model Gateway)');
+  });
+
+  it("routerctl's own page carries its latency histograms", () => {
+    const s = snapshotFromPrometheus(prometheusFixture('sgl-router-metrics.txt'), 0);
+    expect(s.router.foreign).toBeUndefined();
+    expect(s.duration).not.toBeNull();
+  });
+});
