@@ -5,10 +5,10 @@ import type { Decision, MetricName } from '../contract/index.js';
 import type { Histogram } from './view-model.js';
 
 /**
- * The same facts under other routers' names (docs/metrics-and-admin.md §Other routers'
- * metrics): the classic sgl-router (before its metrics were renamed, per-worker series
- * labelled `worker`) and the SGLang Model Gateway (`smg_*`). A family is read under its
- * routerctl name first, then under these, in order.
+ * The same facts under other routers' names: the classic sgl-router (before its
+ * metrics were renamed, per-worker series labelled `worker`) and the SGLang Model
+ * Gateway (`smg_*`); docs/metrics-and-admin.md §Other routers' metrics. A family is
+ * read under its routerctl name first, then under these, in order.
  */
 const ALIASES: Partial<Record<MetricName, readonly string[]>> = {
   [METRIC_NAMES.workerInflight]: ['sgl_router_running_requests', 'smg_worker_requests_active'],
