@@ -11,6 +11,10 @@ export interface HistorySample {
   limit: number | null;
   inflight: number | null;
   decisionsPerS: DecisionCounts | null;
+  /** The routers' latency over the rate window, in seconds; null when unknown or no request finished. */
+  e2eP50: number | null;
+  e2eP99: number | null;
+  ttftP50: number | null;
   /** Each worker's waiting, running and router in-flight counts (null: unknown now). */
   byWorker: ReadonlyArray<readonly [url: string, waiting: number | null, running: number | null, inflight: number | null]>;
 }
@@ -27,6 +31,10 @@ export interface HistorySeries {
   miss: number[];
   queued: number[];
   allQueued: number[];
+  /** Latency in milliseconds over the samples that had one: end-to-end p50 and p99, TTFT p50 (0 where streams gave none). */
+  e2eP50Ms: number[];
+  e2eP99Ms: number[];
+  ttftP50Ms: number[];
   /** Each worker's recent waiting counts, newest last (null: unknown then), for its sparkline. */
   byWorker: ReadonlyMap<string, ReadonlyArray<number | null>>;
   /** The same for running and router in-flight, for the drill-down. */
@@ -41,6 +49,9 @@ export function sampleOf(view: FleetView): HistorySample {
     limit: view.router.workerQueueLimit,
     inflight: view.fleet.inflightTotal,
     decisionsPerS: view.decisionsPerS,
+    e2eP50: view.latency.window.e2eP50,
+    e2eP99: view.latency.window.e2eP99,
+    ttftP50: view.latency.window.ttftP50,
     byWorker: view.workers.map((w) => [w.url, w.waiting, w.running, w.inflight] as const),
   };
 }
@@ -87,6 +98,7 @@ export class HistoryBuffers {
       miss: r.map((d) => d.cache_miss),
       queued: r.map((d) => d.cache_worker_queued),
       allQueued: r.map((d) => d.all_queued),
+      ...latencyMs(q),
       byWorker: this.perWorker(0),
       runningByWorker: this.perWorker(1),
       inflightByWorker: this.perWorker(2),
@@ -96,4 +108,11 @@ export class HistoryBuffers {
   private perWorker(field: 0 | 1 | 2): Map<string, Array<number | null>> {
     return new Map([...this.workers].map(([url, r]) => [url, r.toArray().map((t) => t[field])]));
   }
+}
+
+/** The latency series of the samples that had a figure (a window with no finished request has none). */
+function latencyMs(q: readonly HistorySample[]): Pick<HistorySeries, 'e2eP50Ms' | 'e2eP99Ms' | 'ttftP50Ms'> {
+  const had = q.filter((s) => s.e2eP50 !== null);
+  const ms = (v: number | null): number => (v === null ? 0 : Math.round(v * 1000));
+  return { e2eP50Ms: had.map((s) => ms(s.e2eP50)), e2eP99Ms: had.map((s) => ms(s.e2eP99)), ttftP50Ms: had.map((s) => ms(s.ttftP50)) };
 }

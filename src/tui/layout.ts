@@ -23,6 +23,8 @@ export interface LayoutInput {
   banners: number;
   /** Whether the source has cache-aware decisions / a diverted histogram at all. */
   hasDecisions: boolean;
+  /** Whether there is a latency history to chart (the routers report latency). */
+  hasLatency?: boolean;
   hasHistogram: boolean;
   /** Non-empty bucket rows of the diverted histogram. */
   histogramRows: number;
@@ -59,6 +61,7 @@ export interface LayoutPlan {
   /** asciichart heights (the chart takes height + 1 rows, plus a title line); 0: not drawn. */
   waitingChart: number;
   decisionChart: number;
+  latencyChart: number;
   /** Log pane: lines shown (its title line is extra); 0: no pane. */
   log: number;
   /** 1: the newest event on one line, where no event pane fits. */
@@ -85,6 +88,7 @@ export function planLayout(input: LayoutInput): LayoutPlan {
     histogramRows: 0,
     waitingChart: 0,
     decisionChart: 0,
+    latencyChart: 0,
     log: 0,
     lastEvent: 0,
     used: 0,
@@ -151,16 +155,20 @@ export function planLayout(input: LayoutInput): LayoutPlan {
 
   const r = room();
   if (r >= MIN_CHART_LINES) {
-    const each = Math.min(MAX_CHART_LINES, Math.floor(r / 2));
-    if (p.wide || !input.hasDecisions) {
+    // The queue chart first, then decisions, then latency: side by side when wide,
+    // stacked otherwise, as many as get at least the minimum each.
+    const others: Array<'decisionChart' | 'latencyChart'> = [...(input.hasDecisions ? ['decisionChart' as const] : []), ...(input.hasLatency ? ['latencyChart' as const] : [])];
+    if (p.wide) {
       p.waitingChart = Math.min(r, MAX_CHART_LINES) - 2;
-      p.decisionChart = input.hasDecisions ? p.waitingChart : 0;
-    } else if (each >= MIN_CHART_LINES) {
-      // Stacked: both charts when each gets at least the minimum, else the queue chart alone.
-      p.waitingChart = each - 2;
-      p.decisionChart = each - 2;
+      for (const k of others) p[k] = p.waitingChart;
     } else {
-      p.waitingChart = Math.min(r, MAX_CHART_LINES) - 2;
+      for (let n = others.length; n >= 0; n--) {
+        const each = Math.min(MAX_CHART_LINES, Math.floor(r / (n + 1)));
+        if (n > 0 && each < MIN_CHART_LINES) continue;
+        p.waitingChart = each - 2;
+        for (const k of others.slice(0, n)) p[k] = each - 2;
+        break;
+      }
     }
   }
 
@@ -187,9 +195,8 @@ export function middleBlockLines(p: LayoutPlan): number {
 
 /** Lines the charts take: each is a title plus height + 1 rows; side by side when wide. */
 export function chartBlockLines(p: LayoutPlan): number {
-  const w = p.waitingChart > 0 ? p.waitingChart + 2 : 0;
-  const d = p.decisionChart > 0 ? p.decisionChart + 2 : 0;
-  return p.wide ? Math.max(w, d) : w + d;
+  const lines = [p.waitingChart, p.decisionChart, p.latencyChart].map((h) => (h > 0 ? h + 2 : 0));
+  return p.wide ? Math.max(...lines) : lines.reduce((a, b) => a + b, 0);
 }
 
 /** Total lines a plan draws. */

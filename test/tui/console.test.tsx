@@ -204,6 +204,25 @@ describe('the console', () => {
     expect(c.frame()).not.toContain('›');
   });
 
+  it('charts latency beside the queues and decisions at 200×60, with marks that survive NO_COLOR', async () => {
+    const base = fleet([{ url: 'http://a:1', waiting: 1 }, { url: 'http://b:1', waiting: 3 }]);
+    const c = mount(base, { columns: 200, rows: 60 });
+    await tick();
+    expect(c.frame()).not.toContain('LATENCY ms');
+    for (const [i, p50] of [0.2, 0.3, 0.25, 0.4].entries()) {
+      c.feed.set({ ...base, at: base.at + (i + 1) * 1000, latency: { window: { ttftP50: p50 / 4, ttftP99: p50, e2eP50: p50, e2eP99: p50 * 3, requests: 10 }, overall: base.latency.overall } });
+      await tick();
+    }
+    await settle(() => c.frame().includes('LATENCY ms'));
+    const frame = c.frame();
+    expect(frame).toMatch(/QUEUES .*DECISIONS\/s .*LATENCY ms {2}e2e p50 o · e2e p99 # · TTFT p50 t/);
+    const lines = frame.split('\n');
+    expect(lines.length).toBeLessThanOrEqual(59);
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(200);
+    // The p99 axis reaches 1.2 s.
+    expect(frame).toMatch(/1200[┤┼]/);
+  });
+
   it('the detail of a worker from a router that reports no per-worker latency says so', async () => {
     const c = mount(fleet([{ url: 'http://a:1', waiting: 1 }]));
     await tick();

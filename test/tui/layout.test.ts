@@ -258,3 +258,31 @@ describe('reduceKey: selection and the worker detail', () => {
   });
 });
 
+
+describe('the latency chart', () => {
+  const base = { banners: 0, hasDecisions: true, hasHistogram: true, histogramRows: 3, panel: 0, logLines: 0, help: false, hasLatency: true } as const;
+  it('wide: beside the queue and decision charts, the same height', () => {
+    const p = planLayout({ ...base, rows: 60, columns: 200, workers: 4 });
+    expect(p.latencyChart).toBeGreaterThan(0);
+    expect(p.latencyChart).toBe(p.waitingChart);
+    expect(p.decisionChart).toBe(p.waitingChart);
+    expect(p.used).toBeLessThanOrEqual(59);
+  });
+  it('stacked: a third chart only when each of the three gets the minimum; at 80×24 the queue chart keeps its room', () => {
+    const tall = planLayout({ ...base, rows: 50, columns: 100, workers: 4 });
+    expect(tall.latencyChart).toBeGreaterThanOrEqual(2);
+    expect(tall.used).toBeLessThanOrEqual(49);
+    const small = planLayout({ ...base, rows: 24, columns: 80, workers: 4 });
+    expect(small.latencyChart).toBe(0);
+    expect(small.waitingChart).toBeGreaterThanOrEqual(2);
+  });
+  it('the history keeps latency in milliseconds, only for samples that had a figure', () => {
+    const h = new HistoryBuffers(8);
+    const sample = (p50: number | null) => ({ waitingMax: 1, waitingMin: 0, limit: 6, inflight: 1, decisionsPerS: null, e2eP50: p50, e2eP99: p50 === null ? null : p50 * 3, ttftP50: null, byWorker: [] });
+    for (const v of [0.2, null, 0.25]) h.push(sample(v));
+    const s = h.series();
+    expect(s.e2eP50Ms).toEqual([200, 250]);
+    expect(s.e2eP99Ms).toEqual([600, 750]);
+    expect(s.ttftP50Ms).toEqual([0, 0]);
+  });
+});

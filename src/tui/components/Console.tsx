@@ -64,6 +64,7 @@ export function Console(p: ConsoleProps): ReactElement {
     workers: view ? workers.length : 0,
     banners: banners.length,
     hasDecisions: Boolean(view?.decisions),
+    hasLatency: p.history.e2eP50Ms.length > 0,
     hasHistogram: Boolean(view),
     histogramRows: histRows,
     panel: childPanelLines(p.child),
@@ -85,7 +86,9 @@ export function Console(p: ConsoleProps): ReactElement {
     ? [...(p.history.limit ? [p.history.limit] : []), p.history.waitingMin, p.history.waitingMax]
     : [p.history.inflight];
   const limitDrawn = waitingKnown && p.history.limit !== undefined && p.history.limit !== null;
-  const chartWidth = plan.wide && plan.decisionChart > 0 ? half : columns;
+  // Side by side when wide: the columns shared among the charts drawn.
+  const charts = [plan.waitingChart, plan.decisionChart, plan.latencyChart].filter((h) => h > 0).length;
+  const chartWidth = plan.wide && charts > 1 ? Math.floor((columns - (charts - 1)) / charts) : columns;
   const waitingChart: ChartOptions = {
     height: plan.waitingChart,
     width: chartWidth,
@@ -138,7 +141,7 @@ export function Console(p: ConsoleProps): ReactElement {
           ) : null}
         </Box>
       ) : null}
-      {view && (plan.waitingChart > 0 || plan.decisionChart > 0) ? (
+      {view && charts > 0 ? (
         <Box flexDirection={plan.wide ? 'row' : 'column'}>
           {plan.waitingChart > 0 ? (
             <Box marginRight={plan.wide ? 1 : 0}>
@@ -166,6 +169,7 @@ export function Console(p: ConsoleProps): ReactElement {
             </Box>
           ) : null}
           {plan.decisionChart > 0 ? (
+            <Box marginRight={plan.wide && plan.latencyChart > 0 ? 1 : 0}>
             <HistoryChart
               width={chartWidth}
               title={[
@@ -187,6 +191,30 @@ export function Console(p: ConsoleProps): ReactElement {
                 marks: ['h', 'm', 'q', 'a'],
               })}
             />
+            </Box>
+          ) : null}
+          {plan.latencyChart > 0 ? (
+            <Box>
+              <HistoryChart
+                width={chartWidth}
+                title={[
+                  { text: 'LATENCY ms', bold: true },
+                  '  ',
+                  { text: color ? 'e2e p50' : 'e2e p50 o', color: 'green' },
+                  ' · ',
+                  { text: color ? 'e2e p99' : 'e2e p99 #', color: 'red' },
+                  ' · ',
+                  { text: color ? 'TTFT p50' : 'TTFT p50 t', color: 'cyan' },
+                ]}
+                lines={chartLines([p.history.ttftP50Ms, p.history.e2eP50Ms, p.history.e2eP99Ms], {
+                  height: plan.latencyChart,
+                  width: chartWidth,
+                  color,
+                  colors: [CHART_COLORS.cyan, CHART_COLORS.green, CHART_COLORS.red],
+                  marks: ['t', 'o', '#'],
+                })}
+              />
+            </Box>
           ) : null}
         </Box>
       ) : null}
