@@ -112,6 +112,8 @@ export interface AdminWorker {
     resets_total: number;
     last_error: string | null;
   } | null;
+  /** Added: the share of the engine's KV cache in use (used / capacity tokens, summed over ranks) from the fresh sample; null when unknown. */
+  kv_usage: number | null;
   /** Added: this worker's latency histograms at the router, cumulative, as the top-level `latency`. */
   latency: {
     ttft_seconds: { buckets: Array<{ le: number; count: number }>; count: number; sum: number };
@@ -204,6 +206,7 @@ export const ADMIN_STATE_FIELDS = {
     'load_push',
     'kv_events',
     'latency',
+    'kv_usage',
   ],
   alerts: ['all_queued', 'gate_inert'],
 } as const satisfies {

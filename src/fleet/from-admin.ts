@@ -33,6 +33,7 @@ export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now())
       inflight: num(w.inflight),
       requestsTotal: num(w.requests_total),
       gateRejectionsTotal: num(w.gate_rejections_total),
+      ...('kv_usage' in w ? { kvUsage: num(w.kv_usage) } : {}),
       ...(isObject(w.latency) ? { ttft: histogram((w.latency as Record<string, unknown>).ttft_seconds), duration: histogram((w.latency as Record<string, unknown>).duration_seconds) } : {}),
     });
   }

@@ -1,6 +1,6 @@
 import { METRIC_NAMES } from '../contract/index.js';
 import type { MetricName } from '../contract/index.js';
-import { ENGINE_RUNNING_FAMILY, RouterMetricsPage } from './router-metrics-page.js';
+import { ENGINE_RUNNING_FAMILY, ENGINE_TOKEN_USAGE_FAMILY, RouterMetricsPage } from './router-metrics-page.js';
 import type { Breaker, ReplicaSnapshot, WorkerSnapshot } from './view-model.js';
 import { emptyRouterInfo } from './view-model.js';
 
@@ -57,6 +57,13 @@ export function snapshotFromPrometheus(text: string, receivedAt: number = Date.n
     const w = worker(s.labels);
     if (w) w.running = (w.running ?? 0) + s.value;
   }
+  // The model gateway's engine token usage is a share per DP rank: the worker's is their mean.
+  const usage = new Map<string, number[]>();
+  for (const s of page.foreign(ENGINE_TOKEN_USAGE_FAMILY)) {
+    const w = worker(s.labels);
+    if (w && s.value >= 0) usage.set(w.url, [...(usage.get(w.url) ?? []), s.value]);
+  }
+  for (const [url, shares] of usage) workers.get(url)!.kvUsage = Math.min(1, shares.reduce((a, b) => a + b, 0) / shares.length);
   eachWorker(METRIC_NAMES.workerSampleAge, (w, v) => (w.sampleAgeMs = Math.round(v * 1000)));
   eachWorker(METRIC_NAMES.workerRequests, (w, v) => (w.requestsTotal = (w.requestsTotal ?? 0) + v));
   eachWorker(METRIC_NAMES.gateRejected, (w, v) => (w.gateRejectionsTotal = (w.gateRejectionsTotal ?? 0) + v));

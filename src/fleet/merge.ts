@@ -83,6 +83,7 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
       running: freshest?.running ?? null,
       sampleAgeMs: freshest?.sampleAgeMs ?? minKnown(seen.map((p) => p.sampleAgeMs)),
       loadSource: freshest?.loadSource ?? null,
+      ...(seen.some((p) => p.kvUsage !== undefined) ? { kvUsage: freshest?.kvUsage ?? null } : {}),
       fresh: freshest?.fresh ?? anyOf(seen.map((p) => p.fresh), true),
       gated: anyOf(seen.map((p) => p.gated), true),
       inflight: sumKnown(seen.map((p) => p.inflight)),

@@ -24,6 +24,8 @@ const ALIASES: Partial<Record<MetricName, readonly string[]>> = {
 
 /** Engine-reported running requests per worker and DP rank: only the model gateway re-exports them. */
 export const ENGINE_RUNNING_FAMILY = 'smg_engine_running_requests';
+/** Engine-reported KV token usage (a share) per worker and DP rank: the model gateway's. */
+export const ENGINE_TOKEN_USAGE_FAMILY = 'smg_engine_token_usage';
 
 /** Prefixes of the routers whose pages are read: routerctl's and the Rust router's, and the model gateway's. */
 const ROUTER_PREFIXES = [ROUTER_METRIC_PREFIX, 'smg_'];

@@ -74,6 +74,8 @@ export interface WorkerSnapshot {
   inflight: number | null;
   requestsTotal: number | null;
   gateRejectionsTotal: number | null;
+  /** Share of the engine's KV cache in use (0..1); absent when the source does not say, null when unknown now. */
+  kvUsage?: number | null;
   /** This worker's cumulative latency histograms at the router (seconds); absent when the source does not say. */
   ttft?: Histogram | null;
   duration?: Histogram | null;

@@ -16,7 +16,7 @@ export interface HistorySample {
   e2eP99: number | null;
   ttftP50: number | null;
   /** Each worker's waiting, running and router in-flight counts (null: unknown now). */
-  byWorker: ReadonlyArray<readonly [url: string, waiting: number | null, running: number | null, inflight: number | null]>;
+  byWorker: ReadonlyArray<readonly [url: string, waiting: number | null, running: number | null, inflight: number | null, kvUsage: number | null]>;
 }
 
 export interface HistorySeries {
@@ -40,6 +40,7 @@ export interface HistorySeries {
   /** The same for running and router in-flight, for the drill-down. */
   runningByWorker: ReadonlyMap<string, ReadonlyArray<number | null>>;
   inflightByWorker: ReadonlyMap<string, ReadonlyArray<number | null>>;
+  kvUsageByWorker: ReadonlyMap<string, ReadonlyArray<number | null>>;
 }
 
 export function sampleOf(view: FleetView): HistorySample {
@@ -52,7 +53,7 @@ export function sampleOf(view: FleetView): HistorySample {
     e2eP50: view.latency.window.e2eP50,
     e2eP99: view.latency.window.e2eP99,
     ttftP50: view.latency.window.ttftP50,
-    byWorker: view.workers.map((w) => [w.url, w.waiting, w.running, w.inflight] as const),
+    byWorker: view.workers.map((w) => [w.url, w.waiting, w.running, w.inflight, w.kvUsage ?? null] as const),
   };
 }
 
@@ -65,7 +66,7 @@ export class HistoryBuffers {
   private readonly queues: RingBuffer<HistorySample>;
   private readonly rates: RingBuffer<DecisionCounts>;
   /** Per worker, the last WORKER_HISTORY samples; a worker that leaves the view is forgotten. */
-  private readonly workers = new Map<string, RingBuffer<readonly [number | null, number | null, number | null]>>();
+  private readonly workers = new Map<string, RingBuffer<readonly [number | null, number | null, number | null, number | null]>>();
 
   constructor(capacity = 512) {
     this.queues = new RingBuffer(capacity);
@@ -76,11 +77,11 @@ export class HistoryBuffers {
     this.queues.push(s);
     if (s.decisionsPerS) this.rates.push(s.decisionsPerS);
     const seen = new Set<string>();
-    for (const [url, waiting, running, inflight] of s.byWorker) {
+    for (const [url, waiting, running, inflight, kvUsage] of s.byWorker) {
       seen.add(url);
       let r = this.workers.get(url);
       if (!r) this.workers.set(url, (r = new RingBuffer(WORKER_HISTORY)));
-      r.push([waiting, running, inflight]);
+      r.push([waiting, running, inflight, kvUsage]);
     }
     for (const url of this.workers.keys()) if (!seen.has(url)) this.workers.delete(url);
   }
@@ -102,10 +103,11 @@ export class HistoryBuffers {
       byWorker: this.perWorker(0),
       runningByWorker: this.perWorker(1),
       inflightByWorker: this.perWorker(2),
+      kvUsageByWorker: this.perWorker(3),
     };
   }
 
-  private perWorker(field: 0 | 1 | 2): Map<string, Array<number | null>> {
+  private perWorker(field: 0 | 1 | 2 | 3): Map<string, Array<number | null>> {
     return new Map([...this.workers].map(([url, r]) => [url, r.toArray().map((t) => t[field])]));
   }
 }

@@ -223,6 +223,17 @@ describe('the console', () => {
     expect(frame).toMatch(/1200[┤┼]/);
   });
 
+  it("the detail shows the engine's KV cache usage with its recent history when the router reports it", async () => {
+    const c = mount(fleet([{ url: 'http://a:1', waiting: 1, kv_usage: 0.5 }]));
+    await tick();
+    c.feed.set(fleet([{ url: 'http://a:1', waiting: 1, kv_usage: 0.95 }]));
+    await tick();
+    c.stdin.write('\r');
+    await settle(() => c.frame().includes('WORKER http://a:1'));
+    expect(c.frame()).toMatch(/kv\s+95\.0% of the engine's KV cache in use {2}▅█/);
+    expect(c.frame()).not.toMatch(/not in this source: .*KV cache usage/);
+  });
+
   it('the detail of a worker from a router that reports no per-worker latency says so', async () => {
     const c = mount(fleet([{ url: 'http://a:1', waiting: 1 }]));
     await tick();

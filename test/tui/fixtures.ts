@@ -16,6 +16,8 @@ export interface WorkerDoc {
   gate_rejections_total?: number;
   breaker?: 'closed' | 'open' | 'half_open';
   healthy?: boolean;
+  /** Share of the engine's KV cache in use (absent: an older router). */
+  kv_usage?: number | null;
   /** The worker's latency histograms, as the router writes them (absent: an older router). */
   latency?: { ttft_seconds: unknown; duration_seconds: unknown };
 }
@@ -50,6 +52,7 @@ export function adminDoc(o: {
     gate_rejections_total: w.gate_rejections_total ?? 0,
     dp_size: 1,
     ...(w.latency ? { latency: w.latency } : {}),
+    ...(w.kv_usage !== undefined ? { kv_usage: w.kv_usage } : {}),
   }));
   const bounds = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
   return {

@@ -406,6 +406,7 @@ describe("other routers' /metrics (docs/metrics-and-admin.md §Other routers' me
       ['http://10.0.1.2:30000', 11, 21, 22, 'closed', true],
       ['http://10.0.1.3:30000', 0, 3, 3, 'closed', true],
     ]);
+    expect(s.workers.map((w) => w.kvUsage)).toEqual([0.62, 0.71, 0.12]);
     expect(s.requestsTotal).toBe(6100);
     expect(s.duration?.count).toBe(6100);
     expect(s.ttft?.count).toBe(5000);

@@ -34,6 +34,7 @@ export function adminState(s: AdminStateInput): AdminState {
     breaker: w.breaker.state,
     waiting: fresh ? fresh.waiting : null,
     running: fresh ? fresh.running : null,
+    kv_usage: fresh && fresh.maxTotalTokens > 0 ? Math.min(1, fresh.usedTokens / fresh.maxTotalTokens) : null,
     sample_age_ms: sampleAgeMs === undefined ? null : Math.round(sampleAgeMs),
     fresh: fresh !== undefined,
     gated: fresh !== undefined && isQueued(fresh.waiting, limit),

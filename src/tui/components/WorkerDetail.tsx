@@ -1,6 +1,6 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
-import { DASH, fmtAge, fmtInt, fmtRate, fmtSeconds, shortUrl } from '../../fleet/index.js';
+import { DASH, fmtAge, fmtInt, fmtPct, fmtRate, fmtSeconds, shortUrl } from '../../fleet/index.js';
 import type { FleetEvent, FleetView, FleetWorker, LatencyQuantiles } from '../../fleet/index.js';
 import { CHART_COLORS, chartLines } from '../chart.js';
 import { useColor } from '../color-context.js';
@@ -20,7 +20,7 @@ export interface WorkerDetailProps {
 }
 
 /** Facts, then history, then events: the first lines survive the smallest terminal. */
-const FACT_LINES = 5;
+const FACT_LINES = 6;
 
 /**
  * One worker, everything the console knows of it (Enter on a selected row): its
@@ -40,7 +40,7 @@ export function WorkerDetail(p: WorkerDetailProps): ReactElement {
       </Box>
     );
   }
-  const facts = factLines(w, p.view, limit).slice(0, p.lines);
+  const facts = factLines(w, p.view, limit, p.history).slice(0, p.lines);
   const events = p.view.events.filter((e) => e.worker === w.url);
   const left = p.lines - facts.length;
   // Events get what the chart leaves, at least 2 lines (title + one) when there are any.
@@ -57,7 +57,7 @@ export function WorkerDetail(p: WorkerDetailProps): ReactElement {
   );
 }
 
-function factLines(w: FleetWorker, view: FleetView, limit: number | null): SegmentInput[][] {
+function factLines(w: FleetWorker, view: FleetView, limit: number | null, history: HistorySeries): SegmentInput[][] {
   const state: SegmentInput[] =
     w.gated === true
       ? [{ text: 'GATED', color: 'red', bold: true, inverse: true }, ` waiting ${fmtInt(w.waiting)} ≥ limit ${limit}`]
@@ -78,6 +78,8 @@ function factLines(w: FleetWorker, view: FleetView, limit: number | null): Segme
     w.fresh === false ? { text: ' stale: the gate admits it blindly', color: 'yellow' } : w.fresh === true ? ' fresh' : '',
     ` · waiting ${fmtInt(w.waiting)} · running ${fmtInt(w.running)} · in-flight ${fmtInt(w.inflight)}${replicas}`,
   ];
+  const kv: SegmentInput[] | null =
+    w.kvUsage !== undefined ? [{ text: 'kv     ', bold: true }, `${w.kvUsage === null ? DASH : fmtPct(w.kvUsage)} of the engine's KV cache in use  `, ...kvSparkline(history.kvUsageByWorker.get(w.url) ?? [])] : null;
   const gate: SegmentInput[] = [
     { text: 'gate   ', bold: true },
     ...state,
@@ -87,12 +89,13 @@ function factLines(w: FleetWorker, view: FleetView, limit: number | null): Segme
   const served: SegmentInput[] = [{ text: 'served ', bold: true }, `${fmtInt(w.requestsTotal)} requests`, ...latencySegments(w.latency)];
   const lacks = [
     w.latency === null ? 'latency per worker' : null,
-    'KV cache usage',
+    w.kvUsage === undefined ? 'KV cache usage' : null,
     view.source === 'engine' ? 'router decisions' : 'decisions per worker',
   ].filter((x): x is string => x !== null);
   return [
     [{ text: 'WORKER ', bold: true }, { text: w.url, bold: true }, '  ', ...health, { text: '   Esc back · ↑↓ j k other workers', dim: true }],
     load,
+    ...(kv ? [kv] : []),
     gate,
     served,
     [{ text: 'not in this source: ', dim: true }, { text: lacks.join(', '), dim: true }],
@@ -145,4 +148,11 @@ function WorkerEvents({ events, lines }: { events: readonly FleetEvent[]; lines:
       ))}
     </Box>
   );
+}
+
+const SPARKS = '▁▂▃▄▅▆▇█';
+
+/** The last 20 KV usage shares as glyphs (a full block is 100 %); red from 90 %. */
+function kvSparkline(values: ReadonlyArray<number | null>): SegmentInput[] {
+  return values.slice(-20).map((v) => (v === null ? ' ' : { text: SPARKS[Math.min(7, Math.round(v * 7))]!, ...(v >= 0.9 ? { color: 'red' as const } : {}) }));
 }
