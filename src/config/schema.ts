@@ -21,6 +21,10 @@ export const PREFIX_SOURCES = ['requests', 'events', 'auto'] as const;
 export type PrefixSource = (typeof PREFIX_SOURCES)[number];
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
+/** `--decision-header`: off, on (workers by position), urls (workers by URL): docs/decisions.md §Decision header. */
+export const DECISION_HEADERS = ['off', 'on', 'urls'] as const;
+export type DecisionHeader = (typeof DECISION_HEADERS)[number];
+
 /** The resolved configuration: camelCase, defaults applied, `null` where unset. */
 export interface RouterConfig {
   policy: Policy;
@@ -67,6 +71,9 @@ export interface RouterConfig {
   tui: boolean;
   logFormat: LogFormat;
   maxBodyBytes: number;
+  /** Routing decisions kept in the ring (0: none). */
+  decisionLogSize: number;
+  decisionHeader: DecisionHeader;
   /** Open client connections the router accepts at once; more are closed on arrival. */
   maxConnections: number;
   /** A client must send its request line and headers within this (else 408). */
@@ -359,6 +366,24 @@ export const OPTIONS = [
     describe: 'port the router listens on; 0 picks a free one',
     group: 'Server',
     range: { atLeast: 0, atMost: 65535 },
+  }),
+  opt({
+    key: 'decisionLogSize',
+    flag: 'decision-log-size',
+    type: 'integer',
+    default: 4096,
+    describe: 'routing decisions kept for /admin/decisions, routerctl explain and doctor, in a ring allocated at start (about 1 KB each); 0 keeps none',
+    group: 'Router internals',
+    range: { atLeast: 0 },
+  }),
+  opt({
+    key: 'decisionHeader',
+    flag: 'decision-header',
+    type: 'enum',
+    choices: DECISION_HEADERS,
+    default: 'off',
+    describe: "add x-router-decision to every response (decision, matched blocks, the best owner's): 'on' names workers by their position in the pool, 'urls' by URL",
+    group: 'Server',
   }),
   opt({
     key: 'maxBodyBytes',

@@ -10,3 +10,4 @@ export type { MetricName } from './metric-names.js';
 export { ADMIN_STATE_FIELDS, auditAdminDocument } from './admin-state.js';
 export type { AdminEvent, AdminEventKind, AdminRouter, AdminState, AdminWorker } from './admin-state.js';
 export { isBelowFloor, isQueued } from './queue-rule.js';
+export type { AdminDecision, AdminDecisionCandidate, AdminDecisions } from './admin-decisions.js';

@@ -23,6 +23,8 @@ export const METRIC_NAMES = Object.freeze({
   selectionFailures: 'sgl_router_policy_selection_failures_total',
   cacheDecisions: 'sgl_router_cache_aware_decisions_total',
   divertedOverlap: 'sgl_router_diverted_overlap_blocks',
+  predictionError: 'sgl_router_prefix_prediction_error_tokens',
+  decisionMatchedBlocks: 'sgl_router_decision_matched_blocks',
   gateRejected: 'sgl_router_queue_gate_rejected_total',
   partialDiversions: 'sgl_router_partial_diversions_total',
   queueGateInert: 'sgl_router_queue_gate_inert',

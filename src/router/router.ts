@@ -7,7 +7,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { RouterConfig } from '../config/index.js';
 import { bindError } from '../errors/index.js';
 import { PROMETHEUS_CONTENT_TYPE } from '../prometheus/index.js';
-import type { AdminState } from '../contract/index.js';
+import type { AdminDecisions, AdminState } from '../contract/index.js';
 import type { Logger } from './logging/logger.js';
 import { RouterMetrics, UNKNOWN_MODEL } from './metrics/index.js';
 import { SelectionBooker } from './metrics/selection-booker.js';
@@ -17,7 +17,7 @@ import { Relay } from './proxy/relay.js';
 import type { InferenceRoute, TokenKeying } from './request/inference-request.js';
 import { requireJsonContentType } from './request/content-type.js';
 import { ApiError, ApiErrors, sendApiError } from './server/api-error.js';
-import { authorizeAdmin, streamState, tokenDigest } from './server/admin-api.js';
+import { authorizeAdmin, decisionFilter, streamState, tokenDigest } from './server/admin-api.js';
 import { adminState } from './server/admin-state.js';
 import { drainServer } from './server/drain.js';
 import { GenerationPath } from './server/generation.js';
@@ -27,6 +27,8 @@ import { LoadPush, LoadSampler, LoadTable } from './state/load_monitor/index.js'
 import { PrefixIndex } from './state/prefix_index/index.js';
 import { PrefixLookup } from './state/prefix-lookup.js';
 import { engineBlockKeys, KvEventIndex } from './state/kv_index/index.js';
+import { DecisionRecorder, DecisionRing, RequestIds } from './state/decisions/index.js';
+import type { DecisionFilter } from './state/decisions/index.js';
 import type { EngineHashScheme } from './state/kv_index/index.js';
 import { WorkerStatus } from './state/worker-status.js';
 import { EventWatcher } from './state/event-watcher.js';
@@ -68,6 +70,8 @@ export class Router {
   private eventTimer: NodeJS.Timeout | undefined;
   /** The prefix index fed by the engines' KV events; used when `prefixSource` is 'events'. */
   readonly kvIndex: KvEventIndex;
+  /** The last --decision-log-size routing decisions (docs/decisions.md). */
+  readonly decisions: DecisionRing;
   /** What the prefix index is built from, decided at start (docs/routing.md §Prefix from engine events). */
   prefixSource: 'requests' | 'events' = 'requests';
   private tokenKeys: TokenKeying | undefined;
@@ -107,6 +111,7 @@ export class Router {
       onStatus: (w, s) =>
         s.ok ? this.log.info('load sampling ok', { worker: w.url, source: s.source }) : this.log.warn('no load sample', { worker: w.url, reason: s.reason }),
     });
+    this.decisions = new DecisionRing(c.decisionLogSize);
     this.kvIndex = new KvEventIndex(this.index, this.log, { blockSize: c.blockSize, maxBlocks: c.prefixIndexMaxBlocks });
     const forgetPrefix = (w: Worker): void => (this.prefixSource === 'events' ? this.kvIndex.detach(w) : this.index.forgetWorker(w.slot));
     this.registry = new WorkerRegistry(this.table, this.sampler, this.loadPush, forgetPrefix, this.log, {
@@ -165,6 +170,17 @@ export class Router {
       modelId: () => this.modelId,
       ready: () => this.ready,
       tokenKeys: () => this.tokenKeys,
+      decisions: new DecisionRecorder({
+        ring: this.decisions,
+        ids: new RequestIds(),
+        metrics: this.metrics,
+        model,
+        policy: this.policy.name,
+        workerQueueLimit: c.workerQueueLimit,
+        blockSize: c.blockSize,
+        header: c.decisionHeader,
+        keyedByTokens: () => this.tokenKeys !== undefined,
+      }),
     });
     this.relay = relay;
     ({ server: this.server, sockets: this.sockets } = createTrackedServer((req, res) => void this.dispatch(req, res), httpEdgeOptions(c)));
@@ -423,7 +439,15 @@ export class Router {
           return this.sendJson(res, 200, this.state());
         case '/admin/stream':
           authorizeAdmin(req, this.adminTokenDigest);
-          return streamState(req, res, () => this.state());
+          return streamState(
+            req,
+            res,
+            () => this.state(),
+            (since) => this.decisions.query({ since, limit: 1000 }),
+          );
+        case '/admin/decisions':
+          authorizeAdmin(req, this.adminTokenDigest);
+          return this.sendJson(res, 200, this.decisionsDoc(decisionFilter(req.url)));
         default:
           throw ApiErrors.notFound();
       }
@@ -437,6 +461,14 @@ export class Router {
     }
   }
 
+  /** GET /admin/decisions (docs/decisions.md §Admin decisions). */
+  decisionsDoc(filter: DecisionFilter = {}): AdminDecisions {
+    return {
+      worker_queue_limit: this.config.workerQueueLimit,
+      block_size: this.config.blockSize,
+      capacity: this.decisions.capacity, recorded_total: this.decisions.total, memory_bytes: this.decisions.memoryBytes, decisions: this.decisions.query(filter) };
+  }
+
   private sendJson(res: ServerResponse, status: number, body: unknown): void {
     const text = JSON.stringify(body);
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
@@ -444,7 +476,7 @@ export class Router {
   }
 }
 
-const GET_ROUTES = { '/v1/models': 1, '/healthz': 1, '/readyz': 1, '/metrics': 1, '/admin/state': 1, '/admin/stream': 1 };
+const GET_ROUTES = { '/v1/models': 1, '/healthz': 1, '/readyz': 1, '/metrics': 1, '/admin/state': 1, '/admin/stream': 1, '/admin/decisions': 1 };
 
 /** How a worker's events are keyed and whose tokenizer keys its requests. */
 interface Keying {

@@ -9,6 +9,8 @@ export const DIVERTED_OVERLAP_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 export const TTFT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400];
 export const UNKNOWN_MODEL = 'unknown';
+/** Predicted minus reported cached tokens: both signs, in powers of four (docs/decisions.md §Metrics). */
+export const PREDICTION_ERROR_BUCKETS = [-16384, -4096, -1024, -256, -64, -16, -1, 0, 16, 64, 256, 1024, 4096, 16384];
 export { DECISIONS } from '../../contract/index.js';
 
 /** Per-worker gauges, read from the live registry and load table at scrape time. */
@@ -69,6 +71,18 @@ export class RouterMetrics {
   readonly guardCompared = new CounterFamily(METRIC_NAMES.guardCompared, 'Candidate pairs the pressure guard compared.', []);
   readonly guardOverrides = new CounterFamily(METRIC_NAMES.guardOverrides, 'Comparisons the pressure guard overrode.', []);
   readonly monitorDecisions = new CounterFamily(METRIC_NAMES.monitorDecisions, 'Cache resolutions by the pressure data they compared on.', ['source']);
+  readonly predictionError = new HistogramFamily(
+    METRIC_NAMES.predictionError,
+    "Prefix tokens the router predicted the selected worker holds, minus the cached tokens the engine then reported.",
+    ['model_id'],
+    PREDICTION_ERROR_BUCKETS,
+  );
+  readonly decisionMatchedBlocks = new HistogramFamily(
+    METRIC_NAMES.decisionMatchedBlocks,
+    'Prefix blocks matched per routed request: on the selected worker, and on the best owner.',
+    ['model_id', 'which'],
+    [0, ...DIVERTED_OVERLAP_BUCKETS],
+  );
   readonly retries = new CounterFamily(METRIC_NAMES.retries, 'Requests retried on another worker before any byte reached the client.', ['reason']);
 
   constructor(private readonly gauges: GaugeSource) {
@@ -138,6 +152,8 @@ export class RouterMetrics {
   private renderCacheAware(w: ExpositionWriter, m: string): void {
     w.counter(this.cacheDecisions.name, this.cacheDecisions.help, this.cacheDecisions.samples())
       .histogram(this.divertedOverlap.name, this.divertedOverlap.help, this.divertedOverlap.samples())
+      .histogram(this.predictionError.name, this.predictionError.help, this.predictionError.samples())
+      .histogram(this.decisionMatchedBlocks.name, this.decisionMatchedBlocks.help, this.decisionMatchedBlocks.samples())
       .counter(this.gateRejected.name, this.gateRejected.help, this.gateRejected.samples())
       .counter(this.partialDiversions.name, this.partialDiversions.help, this.partialDiversions.samples())
       .gauge(METRIC_NAMES.queueGateInert, '1 while --worker-queue-limit is set and no worker has a fresh load sample.', [

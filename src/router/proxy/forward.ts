@@ -139,19 +139,21 @@ export class UpstreamCall {
    * faster than the client drains). A failure after bytes reached the client ends an
    * SSE stream with an error event rather than a silent cut.
    */
-  relay(response: UpstreamResponse): Promise<RelayOutcome> {
+  relay(response: UpstreamResponse, extra?: { headers?: Readonly<Record<string, string>> | undefined; onChunk?: ((chunk: Buffer) => void) | undefined }): Promise<RelayOutcome> {
     const res = this.#res;
     const contentType = String(response.headers['content-type'] ?? '');
     const streamed = contentType.startsWith('text/event-stream');
     try {
-      res.writeHead(response.statusCode, endToEndHeaders(response.headers));
+      const headers = endToEndHeaders(response.headers);
+      if (extra?.headers) Object.assign(headers, extra.headers);
+      res.writeHead(response.statusCode, headers);
     } catch (err) {
       // A header node will not send (the worker's, but the router's problem to report).
       response.body.destroy();
       throw err;
     }
     if (streamed) res.flushHeaders();
-    return relayBody(response.body, res, this.#gone, streamed);
+    return relayBody(response.body, res, this.#gone, streamed, extra?.onChunk);
   }
 }
 
@@ -160,7 +162,7 @@ export class UpstreamCall {
  * response on an upstream error, and we need to end an SSE stream with an error
  * event instead, and to tell an upstream failure from a client that left.
  */
-function relayBody(body: Readable, res: ServerResponse, signal: ClientGone, streamed: boolean): Promise<RelayOutcome> {
+function relayBody(body: Readable, res: ServerResponse, signal: ClientGone, streamed: boolean, onChunk?: (chunk: Buffer) => void): Promise<RelayOutcome> {
   return new Promise((resolve) => {
     let firstByteAt: number | undefined;
     let settled = false;
@@ -173,6 +175,7 @@ function relayBody(body: Readable, res: ServerResponse, signal: ClientGone, stre
     };
     const onData = (chunk: Buffer): void => {
       firstByteAt ??= performance.now();
+      onChunk?.(chunk);
       if (!res.write(chunk)) body.pause();
     };
     const onDrain = (): void => void body.resume();

@@ -3,10 +3,11 @@ import type { BodyChunks } from '../../net/index.js';
 import type { Logger } from '../logging/logger.js';
 import { outcomeFromStatus } from '../metrics/index.js';
 import type { RouterMetrics } from '../metrics/index.js';
-import type { LoadView, Policy, PoolState, SelectionOutcome, SelectionSuccess } from '../policies/index.js';
+import type { LoadView, Policy, PoolState, PrefixSignal, SelectionOutcome, SelectionSuccess } from '../policies/index.js';
 import type { InferenceRequest } from '../request/inference-request.js';
 import { ApiErrors } from '../server/api-error.js';
 import type { ApiError } from '../server/api-error.js';
+import type { RequestTrace } from '../state/decisions/index.js';
 import type { LoadTable } from '../state/load_monitor/index.js';
 import type { PrefixIndex } from '../state/prefix_index/index.js';
 import type { PrefixLookup } from '../state/prefix-lookup.js';
@@ -42,6 +43,8 @@ export interface RelayJob {
   readonly res: ServerResponse;
   /** performance.now() when the request arrived: TTFT and duration count from here. */
   readonly startedAt: number;
+  /** The decision record's side of the request, when decisions are recorded (docs/decisions.md). */
+  readonly trace?: RequestTrace | undefined;
 }
 
 /** Why one attempt did not answer the client, and whether another worker may try. */
@@ -80,15 +83,20 @@ export class Relay {
    */
   select(parsed: InferenceRequest, view: PoolState & LoadView, exclude?: Worker): SelectionOutcome {
     const policy = this.deps.policy;
+    const prefix = policy.usesPrefix ? this.deps.prefix.signal(parsed.prefixHashes) : undefined;
+    this.lastPrefix = prefix;
     return policy.select({
       pool: view,
       load: view,
       inputTokens: parsed.inputTokens,
-      prefix: policy.usesPrefix ? this.deps.prefix.signal(parsed.prefixHashes) : undefined,
+      prefix,
       random: this.deps.random,
       exclude,
     });
   }
+
+  /** The prefix signal of the last selection (read right after it, for its decision record). */
+  lastPrefix: PrefixSignal | undefined;
 
   /**
    * Send to the chosen worker; if it refuses or fails before any byte reached the
@@ -103,12 +111,13 @@ export class Relay {
     try {
       let worker = job.selection.worker as Worker;
       for (let attempt = 0; ; attempt++) {
-        const failure = await this.attempt(worker, parsed, request, call, job.startedAt);
+        const failure = await this.attempt(worker, parsed, request, call, job.startedAt, job.trace);
         if (failure === undefined) return;
         if (call.cancelled) return;
         if (!failure.retryable || attempt > 0) throw failure.error;
         const next = this.retryTarget(parsed, worker);
         if (next === undefined) throw failure.error;
+        job.trace?.retried(next);
         this.deps.metrics.retries.inc([failure.cause]);
         this.deps.log.debug('retrying on another worker', { from: worker.url, to: next.url, reason: failure.cause });
         worker = next;
@@ -133,6 +142,7 @@ export class Relay {
     request: UpstreamRequest,
     call: UpstreamCall,
     started: number,
+    trace: RequestTrace | undefined,
   ): Promise<AttemptFailure | undefined> {
     const { metrics, log } = this.deps;
     const breaker = worker.breaker;
@@ -185,7 +195,8 @@ export class Relay {
       // Committed: this worker serves the request, so now (and only now) it is the
       // owner of the prefix — if it accepted the request at all.
       if (status < 300 && this.recordsOwners) this.deps.index.record(worker.slot, parsed.prefixHashes);
-      const relayed = await call.relay(response);
+      const relayed = await call.relay(response, trace);
+      if (relayed.kind !== 'cancelled') trace?.done(status, relayed.firstByteAt);
       switch (relayed.kind) {
         case 'completed':
           // Only a response that completed is a success (docs/retries-and-breaker.md).

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiErrors } from './api-error.js';
+import type { DecisionFilter } from '../state/decisions/index.js';
 
 /** Digest of a token: comparing digests keeps lengths equal, so the compare is constant-time. */
 export function tokenDigest(token: string): Buffer {
@@ -42,16 +43,58 @@ export function streamInterval(url: string | undefined): number {
  * `interval_ms` (see streamInterval), until the client leaves. A HEAD request gets
  * the headers only.
  */
-export function streamState(req: IncomingMessage, res: ServerResponse, state: () => unknown): void {
+export function streamState(req: IncomingMessage, res: ServerResponse, state: () => unknown, decisions?: (since: number) => Array<{ seq: number }>): void {
   const interval = streamInterval(req.url);
+  // `decisions=1` adds the routing decisions recorded since the last event (docs/decisions.md §Admin decisions).
+  const withDecisions = decisions !== undefined && new URL(req.url ?? '/', 'http://router').searchParams.get('decisions') === '1';
   // No explicit Connection header: node's own keeps a client's (or a draining router's) close.
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   if (req.method === 'HEAD') {
     res.end();
     return;
   }
-  const send = (): void => void res.write(`event: state\ndata: ${JSON.stringify(state())}\n\n`);
+  let since = 0;
+  const send = (): void => {
+    res.write(`event: state\ndata: ${JSON.stringify(state())}\n\n`);
+    if (!withDecisions) return;
+    const fresh = decisions!(since);
+    if (fresh.length === 0) return;
+    since = fresh[fresh.length - 1]!.seq;
+    res.write(`event: decisions\ndata: ${JSON.stringify(fresh)}\n\n`);
+  };
   send();
   const timer = setInterval(send, interval);
   res.once('close', () => clearInterval(timer));
+}
+
+/** Largest `limit` on /admin/decisions. */
+const MAX_DECISIONS = 10_000;
+
+/**
+ * GET /admin/decisions' filters (docs/decisions.md §Admin decisions): `worker` (URL),
+ * `decision` (a decision label, or a reason for other policies), `since` (a sequence
+ * number: only newer records), `request_id`, `limit` (newest first cut, 1..10000).
+ * A malformed number is a 400, not an empty answer.
+ */
+export function decisionFilter(url: string | undefined): DecisionFilter {
+  const q = new URL(url ?? '/', 'http://router').searchParams;
+  const f: DecisionFilter = {};
+  const whole = (name: string, min: number, max: number): number | undefined => {
+    const v = q.get(name);
+    if (v === null) return undefined;
+    const n = /^\d{1,15}$/.test(v) ? Number(v) : NaN;
+    if (!(n >= min && n <= max)) throw ApiErrors.badRequest(`${name} must be a whole number from ${min} to ${max} (got '${v.slice(0, 32)}')`);
+    return n;
+  };
+  const worker = q.get('worker');
+  if (worker !== null) f.worker = worker.replace(/\/+$/, '');
+  const decision = q.get('decision');
+  if (decision !== null) f.decision = decision;
+  const id = q.get('request_id');
+  if (id !== null) f.requestId = id;
+  const since = whole('since', 0, Number.MAX_SAFE_INTEGER);
+  if (since !== undefined) f.since = since;
+  const limit = whole('limit', 1, MAX_DECISIONS);
+  if (limit !== undefined) f.limit = limit;
+  return f;
 }

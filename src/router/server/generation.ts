@@ -5,6 +5,7 @@ import type { Relay } from '../proxy/relay.js';
 import { parseInferenceRequest } from '../request/inference-request.js';
 import type { InferenceRoute, TokenKeying } from '../request/inference-request.js';
 import { readRequestBody } from '../request/read-body.js';
+import type { DecisionRecorder } from '../state/decisions/index.js';
 import type { LoadTable } from '../state/load_monitor/index.js';
 import { ApiErrors } from './api-error.js';
 import type { InflightRequests } from './inflight.js';
@@ -20,6 +21,8 @@ export interface GenerationDeps {
   readonly ready: () => boolean;
   /** Set when the prefix index is built from engine events: requests are keyed by their tokens. */
   readonly tokenKeys: () => TokenKeying | undefined;
+  /** Records each routed request's decision (docs/decisions.md). */
+  readonly decisions: DecisionRecorder;
 }
 
 /**
@@ -45,10 +48,11 @@ export class GenerationPath {
     const selection = d.relay.select(parsed, view);
     d.booker.book(selection, view.workers.length);
     if (!selection.ok) throw ApiErrors.selectionFailed();
+    const trace = d.decisions.active ? d.decisions.begin(req, selection, d.relay.lastPrefix, view, parsed.inputTokens, startedAt) : undefined;
 
     d.inflight.enter();
     try {
-      await d.relay.send({ selection, parsed, body, path: upstreamPath, req, res, startedAt });
+      await d.relay.send({ selection, parsed, body, path: upstreamPath, req, res, startedAt, trace });
     } finally {
       d.inflight.leave();
     }

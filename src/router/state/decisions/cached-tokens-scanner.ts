@@ -1,0 +1,35 @@
+/** The field SGLang and vLLM write under usage.prompt_tokens_details (and SGLang's meta_info). */
+const KEY = Buffer.from('"cached_tokens"');
+/** Bytes kept from the end of a chunk, so a key cut between two chunks is still found. */
+const CARRY = 40;
+
+/**
+ * Finds what the engine reported reusing in a response as it streams past: the value
+ * of the last `"cached_tokens": N` in the body (a stream's usage chunk comes last).
+ * It reads the bytes the router relays anyway, looking only for the key
+ * (Buffer.indexOf), and never parses the JSON (docs/decisions.md §Engine's cached tokens).
+ */
+export class CachedTokensScanner {
+  /** The last value seen; -1 when none yet. */
+  value = -1;
+  #carry: Buffer | undefined;
+
+  push(chunk: Buffer): void {
+    // A key or number cut between chunks: read across the seam first, then the chunk.
+    if (this.#carry) this.#scan(Buffer.concat([this.#carry, chunk.subarray(0, Math.min(chunk.length, CARRY))]));
+    this.#scan(chunk);
+    this.#carry = chunk.length >= CARRY ? chunk.subarray(chunk.length - CARRY) : Buffer.from(chunk);
+  }
+
+  #scan(buf: Buffer): void {
+    for (let at = buf.indexOf(KEY); at >= 0; at = buf.indexOf(KEY, at + KEY.length)) {
+      let i = at + KEY.length;
+      while (i < buf.length && (buf[i] === 0x20 || buf[i] === 0x3a)) i++;
+      let v = 0;
+      let digits = 0;
+      for (; i < buf.length && buf[i]! >= 0x30 && buf[i]! <= 0x39 && digits < 12; i++, digits++) v = v * 10 + (buf[i]! - 0x30);
+      // A number cut by the chunk's end is read again, whole, from the carried tail.
+      if (digits > 0 && i < buf.length) this.value = v;
+    }
+  }
+}

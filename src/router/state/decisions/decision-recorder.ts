@@ -1,0 +1,119 @@
+import type { IncomingMessage } from 'node:http';
+import { isQueued } from '../../../contract/index.js';
+import type { RouterMetrics } from '../../metrics/index.js';
+import type { LoadView, PolicyWorker, PrefixSignal, SelectionSuccess } from '../../policies/index.js';
+import { CachedTokensScanner } from './cached-tokens-scanner.js';
+import type { DecisionRing, GateVerdict } from './decision-ring.js';
+import type { RequestIds } from './request-ids.js';
+
+/** One request's trace through the relay: headers to add, bytes to watch, its end. */
+export interface RequestTrace {
+  /** Response headers the router adds (x-request-id, x-router-decision). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Sees every response byte (the engine's cached tokens are read from them); undefined when nothing is recorded. */
+  readonly onChunk: ((chunk: Buffer) => void) | undefined;
+  /** The selected worker failed before any byte reached the client; the request went on to `to`. */
+  retried(to: PolicyWorker): void;
+  /** The response ended (relayed whole or cut): its status and when its first byte came. */
+  done(status: number, firstByteAt: number | undefined): void;
+}
+
+export interface DecisionRecorderOptions {
+  ring: DecisionRing;
+  ids: RequestIds;
+  metrics: RouterMetrics;
+  model: () => string;
+  policy: string;
+  workerQueueLimit: number | null;
+  blockSize: number;
+  header: 'off' | 'on' | 'urls';
+  /** Requests are keyed by engine tokens (events index): matched blocks are whole token blocks. */
+  keyedByTokens: () => boolean;
+}
+
+/**
+ * Turns a booked selection into a decision record (docs/decisions.md §Decision record)
+ * and its response headers, and completes the record when the response ends. Off the
+ * hot path when nothing is asked: with a ring of 0 and no header it returns undefined
+ * and the request pays one branch.
+ */
+export class DecisionRecorder {
+  constructor(private readonly o: DecisionRecorderOptions) {}
+
+  get active(): boolean {
+    return this.o.ring.capacity > 0 || this.o.header !== 'off';
+  }
+
+  begin(req: IncomingMessage, selection: SelectionSuccess, prefix: PrefixSignal | undefined, load: LoadView, inputTokens: number, startedAt: number): RequestTrace | undefined {
+    if (!this.active) return undefined;
+    const o = this.o;
+    const id = o.ids.next(req.headers['x-request-id']);
+    const matches = prefix?.matches ?? [];
+    const queryBlocks = prefix?.queryBlocks ?? 0;
+    const limit = o.workerQueueLimit;
+    const verdict = (w: PolicyWorker): { waiting: number; verdict: GateVerdict } => {
+      const b = load.basic(w);
+      if (!b) return { waiting: -1, verdict: 'unknown' };
+      return { waiting: b.waiting, verdict: limit !== null && isQueued(b.waiting, limit) ? 'gated' : 'admitted' };
+    };
+    const seq = o.ring.record(
+      {
+        id,
+        atMs: Date.now(),
+        policy: o.policy,
+        decision: selection.decision ?? null,
+        reason: selection.reason,
+        inputTokens,
+        queryBlocks,
+        selected: selection.worker.id,
+        gateRejected: selection.gateRejected?.length ?? 0,
+        admissionRejected: selection.audit?.admissionRejected ?? 0,
+        fleetAllQueued: selection.audit?.fleetAllQueued ?? false,
+        divertedBlocks: selection.divertedOverlapBlocks ?? 0,
+        partialDiversion: selection.partialDiversion === true,
+      },
+      matches,
+      verdict,
+    );
+    let selectedBlocks = 0;
+    let best: PolicyWorker | undefined;
+    let bestBlocks = 0;
+    for (const m of matches) {
+      if (m.worker === selection.worker) selectedBlocks = m.blocks;
+      if (m.blocks > bestBlocks) {
+        best = m.worker;
+        bestBlocks = m.blocks;
+      }
+    }
+    if (selectedBlocks > 0 && selectedBlocks === bestBlocks) best = selection.worker;
+    const model = o.model();
+    if (queryBlocks > 0) {
+      o.metrics.decisionMatchedBlocks.observe([model, 'selected'], selectedBlocks);
+      o.metrics.decisionMatchedBlocks.observe([model, 'best'], bestBlocks);
+    }
+
+    const headers: Record<string, string> = { 'x-request-id': id };
+    if (o.header !== 'off') {
+      const name = (w: PolicyWorker | undefined): string => (w === undefined ? '-' : o.header === 'urls' ? w.id : `w${w.slot}`);
+      headers['x-router-decision'] =
+        `${selection.decision ?? selection.reason}; worker=${name(selection.worker)}; matched=${selectedBlocks}/${queryBlocks}; best=${name(best)}; best_matched=${bestBlocks}/${queryBlocks}`;
+    }
+    const scanner = o.ring.capacity > 0 ? new CachedTokensScanner() : undefined;
+    // What the router expected the engine to reuse: whole blocks when keyed by engine
+    // tokens (the engine always computes the prompt's last token), else the matched
+    // share of the prompt's tokens.
+    const predicted =
+      queryBlocks === 0 ? 0 : o.keyedByTokens() ? Math.min(selectedBlocks, Math.floor((inputTokens - 1) / o.blockSize)) * o.blockSize : Math.round((inputTokens * selectedBlocks) / queryBlocks);
+    return {
+      headers,
+      onChunk: scanner ? (c) => scanner.push(c) : undefined,
+      retried: (to) => o.ring.retried(seq, to.id),
+      done: (status, firstByteAt) => {
+        const now = performance.now();
+        const cached = scanner?.value ?? -1;
+        o.ring.complete(seq, status, cached, firstByteAt === undefined ? -1 : firstByteAt - startedAt, now - startedAt);
+        if (cached >= 0 && queryBlocks > 0 && status === 200) o.metrics.predictionError.observe([model], predicted - cached);
+      },
+    };
+  }
+}
