@@ -6,6 +6,7 @@
  *
  *   npm run bench:overhead -- [--seconds 4] [--connections 32] [--rounds 3]
  *                             [--sizes short,16k,400k] [--policy cache_aware] [--ramp 64,256,1024]
+ *                             [--router-args "--decision-log-size 0"]
  *
  * Rounds alternate the targets so that drift hits them alike. Every process's CPU is
  * read from /proc over each run: a run whose upstream or client used (nearly) a whole
@@ -31,6 +32,8 @@ const rounds = Number(arg('rounds', '3'));
 const sizes = arg('sizes', 'short,16k,400k').split(',');
 const policy = arg('policy', 'cache_aware');
 const ramp = arg('ramp', '').split(',').filter(Boolean).map(Number);
+/** Extra serve flags, e.g. to measure a feature against its absence. */
+const extraRouterArgs = arg('router-args', '').split(/\s+/).filter(Boolean);
 const here = (f: string): string => fileURLToPath(new URL(f, import.meta.url));
 
 /** Share of one core a process used past this is saturated: it, not the proxy, set the pace. */
@@ -114,7 +117,7 @@ async function drive(url: string, file: string, conns: number, secs: number, wat
 const upstream = await startProcess([here('./support/fast-upstream.js'), '3'], /^(http:\/\/.+)$/m);
 const upstreams = upstream.out.trim().split(' ');
 const proxy = await startProcess([here('./bare-proxy.js'), ...upstreams], /^(http:\/\/\S+)$/m);
-const routerArgs = ['serve', '--no-tui', '--port', '0', '--worker-urls', ...upstreams, '--policy', policy];
+const routerArgs = ['serve', '--no-tui', '--port', '0', '--worker-urls', ...upstreams, '--policy', policy, ...extraRouterArgs];
 if (policy === 'cache_aware') routerArgs.push('--worker-queue-limit', '64');
 const router = await startProcess([ROUTERCTL_BIN, ...routerArgs], /^(http:\/\/\S+)$/m);
 const pidOf = { upstream: upstream.child.pid!, proxy: proxy.child.pid!, router: router.child.pid! };
@@ -137,7 +140,7 @@ const fmtRatio = (r: { median: number; min: number; max: number }): string => `$
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
 try {
-  console.log(`node ${process.version}; client ${HAS_WRK ? 'wrk -t1' : 'undici (wrk not installed)'}; ${rounds} alternating rounds of ${seconds} s at ${connections} connections; router --policy ${policy}; 3 fast upstreams in one process`);
+  console.log(`node ${process.version}; client ${HAS_WRK ? 'wrk -t1' : 'undici (wrk not installed)'}; ${rounds} alternating rounds of ${seconds} s at ${connections} connections; router --policy ${policy}${extraRouterArgs.length > 0 ? ` ${extraRouterArgs.join(" ")}` : ""}; 3 fast upstreams in one process`);
   console.log('');
   console.log('| prompt | body | direct upstream | bare undici proxy | routerctl | router / bare, median of rounds (range) | CPU: upstream, client, bare, router | p50 at 1 connection: bare, router, added |');
   console.log('|---|---:|---:|---:|---:|---:|---|---|');
