@@ -2,6 +2,7 @@ import yargs from 'yargs';
 import type { CommandModule } from 'yargs';
 import bench from './bench.js';
 import checkConfig from './check-config.js';
+import doctor from './doctor.js';
 import explain from './explain.js';
 import serve from './serve.js';
 import sim from './sim.js';
@@ -15,7 +16,7 @@ import { colorEnabled, packageVersion, paint, usageLine } from '../src/cli/index
  * and `main`, the entry bin/routerctl.js calls.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const commands: CommandModule<any, any>[] = [serve, top, explain, checkConfig, sim, bench, embeddedFleet];
+export const commands: CommandModule<any, any>[] = [serve, top, explain, doctor, checkConfig, sim, bench, embeddedFleet];
 
 /**
  * Parse argv and run the chosen command. Resolves to the process exit status; never
@@ -26,7 +27,7 @@ export async function main(argv: string[]): Promise<number> {
     .scriptName('routerctl')
     .usage('$0 <command> [options]\n\nOperator CLI and live console for cache-aware routing over SGLang/vLLM fleets.')
     .command(commands)
-    .demandCommand(1, 'name a command: serve, top, explain, check-config, sim or bench (see routerctl --help)')
+    .demandCommand(1, 'name a command: serve, top, explain, doctor, check-config, sim or bench (see routerctl --help)')
     .recommendCommands()
     .strict()
     .version(packageVersion())

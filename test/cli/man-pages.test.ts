@@ -23,7 +23,7 @@ const roffText = (file: string): string => readFileSync(`${manDir}${file}`, 'utf
 describe('man pages', () => {
   it('exist for routerctl and for every command', () => {
     const pages = readdirSync(manDir);
-    expect(commandNames).toEqual(['serve', 'top', 'explain', 'check-config', 'sim', 'bench']);
+    expect(commandNames).toEqual(['serve', 'top', 'explain', 'doctor', 'check-config', 'sim', 'bench']);
     expect(pages).toContain('routerctl.1');
     expect(allCommands).toEqual([...commandNames, 'embedded-fleet']);
     for (const name of allCommands) expect(pages).toContain(`routerctl-${name}.1`);

@@ -194,3 +194,40 @@ describe('decision records', () => {
     expect(cli.stderr).toMatch(/^error RCTL_E_UNAUTHORIZED: /);
   });
 });
+
+describe('routerctl doctor on a live router', () => {
+  it('a gate set too low on a hot prefix: doctor names the gate diversions, live and from saved records', async () => {
+    fleet = await startSimFleet({ workers: 5, speedup: 50 });
+    const r = (router = await startTestRouter(fleet.urls, { workerQueueLimit: 1 }));
+    // Each owner of the hot prefix is pinned at the limit as soon as it owns it, so every request is diverted.
+    await send(r, 'p-0');
+    for (let i = 1; i <= 4; i++) {
+      await pin(r, { [record(r, `p-${i - 1}`).worker]: 1 });
+      await send(r, `p-${i}`);
+      expect(record(r, `p-${i}`).decision).toBe('cache_worker_queued');
+    }
+    const live = await runCli(['doctor', '--url', r.url]);
+    expect(live.stderr).toBe('');
+    expect(live.code).toBe(0);
+    expect(live.stdout).toMatch(/^doctor: 5 requests analysed\n/);
+    expect(live.stdout).toMatch(/findings:\n {2}gate diversions cost \d+\.\d % of prompt tokens \(4 requests sent away from their prefix owner\): raise --worker-queue-limit or add --saturation-queue-floor\n/);
+    const json = JSON.parse((await runCli(['doctor', '--url', r.url, '--json'])).stdout) as { dominant: string; requests: number };
+    expect(json).toMatchObject({ dominant: 'gate_diversions', requests: 5 });
+    // The same from records saved with explain.
+    const saved = (await runCli(['explain', '--url', r.url, '--once', '--json', '--limit', '100'])).stdout;
+    const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const dir = await mkdtemp(`${tmpdir()}/routerctl-doctor-`);
+    try {
+      await writeFile(`${dir}/d.ndjson`, saved);
+      const fromFile = JSON.parse((await runCli(['doctor', '--file', `${dir}/d.ndjson`, '--json'])).stdout) as { dominant: string };
+      expect(fromFile.dominant).toBe('gate_diversions');
+      await writeFile(`${dir}/bad.ndjson`, `${saved.split('\n')[0]}\nnot json\n`);
+      const bad = await runCli(['doctor', '--file', `${dir}/bad.ndjson`]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/bad\.ndjson:2 is not JSON/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
