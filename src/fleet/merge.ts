@@ -120,6 +120,10 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
     mismatched,
     prefixIndex,
     latency: latencyOf(live),
+    recentDecisions: live
+      .flatMap((r) => r.decisions ?? [])
+      .sort((a, b) => a.at_ms - b.at_ms)
+      .slice(-200),
     events: live
       .flatMap((r) => r.snapshot!.events.map((e) => (live.length > 1 ? { ...e, replica: r.url } : e)))
       .concat(consoleEvents)

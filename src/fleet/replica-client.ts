@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
+import type { AdminDecision } from '../contract/index.js';
 import { ErrorCodes, RouterctlError } from '../errors/index.js';
 import { snapshotFromAdmin } from './from-admin.js';
 import { snapshotFromEngine } from './from-engine.js';
@@ -108,11 +109,22 @@ export class ReplicaClient {
   private accept(snap: ReplicaSnapshot): void {
     this.source = snap.source;
     const rates = this.#window.push(snap);
-    this.status = { url: this.o.url, source: snap.source, live: true, error: null, snapshot: snap, rates, receivedAt: Date.now() };
+    this.status = { url: this.o.url, source: snap.source, live: true, error: null, snapshot: snap, rates, receivedAt: Date.now(), ...(this.#decisions.length > 0 ? { decisions: this.#decisions } : {}) };
     this.onUpdate(this.status);
   }
 
   readonly #window = new RateWindow();
+  /** The latest decision records the stream carried, oldest first. */
+  #decisions: AdminDecision[] = [];
+
+  private acceptDecisions(records: unknown): void {
+    if (!Array.isArray(records)) return;
+    const fresh = records.filter((r): r is AdminDecision => typeof r === 'object' && r !== null && typeof (r as AdminDecision).worker === 'string' && typeof (r as AdminDecision).seq === 'number');
+    if (fresh.length === 0) return;
+    this.#decisions = [...this.#decisions, ...fresh].slice(-RECENT_DECISIONS);
+    this.status = { ...this.status, decisions: this.#decisions };
+    this.onUpdate(this.status);
+  }
 
   private fail(err: unknown): void {
     const message = err instanceof RouterctlError ? err.message : describeTransportError(err);
@@ -143,7 +155,8 @@ export class ReplicaClient {
   }
 
   private async streamAdmin(onOk: () => void): Promise<void> {
-    const url = `${this.o.url}/admin/stream?interval_ms=${this.o.intervalMs}`;
+    // decisions=1: the router's decision records ride along (a router without them ignores it).
+    const url = `${this.o.url}/admin/stream?interval_ms=${this.o.intervalMs}&decisions=1`;
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, {
@@ -177,6 +190,10 @@ export class ReplicaClient {
     try {
       for await (const chunk of res.body) {
         for (const ev of parser.push(decoder.decode(chunk as Buffer, { stream: true }))) {
+          if (ev.event === 'decisions') {
+            this.acceptDecisions(parseJson(ev.data));
+            continue;
+          }
           if (ev.event !== 'state') continue;
           const snap = snapshotFromAdmin(parseJson(ev.data));
           if (!snap) throw new Error('the event stream carried something other than admin state');
@@ -208,6 +225,9 @@ export class ReplicaClient {
     }
   }
 }
+
+/** Decision records kept per replica for the console's drill-down. */
+const RECENT_DECISIONS = 200;
 
 function parseJson(text: string): unknown {
   try {

@@ -1,3 +1,4 @@
+import type { AdminDecision } from '../contract/index.js';
 import { DECISIONS } from '../contract/index.js';
 import type { Decision } from '../contract/index.js';
 
@@ -132,6 +133,8 @@ export interface ReplicaStatus {
   rates: ReplicaRates | null;
   /** Local wall-clock ms when the last snapshot arrived. */
   receivedAt: number | null;
+  /** The router's latest decision records from its stream, oldest first (admin source only); absent when none came. */
+  decisions?: AdminDecision[];
 }
 
 export interface FleetWorker extends WorkerSnapshot {
@@ -145,6 +148,8 @@ export interface FleetWorker extends WorkerSnapshot {
 export interface FleetView {
   /** Local wall-clock ms of the newest snapshot. */
   at: number;
+  /** The live replicas' latest decision records, oldest first (docs/decisions.md); empty without an admin source. */
+  recentDecisions: AdminDecision[];
   replicas: ReplicaStatus[];
   router: RouterInfo;
   /** Settings the replicas disagree on, e.g. "worker_queue_limit". */

@@ -234,6 +234,26 @@ describe('the console', () => {
     expect(c.frame()).not.toMatch(/not in this source: .*KV cache usage/);
   });
 
+  it('the detail lists the last decisions that landed on the worker', async () => {
+    const view = fleet([{ url: 'http://a:1', waiting: 1 }, { url: 'http://b:1', waiting: 0 }]);
+    const rec = (id: string, worker: string, decision: string, matched: number) => ({
+      seq: id.length, request_id: id, at_ms: NOW, policy: 'cache_aware', decision, reason: 'x', input_tokens: 100, query_blocks: 10, worker, matched_blocks: matched,
+      best_worker: 'http://a:1', best_matched_blocks: 10, candidates: [], more_candidates: 0, gate_rejected: 0, admission_rejected: 0, fleet_all_queued: false,
+      diverted_blocks: 0, partial_diversion: false, retried_to: null, status: 200, cached_tokens: matched * 10, ttft_ms: 3, duration_ms: 4,
+    });
+    const c = mount({ ...view, recentDecisions: [rec('d-1', 'http://a:1', 'cache_hit', 10), rec('d-22', 'http://b:1', 'cache_worker_queued', 0)] }, { columns: 120, rows: 40 });
+    await tick();
+    c.stdin.write('j');
+    c.stdin.write('j');
+    await settle(() => c.row('›')?.includes('b:1') === true);
+    c.stdin.write('\r');
+    await settle(() => c.frame().includes('WORKER http://b:1'));
+    expect(c.frame()).toMatch(/DECISIONS {2}landed here, newest last/);
+    expect(c.frame()).toMatch(/d-22 {2}cache_worker_queued +0\/10 blk \(best a:1 10\) · cached 0 · ttft 3ms/);
+    expect(c.frame()).not.toMatch(/d-1 /);
+    expect(c.frame()).not.toMatch(/not in this source: .*decisions per worker/);
+  });
+
   it('the detail of a worker from a router that reports no per-worker latency says so', async () => {
     const c = mount(fleet([{ url: 'http://a:1', waiting: 1 }]));
     await tick();

@@ -38,4 +38,21 @@ describe('replica_down and replica_up', () => {
     expect(kinds()).toEqual([`replica_down ${b.url}`, `replica_up ${b.url}`]);
     expect(feed.get()!.events.find((e) => e.kind === 'replica_down')!.message).toMatch(/^router replica stopped answering/);
   }, 30_000);
+
+  it('the stream carries the decision records: the merged view has the recent ones for the drill-down', async () => {
+    fleet = await startSimFleet({ workers: 2, speedup: 20 });
+    const a = await startTestRouter(fleet.urls, { workerQueueLimit: 6 });
+    routers.push(a);
+    feed = await FleetFeed.connect({ urls: [a.url], source: 'admin', intervalMs: 200 });
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${a.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': `feed-${i}` },
+        body: JSON.stringify({ messages: [{ role: 'user', content: `hello ${i}` }], max_tokens: 2 }),
+      });
+      await res.text();
+    }
+    await eventually(async () => (feed!.get()?.recentDecisions.length ?? 0) >= 3, 8000);
+    expect(feed.get()!.recentDecisions.map((d) => d.request_id)).toEqual(['feed-0', 'feed-1', 'feed-2']);
+  }, 30_000);
 });

@@ -1,6 +1,7 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
 import { DASH, fmtAge, fmtInt, fmtPct, fmtRate, fmtSeconds, shortUrl } from '../../fleet/index.js';
+import type { AdminDecision } from '../../contract/index.js';
 import type { FleetEvent, FleetView, FleetWorker, LatencyQuantiles } from '../../fleet/index.js';
 import { CHART_COLORS, chartLines } from '../chart.js';
 import { useColor } from '../color-context.js';
@@ -42,17 +43,20 @@ export function WorkerDetail(p: WorkerDetailProps): ReactElement {
   }
   const facts = factLines(w, p.view, limit, p.history).slice(0, p.lines);
   const events = p.view.events.filter((e) => e.worker === w.url);
+  const decisions = (p.view.recentDecisions ?? []).filter((d) => d.worker === w.url || d.retried_to === w.url);
   const left = p.lines - facts.length;
-  // Events get what the chart leaves, at least 2 lines (title + one) when there are any.
-  const eventLines = events.length === 0 ? 0 : Math.min(events.length + 1, Math.max(2, left - 8));
-  const chartHeight = left - eventLines - 2;
+  // Decisions and events get what the chart leaves, at least 2 lines each (title + one) when there are any.
+  const decisionLines = decisions.length === 0 ? 0 : Math.min(decisions.length + 1, Math.max(2, Math.floor((left - 8) / 2)));
+  const eventLines = events.length === 0 ? 0 : Math.min(events.length + 1, Math.max(2, left - 8 - decisionLines));
+  const chartHeight = left - eventLines - decisionLines - 2;
   return (
     <Box flexDirection="column" height={p.lines}>
       {facts.map((segments, i) => (
         <Line key={i} segments={segments} />
       ))}
       {chartHeight >= 2 ? <WorkerChart url={w.url} history={p.history} limit={limit} width={p.width} height={chartHeight} color={color} /> : null}
-      {eventLines > 0 && left >= 2 ? <WorkerEvents events={events} lines={Math.min(eventLines, left) - 1} /> : null}
+      {decisionLines > 0 && left >= 2 ? <WorkerDecisions decisions={decisions} lines={Math.min(decisionLines, left) - 1} /> : null}
+      {eventLines > 0 && left - decisionLines >= 2 ? <WorkerEvents events={events} lines={Math.min(eventLines, left - decisionLines) - 1} /> : null}
     </Box>
   );
 }
@@ -90,7 +94,7 @@ function factLines(w: FleetWorker, view: FleetView, limit: number | null, histor
   const lacks = [
     w.latency === null ? 'latency per worker' : null,
     w.kvUsage === undefined ? 'KV cache usage' : null,
-    view.source === 'engine' ? 'router decisions' : 'decisions per worker',
+    view.source === 'engine' ? 'router decisions' : (view.recentDecisions ?? []).length === 0 ? 'decisions per worker' : null,
   ].filter((x): x is string => x !== null);
   return [
     [{ text: 'WORKER ', bold: true }, { text: w.url, bold: true }, '  ', ...health, { text: '   Esc back · ↑↓ j k other workers', dim: true }],
@@ -137,6 +141,33 @@ function WorkerChart(p: { url: string; history: HistorySeries; limit: number | n
   ];
   return <HistoryChart title={title} lines={lines} width={p.width} />;
 }
+
+/** The last decisions that landed on the worker (routerctl explain --request ID tells one in full). */
+function WorkerDecisions({ decisions, lines }: { decisions: readonly AdminDecision[]; lines: number }): ReactElement {
+  const shown = decisions.slice(-Math.max(0, lines));
+  return (
+    <Box flexDirection="column">
+      <Line segments={[{ text: 'DECISIONS', bold: true }, { text: '  landed here, newest last (routerctl explain --request ID tells one)', dim: true }]} />
+      {shown.map((d) => (
+        <Line
+          key={d.seq}
+          segments={[
+            { text: new Date(d.at_ms).toTimeString().slice(0, 8), dim: true },
+            ` ${d.request_id}  `,
+            { text: (d.decision ?? d.reason).padEnd(19), color: DECISION_TONE[d.decision ?? ''] },
+            d.query_blocks > 0 ? ` ${d.matched_blocks}/${d.query_blocks} blk` : '',
+            d.best_worker !== null && d.best_worker !== d.worker && d.best_matched_blocks > d.matched_blocks ? { text: ` (best ${shortUrl(d.best_worker)} ${d.best_matched_blocks})`, color: 'yellow' } : '',
+            d.retried_to !== null ? ` retried → ${shortUrl(d.retried_to)}` : '',
+            d.cached_tokens !== null ? ` · cached ${d.cached_tokens}` : '',
+            d.ttft_ms !== null ? ` · ttft ${d.ttft_ms}ms` : '',
+          ]}
+        />
+      ))}
+    </Box>
+  );
+}
+
+const DECISION_TONE: Record<string, 'green' | 'blue' | 'yellow' | 'red' | undefined> = { cache_hit: 'green', cache_miss: 'blue', cache_worker_queued: 'yellow', all_queued: 'red' };
 
 function WorkerEvents({ events, lines }: { events: readonly FleetEvent[]; lines: number }): ReactElement {
   const shown = events.slice(-Math.max(0, lines));
