@@ -16,7 +16,7 @@ const doctor: CommandModule<object, DoctorArgs> = {
       .usage(
         '$0 doctor [--url URL | --file FILE] [--json]\n\n' +
           "Decomposes the prompt tokens of a router's recent requests into what the engines reused and where the rest went: " +
-          'held by no worker (a cold workload, or engines too small), gate diversions, routing misses, engine evictions the index did not see, ' +
+          'held by no worker (a cold workload, or engines too small), gate diversions, routing misses, capacity (evictions the index did not see, a full KV cache), ' +
           'and a stale index (an engine that lost its cache). Each loss above 5 % gets one finding with the setting to change.',
       )
       .option('url', { type: 'string', describe: "a live router: its decision ring (GET /admin/decisions)", defaultDescription: 'http://127.0.0.1:30000' })

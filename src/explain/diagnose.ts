@@ -2,7 +2,7 @@ import type { AdminDecision } from '../contract/index.js';
 import { shortUrl } from '../fleet/index.js';
 
 /** Where prompt tokens that were not reused went (docs/decisions.md §routerctl doctor). */
-export type Loss = 'not_held' | 'gate_diversions' | 'routing_misses' | 'engine_evictions' | 'stale_index';
+export type Loss = 'not_held' | 'gate_diversions' | 'routing_misses' | 'capacity' | 'stale_index';
 
 export interface LadderStep {
   readonly step: Loss;
@@ -35,8 +35,14 @@ export interface Diagnosis {
 
 /** A loss this large (of the prompt tokens) gets a finding. */
 const FINDING_AT = 0.05;
-/** Stale losses this concentrated on one worker point at that engine, not at capacity. */
-const CONCENTRATED = 0.6;
+/**
+ * A worker whose credited requests reused nothing this often, while every other worker
+ * that served several reused what it was credited with, lost its cache (a restart, a
+ * flush); the same pattern on every worker is capacity.
+ */
+const STALE_ZERO_RATE = 0.6;
+const HEALTHY_ZERO_RATE = 0.2;
+const HEALTHY_MIN_REQUESTS = 3;
 
 /**
  * Decompose the prompt tokens of a set of decision records into what the engines
@@ -63,7 +69,13 @@ export function diagnose(records: readonly AdminDecision[]): Diagnosis {
   let unexpected = 0;
   let reported = 0;
   let diversions = 0;
-  const staleBy = new Map<string, number>();
+  /** Per worker: tokens credited but not reused at all, requests credited, and how many of those reused nothing. */
+  const byWorker = new Map<string, { zeroTokens: number; credited: number; zero: number }>();
+  const of = (w: string) => {
+    let e = byWorker.get(w);
+    if (!e) byWorker.set(w, (e = { zeroTokens: 0, credited: 0, zero: 0 }));
+    return e;
+  };
   for (const d of records) {
     if (d.query_blocks === 0 || d.cached_tokens === null || d.status !== 200 || d.input_tokens <= 0) continue;
     requests++;
@@ -74,24 +86,30 @@ export function diagnose(records: readonly AdminDecision[]): Diagnosis {
     if (d.decision === 'cache_worker_queued') diversions++;
     prompt += d.input_tokens;
     notHeld += d.input_tokens - best;
+    // Turned away by capacity admission (a full KV cache): the engine's size, not the routing.
     if (gated) gate += best - chosen;
+    else if (d.admission_rejected > 0) evicted += best - chosen;
     else misses += best - chosen;
     const rep = Math.min(d.input_tokens, d.cached_tokens);
     reported += rep;
+    const w = of(d.retried_to ?? d.worker);
+    if (chosen > 0) w.credited++;
     if (chosen > rep) {
       if (rep > 0) evicted += chosen - rep;
       else {
-        const w = d.retried_to ?? d.worker;
-        staleBy.set(w, (staleBy.get(w) ?? 0) + chosen);
+        w.zero++;
+        w.zeroTokens += chosen;
       }
     } else unexpected += rep - chosen;
   }
-  const staleTotal = [...staleBy.values()].reduce((a, b) => a + b, 0);
-  const [topWorker, topStale] = [...staleBy.entries()].sort((a, b) => b[1] - a[1])[0] ?? [null, 0];
-  // One worker carrying most of it, in a fleet of several: that engine lost its cache.
-  const concentrated = staleBy.size >= 1 && staleTotal > 0 && topStale / staleTotal >= CONCENTRATED && new Set(records.map((r) => r.worker)).size > 1;
-  const stale = concentrated ? staleTotal : 0;
-  if (!concentrated) evicted += staleTotal;
+  // The worker that reused nothing most, against the others that served several.
+  const ranked = [...byWorker.entries()].sort((a, b) => b[1].zeroTokens - a[1].zeroTokens);
+  const [topWorker, top] = ranked[0] ?? [null, undefined];
+  const others = ranked.slice(1).filter(([, e]) => e.credited >= HEALTHY_MIN_REQUESTS);
+  const lostItsCache =
+    top !== undefined && top.credited > 0 && top.zero / top.credited >= STALE_ZERO_RATE && others.length > 0 && others.every(([, e]) => e.zero / e.credited <= HEALTHY_ZERO_RATE);
+  const stale = lostItsCache ? top!.zeroTokens : 0;
+  for (const [name, e] of byWorker) if (!(lostItsCache && name === topWorker)) evicted += e.zeroTokens;
 
   const share = (t: number): number => (prompt > 0 ? t / prompt : 0);
   const ladder: LadderStep[] = (
@@ -99,7 +117,7 @@ export function diagnose(records: readonly AdminDecision[]): Diagnosis {
       ['not_held', notHeld],
       ['gate_diversions', gate],
       ['routing_misses', misses],
-      ['engine_evictions', evicted],
+      ['capacity', evicted],
       ['stale_index', stale],
     ] as Array<[Loss, number]>
   ).map(([step, tokens]) => ({ step, tokens: Math.round(tokens), share: share(tokens) }));
@@ -129,8 +147,8 @@ function findingText(l: LadderStep, diversions: number, staleWorker: string | nu
       return `gate diversions cost ${pct(l.share)} of prompt tokens (${diversions} request${diversions === 1 ? '' : 's'} sent away from their prefix owner): raise --worker-queue-limit or add --saturation-queue-floor`;
     case 'routing_misses':
       return `routing misses cost ${pct(l.share)}: a worker holding more of the prefix was admitted but not chosen. Lower --cache-affinity-min-matched-tokens, or raise --pressure-rel-threshold if the pressure guard overrides affinity`;
-    case 'engine_evictions':
-      return `the engines reused ${pct(l.share)} less than the router's index credited the chosen workers with, across the fleet: they evict what the index still counts. Build the index from the engines' KV events (--prefix-source events), or give the engines more KV cache`;
+    case 'capacity':
+      return `capacity cost ${pct(l.share)}: engines across the fleet evicted what the router's index still credited them with, or had no room for a request where its prefix was. Give the engines more KV cache; --prefix-source events makes the index see evictions`;
     case 'stale_index':
       return `the index was stale for ${staleWorker ? shortUrl(staleWorker) : 'one worker'}: it reused nothing the index credited it with (${pct(l.share)}), as after an engine restart or cache flush. --prefix-source events forgets what a restarted engine held`;
   }
@@ -140,14 +158,14 @@ const LABELS: Record<Loss, string> = {
   not_held: 'held by no worker',
   gate_diversions: 'gate diversions',
   routing_misses: 'routing misses',
-  engine_evictions: 'engine evictions',
+  capacity: 'capacity (evictions, full KV)',
   stale_index: 'stale index',
 };
 
 /** The ladder and the findings as text. */
 export function formatDiagnosis(d: Diagnosis): string[] {
   const n = (x: number): string => x.toLocaleString('en').padStart(12);
-  const row = (sign: string, label: string, tokens: number): string => `  ${sign} ${label.padEnd(28)}${n(tokens)}  ${pct(d.promptTokens > 0 ? tokens / d.promptTokens : 0).padStart(8)}`;
+  const row = (sign: string, label: string, tokens: number): string => `  ${sign} ${label.padEnd(31)}${n(tokens)}  ${pct(d.promptTokens > 0 ? tokens / d.promptTokens : 0).padStart(8)}`;
   const lines = [`doctor: ${d.requests} request${d.requests === 1 ? '' : 's'} analysed${d.skipped > 0 ? ` (${d.skipped} left out: no prefix key, unfinished, failed, or no cached-token report)` : ''}`];
   if (d.requests === 0) {
     lines.push('nothing to analyse: no completed request with a prefix key and an engine cached-token report');

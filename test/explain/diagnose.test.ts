@@ -46,7 +46,7 @@ describe('diagnose: where the prompt tokens went (docs/decisions.md §routerctl 
       rec({ worker: 'http://a:1', matched_blocks: 2, best_worker: 'http://a:1', best_matched_blocks: 2, cached_tokens: 40 }), // reuse beyond: 20
     ]);
     expect(d.requests).toBe(6);
-    expect(tokensOf(d)).toEqual({ not_held: 100 + 10 + 20 + 40 + 10 + 80, gate_diversions: 80, routing_misses: 30, engine_evictions: 40, stale_index: 0 });
+    expect(tokensOf(d)).toEqual({ not_held: 100 + 10 + 20 + 40 + 10 + 80, gate_diversions: 80, routing_misses: 30, capacity: 40, stale_index: 0 });
     const losses = d.ladder.reduce((a, s) => a + s.tokens, 0);
     expect(d.promptTokens - losses + d.unexpectedReuse).toBe(d.reportedCached);
     expect(d.reportedCached).toBe(0 + 90 + 0 + 30 + 50 + 40);
@@ -90,8 +90,8 @@ describe('diagnose: where the prompt tokens went (docs/decisions.md §routerctl 
     [
       'engines evicting across the fleet (part of each prefix reused)',
       Array.from({ length: 12 }, (_, i) => hit(`http://w${i % 3}:1`, 30)),
-      'engine_evictions',
-      /they evict what the index still counts/,
+      'capacity',
+      /capacity cost .*evicted what the router.s index still credited them with/,
     ],
   ] as Array<[string, AdminDecision[], string, RegExp]>)('%s', (_name, records, dominant, finding) => {
     const d = diagnose(records);

@@ -231,3 +231,50 @@ describe('routerctl doctor on a live router', () => {
     }
   }, 60_000);
 });
+
+describe('routerctl doctor names the cause it was built to find', () => {
+  const doctorOf = async (r: Router): Promise<{ dominant: string; ladder: Array<{ step: string; share: number }> }> =>
+    JSON.parse((await runCli(['doctor', '--url', r.url, '--json'])).stdout) as { dominant: string; ladder: Array<{ step: string; share: number }> };
+  const shareOf = (d: { ladder: Array<{ step: string; share: number }> }, step: string): number => d.ladder.find((s) => s.step === step)!.share;
+  const chat = async (r: Router, id: string, system: string): Promise<AdminDecision> => {
+    const body = JSON.stringify({ model, messages: [{ role: 'system', content: system }, { role: 'user', content: 'go' }], max_tokens: 2 });
+    expect((await rawRequest(`${r.url}/v1/chat/completions`, { method: 'POST', body, headers: { 'x-request-id': id } })).status).toBe(200);
+    return record(r, id);
+  };
+
+  it('an engine that keeps losing its cache (flushed, as by a restart) under an index built from requests: a stale index on that worker', async () => {
+    fleet = await startSimFleet({ workers: 2, speedup: 50 });
+    const r = (router = await startTestRouter(fleet.urls, { workerQueueLimit: LIMIT }));
+    const owner = (await chat(r, 's-0', PROMPT)).worker;
+    const other = fleet.urls.find((u) => u !== owner)!;
+    // The other worker serves a prompt of its own and reuses it, as a healthy engine does.
+    await pin(r, { [owner]: LIMIT });
+    const OTHER = 'Another team, another runbook. '.repeat(200);
+    expect((await chat(r, 'o-0', OTHER)).worker).toBe(other);
+    await pin(r, { [owner]: null });
+    const engine = fleet.servers.find((s) => s.url === owner)!.engine;
+    for (let i = 1; i <= 6; i++) {
+      expect(engine.flushCache()).toBe(true);
+      expect((await chat(r, `s-${i}`, PROMPT)).worker).toBe(owner);
+      expect((await chat(r, `o-${i}`, OTHER)).worker).toBe(other);
+    }
+    const d = await doctorOf(r);
+    expect(d.dominant).toBe('stale_index');
+    // Half the traffic was the healthy worker's, reused: the flushed worker's loss is most of the rest.
+    expect(shareOf(d, 'stale_index')).toBeGreaterThan(0.35);
+    expect(shareOf(d, 'capacity') + shareOf(d, 'gate_diversions') + shareOf(d, 'routing_misses')).toBeLessThan(0.05);
+  }, 60_000);
+
+  it('a cold workload larger than the engines: prompts come back after they were evicted, so the loss is capacity, not routing', async () => {
+    // Room for about one prompt per engine; eight distinct prompts, three times over.
+    fleet = await startSimFleet({ workers: 2, speedup: 50, kvBlocks: 120 });
+    const r = (router = await startTestRouter(fleet.urls, { workerQueueLimit: LIMIT }));
+    const prompts = Array.from({ length: 8 }, (_, i) => `Runbook ${i}. `.repeat(3) + `Section ${i} of the operations manual. `.repeat(160));
+    for (let round = 0; round < 3; round++) for (const [i, p] of prompts.entries()) await chat(r, `c-${round}-${i}`, p);
+    const d = await doctorOf(r);
+    // Held by nobody the first time round, then evicted (or no room where the prefix was): capacity, whichever is larger.
+    expect(['not_held', 'capacity']).toContain(d.dominant);
+    expect(shareOf(d, 'not_held') + shareOf(d, 'capacity')).toBeGreaterThan(0.9);
+    expect(shareOf(d, 'gate_diversions') + shareOf(d, 'routing_misses') + shareOf(d, 'stale_index')).toBeLessThan(0.1);
+  }, 60_000);
+});
