@@ -1,12 +1,32 @@
 import type { Argv, CommandModule } from 'yargs';
 import { numberAtLeast, numberGreaterThan, wholeNumberAtLeast } from '../src/cli/index.js';
 import type { BenchArgv as BenchArgs } from '../src/bench/index.js';
+import { usageError } from '../src/errors/index.js';
+
+interface TraceArgs {
+  trace: string | undefined;
+  'trace-block-size': number;
+  'trace-speedup': number;
+  'trace-limit': number | undefined;
+  'trace-window': string | undefined;
+  clock: 'wall' | 'virtual';
+  'slo-ttft-ms': number;
+}
+
+/** `START..END` seconds of trace time. */
+function traceWindow(text: string | undefined): [number, number] | undefined {
+  if (text === undefined) return undefined;
+  const m = /^(\d+(?:\.\d+)?)\.\.(\d+(?:\.\d+)?)$/.exec(text.trim());
+  if (!m || Number(m[2]) <= Number(m[1])) throw usageError(`--trace-window takes START..END seconds with END after START, e.g. 0..600 (got '${text}')`);
+  return [Number(m[1]), Number(m[2])];
+}
 
 
 const MODE = 'Mode (one of):';
 const WORKLOAD = 'Workload:';
 const FLEET = 'Simulated fleet (--compare):';
 const RUN = 'Run:';
+const TRACE = 'Traces and the virtual clock:';
 
 const bench: CommandModule<object, BenchArgs> = {
   command: 'bench',
@@ -100,6 +120,13 @@ const bench: CommandModule<object, BenchArgs> = {
       .option('sim-max-running', { type: 'number', default: 8, group: FLEET, describe: 'running-batch cap per engine', coerce: wholeNumberAtLeast('sim-max-running', 1) })
       .option('sim-speedup', { type: 'number', default: 0.5, group: FLEET, describe: 'simulated time per real time (below 1: a slower model)', coerce: numberGreaterThan('sim-speedup', 0) })
       .option('sim-kv-blocks', { type: 'number', default: 1024, group: FLEET, describe: 'KV cache blocks per engine (16 tokens each)', coerce: wholeNumberAtLeast('sim-kv-blocks', 1) })
+      .option('trace', { type: 'string', group: TRACE, describe: 'replay a Mooncake-format trace (JSONL: timestamp ms, input_length, output_length, hash_ids); with --clock virtual' })
+      .option('trace-block-size', { type: 'number', default: 512, group: TRACE, describe: 'tokens per hash id in the trace', coerce: wholeNumberAtLeast('trace-block-size', 1) })
+      .option('trace-speedup', { type: 'number', default: 1, group: TRACE, describe: 'replay the trace this many times faster', coerce: numberGreaterThan('trace-speedup', 0) })
+      .option('trace-limit', { type: 'number', group: TRACE, describe: 'replay only the first N requests', coerce: wholeNumberAtLeast('trace-limit', 1) })
+      .option('trace-window', { type: 'string', group: TRACE, describe: 'replay only requests from START to END seconds of trace time: START..END' })
+      .option('clock', { choices: ['wall', 'virtual'] as const, default: 'wall' as const, group: TRACE, describe: "wall: real processes over HTTP; virtual: the router's own code on a simulated clock, no sockets (with --trace)" })
+      .option('slo-ttft-ms', { type: 'number', default: 2000, group: TRACE, describe: 'goodput counts requests whose TTFT is at most this', coerce: numberGreaterThan('slo-ttft-ms', 0) })
       .option('sim-flavor', {
         choices: ['sglang', 'vllm'] as const,
         default: 'sglang' as const,
@@ -115,6 +142,30 @@ const bench: CommandModule<object, BenchArgs> = {
           '2 for invalid options, 130 when interrupted (the report of what ran is still printed). See man routerctl-bench.',
       ) as unknown as Argv<BenchArgs>,
   handler: async (argv) => {
+    const t = argv as unknown as TraceArgs;
+    if (t.trace !== undefined || t.clock === 'virtual') {
+      if (t.trace === undefined) throw usageError('--clock virtual replays a trace: give it with --trace FILE');
+      if (t.clock !== 'virtual') throw usageError('--trace replays on the virtual clock: add --clock virtual (over HTTP, use the generated workload)');
+      if (argv.url !== undefined) throw usageError('--trace runs simulated fleets of its own: it takes no --url');
+      const { runTraceBench } = await import('../src/bench/index.js');
+      process.exitCode = await runTraceBench({
+        file: t.trace,
+        traceBlockSize: t['trace-block-size'],
+        speedup: t['trace-speedup'],
+        limit: t['trace-limit'],
+        window: traceWindow(t['trace-window']),
+        compare: (argv.compare ?? []).map(String),
+        sweep: (argv.sweep ?? []).map(String),
+        routerArgs: argv['router-args'],
+        workers: argv['sim-workers'],
+        kvBlocks: argv['sim-kv-blocks'],
+        maxRunning: argv['sim-max-running'],
+        seed: argv.seed,
+        sloTtftMs: t['slo-ttft-ms'],
+        json: argv.json,
+      });
+      return;
+    }
     const { parseBenchArgs } = await import('../src/bench/index.js');
     const { runBench } = await import('../src/bench/index.js');
     process.exitCode = await runBench(parseBenchArgs(argv));

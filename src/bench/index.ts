@@ -5,3 +5,5 @@ export type { BenchArgv } from './parse-args.js';
 export { runBench } from './bench-main.js';
 export type { BenchOptions } from './bench-main.js';
 export { startRouterProcess, startSimProcess } from './fleet-processes.js';
+export { runTraceBench } from './trace-bench.js';
+export type { TraceArmReport, TraceBenchOptions } from './trace-bench.js';

@@ -1,12 +1,10 @@
 import type { RouterConfig } from '../config/index.js';
-import { readV1Loads } from '../engines/index.js';
 import type { RankReading } from '../engines/index.js';
 import { renderChat, tokenize } from '../prefix/index.js';
-import { LoadTable, PrefixIndex, PrefixLookup, createPolicy, textKey } from '../router/index.js';
-import type { CacheAwareDecision, PolicyWorker } from '../router/index.js';
-import { DEFAULT_ENGINE_PARAMS, ManualClock, Rng, SimEngine } from '../sim/index.js';
+import { textKey } from '../router/index.js';
+import type { CacheAwareDecision } from '../router/index.js';
 import type { EngineParams, Flavor } from '../sim/index.js';
-import { coreKeys } from '../sim/index.js';
+import { VirtualFleet } from './virtual-fleet.js';
 import { Workload } from '../workload/index.js';
 import type { Arrival, WorkloadOptions } from '../workload/index.js';
 
@@ -90,27 +88,8 @@ const GENERATION_PROMPT = '<|assistant|>\n';
  */
 export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
   const c = opts.config;
-  const clock = new ManualClock(0);
-  const params: EngineParams = { ...DEFAULT_ENGINE_PARAMS, ...opts.engine };
-  const engines = Array.from(
-    { length: opts.workers },
-    (_, i) => new SimEngine({ flavor: opts.flavor ?? 'sglang', model: 'virtual', dpSize: 1, params, seed: opts.seed + i, clock }),
-  );
-  const workers: Array<PolicyWorker & { inflight: number }> = engines.map((_, i) => ({ id: `virtual://engine-${i}`, slot: i, inflight: 0 }));
-
-  const table = new LoadTable(c.loadFreshnessMs);
-  table.setGate(c.workerQueueLimit, c.saturationQueueFloor);
-  for (const w of workers) {
-    table.register(w);
-    table.setExpectedRanks(w, 1);
-    table.setUncachedTrusted(w, params.schedulePolicy === 'lpm');
-    table.setInPool(w, true);
-  }
-  const index = new PrefixIndex({ maxBlocks: c.prefixIndexMaxBlocks });
-  const prefix = new PrefixLookup(index, (slot) => workers[slot], () => true);
-  const policy = createPolicy(c);
-  const rng = new Rng(opts.seed ^ 0x2545f491);
-  const random = (): number => rng.next();
+  const fleet = new VirtualFleet({ config: c, workers: opts.workers, engine: opts.engine, flavor: opts.flavor, seed: opts.seed });
+  const { clock, engines, workers, table, index, prefix, policy, random } = fleet;
 
   const windowMs = (opts.windowS ?? 10) * 1000;
   const windows: DecisionWindow[] = [];
@@ -125,15 +104,12 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
   const endMs = opts.durationS * 1000;
 
   // Load sampling: each poll reads what the engine's /v1/loads would say now.
-  const sample = (): void => {
-    const now = clock.now();
-    const win = windowAt(now);
-    const loads: Array<RankReading | undefined> = [];
-    engines.forEach((e, i) => {
-      const read = readV1Loads({ loads: e.reportedLoads().map((l, rank) => coreKeys(rank, l, e)) });
-      if (!read.ok) return;
-      table.apply(workers[i]!, read.readings, now);
-      for (const [, r] of read.readings) {
+  let loads: Array<RankReading | undefined> = [];
+  fleet.startSampling(
+    endMs,
+    (now, i, readings) => {
+      const win = windowAt(now);
+      for (const [, r] of readings) {
         win.maxWaiting = Math.max(win.maxWaiting, r.waiting);
         const sum = (loads[i] ??= { running: 0, waiting: 0 });
         sum.running += r.running;
@@ -143,11 +119,13 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
         sum.totalTokens = (sum.totalTokens ?? 0) + (r.totalTokens ?? 0);
         sum.waitingUncachedTokens = (sum.waitingUncachedTokens ?? 0) + (r.waitingUncachedTokens ?? 0);
       }
-    });
-    opts.onSample?.(now, loads);
-    if (now + c.loadPollIntervalMs < endMs) clock.schedule(now + c.loadPollIntervalMs, sample);
-  };
-  sample();
+    },
+    (now) => {
+      windowAt(now);
+      opts.onSample?.(now, loads);
+      loads = [];
+    },
+  );
 
   const workload = new Workload({ ...opts.workload, seed: opts.seed });
   const sessions = new Map<number, Session>();
@@ -241,13 +219,9 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
   if (first.at * 1000 < endMs) clock.schedule(first.at * 1000, () => arrive(first));
 
   clock.advance(endMs);
-  for (const e of engines) {
-    for (const r of e.ranks) {
-      result.promptTokens += r.counters.promptTokensTotal;
-      result.cachedTokens += r.counters.cachedTokensTotal;
-    }
-    e.close();
-  }
+  const tokens = fleet.finish();
+  result.promptTokens = tokens.promptTokens;
+  result.cachedTokens = tokens.cachedTokens;
   windowAt(endMs - 1);
   return result;
 }

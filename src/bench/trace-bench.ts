@@ -1,0 +1,154 @@
+import { readFile } from 'node:fs/promises';
+import yargs from 'yargs';
+import { addConfigOptions, resolveConfig } from '../config/index.js';
+import type { RouterConfig } from '../config/index.js';
+import { usageError } from '../errors/index.js';
+import { runTraceVirtual } from '../virtual/index.js';
+import type { TraceRunResult } from '../virtual/index.js';
+import { parseMooncakeTrace, selectTrace, traceDigest } from '../workload/index.js';
+import { ConfigurationError, buildConfigurations } from './configurations.js';
+import type { Configuration } from './configurations.js';
+import { percentiles } from './percentiles.js';
+
+export interface TraceBenchOptions {
+  file: string;
+  /** Tokens per hash id (512 in the published traces). */
+  traceBlockSize: number;
+  speedup: number;
+  limit: number | undefined;
+  /** Trace seconds [from, to). */
+  window: [number, number] | undefined;
+  compare: string[];
+  sweep: string[];
+  routerArgs: string;
+  workers: number;
+  kvBlocks: number;
+  maxRunning: number;
+  seed: number;
+  sloTtftMs: number;
+  json: boolean;
+}
+
+/** One configuration's figures: decision mix, reuse, latency, throughput, goodput (docs/bench.md §Trace report). */
+export interface TraceArmReport {
+  letter: string;
+  label: string;
+  requests: number;
+  finished: number;
+  refused: number;
+  failures: number;
+  decisions: Record<string, number>;
+  diverted_blocks: number;
+  cached_token_ratio: number | null;
+  ttft_ms: { p50: number | null; p90: number | null; p99: number | null };
+  itl_ms: { p50: number | null; p99: number | null };
+  output_tokens_per_s: number | null;
+  requests_per_s: number | null;
+  /** Share of requests whose TTFT met --slo-ttft-ms. */
+  goodput: number | null;
+}
+
+/**
+ * `routerctl bench --trace FILE --clock virtual` (docs/bench.md §Traces): the trace,
+ * replayed through each configuration's real routing code on simulated time, same
+ * fleet, same seed. The JSON report depends only on the inputs: two runs with the
+ * same trace, configurations and seed print the same bytes.
+ */
+export async function runTraceBench(o: TraceBenchOptions, out: NodeJS.WritableStream = process.stdout): Promise<number> {
+  let text: string;
+  try {
+    text = await readFile(o.file, 'utf8');
+  } catch (err) {
+    throw usageError(`cannot read the trace ${o.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const { requests, problems } = parseMooncakeTrace(text, o.traceBlockSize);
+  if (problems.length > 0) {
+    const shown = problems.slice(0, 3).map((p) => `${o.file}:${p.line}: ${p.reason}`).join('; ');
+    throw usageError(`${problems.length} line${problems.length === 1 ? '' : 's'} of the trace cannot be replayed: ${shown}${problems.length > 3 ? '; …' : ''}`);
+  }
+  const trace = selectTrace(requests, {
+    ...(o.window ? { fromMs: o.window[0] * 1000, toMs: o.window[1] * 1000 } : {}),
+    ...(o.limit !== undefined ? { limit: o.limit } : {}),
+    speedup: o.speedup,
+  });
+  if (trace.length === 0) throw usageError(`no request of ${o.file} falls in the --trace-window / --trace-limit given`);
+  let configs: Configuration[];
+  try {
+    configs = buildConfigurations(o.compare.length > 0 || o.sweep.length > 0 ? o.compare : [''], o.sweep, o.routerArgs);
+  } catch (err) {
+    if (err instanceof ConfigurationError) throw usageError(err.message);
+    throw err;
+  }
+  const resolved = await Promise.all(configs.map((c) => routerConfig(c)));
+  const arms: TraceArmReport[] = [];
+  const wallMs: number[] = [];
+  for (const [i, c] of configs.entries()) {
+    const t0 = performance.now();
+    const r = runTraceVirtual({ config: resolved[i]!, workers: o.workers, engine: { kvBlocks: o.kvBlocks, maxRunning: o.maxRunning }, seed: o.seed, trace, traceBlockSize: o.traceBlockSize });
+    wallMs.push(performance.now() - t0);
+    arms.push(armReport(c, r, o.sloTtftMs));
+  }
+  const report = {
+    trace: { file: o.file.split('/').at(-1), requests: trace.length, digest: traceDigest(trace), block_size: o.traceBlockSize, speedup: o.speedup },
+    clock: 'virtual',
+    seed: o.seed,
+    fleet: { workers: o.workers, kv_blocks: o.kvBlocks, max_running: o.maxRunning },
+    slo_ttft_ms: o.sloTtftMs,
+    runs: arms,
+  };
+  if (o.json) out.write(`${JSON.stringify(report)}\n`);
+  else out.write(`${renderTraceReport(report, wallMs).join('\n')}\n`);
+  return arms.some((a) => a.finished > 0) ? 0 : 1;
+}
+
+/** The RouterConfig `routerctl serve` would run with these flags (its validator, environment and rc file). */
+async function routerConfig(c: Configuration): Promise<RouterConfig> {
+  const argv = (await addConfigOptions(yargs(c.args)).exitProcess(false).parseAsync()) as Record<string, unknown>;
+  const r = await resolveConfig({ argv });
+  if (r.errors.length > 0) throw usageError(`configuration ${c.letter} (${c.label}): ${r.errors[0]!.message}`);
+  return r.config;
+}
+
+function armReport(c: Configuration, r: TraceRunResult, sloMs: number): TraceArmReport {
+  const ttft = percentiles(r.ttftMs);
+  const itl = percentiles(r.itlMs);
+  const round = (v: number | null): number | null => (v === null ? null : Math.round(v * 10) / 10);
+  return {
+    letter: c.letter,
+    label: c.label,
+    requests: r.requests,
+    finished: r.finished,
+    refused: r.refused,
+    failures: r.failures,
+    decisions: r.decisions,
+    diverted_blocks: r.divertedBlocks,
+    cached_token_ratio: r.promptTokens > 0 ? Math.round((r.cachedTokens / r.promptTokens) * 10_000) / 10_000 : null,
+    ttft_ms: { p50: round(ttft.p50), p90: round(ttft.p90), p99: round(ttft.p99) },
+    itl_ms: { p50: round(itl.p50), p99: round(itl.p99) },
+    output_tokens_per_s: r.spanS > 0 ? Math.round(r.outputTokens / r.spanS) : null,
+    requests_per_s: r.spanS > 0 ? Math.round((r.finished / r.spanS) * 100) / 100 : null,
+    goodput: r.requests > 0 ? Math.round((r.ttftMs.filter((t) => t <= sloMs).length / r.requests) * 10_000) / 10_000 : null,
+  };
+}
+
+function renderTraceReport(report: { trace: { file: string | undefined; requests: number; digest: string; block_size: number }; runs: TraceArmReport[]; slo_ttft_ms: number; fleet: { workers: number } }, wallMs: number[]): string[] {
+  const pct = (v: number | null): string => (v === null ? '–' : `${(100 * v).toFixed(1)}%`);
+  const ms = (v: number | null): string => (v === null ? '–' : `${v}`);
+  const lines = [
+    `trace ${report.trace.file}: ${report.trace.requests} requests (digest ${report.trace.digest}), blocks of ${report.trace.block_size} tokens; ${report.fleet.workers} simulated engines; virtual clock`,
+    '',
+    '| | configuration | hit | miss | queued | all_queued | diverted blocks | cached tokens | TTFT p50 / p90 / p99 ms | ITL p50 ms | output tok/s | req/s | goodput (TTFT ≤ ' + report.slo_ttft_ms + ' ms) | wall |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|',
+  ];
+  report.runs.forEach((a, i) => {
+    const d = a.decisions;
+    const total = Object.values(d).reduce((x, y) => x + y, 0);
+    const share = (n: number | undefined): string => (total > 0 ? pct((n ?? 0) / total) : '–');
+    lines.push(
+      `| ${a.letter} | ${a.label} | ${share(d.cache_hit)} | ${share(d.cache_miss)} | ${share(d.cache_worker_queued)} | ${share(d.all_queued)} | ${a.diverted_blocks} | ${pct(a.cached_token_ratio)} | ${ms(a.ttft_ms.p50)} / ${ms(a.ttft_ms.p90)} / ${ms(a.ttft_ms.p99)} | ${ms(a.itl_ms.p50)} | ${a.output_tokens_per_s ?? '–'} | ${a.requests_per_s ?? '–'} | ${pct(a.goodput)} | ${(wallMs[i]! / 1000).toFixed(1)} s |`,
+    );
+  });
+  const unfinished = report.runs.filter((a) => a.refused + a.failures > 0);
+  for (const a of unfinished) lines.push(`${a.letter}: ${a.refused} refused by an engine (too long for its KV cache), ${a.failures} found no worker`);
+  return lines;
+}

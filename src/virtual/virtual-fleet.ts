@@ -1,0 +1,90 @@
+import type { RouterConfig } from '../config/index.js';
+import { readV1Loads } from '../engines/index.js';
+import type { RankReading } from '../engines/index.js';
+import { LoadTable, PrefixIndex, PrefixLookup, createPolicy } from '../router/index.js';
+import type { PolicyWorker } from '../router/index.js';
+import { DEFAULT_ENGINE_PARAMS, ManualClock, Rng, SimEngine } from '../sim/index.js';
+import type { EngineParams, Flavor } from '../sim/index.js';
+import { coreKeys } from '../sim/index.js';
+
+export interface VirtualFleetOptions {
+  config: RouterConfig;
+  workers: number;
+  engine?: Partial<EngineParams> | undefined;
+  flavor?: Flavor | undefined;
+  seed: number;
+}
+
+/**
+ * The simulated engines and the router's own selection state (policy, load table,
+ * prefix index) on one ManualClock: what every virtual run is made of. Built in a
+ * fixed order, so a seed gives the same run.
+ */
+export class VirtualFleet {
+  readonly clock = new ManualClock(0);
+  readonly params: EngineParams;
+  readonly engines: SimEngine[];
+  readonly workers: Array<PolicyWorker & { inflight: number }>;
+  readonly table: LoadTable;
+  readonly index: PrefixIndex;
+  readonly prefix: PrefixLookup;
+  readonly policy: ReturnType<typeof createPolicy>;
+  readonly random: () => number;
+
+  constructor(readonly o: VirtualFleetOptions) {
+    const c = o.config;
+    this.params = { ...DEFAULT_ENGINE_PARAMS, ...o.engine };
+    this.engines = Array.from(
+      { length: o.workers },
+      (_, i) => new SimEngine({ flavor: o.flavor ?? 'sglang', model: 'virtual', dpSize: 1, params: this.params, seed: o.seed + i, clock: this.clock }),
+    );
+    this.workers = this.engines.map((_, i) => ({ id: `virtual://engine-${i}`, slot: i, inflight: 0 }));
+    this.table = new LoadTable(c.loadFreshnessMs);
+    this.table.setGate(c.workerQueueLimit, c.saturationQueueFloor);
+    for (const w of this.workers) {
+      this.table.register(w);
+      this.table.setExpectedRanks(w, 1);
+      this.table.setUncachedTrusted(w, this.params.schedulePolicy === 'lpm');
+      this.table.setInPool(w, true);
+    }
+    this.index = new PrefixIndex({ maxBlocks: c.prefixIndexMaxBlocks });
+    this.prefix = new PrefixLookup(this.index, (slot) => this.workers[slot], () => true);
+    this.policy = createPolicy(c);
+    const rng = new Rng(o.seed ^ 0x2545f491);
+    this.random = () => rng.next();
+  }
+
+  /**
+   * Poll every engine's load at the configured interval until `endMs`, through the
+   * same /v1/loads reader as over HTTP (so freshness and staleness are modelled);
+   * `onReading` sees each engine's readings as they enter the load table.
+   */
+  startSampling(endMs: number, onReading?: (now: number, engine: number, readings: Iterable<readonly [number, RankReading]>) => void, onRound?: (now: number) => void): void {
+    const sample = (): void => {
+      const now = this.clock.now();
+      this.engines.forEach((e, i) => {
+        const read = readV1Loads({ loads: e.reportedLoads().map((l, rank) => coreKeys(rank, l, e)) });
+        if (!read.ok) return;
+        this.table.apply(this.workers[i]!, read.readings, now);
+        onReading?.(now, i, read.readings);
+      });
+      onRound?.(now);
+      if (now + this.o.config.loadPollIntervalMs < endMs) this.clock.schedule(now + this.o.config.loadPollIntervalMs, sample);
+    };
+    sample();
+  }
+
+  /** Prompt tokens the engines were sent and how many their prefix caches held; closes the engines. */
+  finish(): { promptTokens: number; cachedTokens: number } {
+    let promptTokens = 0;
+    let cachedTokens = 0;
+    for (const e of this.engines) {
+      for (const r of e.ranks) {
+        promptTokens += r.counters.promptTokensTotal;
+        cachedTokens += r.counters.cachedTokensTotal;
+      }
+      e.close();
+    }
+    return { promptTokens, cachedTokens };
+  }
+}
