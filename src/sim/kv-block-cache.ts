@@ -20,9 +20,10 @@ export interface KvCacheListener {
 export class KvBlockCache {
   readonly capacity: number;
   listener: KvCacheListener | undefined;
-  private readonly cached = new Map<number, CachedBlock>();
+  /** Cached blocks by hash, with the requests referencing each (a number, not an object: ~160 of these per prompt). */
+  private readonly cached = new Map<number, number>();
   /** Unreferenced cached blocks in release order: the first key is the LRU victim. */
-  private readonly evictable = new Map<number, CachedBlock>();
+  private readonly evictable = new Set<number>();
   private anonymous = 0;
   private pinned = 0;
   evictions = 0;
@@ -47,11 +48,11 @@ export class KvBlockCache {
     // Blocks we are about to pin cannot be evicted to make room for ourselves.
     let pinnedFromEvictable = 0;
     for (let i = 0; i < hits; i++) {
-      if (this.cached.get(hashes[i]!)!.refs === 0) pinnedFromEvictable++;
+      if (this.cached.get(hashes[i]!) === 0) pinnedFromEvictable++;
     }
     const freeNow = this.capacity - this.cached.size - this.anonymous;
     if (freeNow + this.evictable.size - pinnedFromEvictable < reserve) return false;
-    for (let i = 0; i < hits; i++) this.ref(this.cached.get(hashes[i]!)!);
+    for (let i = 0; i < hits; i++) this.ref(hashes[i]!);
     this.evictFor(reserve);
     this.anonymous += reserve;
     return true;
@@ -65,15 +66,13 @@ export class KvBlockCache {
     let runStart = -1;
     for (let i = from; i < to; i++) {
       const h = hashes[i]!;
-      const existing = this.cached.get(h);
       this.anonymous--;
-      if (existing) {
-        this.ref(existing);
+      if (this.cached.has(h)) {
+        this.ref(h);
         if (runStart >= 0) this.#stored(hashes, runStart, i, tokens);
         runStart = -1;
       } else {
-        const block: CachedBlock = { hash: h, refs: 1 };
-        this.cached.set(h, block);
+        this.cached.set(h, 1);
         this.pinned++;
         if (runStart < 0) runStart = i;
       }
@@ -88,11 +87,13 @@ export class KvBlockCache {
   /** Drop a request's references to hashes[0..count) and give back its anonymous blocks. */
   release(hashes: readonly number[], count: number, anonymous: number): void {
     for (let i = 0; i < count; i++) {
-      const block = this.cached.get(hashes[i]!);
-      if (!block) continue;
-      if (--block.refs === 0) {
+      const h = hashes[i]!;
+      const refs = this.cached.get(h);
+      if (refs === undefined) continue;
+      this.cached.set(h, refs - 1);
+      if (refs === 1) {
         this.pinned--;
-        this.evictable.set(block.hash, block);
+        this.evictable.add(h);
       }
     }
     this.anonymous -= anonymous;
@@ -100,7 +101,7 @@ export class KvBlockCache {
 
   /** Forget every unreferenced block (SGLang's /flush_cache). */
   flush(): void {
-    for (const h of this.evictable.keys()) this.cached.delete(h);
+    for (const h of this.evictable) this.cached.delete(h);
     this.evictable.clear();
     this.listener?.cleared();
   }
@@ -119,10 +120,12 @@ export class KvBlockCache {
     return this.cached.size;
   }
 
-  private ref(block: CachedBlock): void {
-    if (block.refs++ === 0) {
+  private ref(h: number): void {
+    const refs = this.cached.get(h)!;
+    this.cached.set(h, refs + 1);
+    if (refs === 0) {
       this.pinned++;
-      this.evictable.delete(block.hash);
+      this.evictable.delete(h);
     }
   }
 
@@ -130,7 +133,7 @@ export class KvBlockCache {
     let free = this.capacity - this.cached.size - this.anonymous;
     if (free >= reserve) return;
     const gone: number[] | undefined = this.listener ? [] : undefined;
-    for (const [h] of this.evictable) {
+    for (const h of this.evictable) {
       this.evictable.delete(h);
       this.cached.delete(h);
       this.evictions++;
@@ -141,7 +144,3 @@ export class KvBlockCache {
   }
 }
 
-interface CachedBlock {
-  hash: number;
-  refs: number;
-}
