@@ -31,7 +31,8 @@ export function blockHashes(tokens: ArrayLike<number>, blockSize: number, limit 
   return out;
 }
 
-function fmix32(h: number): number {
+/** MurmurHash3's 32-bit finaliser: every input bit reaches every output bit. */
+export function fmix32(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

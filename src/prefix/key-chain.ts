@@ -1,3 +1,5 @@
+import { fmix32 } from './block-hash.js';
+
 /**
  * Block keys chained through the key itself: key i mixes key i−1 with block i's
  * tokens. Unlike blockHashes, whose chain state is wider than its output, a chain can
@@ -53,11 +55,3 @@ export function keyChainOf(tokens: ArrayLike<number>, blockSize: number): number
   return out;
 }
 
-function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}

@@ -2,10 +2,10 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderChat, tokenize } from '../../src/prefix/index.js';
 import type { Router } from '../../src/router/index.js';
-import { engineBlockKeys } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import { eventually, post, put } from '../helpers/http.js';
+import { predictedByWorker, settled } from '../helpers/kv-events.js';
 import { startTestRouter } from '../helpers/router.js';
 
 /**
@@ -24,32 +24,9 @@ afterEach(async () => {
 const BS = 16;
 const pushing = { kvEvents: true, kvFormat: 'array' as const, loadPublish: true, topic: '' };
 
-/** Wait until no KV batch has arrived for a little while: the index has caught up with the engines. */
-async function settled(r: Router): Promise<void> {
-  const batches = (): number => r.state().workers.reduce((a, w) => a + (w.kv_events?.batches_total ?? 0), 0);
-  let last = -1;
-  await eventually(async () => {
-    const now = batches();
-    const quiet = now === last;
-    last = now;
-    return quiet;
-  }, 5000, 60);
-}
-
 /** What the router's index says each worker holds of these messages, in tokens the engine would reuse. */
 function predicted(r: Router, messages: Array<{ role: string; content: string }>): Map<string, number> {
-  const tokens = tokenize(renderChat(messages));
-  const keys = engineBlockKeys(tokens, BS, 'sim');
-  const out = r.index.newMatchBuffer();
-  const n = r.index.match(keys, out);
-  const byUrl = new Map<string, number>();
-  // The engine always computes the prompt's last token, so it reuses at most (length - 1) tokens' whole blocks.
-  const cap = Math.floor((tokens.length - 1) / BS);
-  for (let i = 0; i < n; i++) {
-    const url = r.kvIndex.workerAt(out.slots[i]!)!.url;
-    byUrl.set(url, Math.max(byUrl.get(url) ?? 0, Math.min(out.depths[i]!, cap) * BS));
-  }
-  return byUrl;
+  return predictedByWorker(r, tokenize(renderChat(messages)), BS, 'sim');
 }
 
 describe('prefix index from KV events', () => {

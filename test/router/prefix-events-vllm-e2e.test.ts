@@ -3,10 +3,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { KvEventsRule } from '../../src/engines/index.js';
 import { renderChat, tokenize } from '../../src/prefix/index.js';
 import type { Router } from '../../src/router/index.js';
-import { engineBlockKeys } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
-import { eventually } from '../helpers/http.js';
+import { predictedByWorker, settled } from '../helpers/kv-events.js';
 import { memoryLogger, startTestRouter } from '../helpers/router.js';
 
 /**
@@ -46,30 +45,9 @@ function rulesFor(fleet: SimFleet): KvEventsRule[] {
   });
 }
 
-async function settled(r: Router): Promise<void> {
-  const batches = (): number => r.state().workers.reduce((a, w) => a + (w.kv_events?.batches_total ?? 0), 0);
-  let last = -1;
-  await eventually(async () => {
-    const now = batches();
-    const quiet = now === last;
-    last = now;
-    return quiet;
-  }, 5000, 60);
-}
-
-/** What the index says each worker holds of these messages, in tokens the engine would reuse. */
+/** What the router's index says each worker holds of these messages, in tokens the engine would reuse. */
 function predicted(r: Router, messages: Array<{ role: string; content: string }>): Map<string, number> {
-  const tokens = tokenize(renderChat(messages));
-  const keys = engineBlockKeys(tokens, BS, 'tokens');
-  const out = r.index.newMatchBuffer();
-  const n = r.index.match(keys, out);
-  const byUrl = new Map<string, number>();
-  const cap = Math.floor((tokens.length - 1) / BS);
-  for (let i = 0; i < n; i++) {
-    const url = r.kvIndex.workerAt(out.slots[i]!)!.url;
-    byUrl.set(url, Math.max(byUrl.get(url) ?? 0, Math.min(out.depths[i]!, cap) * BS));
-  }
-  return byUrl;
+  return predictedByWorker(r, tokenize(renderChat(messages)), BS, 'tokens');
 }
 
 /** Send chats and count how often the index predicted exactly what the engine then reported cached. */

@@ -19,16 +19,8 @@ interface Candidate {
  * One routed request's record. Records are allocated once, when the ring is made,
  * and overwritten in place: the ring's memory is fixed whatever the traffic.
  */
-interface Slot {
+interface Slot extends DecisionInput {
   seq: number;
-  id: string;
-  atMs: number;
-  policy: string;
-  decision: string | null;
-  reason: string;
-  inputTokens: number;
-  queryBlocks: number;
-  selected: string;
   selectedBlocks: number;
   best: string | null;
   bestBlocks: number;
@@ -36,11 +28,6 @@ interface Slot {
   candidateCount: number;
   /** Owners beyond MAX_CANDIDATES. */
   moreCandidates: number;
-  gateRejected: number;
-  admissionRejected: number;
-  fleetAllQueued: boolean;
-  divertedBlocks: number;
-  partialDiversion: boolean;
   retriedTo: string | null;
   status: number;
   /** -1: the engine did not report it (or not yet). */
