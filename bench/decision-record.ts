@@ -1,6 +1,7 @@
 /**
  * What recording a decision costs a request (docs/decisions.md §Decision record): the
- * ring's record with four prefix owners and their gate verdicts, the cached-tokens
+ * selected and best owner's summary, the ring's record with four prefix owners and
+ * their gate verdicts, the cached-tokens
  * scan of a 600-byte response, and the completion. Measured in this one process,
  * nothing else running: the figure is the recording's own CPU per request, to read
  * against the router's ~110 µs per short request at ~9k requests/s (BENCHMARKS.md,
@@ -8,7 +9,7 @@
  *
  *   npm run bench:decisions
  */
-import { CachedTokensScanner, DecisionRing } from '../src/router/index.js';
+import { CachedTokensScanner, DecisionRing, ownerSummary } from '../src/router/index.js';
 
 const ring = new DecisionRing(4096);
 const owners = ['http://10.0.0.1:30000', 'http://10.0.0.2:30000', 'http://10.0.0.3:30000', 'http://10.0.0.4:30000'].map((id, i) => ({ worker: { id }, blocks: 40 - i * 7 }));
@@ -19,7 +20,7 @@ const response = Buffer.from(
 
 function one(i: number): void {
   const seq = ring.record(
-    { id: `r1a2b3c-${i}`, atMs: 1, policy: 'cache_aware', decision: 'cache_worker_queued', reason: 'no_cache_candidate', inputTokens: 1562, queryBlocks: 97, selected: owners[1]!.worker.id, gateRejected: 1, admissionRejected: 0, fleetAllQueued: false, divertedBlocks: 40, partialDiversion: false },
+    { id: `r1a2b3c-${i}`, atMs: 1, policy: 'cache_aware', decision: 'cache_worker_queued', reason: 'no_cache_candidate', inputTokens: 1562, queryBlocks: 97, selected: owners[1]!.worker.id, ...ownerSummary(owners, owners[1]!.worker.id), gateRejected: 1, admissionRejected: 0, fleetAllQueued: false, divertedBlocks: 40, partialDiversion: false },
     owners,
     verdict,
   );

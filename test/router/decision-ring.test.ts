@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CachedTokensScanner, DecisionRing, MAX_CANDIDATES } from '../../src/router/state/decisions/index.js';
+import { CachedTokensScanner, DecisionRing, MAX_CANDIDATES, ownerSummary } from '../../src/router/state/decisions/index.js';
 import type { DecisionInput } from '../../src/router/state/decisions/index.js';
 
-const input = (id: string, selected = 'http://a'): DecisionInput => ({
+const input = (id: string, selected = 'http://a'): Omit<DecisionInput, 'selectedBlocks' | 'best' | 'bestBlocks'> => ({
   id,
   atMs: 1_700_000_000_000,
   policy: 'cache_aware',
@@ -19,12 +19,15 @@ const input = (id: string, selected = 'http://a'): DecisionInput => ({
 });
 const owner = (id: string, blocks: number) => ({ worker: { id }, blocks });
 const admitted = () => ({ waiting: 0, verdict: 'admitted' as const });
+/** Record as the recorder does: the owners' summary (ownerSummary) goes with the input. */
+const record = (ring: DecisionRing, d: ReturnType<typeof input>, owners: ReadonlyArray<ReturnType<typeof owner>> = []): number =>
+  ring.record({ ...d, ...ownerSummary(owners, d.selected) }, owners, admitted);
 
 describe('DecisionRing (docs/decisions.md §Decision record)', () => {
   it('keeps the deepest owners, deepest first, and counts the rest; the selected worker wins a tie for best', () => {
     const ring = new DecisionRing(4);
     const owners = [owner('http://c', 3), ...Array.from({ length: 10 }, (_, i) => owner(`http://x${i}`, i + 1)), owner('http://a', 10)];
-    ring.record(input('r1'), owners, admitted);
+    record(ring, input('r1'), owners);
     const [d] = ring.query();
     expect(d!.candidates.map((c) => c.matched_blocks)).toEqual([10, 10, 9, 8, 7, 6, 5, 4].slice(0, MAX_CANDIDATES));
     expect(d!.more_candidates).toBe(owners.length - MAX_CANDIDATES);
@@ -37,13 +40,13 @@ describe('DecisionRing (docs/decisions.md §Decision record)', () => {
     ['a deeper owner than the selected', [owner('http://a', 2), owner('http://b', 7)], { matched_blocks: 2, best_worker: 'http://b', best_matched_blocks: 7 }],
   ] as const)('%s', (_name, owners, expected) => {
     const ring = new DecisionRing(2);
-    ring.record(input('r'), owners, admitted);
+    record(ring, input('r'), owners);
     expect(ring.query()[0]).toMatchObject(expected);
   });
 
   it('overwrites the oldest, and a completion for an overwritten record does nothing', () => {
     const ring = new DecisionRing(3);
-    const seqs = ['r1', 'r2', 'r3', 'r4'].map((id) => ring.record(input(id), [], admitted));
+    const seqs = ['r1', 'r2', 'r3', 'r4'].map((id) => record(ring, input(id)));
     expect(ring.query().map((d) => d.request_id)).toEqual(['r2', 'r3', 'r4']);
     ring.complete(seqs[0]!, 200, 5, 1, 2);
     ring.complete(seqs[3]!, 200, 64, 12.34, 56.78);
@@ -55,9 +58,9 @@ describe('DecisionRing (docs/decisions.md §Decision record)', () => {
 
   it('filters: since, worker (selected or retried to), decision, limit (the newest)', () => {
     const ring = new DecisionRing(10);
-    ring.record(input('r1', 'http://a'), [], admitted);
-    const s2 = ring.record({ ...input('r2', 'http://b'), decision: 'cache_miss' }, [], admitted);
-    ring.record(input('r3', 'http://a'), [], admitted);
+    record(ring, input('r1', 'http://a'));
+    const s2 = record(ring, { ...input('r2', 'http://b'), decision: 'cache_miss' });
+    record(ring, input('r3', 'http://a'));
     ring.retried(s2, 'http://a');
     expect(ring.query({ since: 1 }).map((d) => d.request_id)).toEqual(['r2', 'r3']);
     expect(ring.query({ worker: 'http://b' }).map((d) => d.request_id)).toEqual(['r2']);
@@ -68,7 +71,7 @@ describe('DecisionRing (docs/decisions.md §Decision record)', () => {
 
   it('a ring of 0 records nothing and costs nothing', () => {
     const ring = new DecisionRing(0);
-    expect(ring.record(input('r'), [], admitted)).toBe(0);
+    expect(record(ring, input('r'))).toBe(0);
     expect(ring.query()).toEqual([]);
     expect(ring.memoryBytes).toBe(0);
   });

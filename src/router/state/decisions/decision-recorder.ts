@@ -3,6 +3,7 @@ import { isQueued } from '../../../contract/index.js';
 import type { RouterMetrics } from '../../metrics/index.js';
 import type { LoadView, PolicyWorker, PrefixSignal, SelectionSuccess } from '../../policies/index.js';
 import { CachedTokensScanner } from './cached-tokens-scanner.js';
+import { ownerSummary } from './decision-ring.js';
 import type { DecisionRing, GateVerdict } from './decision-ring.js';
 import type { RequestIds } from './request-ids.js';
 
@@ -56,8 +57,10 @@ export class DecisionRecorder {
       if (!b) return { waiting: -1, verdict: 'unknown' };
       return { waiting: b.waiting, verdict: limit !== null && isQueued(b.waiting, limit) ? 'gated' : 'admitted' };
     };
+    const owners = ownerSummary(matches, selection.worker.id);
     const seq = o.ring.record(
       {
+        ...owners,
         id,
         atMs: Date.now(),
         policy: o.policy,
@@ -75,17 +78,8 @@ export class DecisionRecorder {
       matches,
       verdict,
     );
-    let selectedBlocks = 0;
-    let best: PolicyWorker | undefined;
-    let bestBlocks = 0;
-    for (const m of matches) {
-      if (m.worker === selection.worker) selectedBlocks = m.blocks;
-      if (m.blocks > bestBlocks) {
-        best = m.worker;
-        bestBlocks = m.blocks;
-      }
-    }
-    if (selectedBlocks > 0 && selectedBlocks === bestBlocks) best = selection.worker;
+    const { selectedBlocks, bestBlocks } = owners;
+    const best = owners.best === null ? undefined : matches.find((m) => m.worker.id === owners.best)?.worker;
     const model = o.model();
     if (queryBlocks > 0) {
       o.metrics.decisionMatchedBlocks.observe([model, 'selected'], selectedBlocks);

@@ -21,9 +21,6 @@ interface Candidate {
  */
 interface Slot extends DecisionInput {
   seq: number;
-  selectedBlocks: number;
-  best: string | null;
-  bestBlocks: number;
   candidates: Candidate[];
   candidateCount: number;
   /** Owners beyond MAX_CANDIDATES. */
@@ -51,6 +48,31 @@ export interface DecisionInput {
   fleetAllQueued: boolean;
   divertedBlocks: number;
   partialDiversion: boolean;
+  /** Blocks the selected worker held, and the deepest owner with its blocks (ownerSummary). */
+  selectedBlocks: number;
+  best: string | null;
+  bestBlocks: number;
+}
+
+/**
+ * The selected worker's match and the best owner among a selection's prefix owners:
+ * the deepest, the lowest id among equals, and the selected worker when it is tied
+ * with the deepest. One rule for the record, the response header and the metrics.
+ */
+export function ownerSummary(owners: ReadonlyArray<{ readonly worker: { readonly id: string }; readonly blocks: number }>, selected: string): Pick<DecisionInput, 'selectedBlocks' | 'best' | 'bestBlocks'> {
+  let selectedBlocks = 0;
+  let best: string | null = null;
+  let bestBlocks = 0;
+  for (const o of owners) {
+    const id = o.worker.id;
+    if (id === selected) selectedBlocks = o.blocks;
+    if (o.blocks > bestBlocks || (o.blocks === bestBlocks && best !== null && id < best)) {
+      best = id;
+      bestBlocks = o.blocks;
+    }
+  }
+  if (selectedBlocks > 0 && selectedBlocks === bestBlocks) best = selected;
+  return { selectedBlocks, best, bestBlocks };
 }
 
 /** Filters of GET /admin/decisions. */
@@ -140,23 +162,18 @@ export class DecisionRing {
     s.fleetAllQueued = d.fleetAllQueued;
     s.divertedBlocks = d.divertedBlocks;
     s.partialDiversion = d.partialDiversion;
+    s.selectedBlocks = d.selectedBlocks;
+    s.best = d.best;
+    s.bestBlocks = d.bestBlocks;
     s.retriedTo = null;
     s.status = 0;
     s.cachedTokens = -1;
     s.ttftMs = -1;
     s.durationMs = -1;
-    // The deepest owners, deepest first; the selected worker's match and the best one.
-    s.selectedBlocks = 0;
-    s.best = null;
-    s.bestBlocks = 0;
+    // The deepest owners, deepest first.
     let n = 0;
     for (const o of owners) {
       const id = o.worker.id;
-      if (id === d.selected) s.selectedBlocks = o.blocks;
-      if (o.blocks > s.bestBlocks || (o.blocks === s.bestBlocks && s.best !== null && id < s.best)) {
-        s.best = id;
-        s.bestBlocks = o.blocks;
-      }
       // Kept: the deepest few, deepest first (an insertion into a short sorted list).
       let at: number;
       if (n < MAX_CANDIDATES) at = n++;
@@ -173,8 +190,6 @@ export class DecisionRing {
         s.candidates[at - 1] = c;
       }
     }
-    // Tied with the deepest, the selected worker is the best owner.
-    if (s.selectedBlocks > 0 && s.selectedBlocks === s.bestBlocks) s.best = d.selected;
     s.candidateCount = n;
     s.moreCandidates = Math.max(0, owners.length - n);
     return s.seq;

@@ -1,4 +1,4 @@
-export { DecisionRing, MAX_CANDIDATES } from './decision-ring.js';
+export { DecisionRing, MAX_CANDIDATES, ownerSummary } from './decision-ring.js';
 export type { DecisionFilter, DecisionInput, GateVerdict } from './decision-ring.js';
 export { RequestIds } from './request-ids.js';
 export { CachedTokensScanner } from './cached-tokens-scanner.js';
