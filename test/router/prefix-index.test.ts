@@ -111,4 +111,31 @@ describe('PrefixIndex', () => {
       }
     }
   });
+
+  it('records the same with hints from an earlier match, stale or garbage, as without them', () => {
+    const rng = new Rng(77);
+    // Small enough to evict and reuse entries between a match and its record.
+    const plain = new PrefixIndex({ maxBlocks: 300, ownersPerBlock: 4 });
+    const hinted = new PrefixIndex({ maxBlocks: 300, ownersPerBlock: 4 });
+    const chains = Array.from({ length: 25 }, (_, i) => chain(i, 5 + rng.int(30)));
+    const pending: { hashes: number[]; hints: Int32Array }[] = [];
+    for (let step = 0; step < 4000; step++) {
+      const hashes = chains[rng.int(chains.length)]!;
+      const hints = new Int32Array(hashes.length);
+      if (rng.next() < 0.1) for (let i = 0; i < hints.length; i++) hints[i] = rng.int(400) - 50;
+      else hinted.match(hashes, hinted.newMatchBuffer(), hashes.length, hints);
+      pending.push({ hashes, hints });
+      // Records land later and out of order, as responses do.
+      while (pending.length > 0 && rng.next() < 0.5) {
+        const { hashes: h, hints: hs } = pending.splice(rng.int(pending.length), 1)[0]!;
+        const slot = rng.int(6);
+        plain.record(slot, h);
+        hinted.record(slot, h, h.length, hs);
+      }
+    }
+    expect(hinted.digest()).toEqual(plain.digest());
+    expect(hinted.evictions).toBe(plain.evictions);
+    expect(hinted.evictions).toBeGreaterThan(0);
+    for (const c of chains) expect(matches(hinted, c)).toEqual(matches(plain, c));
+  });
 });

@@ -83,7 +83,11 @@ export class Relay {
    */
   select(parsed: InferenceRequest, view: PoolState & LoadView, exclude?: Worker): SelectionOutcome {
     const policy = this.deps.policy;
-    const prefix = policy.usesPrefix ? this.deps.prefix.signal(parsed.prefixHashes) : undefined;
+    let prefix: PrefixSignal | undefined;
+    if (policy.usesPrefix) {
+      if (this.recordsOwners && parsed.prefixHashes.length > 0) parsed.prefixHints ??= new Int32Array(parsed.prefixHashes.length);
+      prefix = this.deps.prefix.signal(parsed.prefixHashes, parsed.prefixHints);
+    }
     this.lastPrefix = prefix;
     return policy.select({
       pool: view,
@@ -194,7 +198,7 @@ export class Relay {
 
       // Committed: this worker serves the request, so now (and only now) it is the
       // owner of the prefix — if it accepted the request at all.
-      if (status < 300 && this.recordsOwners) this.deps.index.record(worker.slot, parsed.prefixHashes);
+      if (status < 300 && this.recordsOwners) this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints);
       const relayed = await call.relay(response, trace);
       if (relayed.kind !== 'cancelled') trace?.done(status, relayed.firstByteAt);
       switch (relayed.kind) {

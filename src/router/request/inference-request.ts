@@ -16,6 +16,11 @@ export interface InferenceRequest {
   prefixHashes: number[];
   /** Input tokens: exact for input_ids, estimated from characters for text. */
   inputTokens: number;
+  /**
+   * Where the prefix index found each block at selection, so that recording the
+   * serving worker afterwards skips the table lookups (PrefixIndex.record).
+   */
+  prefixHints?: Int32Array;
 }
 
 /** Characters per prefix block when keying text: about 16 tokens at ~4 chars/token. */

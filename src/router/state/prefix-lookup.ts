@@ -24,9 +24,10 @@ export class PrefixLookup {
     this.buffer = index.newMatchBuffer();
   }
 
-  signal(hashes: readonly number[]): PrefixSignal {
+  /** @param hints filled with where each walked block sits, for the owner's record later */
+  signal(hashes: readonly number[], hints?: Int32Array): PrefixSignal {
     if (hashes.length === 0) return NO_PREFIX;
-    const n = this.index.match(hashes, this.buffer);
+    const n = this.index.match(hashes, this.buffer, hashes.length, hints);
     const matches: PrefixMatch[] = [];
     for (let i = 0; i < n; i++) {
       const w = this.workerAt(this.buffer.slots[i]!);

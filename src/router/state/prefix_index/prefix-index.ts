@@ -76,13 +76,21 @@ export class PrefixIndex {
     return this.table.byteLength + this.keys.byteLength + this.tablePos.byteLength + this.ownerCount.byteLength + this.owners.byteLength + this.referenced.byteLength;
   }
 
-  /** Record that worker `slot` was sent the prefix `hashes` (leading `count` blocks). */
-  record(slot: number, hashes: ArrayLike<number>, count = hashes.length): void {
+  /**
+   * Record that worker `slot` was sent the prefix `hashes` (leading `count` blocks).
+   * `hints`, filled by an earlier `match` of the same hashes, say where each block was
+   * then: a hint still naming its block saves the table probe, which on a long prompt
+   * is a cache miss per block; a stale or absent hint just falls back to the lookup.
+   */
+  record(slot: number, hashes: ArrayLike<number>, count = hashes.length, hints?: Int32Array): void {
     const K = this.ownersPerBlock;
+    let prev = EMPTY;
     for (let i = 0; i < count; i++) {
       const h = hashes[i]!;
-      let e = this.find(h);
+      const hint = hints !== undefined && i < hints.length ? hints[i]! : EMPTY;
+      let e = this.holds(hint, h) ? hint : this.findAfter(prev, h);
       if (e === EMPTY) e = this.insert(h);
+      prev = e;
       this.referenced[e] = 1;
       // Move (or put) the owner to the front: most recent first; the oldest falls off.
       const base = e * K;
@@ -109,13 +117,15 @@ export class PrefixIndex {
   /**
    * Leading blocks held per worker. Fills `out` (slot, depth) pairs for workers that
    * hold at least block 0, and returns how many. O(blocks walked × K); no allocation.
+   * With `hints`, writes where each walked block sits, for a later `record`.
    */
-  match(hashes: ArrayLike<number>, out: { slots: Int32Array; depths: Int32Array }, count = hashes.length): number {
+  match(hashes: ArrayLike<number>, out: { slots: Int32Array; depths: Int32Array }, count = hashes.length, hints?: Int32Array): number {
     if (count === 0) return 0;
     const K = this.ownersPerBlock;
     const owners = this.owners;
     let e = this.find(hashes[0]!);
     if (e === EMPTY) return 0;
+    if (hints !== undefined) hints[0] = e;
     const surv = this.survivors;
     let prevBase = e * K;
     let prevCount = this.ownerCount[e]!;
@@ -125,8 +135,9 @@ export class PrefixIndex {
     let reached = 1;
     let done = 0; // finished workers are compacted to the front of out
     for (let i = 1; i < count && alive > 0; i++) {
-      e = this.find(hashes[i]!);
+      e = this.findAfter(e, hashes[i]!);
       if (e === EMPTY) break;
+      if (hints !== undefined && i < hints.length) hints[i] = e;
       const base = e * K;
       const m = this.ownerCount[e]!;
       // A prefix recorded by the same workers in the same order has the same owner
@@ -213,6 +224,21 @@ export class PrefixIndex {
   /** Blocks the index would need for a scratch buffer of owners (the lookup result size). */
   newMatchBuffer(): { slots: Int32Array; depths: Int32Array } {
     return { slots: new Int32Array(this.ownersPerBlock), depths: new Int32Array(this.ownersPerBlock) };
+  }
+
+  /** Whether entry e is live and holds block h. */
+  private holds(e: number, h: number): boolean {
+    return e >= 0 && e < this.capacity && this.keys[e] === h && this.tablePos[e] !== EMPTY;
+  }
+
+  /**
+   * Find block h, the block after entry `prev` in some prompt. A prompt's blocks are
+   * mostly inserted together, so they sit in consecutive entries: trying the next
+   * entry first turns a table probe (a cache miss per block on a long prompt) into a
+   * sequential read.
+   */
+  private findAfter(prev: number, h: number): number {
+    return this.holds(prev + 1, h) ? prev + 1 : this.find(h);
   }
 
   private find(h: number): number {
