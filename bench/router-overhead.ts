@@ -6,7 +6,12 @@
  *
  *   npm run bench:overhead -- [--seconds 4] [--connections 32] [--rounds 3]
  *                             [--sizes short,16k,400k] [--policy cache_aware] [--ramp 64,256,1024]
- *                             [--router-args "--decision-log-size 0"]
+ *                             [--router-args "--decision-log-size 0"] [--pin on|off]
+ *
+ * With `--pin on` (the default where taskset exists and the machine has two cores or
+ * more) the proxy under test runs alone on the last core and the upstream and the
+ * client share the others: on a 2-core machine, unpinned, four busy processes take
+ * turns on two cores and one 4-second round can differ from the next by 2×.
  *
  * Rounds alternate the targets so that drift hits them alike. Every process's CPU is
  * read from /proc over each run: a run whose upstream or client used (nearly) a whole
@@ -15,7 +20,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemPrompt } from '../src/workload/index.js';
@@ -40,6 +45,13 @@ const here = (f: string): string => fileURLToPath(new URL(f, import.meta.url));
 const SATURATED = 0.9;
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 const HAS_WRK = spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error === undefined;
+const CORES = availableParallelism();
+const CAN_PIN = CORES >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+const pin = arg('pin', CAN_PIN ? 'on' : 'off') === 'on';
+if (pin && !CAN_PIN) throw new Error('--pin on needs taskset and at least two cores');
+/** Cores for the proxy under test (the last one), and for everything else. */
+const PROXY_CPUS = pin ? String(CORES - 1) : undefined;
+const OTHER_CPUS = pin ? `0-${CORES - 2}` : undefined;
 
 /** CPU seconds a process has used so far (user + system), from /proc. */
 function cpuSeconds(pid: number): number {
@@ -89,9 +101,10 @@ function parseWrk(out: string): { rps: number; p50Ms: number; errors: number } {
 /** One client run against `url`, with every named process's CPU share over it. */
 async function drive(url: string, file: string, conns: number, secs: number, watch: Record<string, number>): Promise<Run> {
   const target = `${url}/v1/chat/completions`;
-  const [cmd, args] = HAS_WRK
+  const [client, clientArgs] = HAS_WRK
     ? ['wrk', ['-t1', `-c${conns}`, `-d${secs}s`, '--timeout', '10s', '--latency', '-s', LUA, target]]
     : [process.execPath, [here('./support/load-client.js'), url, file, String(secs), String(conns)]];
+  const [cmd, args] = OTHER_CPUS === undefined ? [client, clientArgs] : ['taskset', ['-c', OTHER_CPUS, client, ...clientArgs]];
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, BODY_FILE: file } });
   const pids: Record<string, number> = { ...watch, client: child.pid! };
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
@@ -114,12 +127,12 @@ async function drive(url: string, file: string, conns: number, secs: number, wat
   return { rps: j.requests / j.seconds, p50Ms: j.p50Ms, errors: j.errors, cpu };
 }
 
-const upstream = await startProcess([here('./support/fast-upstream.js'), '3'], /^(http:\/\/.+)$/m);
+const upstream = await startProcess([here('./support/fast-upstream.js'), '3'], /^(http:\/\/.+)$/m, OTHER_CPUS);
 const upstreams = upstream.out.trim().split(' ');
-const proxy = await startProcess([here('./bare-proxy.js'), ...upstreams], /^(http:\/\/\S+)$/m);
+const proxy = await startProcess([here('./bare-proxy.js'), ...upstreams], /^(http:\/\/\S+)$/m, PROXY_CPUS);
 const routerArgs = ['serve', '--no-tui', '--port', '0', '--worker-urls', ...upstreams, '--policy', policy, ...extraRouterArgs];
 if (policy === 'cache_aware') routerArgs.push('--worker-queue-limit', '64');
-const router = await startProcess([ROUTERCTL_BIN, ...routerArgs], /^(http:\/\/\S+)$/m);
+const router = await startProcess([ROUTERCTL_BIN, ...routerArgs], /^(http:\/\/\S+)$/m, PROXY_CPUS);
 const pidOf = { upstream: upstream.child.pid!, proxy: proxy.child.pid!, router: router.child.pid! };
 
 const median = (xs: number[]): number => {
@@ -140,7 +153,7 @@ const fmtRatio = (r: { median: number; min: number; max: number }): string => `$
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
 try {
-  console.log(`node ${process.version}; client ${HAS_WRK ? 'wrk -t1' : 'undici (wrk not installed)'}; ${rounds} alternating rounds of ${seconds} s at ${connections} connections; router --policy ${policy}${extraRouterArgs.length > 0 ? ` ${extraRouterArgs.join(" ")}` : ""}; 3 fast upstreams in one process`);
+  console.log(`node ${process.version}; client ${HAS_WRK ? 'wrk -t1' : 'undici (wrk not installed)'}; ${rounds} alternating rounds of ${seconds} s at ${connections} connections; router --policy ${policy}${extraRouterArgs.length > 0 ? ` ${extraRouterArgs.join(" ")}` : ""}; 3 fast upstreams in one process${pin ? `; proxies pinned to core ${PROXY_CPUS}, upstream and client to ${OTHER_CPUS}` : '; not pinned'}`);
   console.log('');
   console.log('| prompt | body | direct upstream | bare undici proxy | routerctl | router / bare, median of rounds (range) | CPU: upstream, client, bare, router | p50 at 1 connection: bare, router, added |');
   console.log('|---|---:|---:|---:|---:|---:|---|---|');

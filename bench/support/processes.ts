@@ -5,9 +5,13 @@ import { Pool } from 'undici';
 /** The built CLI, as benchmarks start it. */
 export const ROUTERCTL_BIN = fileURLToPath(new URL('../../../bin/routerctl.js', import.meta.url));
 
-/** Start a node process and resolve with the first capture of `match` on its stdout. */
-export function startProcess(cmd: string[], match: RegExp): Promise<{ out: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, cmd, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, NODE_ENV: 'production' } });
+/**
+ * Start a node process and resolve with the first capture of `match` on its stdout.
+ * `cpus` (a taskset list, e.g. "1") pins it and its threads to those cores.
+ */
+export function startProcess(cmd: string[], match: RegExp, cpus?: string): Promise<{ out: string; child: ChildProcess }> {
+  const [file, args] = cpus === undefined ? [process.execPath, cmd] : ['taskset', ['-c', cpus, process.execPath, ...cmd]];
+  const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, NODE_ENV: 'production' } });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
