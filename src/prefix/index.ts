@@ -5,3 +5,4 @@ export { blockHashes, chatBlockHashes, promptBytes, textBlockHashes, textDigest 
 export { sglangPageChain, sglangPageHashes } from './sglang-page-hash.js';
 export { SIM_WIRE_SHIFT, simWireWords } from './sim-wire-hash.js';
 export { KEY_CHAIN_ROOT, keyChain, keyChainOf } from './key-chain.js';
+export { hashBucket } from './hash-bucket.js';

@@ -451,7 +451,7 @@ export class EngineCore {
       return;
     }
     while (this.waitingHead < w.length && w[this.waitingHead]!.state !== 'waiting') this.waitingHead++;
-    if (this.waitingHead > 1024 && this.waitingHead * 2 > w.length) {
+    if (this.waitingHead > 64 && this.waitingHead * 2 > w.length) {
       this.waiting = w.slice(this.waitingHead);
       this.waitingHead = 0;
     }

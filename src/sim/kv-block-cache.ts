@@ -1,3 +1,4 @@
+import { hashBucket as bucket } from '../prefix/index.js';
 /**
  * The engine's KV memory as a pool of fixed-size blocks, with a prefix cache on top.
  *
@@ -17,25 +18,58 @@ export interface KvCacheListener {
   cleared(): void;
 }
 
+const NONE = -1;
+
+/**
+ * Cached blocks live in a fixed slab of `capacity` entries found through an
+ * open-addressing table (linear probing, backward-shift deletion), and the
+ * unreferenced ones on an intrusive list in release order: no Map of 52-bit keys (each
+ * a heap number) and no per-block object, which on a replayed trace made the cache
+ * most of the simulator's time and garbage (BENCHMARKS.md, section 10).
+ */
 export class KvBlockCache {
   readonly capacity: number;
   listener: KvCacheListener | undefined;
-  /** Cached blocks by hash, with the requests referencing each (a number, not an object: ~160 of these per prompt). */
-  private readonly cached = new Map<number, number>();
-  /** Unreferenced cached blocks in release order: the first key is the LRU victim. */
-  private readonly evictable = new Set<number>();
+  private readonly mask: number;
+  private readonly table: Int32Array;
+  private readonly keys: Float64Array;
+  /** Requests referencing each cached entry; 0 = evictable. */
+  private readonly refs: Int32Array;
+  private readonly slotOf: Int32Array;
+  // The evictable entries, oldest release first: a doubly linked list through the slab.
+  private readonly prev: Int32Array;
+  private readonly next: Int32Array;
+  private head = NONE;
+  private tail = NONE;
+  private evictableCount = 0;
+  private readonly free: Int32Array;
+  private freeTop: number;
+  private size = 0;
   private anonymous = 0;
   private pinned = 0;
   evictions = 0;
 
   constructor(capacity: number) {
     this.capacity = capacity;
+    let tableSize = 16;
+    while (tableSize < capacity * 2) tableSize *= 2;
+    this.mask = tableSize - 1;
+    this.table = new Int32Array(tableSize).fill(NONE);
+    this.keys = new Float64Array(capacity);
+    this.refs = new Int32Array(capacity);
+    this.slotOf = new Int32Array(capacity);
+    this.prev = new Int32Array(capacity);
+    this.next = new Int32Array(capacity);
+    this.free = new Int32Array(capacity);
+    // Entries handed out from 0 upwards: the pool is popped from its top.
+    for (let i = 0; i < capacity; i++) this.free[i] = capacity - 1 - i;
+    this.freeTop = capacity;
   }
 
   /** Leading blocks of `hashes` that are cached now (pinned or not). */
   matchPrefix(hashes: readonly number[], limit = hashes.length): number {
     let n = 0;
-    while (n < limit && this.cached.has(hashes[n]!)) n++;
+    while (n < limit && this.find(hashes[n]!) !== NONE) n++;
     return n;
   }
 
@@ -48,11 +82,12 @@ export class KvBlockCache {
     // Blocks we are about to pin cannot be evicted to make room for ourselves.
     let pinnedFromEvictable = 0;
     for (let i = 0; i < hits; i++) {
-      if (this.cached.get(hashes[i]!) === 0) pinnedFromEvictable++;
+      const e = this.find(hashes[i]!);
+      if (e !== NONE && this.refs[e] === 0) pinnedFromEvictable++;
     }
-    const freeNow = this.capacity - this.cached.size - this.anonymous;
-    if (freeNow + this.evictable.size - pinnedFromEvictable < reserve) return false;
-    for (let i = 0; i < hits; i++) this.ref(hashes[i]!);
+    const freeNow = this.capacity - this.size - this.anonymous;
+    if (freeNow + this.evictableCount - pinnedFromEvictable < reserve) return false;
+    for (let i = 0; i < hits; i++) this.ref(this.find(hashes[i]!));
     this.evictFor(reserve);
     this.anonymous += reserve;
     return true;
@@ -67,12 +102,13 @@ export class KvBlockCache {
     for (let i = from; i < to; i++) {
       const h = hashes[i]!;
       this.anonymous--;
-      if (this.cached.has(h)) {
-        this.ref(h);
+      const e = this.find(h);
+      if (e !== NONE) {
+        this.ref(e);
         if (runStart >= 0) this.#stored(hashes, runStart, i, tokens);
         runStart = -1;
       } else {
-        this.cached.set(h, 1);
+        this.refs[this.insert(h)] = 1;
         this.pinned++;
         if (runStart < 0) runStart = i;
       }
@@ -87,13 +123,12 @@ export class KvBlockCache {
   /** Drop a request's references to hashes[0..count) and give back its anonymous blocks. */
   release(hashes: readonly number[], count: number, anonymous: number): void {
     for (let i = 0; i < count; i++) {
-      const h = hashes[i]!;
-      const refs = this.cached.get(h);
-      if (refs === undefined) continue;
-      this.cached.set(h, refs - 1);
-      if (refs === 1) {
+      const e = this.find(hashes[i]!);
+      if (e === NONE) continue;
+      const refs = --this.refs[e]!;
+      if (refs === 0) {
         this.pinned--;
-        this.evictable.add(h);
+        this.append(e);
       }
     }
     this.anonymous -= anonymous;
@@ -101,8 +136,11 @@ export class KvBlockCache {
 
   /** Forget every unreferenced block (SGLang's /flush_cache). */
   flush(): void {
-    for (const h of this.evictable) this.cached.delete(h);
-    this.evictable.clear();
+    while (this.head !== NONE) {
+      const e = this.head;
+      this.unlink(e);
+      this.remove(e);
+    }
     this.listener?.cleared();
   }
 
@@ -117,30 +155,94 @@ export class KvBlockCache {
   }
 
   cachedBlocks(): number {
-    return this.cached.size;
+    return this.size;
   }
 
-  private ref(h: number): void {
-    const refs = this.cached.get(h)!;
-    this.cached.set(h, refs + 1);
+  private ref(e: number): void {
+    const refs = this.refs[e]!;
+    this.refs[e] = refs + 1;
     if (refs === 0) {
       this.pinned++;
-      this.evictable.delete(h);
+      this.unlink(e);
     }
   }
 
   private evictFor(reserve: number): void {
-    let free = this.capacity - this.cached.size - this.anonymous;
+    let free = this.capacity - this.size - this.anonymous;
     if (free >= reserve) return;
     const gone: number[] | undefined = this.listener ? [] : undefined;
-    for (const h of this.evictable) {
-      this.evictable.delete(h);
-      this.cached.delete(h);
+    while (this.head !== NONE) {
+      const e = this.head;
+      gone?.push(this.keys[e]!);
+      this.unlink(e);
+      this.remove(e);
       this.evictions++;
-      gone?.push(h);
       if (++free >= reserve) break;
     }
     if (gone !== undefined && gone.length > 0) this.listener!.removed(gone);
   }
-}
 
+  private find(h: number): number {
+    let i = bucket(h) & this.mask;
+    for (;;) {
+      const e = this.table[i]!;
+      if (e === NONE || this.keys[e] === h) return e;
+      i = (i + 1) & this.mask;
+    }
+  }
+
+  /** A new entry for h (not cached): the caller sets its references. */
+  private insert(h: number): number {
+    const e = this.free[--this.freeTop]!;
+    this.keys[e] = h;
+    this.refs[e] = 0;
+    let i = bucket(h) & this.mask;
+    while (this.table[i] !== NONE) i = (i + 1) & this.mask;
+    this.table[i] = e;
+    this.slotOf[e] = i;
+    this.size++;
+    return e;
+  }
+
+  /** Delete entry e from the table (backward shift: no tombstones) and free it. */
+  private remove(e: number): void {
+    let i = this.slotOf[e]!;
+    this.table[i] = NONE;
+    this.free[this.freeTop++] = e;
+    this.size--;
+    let j = i;
+    for (;;) {
+      j = (j + 1) & this.mask;
+      const f = this.table[j]!;
+      if (f === NONE) return;
+      const home = bucket(this.keys[f]!) & this.mask;
+      const inRange = i <= j ? home > i && home <= j : home > i || home <= j;
+      if (!inRange) {
+        this.table[i] = f;
+        this.slotOf[f] = i;
+        this.table[j] = NONE;
+        i = j;
+      }
+    }
+  }
+
+  /** Put e last on the evictable list (it was just released). */
+  private append(e: number): void {
+    this.prev[e] = this.tail;
+    this.next[e] = NONE;
+    if (this.tail === NONE) this.head = e;
+    else this.next[this.tail] = e;
+    this.tail = e;
+    this.evictableCount++;
+  }
+
+  private unlink(e: number): void {
+    const p = this.prev[e]!;
+    const n = this.next[e]!;
+    if (p === NONE) this.head = n;
+    else this.next[p] = n;
+    if (n === NONE) this.tail = p;
+    else this.prev[n] = p;
+    this.evictableCount--;
+  }
+}

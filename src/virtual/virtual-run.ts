@@ -138,7 +138,8 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
     // The router's key for a chat request: its rendered prompt as text.
     const { prefixHashes, inputTokens } = textKey(text, c.blockSize);
     const view = table.view(now);
-    const outcome = policy.select({ pool: view, load: view, inputTokens, prefix: policy.usesPrefix ? prefix.signal(prefixHashes) : undefined, random });
+    const hints = policy.usesPrefix ? new Int32Array(prefixHashes.length) : undefined;
+    const outcome = policy.select({ pool: view, load: view, inputTokens, prefix: policy.usesPrefix ? prefix.signal(prefixHashes, hints) : undefined, random });
     const win = windowAt(now);
     if (!outcome.ok) {
       win.failures++;
@@ -190,8 +191,8 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
     }
     result.sent++;
     // The index learns the owner once the engine has the request, as the router does
-    // once the worker accepted it.
-    index.record(slot, prefixHashes);
+    // once the worker accepted it (and, as there, only for a policy that reads it).
+    if (hints !== undefined) index.record(slot, prefixHashes, prefixHashes.length, hints);
   };
 
   const afterTurn = (s: Session, a: Arrival): void => {

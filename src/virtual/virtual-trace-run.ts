@@ -71,7 +71,8 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
     const tokens = tracePromptTokens(r, opts.traceBlockSize);
     const hashes = blockHashes(tokens, c.blockSize);
     const view = table.view(now);
-    const outcome = policy.select({ pool: view, load: view, inputTokens: tokens.length, prefix: policy.usesPrefix ? prefix.signal(hashes) : undefined, random });
+    const hints = policy.usesPrefix ? new Int32Array(hashes.length) : undefined;
+    const outcome = policy.select({ pool: view, load: view, inputTokens: tokens.length, prefix: policy.usesPrefix ? prefix.signal(hashes, hints) : undefined, random });
     if (!outcome.ok) {
       result.failures++;
       return;
@@ -109,7 +110,8 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
       result.refused++;
       return;
     }
-    index.record(slot, hashes);
+    // The router records owners only for a policy that reads them (docs/routing.md).
+    if (hints !== undefined) index.record(slot, hashes, hashes.length, hints);
   };
   for (const r of opts.trace) clock.schedule(r.atMs, () => send(r));
   clock.runUntilIdle();

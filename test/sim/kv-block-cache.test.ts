@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KvBlockCache } from '../../src/sim/kv-block-cache.js';
+import { Rng } from '../../src/sim/rng.js';
 
 describe('KvBlockCache', () => {
   it('caches committed blocks and counts them free once released', () => {
@@ -62,5 +63,69 @@ describe('KvBlockCache', () => {
     expect(c.usedBlocks()).toBe(1);
     c.release([5], 1, 0);
     expect(c.usedBlocks()).toBe(0);
+  });
+
+  it('behaves as a plain map of references with an LRU set of released blocks, over random request lives', () => {
+    // The model: the cache as first written, a Map of references and a Set in release order.
+    const cap = 64;
+    const refs = new Map<number, number>();
+    const lru = new Set<number>();
+    let anonymous = 0;
+    const evicted: number[] = [];
+    const c = new KvBlockCache(cap);
+    const removed: number[] = [];
+    c.listener = { stored() {}, removed: (hs) => removed.push(...hs), cleared() {} };
+    const rng = new Rng(5);
+    const live: { hashes: number[]; pinned: number; reserve: number }[] = [];
+    for (let step = 0; step < 5000; step++) {
+      if (live.length > 0 && (rng.next() < 0.45 || live.length > 6)) {
+        const r = live.splice(rng.int(live.length), 1)[0]!;
+        c.commit(r.hashes, r.pinned, r.hashes.length);
+        for (const h of r.hashes.slice(r.pinned)) {
+          anonymous--;
+          if (refs.has(h)) {
+            if (refs.get(h) === 0) lru.delete(h);
+            refs.set(h, refs.get(h)! + 1);
+          } else refs.set(h, 1);
+        }
+        c.release(r.hashes, r.hashes.length, r.reserve - (r.hashes.length - r.pinned));
+        for (const h of r.hashes) {
+          const n = refs.get(h)! - 1;
+          refs.set(h, n);
+          if (n === 0) lru.add(h);
+        }
+        anonymous -= r.reserve - (r.hashes.length - r.pinned);
+      } else {
+        // Prompts share leading hashes: family f, blocks 0..len.
+        const f = rng.int(5);
+        const hashes = Array.from({ length: 1 + rng.int(12) }, (_, i) => f * 1e9 + i + 0.5 * 2 ** 40);
+        let hits = 0;
+        while (hits < hashes.length && refs.has(hashes[hits]!)) hits++;
+        expect(c.matchPrefix(hashes)).toBe(hits);
+        const reserve = hashes.length - hits + rng.int(3);
+        const reuse = hashes.slice(0, hits).filter((h) => refs.get(h) === 0).length;
+        const fits = cap - refs.size - anonymous + lru.size - reuse >= reserve;
+        expect(c.admit(hashes, hits, reserve)).toBe(fits);
+        if (!fits) continue;
+        for (const h of hashes.slice(0, hits)) {
+          if (refs.get(h) === 0) lru.delete(h);
+          refs.set(h, refs.get(h)! + 1);
+        }
+        let free = cap - refs.size - anonymous;
+        for (const h of [...lru]) {
+          if (free >= reserve) break;
+          lru.delete(h);
+          refs.delete(h);
+          evicted.push(h);
+          free++;
+        }
+        anonymous += reserve;
+        live.push({ hashes, pinned: hits, reserve });
+      }
+      expect(c.cachedBlocks()).toBe(refs.size);
+      expect(c.usedBlocks()).toBe([...refs.values()].filter((n) => n > 0).length + anonymous);
+    }
+    expect(removed).toEqual(evicted);
+    expect(evicted.length).toBeGreaterThan(100);
   });
 });

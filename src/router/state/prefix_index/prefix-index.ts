@@ -1,4 +1,4 @@
-import { fnv1a32 } from '../../../prefix/index.js';
+import { fnv1a32, hashBucket as bucket } from '../../../prefix/index.js';
 
 /**
  * Which worker was sent which prefix: chained block hash → up to K owner slots.
@@ -350,14 +350,6 @@ export class PrefixIndex {
   }
 }
 
-/**
- * Fold both halves of a 52-bit key and spread them (Fibonacci hashing), so that keys
- * whose low bits happen to agree do not all land in one probe run.
- */
-function bucket(h: number): number {
-  const hi = Math.floor(h / 4294967296) >>> 0;
-  return Math.imul((h >>> 0) ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1) >>> 0;
-}
 
 /** Whether owners[a..a+n) and owners[b..b+n) hold the same slots in the same order. */
 function sameSlots(owners: Int32Array, a: number, b: number, n: number): boolean {
