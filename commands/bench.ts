@@ -5,6 +5,17 @@ import { usageError } from '../src/errors/index.js';
 
 interface TraceArgs {
   trace: string | undefined;
+  workload: 'chat' | 'gsp';
+  'gsp-num-groups': number;
+  'gsp-prompts-per-group': number;
+  'gsp-system-prompt-len': number;
+  'gsp-question-len': number;
+  'gsp-output-len': number;
+  'gsp-range-ratio': number;
+  'gsp-num-turns': number;
+  'gsp-group-distribution': 'uniform' | 'zipf';
+  'gsp-zipf-alpha': number | undefined;
+  'gsp-ordered': boolean;
   'trace-block-size': number;
   'trace-speedup': number;
   'trace-limit': number | undefined;
@@ -27,6 +38,7 @@ const WORKLOAD = 'Workload:';
 const FLEET = 'Simulated fleet (--compare):';
 const RUN = 'Run:';
 const TRACE = 'Traces and the virtual clock:';
+const GSP = 'Shared-prefix workload (--workload gsp, SGLang bench_serving names):';
 
 const bench: CommandModule<object, BenchArgs> = {
   command: 'bench',
@@ -120,13 +132,38 @@ const bench: CommandModule<object, BenchArgs> = {
       .option('sim-max-running', { type: 'number', default: 8, group: FLEET, describe: 'running-batch cap per engine', coerce: wholeNumberAtLeast('sim-max-running', 1) })
       .option('sim-speedup', { type: 'number', default: 0.5, group: FLEET, describe: 'simulated time per real time (below 1: a slower model)', coerce: numberGreaterThan('sim-speedup', 0) })
       .option('sim-kv-blocks', { type: 'number', default: 1024, group: FLEET, describe: 'KV cache blocks per engine (16 tokens each)', coerce: wholeNumberAtLeast('sim-kv-blocks', 1) })
-      .option('trace', { type: 'string', group: TRACE, describe: 'replay a Mooncake-format trace (JSONL: timestamp ms, input_length, output_length, hash_ids); with --clock virtual' })
+      .option('trace', { type: 'string', group: TRACE, describe: 'replay a Mooncake-format trace (JSONL: timestamp ms, input_length, output_length, hash_ids) through each configuration' })
       .option('trace-block-size', { type: 'number', default: 512, group: TRACE, describe: 'tokens per hash id in the trace', coerce: wholeNumberAtLeast('trace-block-size', 1) })
       .option('trace-speedup', { type: 'number', default: 1, group: TRACE, describe: 'replay the trace this many times faster', coerce: numberGreaterThan('trace-speedup', 0) })
       .option('trace-limit', { type: 'number', group: TRACE, describe: 'replay only the first N requests', coerce: wholeNumberAtLeast('trace-limit', 1) })
       .option('trace-window', { type: 'string', group: TRACE, describe: 'replay only requests from START to END seconds of trace time: START..END' })
-      .option('clock', { choices: ['wall', 'virtual'] as const, default: 'wall' as const, group: TRACE, describe: "wall: real processes over HTTP; virtual: the router's own code on a simulated clock, no sockets (with --trace)" })
+      .option('clock', { choices: ['wall', 'virtual'] as const, default: 'wall' as const, group: TRACE, describe: "with --trace: wall replays over HTTP to real processes in real time; virtual runs the router's own code on a simulated clock, no sockets" })
       .option('slo-ttft-ms', { type: 'number', default: 2000, group: TRACE, describe: 'goodput counts requests whose TTFT is at most this', coerce: numberGreaterThan('slo-ttft-ms', 0) })
+      .option('workload', {
+        choices: ['chat', 'gsp'] as const,
+        default: 'chat' as const,
+        group: WORKLOAD,
+        describe: "chat: sessions of the generated chat workload; gsp: SGLang's generated-shared-prefix dataset, replayed like a trace",
+      })
+      .option('gsp-num-groups', { type: 'number', default: 64, group: GSP, describe: 'system prompt groups', coerce: wholeNumberAtLeast('gsp-num-groups', 1) })
+      .option('gsp-prompts-per-group', { type: 'number', default: 16, group: GSP, describe: 'prompts (conversations) per group', coerce: wholeNumberAtLeast('gsp-prompts-per-group', 1) })
+      .option('gsp-system-prompt-len', { type: 'number', default: 2048, group: GSP, describe: 'system prompt tokens', coerce: wholeNumberAtLeast('gsp-system-prompt-len', 1) })
+      .option('gsp-question-len', { type: 'number', default: 128, group: GSP, describe: 'question tokens', coerce: wholeNumberAtLeast('gsp-question-len', 1) })
+      .option('gsp-output-len', { type: 'number', default: 256, group: GSP, describe: 'output tokens', coerce: wholeNumberAtLeast('gsp-output-len', 1) })
+      .option('gsp-range-ratio', {
+        type: 'number',
+        default: 1,
+        group: GSP,
+        describe: 'lengths drawn uniformly from [L × ratio, L] (1: fixed)',
+        coerce: (v: number) => {
+          if (!(v > 0 && v <= 1)) throw usageError(`--gsp-range-ratio takes a number in (0, 1] (got ${v})`);
+          return v;
+        },
+      })
+      .option('gsp-num-turns', { type: 'number', default: 1, group: GSP, describe: 'turns per conversation; turn k resends the conversation once turn k-1 finished', coerce: wholeNumberAtLeast('gsp-num-turns', 1) })
+      .option('gsp-group-distribution', { choices: ['uniform', 'zipf'] as const, default: 'uniform' as const, group: GSP, describe: 'how prompts are spread over groups' })
+      .option('gsp-zipf-alpha', { type: 'number', group: GSP, describe: 'with zipf: P(group g) ∝ 1/(g+1)^alpha', coerce: numberGreaterThan('gsp-zipf-alpha', 0) })
+      .option('gsp-ordered', { type: 'boolean', default: false, group: GSP, describe: 'send conversations in group order instead of shuffled' })
       .option('sim-flavor', {
         choices: ['sglang', 'vllm'] as const,
         default: 'sglang' as const,
@@ -143,13 +180,38 @@ const bench: CommandModule<object, BenchArgs> = {
       ) as unknown as Argv<BenchArgs>,
   handler: async (argv) => {
     const t = argv as unknown as TraceArgs;
-    if (t.trace !== undefined || t.clock === 'virtual') {
-      if (t.trace === undefined) throw usageError('--clock virtual replays a trace: give it with --trace FILE');
-      if (t.clock !== 'virtual') throw usageError('--trace replays on the virtual clock: add --clock virtual (over HTTP, use the generated workload)');
-      if (argv.url !== undefined) throw usageError('--trace runs simulated fleets of its own: it takes no --url');
-      const { runTraceBench } = await import('../src/bench/index.js');
+    const gsp = t.workload === 'gsp';
+    if (t.trace !== undefined || t.clock === 'virtual' || gsp) {
+      if (t.trace !== undefined && gsp) throw usageError('--trace and --workload gsp are two workloads: give one');
+      if (t.trace === undefined && !gsp) throw usageError('--clock virtual replays a trace: give it with --trace FILE (or --workload gsp)');
+      if ((t['gsp-group-distribution'] === 'zipf') !== (t['gsp-zipf-alpha'] !== undefined))
+        throw usageError('--gsp-zipf-alpha goes with --gsp-group-distribution zipf, and zipf needs it');
+      if (argv.url !== undefined) throw usageError(`${gsp ? '--workload gsp' : '--trace'} runs simulated fleets of its own: it takes no --url`);
+      const { parseDuration, runTraceBench } = await import('../src/bench/index.js');
+      const timeoutMs = parseDuration(String(argv.timeout));
+      if (timeoutMs === undefined || timeoutMs <= 0) throw usageError(`--timeout takes a duration such as 120s or 2m (got '${String(argv.timeout)}')`);
       process.exitCode = await runTraceBench({
+        clock: t.clock,
+        simSpeedup: argv['sim-speedup'],
+        timeoutMs,
+        note: argv.json ? undefined : (line) => void process.stderr.write(`${line}\n`),
         file: t.trace,
+        gsp: gsp
+          ? {
+              numGroups: t['gsp-num-groups'],
+              promptsPerGroup: t['gsp-prompts-per-group'],
+              systemPromptLen: t['gsp-system-prompt-len'],
+              questionLen: t['gsp-question-len'],
+              outputLen: t['gsp-output-len'],
+              rangeRatio: t['gsp-range-ratio'],
+              numTurns: t['gsp-num-turns'],
+              groupDistribution: t['gsp-group-distribution'],
+              zipfAlpha: t['gsp-zipf-alpha'],
+              rate: argv.rate,
+              ordered: t['gsp-ordered'],
+              seed: argv.seed,
+            }
+          : undefined,
         traceBlockSize: t['trace-block-size'],
         speedup: t['trace-speedup'],
         limit: t['trace-limit'],

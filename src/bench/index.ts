@@ -7,3 +7,4 @@ export type { BenchOptions } from './bench-main.js';
 export { startRouterProcess, startSimProcess } from './fleet-processes.js';
 export { runTraceBench } from './trace-bench.js';
 export type { TraceArmReport, TraceBenchOptions } from './trace-bench.js';
+export { parseDuration } from './duration.js';

@@ -5,13 +5,18 @@ import type { RouterConfig } from '../config/index.js';
 import { usageError } from '../errors/index.js';
 import { runTraceVirtual } from '../virtual/index.js';
 import type { TraceRunResult } from '../virtual/index.js';
-import { parseMooncakeTrace, selectTrace, traceDigest } from '../workload/index.js';
+import { GSP_BLOCK_TOKENS, gspTrace, parseMooncakeTrace, selectTrace, traceDigest } from '../workload/index.js';
+import type { GspOptions, TraceRequest } from '../workload/index.js';
 import { ConfigurationError, buildConfigurations } from './configurations.js';
 import type { Configuration } from './configurations.js';
+import { startRouterProcess, startSimProcess } from './fleet-processes.js';
 import { percentiles } from './percentiles.js';
+import { runTraceWall } from './trace-wall.js';
 
 export interface TraceBenchOptions {
-  file: string;
+  /** A Mooncake-format trace file, or a generated workload (`--workload gsp`). */
+  file: string | undefined;
+  gsp?: GspOptions | undefined;
   /** Tokens per hash id (512 in the published traces). */
   traceBlockSize: number;
   speedup: number;
@@ -27,6 +32,14 @@ export interface TraceBenchOptions {
   seed: number;
   sloTtftMs: number;
   json: boolean;
+  /** virtual: the router's code on simulated time; wall: real processes over HTTP (the check that virtual time is honest). */
+  clock: 'virtual' | 'wall';
+  /** Wall clock: simulated time per real time of the engines. */
+  simSpeedup: number;
+  /** Wall clock: per-request limit. */
+  timeoutMs: number;
+  /** Wall clock: one line per configuration as it starts and ends. */
+  note?: (line: string) => void;
 }
 
 /** One configuration's figures: decision mix, reuse, latency, throughput, goodput (docs/bench.md §Trace report). */
@@ -55,23 +68,9 @@ export interface TraceArmReport {
  * same trace, configurations and seed print the same bytes.
  */
 export async function runTraceBench(o: TraceBenchOptions, out: NodeJS.WritableStream = process.stdout): Promise<number> {
-  let text: string;
-  try {
-    text = await readFile(o.file, 'utf8');
-  } catch (err) {
-    throw usageError(`cannot read the trace ${o.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  const { requests, problems } = parseMooncakeTrace(text, o.traceBlockSize);
-  if (problems.length > 0) {
-    const shown = problems.slice(0, 3).map((p) => `${o.file}:${p.line}: ${p.reason}`).join('; ');
-    throw usageError(`${problems.length} line${problems.length === 1 ? '' : 's'} of the trace cannot be replayed: ${shown}${problems.length > 3 ? '; …' : ''}`);
-  }
-  const trace = selectTrace(requests, {
-    ...(o.window ? { fromMs: o.window[0] * 1000, toMs: o.window[1] * 1000 } : {}),
-    ...(o.limit !== undefined ? { limit: o.limit } : {}),
-    speedup: o.speedup,
-  });
-  if (trace.length === 0) throw usageError(`no request of ${o.file} falls in the --trace-window / --trace-limit given`);
+  const loaded = o.gsp ? { trace: gspTrace(o.gsp), blockSize: GSP_BLOCK_TOKENS, name: 'gsp' } : await readTrace(o);
+  const trace = loaded.trace;
+  o = { ...o, traceBlockSize: loaded.blockSize };
   let configs: Configuration[];
   try {
     configs = buildConfigurations(o.compare.length > 0 || o.sweep.length > 0 ? o.compare : [''], o.sweep, o.routerArgs);
@@ -84,13 +83,16 @@ export async function runTraceBench(o: TraceBenchOptions, out: NodeJS.WritableSt
   const wallMs: number[] = [];
   for (const [i, c] of configs.entries()) {
     const t0 = performance.now();
-    const r = runTraceVirtual({ config: resolved[i]!, workers: o.workers, engine: { kvBlocks: o.kvBlocks, maxRunning: o.maxRunning }, seed: o.seed, trace, traceBlockSize: o.traceBlockSize });
+    const r =
+      o.clock === 'virtual'
+        ? runTraceVirtual({ config: resolved[i]!, workers: o.workers, engine: { kvBlocks: o.kvBlocks, maxRunning: o.maxRunning }, seed: o.seed, trace, traceBlockSize: o.traceBlockSize })
+        : await replayOverHttp(o, c, trace);
     wallMs.push(performance.now() - t0);
     arms.push(armReport(c, r, o.sloTtftMs));
   }
   const report = {
-    trace: { file: o.file.split('/').at(-1), requests: trace.length, digest: traceDigest(trace), block_size: o.traceBlockSize, speedup: o.speedup },
-    clock: 'virtual',
+    trace: { file: loaded.name, requests: trace.length, digest: traceDigest(trace), block_size: o.traceBlockSize, speedup: o.speedup },
+    clock: o.clock,
     seed: o.seed,
     fleet: { workers: o.workers, kv_blocks: o.kvBlocks, max_running: o.maxRunning },
     slo_ttft_ms: o.sloTtftMs,
@@ -99,6 +101,45 @@ export async function runTraceBench(o: TraceBenchOptions, out: NodeJS.WritableSt
   if (o.json) out.write(`${JSON.stringify(report)}\n`);
   else out.write(`${renderTraceReport(report, wallMs).join('\n')}\n`);
   return arms.some((a) => a.finished > 0) ? 0 : 1;
+}
+
+/** The trace file's requests in the window, limit and speedup asked for; every line that is not a request is an error. */
+async function readTrace(o: TraceBenchOptions): Promise<{ trace: TraceRequest[]; blockSize: number; name: string }> {
+  const file = o.file!;
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw usageError(`cannot read the trace ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const { requests, problems } = parseMooncakeTrace(text, o.traceBlockSize);
+  if (problems.length > 0) {
+    const shown = problems.slice(0, 3).map((p) => `${file}:${p.line}: ${p.reason}`).join('; ');
+    throw usageError(`${problems.length} line${problems.length === 1 ? '' : 's'} of the trace cannot be replayed: ${shown}${problems.length > 3 ? '; …' : ''}`);
+  }
+  const trace = selectTrace(requests, {
+    ...(o.window ? { fromMs: o.window[0] * 1000, toMs: o.window[1] * 1000 } : {}),
+    ...(o.limit !== undefined ? { limit: o.limit } : {}),
+    speedup: o.speedup,
+  });
+  if (trace.length === 0) throw usageError(`no request of ${file} falls in the --trace-window / --trace-limit given`);
+  return { trace, blockSize: o.traceBlockSize, name: file.split('/').at(-1) ?? file };
+}
+
+/** One configuration's fresh simulated fleet and router, as `--compare` starts them, with the trace sent through it. */
+async function replayOverHttp(o: TraceBenchOptions, c: Configuration, trace: readonly TraceRequest[]): Promise<TraceRunResult> {
+  o.note?.(`bench: ${c.letter} ${c.label}: starting ${o.workers} simulated engines and a router`);
+  const sim = await startSimProcess({ workers: o.workers, maxRunning: o.maxRunning, speedup: o.simSpeedup, kvBlocks: o.kvBlocks, flavor: 'sglang', seed: o.seed });
+  let router: Awaited<ReturnType<typeof startRouterProcess>> | undefined;
+  try {
+    router = await startRouterProcess(sim.value, c.args);
+    const r = await runTraceWall({ url: router.value, trace, traceBlockSize: o.traceBlockSize, speedup: o.simSpeedup, timeoutMs: o.timeoutMs });
+    o.note?.(`bench: ${c.letter} ${c.label}: ${r.finished} finished, ${r.refused} refused, ${r.failures} failed`);
+    return r;
+  } finally {
+    await router?.process.stop({ signals: 2 });
+    await sim.process.stop();
+  }
 }
 
 /** The RouterConfig `routerctl serve` would run with these flags (its validator, environment and rc file). */
@@ -131,11 +172,11 @@ function armReport(c: Configuration, r: TraceRunResult, sloMs: number): TraceArm
   };
 }
 
-function renderTraceReport(report: { trace: { file: string | undefined; requests: number; digest: string; block_size: number }; runs: TraceArmReport[]; slo_ttft_ms: number; fleet: { workers: number } }, wallMs: number[]): string[] {
+function renderTraceReport(report: { clock: string; trace: { file: string | undefined; requests: number; digest: string; block_size: number }; runs: TraceArmReport[]; slo_ttft_ms: number; fleet: { workers: number } }, wallMs: number[]): string[] {
   const pct = (v: number | null): string => (v === null ? '–' : `${(100 * v).toFixed(1)}%`);
   const ms = (v: number | null): string => (v === null ? '–' : `${v}`);
   const lines = [
-    `trace ${report.trace.file}: ${report.trace.requests} requests (digest ${report.trace.digest}), blocks of ${report.trace.block_size} tokens; ${report.fleet.workers} simulated engines; virtual clock`,
+    `trace ${report.trace.file}: ${report.trace.requests} requests (digest ${report.trace.digest}), blocks of ${report.trace.block_size} tokens; ${report.fleet.workers} simulated engines; ${report.clock} clock`,
     '',
     '| | configuration | hit | miss | queued | all_queued | diverted blocks | cached tokens | TTFT p50 / p90 / p99 ms | ITL p50 ms | output tok/s | req/s | goodput (TTFT ≤ ' + report.slo_ttft_ms + ' ms) | wall |',
     '|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|',

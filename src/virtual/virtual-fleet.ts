@@ -55,11 +55,12 @@ export class VirtualFleet {
   }
 
   /**
-   * Poll every engine's load at the configured interval until `endMs`, through the
+   * Poll every engine's load at the configured interval until `endMs` (or while it
+   * says there is more to come), through the
    * same /v1/loads reader as over HTTP (so freshness and staleness are modelled);
    * `onReading` sees each engine's readings as they enter the load table.
    */
-  startSampling(endMs: number, onReading?: (now: number, engine: number, readings: Iterable<readonly [number, RankReading]>) => void, onRound?: (now: number) => void): void {
+  startSampling(endMs: number | (() => boolean), onReading?: (now: number, engine: number, readings: Iterable<readonly [number, RankReading]>) => void, onRound?: (now: number) => void): void {
     const sample = (): void => {
       const now = this.clock.now();
       this.engines.forEach((e, i) => {
@@ -69,7 +70,8 @@ export class VirtualFleet {
         onReading?.(now, i, read.readings);
       });
       onRound?.(now);
-      if (now + this.o.config.loadPollIntervalMs < endMs) this.clock.schedule(now + this.o.config.loadPollIntervalMs, sample);
+      const more = typeof endMs === 'number' ? now + this.o.config.loadPollIntervalMs < endMs : endMs();
+      if (more) this.clock.schedule(now + this.o.config.loadPollIntervalMs, sample);
     };
     sample();
   }

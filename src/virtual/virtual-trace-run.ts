@@ -62,11 +62,22 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
     itlMs: [],
     spanS: 0,
   };
-  const last = opts.trace.at(-1)?.atMs ?? 0;
-  fleet.startSampling(last + c.loadPollIntervalMs);
+  // Later turns of a conversation wait for the turn they follow.
+  const next = new Map<number, number[]>();
+  opts.trace.forEach((r, i) => {
+    if (r.after !== undefined) next.set(r.after, [...(next.get(r.after) ?? []), i]);
+  });
+  let outstanding = opts.trace.length;
+  const last = opts.trace.reduce((m, r) => (r.after === undefined ? Math.max(m, r.atMs) : m), 0);
+  fleet.startSampling(next.size === 0 ? last + c.loadPollIntervalMs : () => outstanding > 0);
   let lastFinish = 0;
+  const settled = (i: number): void => {
+    outstanding--;
+    for (const j of next.get(i) ?? []) clock.schedule(clock.now() + opts.trace[j]!.atMs, () => send(j));
+  };
 
-  const send = (r: TraceRequest): void => {
+  const send = (i: number): void => {
+    const r = opts.trace[i]!;
     const now = clock.now();
     const tokens = tracePromptTokens(r, opts.traceBlockSize);
     const hashes = blockHashes(tokens, c.blockSize);
@@ -75,6 +86,7 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
     const outcome = policy.select({ pool: view, load: view, inputTokens: tokens.length, prefix: policy.usesPrefix ? prefix.signal(hashes, hints) : undefined, random });
     if (!outcome.ok) {
       result.failures++;
+      settled(i);
       return;
     }
     if (outcome.decision) result.decisions[outcome.decision]++;
@@ -102,18 +114,22 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
           if (first !== undefined) result.ttftMs.push(first - now);
           if (n > 1) result.itlMs.push(gaps / (n - 1));
           lastFinish = Math.max(lastFinish, clock.now());
+          settled(i);
         },
       },
     );
     if (!submitted.ok) {
       worker.inflight--;
       result.refused++;
+      settled(i);
       return;
     }
     // The router records owners only for a policy that reads them (docs/routing.md).
     if (hints !== undefined) index.record(slot, hashes, hashes.length, hints);
   };
-  for (const r of opts.trace) clock.schedule(r.atMs, () => send(r));
+  opts.trace.forEach((r, i) => {
+    if (r.after === undefined) clock.schedule(r.atMs, () => send(i));
+  });
   clock.runUntilIdle();
   const tokens = fleet.finish();
   result.promptTokens = tokens.promptTokens;

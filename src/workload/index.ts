@@ -9,3 +9,7 @@ export { ArrivalDigest } from './arrival-digest.js';
 export { Zipf } from './zipf.js';
 export { parseMooncakeTrace, selectTrace, traceDigest, tracePromptTokens } from './mooncake-trace.js';
 export type { TraceProblem, TraceRequest } from './mooncake-trace.js';
+export { conversationTrace, toMooncakeJsonl } from './synthetic-trace.js';
+export type { ConversationTraceOptions } from './synthetic-trace.js';
+export { GSP_BLOCK_TOKENS, GSP_DEFAULTS, gspTrace } from './gsp-workload.js';
+export type { GspOptions } from './gsp-workload.js';

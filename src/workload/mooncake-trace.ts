@@ -14,6 +14,12 @@ export interface TraceRequest {
   readonly inputLength: number;
   readonly outputLength: number;
   readonly hashIds: readonly number[];
+  /**
+   * A later turn of a conversation (generated workloads only; Mooncake files have no
+   * such field): the index of the request it follows. It is sent `atMs` after that one
+   * finished, not at a time of the trace.
+   */
+  readonly after?: number;
 }
 
 export interface TraceProblem {
@@ -105,6 +111,6 @@ export function tracePromptTokens(r: TraceRequest, blockSize: number, vocab = 32
 /** A digest of what a run replays, so two runs can be shown to be the same workload. */
 export function traceDigest(requests: readonly TraceRequest[]): string {
   const h = createHash('sha256');
-  for (const r of requests) h.update(`${r.atMs},${r.inputLength},${r.outputLength},${r.hashIds.join(' ')}\n`);
+  for (const r of requests) h.update(`${r.atMs},${r.inputLength},${r.outputLength},${r.hashIds.join(' ')}${r.after === undefined ? '' : `,after ${r.after}`}\n`);
   return h.digest('hex').slice(0, 16);
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,8 +58,10 @@ describe('routerctl bench --trace --clock virtual', () => {
   }, 30_000);
 
   it.each([
-    [['--trace', 'T'], /^error RCTL_E_USAGE: --trace replays on the virtual clock: add --clock virtual/],
-    [['--clock', 'virtual'], /^error RCTL_E_USAGE: --clock virtual replays a trace: give it with --trace FILE/],
+    [['--clock', 'virtual'], /^error RCTL_E_USAGE: --clock virtual replays a trace: give it with --trace FILE \(or --workload gsp\)/],
+    [['--trace', 'T', '--workload', 'gsp'], /^error RCTL_E_USAGE: --trace and --workload gsp are two workloads: give one/],
+    [['--workload', 'gsp', '--gsp-group-distribution', 'zipf'], /--gsp-zipf-alpha goes with --gsp-group-distribution zipf, and zipf needs it/],
+    [['--workload', 'gsp', '--url', 'http://127.0.0.1:9'], /--workload gsp runs simulated fleets of its own: it takes no --url/],
     [['--trace', 'T', '--clock', 'virtual', '--trace-window', '5..2'], /--trace-window takes START\.\.END seconds with END after START/],
   ])('%j is refused in one line', async (args, message) => {
     const r = await runCli(['bench', ...args.map((a) => (a === 'T' ? trace : a))]);
@@ -74,4 +76,38 @@ describe('routerctl bench --trace --clock virtual', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^error RCTL_E_USAGE: 1 line of the trace cannot be replayed: .*bad\.jsonl:2: input_length is missing/);
   });
+
+  it('--clock wall replays the same trace over HTTP to real processes, and lands near the virtual clock', async () => {
+    // 40 requests over about 2 s, a fleet far from saturated.
+    const small = path.join(dir, 'small.jsonl');
+    const lines = (await readFile(trace, 'utf8')).trim().split('\n').slice(0, 40);
+    await writeFile(small, lines.map((l, i) => JSON.stringify({ ...JSON.parse(l), timestamp: i * 50 })).join('\n') + '\n');
+    const args = ['bench', '--trace', small, '--json', '--sim-speedup', '1', '--compare', ''];
+    const wall = await runCli([...args, '--clock', 'wall']);
+    expect(wall.code).toBe(0);
+    const virtual = await runCli([...args, '--clock', 'virtual']);
+    type Report = { clock: string; trace: { digest: string }; runs: Array<{ finished: number; decisions: Record<string, number>; cached_token_ratio: number }> };
+    const w = JSON.parse(wall.stdout) as Report;
+    const v = JSON.parse(virtual.stdout) as Report;
+    expect(w.clock).toBe('wall');
+    expect(w.trace.digest).toBe(v.trace.digest);
+    expect(w.runs[0]!.finished).toBe(40);
+    // The router's own counters over the run: one decision per request.
+    expect(Object.values(w.runs[0]!.decisions).reduce((a, b) => a + b, 0)).toBe(40);
+    expect(w.runs[0]!.decisions.cache_hit).toBe(v.runs[0]!.decisions.cache_hit);
+    expect(Math.abs(w.runs[0]!.cached_token_ratio - v.runs[0]!.cached_token_ratio)).toBeLessThan(0.05);
+  }, 60_000);
+
+  it('--workload gsp replays SGLang\'s shared-prefix dataset, multi-turn included, byte-identically for a seed', async () => {
+    const args = ['bench', '--workload', 'gsp', '--gsp-num-groups', '4', '--gsp-prompts-per-group', '4', '--gsp-num-turns', '2', '--rate', '8', '--clock', 'virtual', '--compare', '--policy round_robin', '', '--json'];
+    const a = await runCli(args);
+    const b = await runCli(args);
+    expect(a.code).toBe(0);
+    expect(a.stdout).toBe(b.stdout);
+    const report = JSON.parse(a.stdout) as { trace: { file: string; requests: number; block_size: number }; runs: Array<{ finished: number; cached_token_ratio: number }> };
+    expect(report.trace).toMatchObject({ file: 'gsp', requests: 32, block_size: 16 });
+    for (const r of report.runs) expect(r.finished).toBe(32);
+    // The second turn resends the first with its answer: cache-aware routing finds it.
+    expect(report.runs[1]!.cached_token_ratio).toBeGreaterThan(report.runs[0]!.cached_token_ratio);
+  }, 60_000);
 });

@@ -1,0 +1,72 @@
+/**
+ * Is the virtual clock honest? The same small trace (multi-turn conversations in the
+ * Mooncake format, made here: conversationTrace) through the same configurations on
+ * the same simulated fleet, once on the virtual clock and once over HTTP in real time
+ * (`routerctl bench --trace FILE --clock wall`: `routerctl sim` and `routerctl serve`
+ * processes, a streaming client). The table gives each arm's decision mix, cached-token
+ * ratio and TTFT p50 on both clocks, and how far apart they are (docs/bench.md
+ * §Virtual clock).
+ *
+ *   npm run bench:trace-clocks -- [--requests 300] [--rate 4]
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { conversationTrace, toMooncakeJsonl } from '../src/workload/index.js';
+import { ROUTERCTL_BIN } from './support/processes.js';
+
+const arg = (name: string, dflt: string): string => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : dflt;
+};
+const requests = Number(arg('requests', '300'));
+const rate = Number(arg('rate', '4'));
+const dir = mkdtempSync(path.join(tmpdir(), 'routerctl-clocks-'));
+const file = path.join(dir, 'conversations.jsonl');
+writeFileSync(
+  file,
+  toMooncakeJsonl(conversationTrace({ requests, rate, blockSize: 512, apps: 4, systemTokens: 2048, sessions: 24, turnTokens: 300, outputTokens: 64, maxContextTokens: 8192, seed: 11 })),
+);
+
+const common = ['bench', '--trace', file, '--json', '--sim-workers', '4', '--sim-kv-blocks', '8192', '--sim-max-running', '16', '--sim-speedup', '1', '--compare', '--policy round_robin', '', '--worker-queue-limit 2'];
+interface Arm {
+  label: string;
+  finished: number;
+  decisions: Record<string, number>;
+  cached_token_ratio: number;
+  ttft_ms: { p50: number };
+}
+const run = (clock: string): { runs: Arm[]; trace: { digest: string } } => {
+  const r = spawnSync(process.execPath, [ROUTERCTL_BIN, ...common, '--clock', clock], { encoding: 'utf8', maxBuffer: 16 << 20 });
+  if (r.status !== 0) throw new Error(`--clock ${clock} exited ${r.status}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as { runs: Arm[]; trace: { digest: string } };
+};
+try {
+  const t0 = performance.now();
+  const virtual = run('virtual');
+  const t1 = performance.now();
+  const wall = run('wall');
+  const t2 = performance.now();
+  console.log(`node ${process.version}; ${requests} requests at ${rate}/s (digest ${virtual.trace.digest}, wall ${wall.trace.digest}); 4 simulated engines, 8,192 KV blocks, 16 running; virtual ${((t1 - t0) / 1000).toFixed(1)} s, wall ${((t2 - t1) / 1000).toFixed(1)} s`);
+  console.log('');
+  console.log('| configuration | clock | finished | hit / miss / queued / all_queued | cached tokens | TTFT p50 ms |');
+  console.log('|---|---|---:|---|---:|---:|');
+  const share = (a: Arm): number[] => {
+    const d = a.decisions;
+    const total = Object.values(d).reduce((x, y) => x + y, 0);
+    return ['cache_hit', 'cache_miss', 'cache_worker_queued', 'all_queued'].map((k) => (total > 0 ? (100 * (d[k] ?? 0)) / total : 0));
+  };
+  virtual.runs.forEach((v, i) => {
+    const w = wall.runs[i]!;
+    for (const [clock, a] of [['virtual', v], ['wall', w]] as const) {
+      console.log(`| ${a.label} | ${clock} | ${a.finished} | ${share(a).map((x) => `${x.toFixed(1)}%`).join(' / ')} | ${(100 * a.cached_token_ratio).toFixed(1)}% | ${a.ttft_ms.p50} |`);
+    }
+    const mix = Math.max(...share(v).map((x, k) => Math.abs(x - share(w)[k]!)));
+    const cached = Math.abs(100 * (v.cached_token_ratio - w.cached_token_ratio));
+    const ttft = w.ttft_ms.p50 > 0 ? Math.abs(v.ttft_ms.p50 / w.ttft_ms.p50 - 1) * 100 : NaN;
+    console.log(`| ${v.label} | apart | | ${mix.toFixed(1)} points at most | ${cached.toFixed(1)} points | ${ttft.toFixed(0)} % |`);
+  });
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

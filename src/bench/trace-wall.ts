@@ -1,0 +1,161 @@
+import { Agent, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import { DECISIONS } from '../contract/index.js';
+import type { TraceRunResult } from '../virtual/index.js';
+import { tracePromptTokens } from '../workload/index.js';
+import type { TraceRequest } from '../workload/index.js';
+import { counterDelta, scrapeRouterCounters } from './router-counters.js';
+
+export interface WallTraceOptions {
+  /** The router to replay through. */
+  url: string;
+  trace: readonly TraceRequest[];
+  traceBlockSize: number;
+  /**
+   * Simulated time per real time of the engines (`routerctl sim --speedup`): the trace
+   * is in engine time, so it is sent this much slower in real time, and every measured
+   * time is scaled back, which makes the report comparable with the virtual clock's.
+   */
+  speedup: number;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * The trace replayed over HTTP (docs/bench.md §Virtual clock, "the honest check"):
+ * each request leaves at its trace time as a streamed SGLang `/generate` with the
+ * prompt's `input_ids` and `ignore_eos`, so the router keys it exactly as the virtual
+ * run does (`--block-size` tokens) and the engine generates `output_length` tokens.
+ * The decision mix and diverted blocks are the router's own counters over the run; the
+ * cached tokens are what the engines reported per request.
+ */
+export async function runTraceWall(o: WallTraceOptions): Promise<TraceRunResult> {
+  const base = o.url.replace(/\/+$/, '');
+  const before = await scrapeRouterCounters(base);
+  const agent = new Agent({ connections: 4096, keepAliveTimeout: 10_000, pipelining: 1 });
+  const result: TraceRunResult = {
+    requests: o.trace.length,
+    finished: 0,
+    refused: 0,
+    failures: 0,
+    decisions: { cache_hit: 0, cache_miss: 0, cache_worker_queued: 0, all_queued: 0 },
+    divertedBlocks: 0,
+    promptTokens: 0,
+    cachedTokens: 0,
+    outputTokens: 0,
+    ttftMs: [],
+    itlMs: [],
+    spanS: 0,
+  };
+  const scale = o.speedup;
+  const t0 = performance.now();
+  let lastFinish = 0;
+  // Later turns of a conversation leave once the turn they follow finished.
+  const next = new Map<number, number[]>();
+  o.trace.forEach((r, i) => {
+    if (r.after !== undefined) next.set(r.after, [...(next.get(r.after) ?? []), i]);
+  });
+  const one = async (i: number, from: number): Promise<void> => {
+    const r = o.trace[i]!;
+    const wait = from + r.atMs / scale - performance.now();
+    if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+    if (o.signal?.aborted) return;
+    const sent = performance.now();
+    const body = JSON.stringify({ input_ids: tracePromptTokens(r, o.traceBlockSize), sampling_params: { max_new_tokens: r.outputLength, ignore_eos: true }, stream: true });
+    const outcome = await streamGenerate(base, body, agent, o.timeoutMs);
+    if (outcome.kind === 'refused') result.refused++;
+    else if (outcome.kind === 'failed') result.failures++;
+    else {
+      result.finished++;
+      result.outputTokens += outcome.tokens;
+      result.promptTokens += outcome.promptTokens;
+      result.cachedTokens += outcome.cachedTokens;
+      if (outcome.firstAt !== undefined) result.ttftMs.push((outcome.firstAt - sent) * scale);
+      if (outcome.tokens > 1) result.itlMs.push((outcome.gaps / (outcome.tokens - 1)) * scale);
+      lastFinish = Math.max(lastFinish, performance.now() - t0);
+    }
+    const done = performance.now();
+    await Promise.all((next.get(i) ?? []).map((j) => one(j, done)));
+  };
+  try {
+    await Promise.all(o.trace.flatMap((r, i) => (r.after === undefined ? [one(i, t0)] : [])));
+  } finally {
+    await agent.close();
+  }
+  const after = await scrapeRouterCounters(base);
+  if (after) {
+    const d = counterDelta(before, after);
+    for (const k of DECISIONS) result.decisions[k] = d.decisions[k];
+    result.divertedBlocks = d.diverted_blocks;
+  }
+  result.spanS = (lastFinish * scale) / 1000;
+  return result;
+}
+
+type Outcome =
+  | { kind: 'ok'; firstAt: number | undefined; tokens: number; gaps: number; promptTokens: number; cachedTokens: number }
+  | { kind: 'refused' }
+  | { kind: 'failed' };
+
+/**
+ * One streamed /generate: every `data:` event with `"finish_reason":null` is one more
+ * token (SGLang's cumulative streaming); the last event carries the request's meta_info.
+ */
+async function streamGenerate(base: string, body: string, dispatcher: Dispatcher, timeoutMs: number): Promise<Outcome> {
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await request(`${base}/generate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      dispatcher,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+  } catch {
+    return { kind: 'failed' };
+  }
+  if (res.statusCode !== 200) {
+    await res.body.dump().catch(() => undefined);
+    // 400: the engine cannot hold the prompt (the virtual run's "refused"); anything else failed.
+    return res.statusCode === 400 ? { kind: 'refused' } : { kind: 'failed' };
+  }
+  let firstAt: number | undefined;
+  let prev = 0;
+  let gaps = 0;
+  let events = 0;
+  let last = '';
+  let pending = '';
+  try {
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      const now = performance.now();
+      pending += chunk.toString('utf8');
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl).trim();
+        pending = pending.slice(nl + 1);
+        if (!line.startsWith('data:')) continue;
+        const data = line.slice(5).trim();
+        if (data === '[DONE]') continue;
+        // A token's event says its request has not finished; the last event carries the meta_info.
+        if (data.includes('"finish_reason":null')) {
+          if (firstAt === undefined) firstAt = now;
+          else gaps += now - prev;
+          prev = now;
+          events++;
+        } else last = data;
+      }
+    }
+  } catch {
+    return { kind: 'failed' };
+  }
+  let meta: { completion_tokens?: unknown; prompt_tokens?: unknown; cached_tokens?: unknown } = {};
+  try {
+    meta = (JSON.parse(last) as { meta_info?: typeof meta }).meta_info ?? {};
+  } catch {
+    return { kind: 'failed' };
+  }
+  const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  const tokens = num(meta.completion_tokens) || events;
+  return { kind: 'ok', firstAt, tokens, gaps, promptTokens: num(meta.prompt_tokens), cachedTokens: num(meta.cached_tokens) };
+}
