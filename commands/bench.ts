@@ -5,6 +5,8 @@ import { usageError } from '../src/errors/index.js';
 
 interface TraceArgs {
   trace: string | undefined;
+  capture: string | undefined;
+  token: string | undefined;
   workload: 'chat' | 'gsp';
   'gsp-num-groups': number;
   'gsp-prompts-per-group': number;
@@ -71,6 +73,12 @@ const bench: CommandModule<object, BenchArgs> = {
         describe: 'FLAG=V1,V2,...: one configuration per value (off = flag left out); several sweeps multiply',
       })
       .option('router-args', { type: 'string', default: '', group: MODE, describe: 'serve flags added to every configuration' })
+      .option('capture', {
+        type: 'string',
+        group: MODE,
+        describe: "with --url: write what that router serves for --duration as a Mooncake-format trace (arrivals, sizes, prefix block ids; never text) to replay with --trace",
+      })
+      .option('token', { type: 'string', group: MODE, describe: "with --capture: the router's --admin-token; prefer ROUTERCTL_ADMIN_TOKEN", defaultDescription: '$ROUTERCTL_ADMIN_TOKEN' })
       .option('rate', {
         type: 'number',
         group: WORKLOAD,
@@ -180,6 +188,30 @@ const bench: CommandModule<object, BenchArgs> = {
       ) as unknown as Argv<BenchArgs>,
   handler: async (argv) => {
     const t = argv as unknown as TraceArgs;
+    if (t.capture !== undefined) {
+      if (argv.url === undefined) throw usageError('--capture listens to a running router: give it with --url');
+      if (t.trace !== undefined || t.workload === 'gsp' || (argv.compare ?? []).length > 0) throw usageError('--capture only records: it takes no --trace, --workload gsp or --compare');
+      const { parseDuration, runCapture } = await import('../src/bench/index.js');
+      const durationMs = parseDuration(argv.duration ?? '60s');
+      if (durationMs === undefined || durationMs <= 0) throw usageError(`--duration takes a duration such as 60s or 10m (got '${String(argv.duration)}')`);
+      const stop = new AbortController();
+      const onSigint = (): void => stop.abort();
+      process.once('SIGINT', onSigint);
+      try {
+        const r = await runCapture({ url: argv.url, file: t.capture, durationMs, blockTokens: t['trace-block-size'], token: t.token ?? (process.env.ROUTERCTL_ADMIN_TOKEN || undefined), signal: stop.signal });
+        const line = { file: t.capture, requests: r.requests, dropped: r.dropped, digest: r.digest, block_size: t['trace-block-size'] };
+        if (argv.json) process.stdout.write(`${JSON.stringify(line)}\n`);
+        else
+          process.stdout.write(
+            `captured ${r.requests} request${r.requests === 1 ? '' : 's'} to ${t.capture} (digest ${r.digest}, blocks of ${t['trace-block-size']} tokens${r.dropped > 0 ? `; ${r.dropped} dropped: the capture read too slowly` : ''})\n` +
+              `replay: routerctl bench --trace ${t.capture} --clock virtual --compare "" "--worker-queue-limit 4"\n`,
+          );
+        process.exitCode = stop.signal.aborted ? 130 : 0;
+      } finally {
+        process.off('SIGINT', onSigint);
+      }
+      return;
+    }
     const gsp = t.workload === 'gsp';
     if (t.trace !== undefined || t.clock === 'virtual' || gsp) {
       if (t.trace !== undefined && gsp) throw usageError('--trace and --workload gsp are two workloads: give one');

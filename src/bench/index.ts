@@ -8,3 +8,4 @@ export { startRouterProcess, startSimProcess } from './fleet-processes.js';
 export { runTraceBench } from './trace-bench.js';
 export type { TraceArmReport, TraceBenchOptions } from './trace-bench.js';
 export { parseDuration } from './duration.js';
+export { runCapture } from './capture.js';

@@ -1,6 +1,7 @@
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { DECISIONS } from '../contract/index.js';
+import { emptyTraceResult } from '../virtual/index.js';
 import type { TraceRunResult } from '../virtual/index.js';
 import { tracePromptTokens } from '../workload/index.js';
 import type { TraceRequest } from '../workload/index.js';
@@ -33,20 +34,7 @@ export async function runTraceWall(o: WallTraceOptions): Promise<TraceRunResult>
   const base = o.url.replace(/\/+$/, '');
   const before = await scrapeRouterCounters(base);
   const agent = new Agent({ connections: 4096, keepAliveTimeout: 10_000, pipelining: 1 });
-  const result: TraceRunResult = {
-    requests: o.trace.length,
-    finished: 0,
-    refused: 0,
-    failures: 0,
-    decisions: { cache_hit: 0, cache_miss: 0, cache_worker_queued: 0, all_queued: 0 },
-    divertedBlocks: 0,
-    promptTokens: 0,
-    cachedTokens: 0,
-    outputTokens: 0,
-    ttftMs: [],
-    itlMs: [],
-    spanS: 0,
-  };
+  const result = emptyTraceResult(o.trace.length);
   const scale = o.speedup;
   const t0 = performance.now();
   let lastFinish = 0;

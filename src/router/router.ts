@@ -18,6 +18,7 @@ import type { InferenceRoute, TokenKeying } from './request/inference-request.js
 import { requireJsonContentType } from './request/content-type.js';
 import { ApiError, ApiErrors, sendApiError } from './server/api-error.js';
 import { authorizeAdmin, decisionFilter, streamState, tokenDigest } from './server/admin-api.js';
+import { streamCapture } from './server/admin-capture.js';
 import { adminState } from './server/admin-state.js';
 import { drainServer } from './server/drain.js';
 import { GenerationPath } from './server/generation.js';
@@ -28,6 +29,7 @@ import { PrefixIndex } from './state/prefix_index/index.js';
 import { PrefixLookup } from './state/prefix-lookup.js';
 import { engineBlockKeys, KvEventIndex } from './state/kv_index/index.js';
 import { DecisionRecorder, DecisionRing, RequestIds } from './state/decisions/index.js';
+import { RequestCapture } from './state/capture/index.js';
 import type { DecisionFilter } from './state/decisions/index.js';
 import type { EngineHashScheme } from './state/kv_index/index.js';
 import { WorkerStatus } from './state/worker-status.js';
@@ -72,6 +74,8 @@ export class Router {
   readonly kvIndex: KvEventIndex;
   /** The last --decision-log-size routing decisions (docs/decisions.md). */
   readonly decisions: DecisionRing;
+  /** Completed requests for GET /admin/capture, while someone listens. */
+  readonly capture = new RequestCapture();
   /** What the prefix index is built from, decided at start (docs/routing.md §Prefix from engine events). */
   prefixSource: 'requests' | 'events' = 'requests';
   private tokenKeys: TokenKeying | undefined;
@@ -181,6 +185,7 @@ export class Router {
         header: c.decisionHeader,
         keyedByTokens: () => this.tokenKeys !== undefined,
       }),
+      capture: this.capture,
     });
     this.relay = relay;
     ({ server: this.server, sockets: this.sockets } = createTrackedServer((req, res) => void this.dispatch(req, res), httpEdgeOptions(c)));
@@ -448,6 +453,9 @@ export class Router {
         case '/admin/decisions':
           authorizeAdmin(req, this.adminTokenDigest);
           return this.sendJson(res, 200, this.decisionsDoc(decisionFilter(req.url)));
+        case '/admin/capture':
+          authorizeAdmin(req, this.adminTokenDigest);
+          return streamCapture(req, res, this.capture, this.config.blockSize);
         default:
           throw ApiErrors.notFound();
       }
@@ -476,7 +484,7 @@ export class Router {
   }
 }
 
-const GET_ROUTES = { '/v1/models': 1, '/healthz': 1, '/readyz': 1, '/metrics': 1, '/admin/state': 1, '/admin/stream': 1, '/admin/decisions': 1 };
+const GET_ROUTES = { '/v1/models': 1, '/healthz': 1, '/readyz': 1, '/metrics': 1, '/admin/state': 1, '/admin/stream': 1, '/admin/decisions': 1, '/admin/capture': 1 };
 
 /** How a worker's events are keyed and whose tokenizer keys its requests. */
 interface Keying {

@@ -1,4 +1,4 @@
 export { runVirtual, VIRTUAL_DECISIONS } from './virtual-run.js';
 export type { DecisionWindow, VirtualRunOptions, VirtualRunResult } from './virtual-run.js';
-export { runTraceVirtual } from './virtual-trace-run.js';
+export { emptyTraceResult, runTraceVirtual } from './virtual-trace-run.js';
 export type { TraceRunOptions, TraceRunResult } from './virtual-trace-run.js';

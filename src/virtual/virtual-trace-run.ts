@@ -38,18 +38,10 @@ export interface TraceRunResult {
   spanS: number;
 }
 
-/**
- * A trace replayed through the router's real selection code on simulated time
- * (docs/bench.md §Virtual clock): the same VirtualFleet as runVirtual, with requests
- * arriving at the trace's times as token prompts (keyed as the router keys
- * `input_ids`), each independent of the others. Deterministic for a seed.
- */
-export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
-  const c = opts.config;
-  const fleet = new VirtualFleet({ config: c, workers: opts.workers, engine: opts.engine, flavor: opts.flavor, seed: opts.seed });
-  const { clock, engines, workers, table, index, prefix, policy, random } = fleet;
-  const result: TraceRunResult = {
-    requests: opts.trace.length,
+/** A run's figures before its first request: every count zero. */
+export function emptyTraceResult(requests: number): TraceRunResult {
+  return {
+    requests,
     finished: 0,
     refused: 0,
     failures: 0,
@@ -62,6 +54,19 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
     itlMs: [],
     spanS: 0,
   };
+}
+
+/**
+ * A trace replayed through the router's real selection code on simulated time
+ * (docs/bench.md §Virtual clock): the same VirtualFleet as runVirtual, with requests
+ * arriving at the trace's times as token prompts (keyed as the router keys
+ * `input_ids`), each independent of the others. Deterministic for a seed.
+ */
+export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
+  const c = opts.config;
+  const fleet = new VirtualFleet({ config: c, workers: opts.workers, engine: opts.engine, flavor: opts.flavor, seed: opts.seed });
+  const { clock, engines, workers, table, index, prefix, policy, random } = fleet;
+  const result = emptyTraceResult(opts.trace.length);
   // Later turns of a conversation wait for the turn they follow.
   const next = new Map<number, number[]>();
   opts.trace.forEach((r, i) => {

@@ -94,7 +94,8 @@ describe('routerctl bench --trace --clock virtual', () => {
     expect(w.runs[0]!.finished).toBe(40);
     // The router's own counters over the run: one decision per request.
     expect(Object.values(w.runs[0]!.decisions).reduce((a, b) => a + b, 0)).toBe(40);
-    expect(w.runs[0]!.decisions.cache_hit).toBe(v.runs[0]!.decisions.cache_hit);
+    // Within 5 points of the virtual clock's mix (2 of 40): real time may reorder a close call.
+    expect(Math.abs(w.runs[0]!.decisions.cache_hit! - v.runs[0]!.decisions.cache_hit!)).toBeLessThanOrEqual(2);
     expect(Math.abs(w.runs[0]!.cached_token_ratio - v.runs[0]!.cached_token_ratio)).toBeLessThan(0.05);
   }, 60_000);
 

@@ -5,6 +5,7 @@ import type { Relay } from '../proxy/relay.js';
 import { parseInferenceRequest } from '../request/inference-request.js';
 import type { InferenceRoute, TokenKeying } from '../request/inference-request.js';
 import { readRequestBody } from '../request/read-body.js';
+import type { RequestCapture } from '../state/capture/index.js';
 import type { DecisionRecorder } from '../state/decisions/index.js';
 import type { LoadTable } from '../state/load_monitor/index.js';
 import { ApiErrors } from './api-error.js';
@@ -23,6 +24,8 @@ export interface GenerationDeps {
   readonly tokenKeys: () => TokenKeying | undefined;
   /** Records each routed request's decision (docs/decisions.md). */
   readonly decisions: DecisionRecorder;
+  /** Hands completed requests to GET /admin/capture while someone listens (docs/bench.md §Capture). */
+  readonly capture: RequestCapture;
 }
 
 /**
@@ -38,7 +41,9 @@ export class GenerationPath {
     const d = this.d;
     if (!d.ready()) throw ApiErrors.shuttingDown();
     const body = await readRequestBody(req, d.config.maxBodyBytes);
-    const parsed = parseInferenceRequest(route, body, d.config.blockSize, d.relay.usesPrefix, d.tokenKeys());
+    // A capture needs the prefix keys even under a policy that reads none.
+    const capturing = d.capture.active;
+    const parsed = parseInferenceRequest(route, body, d.config.blockSize, d.relay.usesPrefix || capturing, d.tokenKeys());
     const modelId = d.modelId();
     if (parsed.model !== undefined && modelId !== null && parsed.model !== modelId) throw ApiErrors.modelNotFound(parsed.model);
 
@@ -48,7 +53,8 @@ export class GenerationPath {
     const selection = d.relay.select(parsed, view);
     d.booker.book(selection, view.workers.length);
     if (!selection.ok) throw ApiErrors.selectionFailed();
-    const trace = d.decisions.active ? d.decisions.begin(req, selection, d.relay.lastPrefix, view, parsed.inputTokens, startedAt) : undefined;
+    const recorded = d.decisions.active ? d.decisions.begin(req, selection, d.relay.lastPrefix, view, parsed.inputTokens, startedAt) : undefined;
+    const trace = capturing ? d.capture.trace(recorded, Date.now() - (performance.now() - startedAt), parsed.inputTokens, parsed.prefixHashes) : recorded;
 
     d.inflight.enter();
     try {

@@ -1,5 +1,5 @@
 /** The field SGLang and vLLM write under usage.prompt_tokens_details (and SGLang's meta_info). */
-const KEY = Buffer.from('"cached_tokens"');
+const CACHED_TOKENS = Buffer.from('"cached_tokens"');
 /** Bytes kept from the end of a chunk, so a key cut between two chunks is still found. */
 const CARRY = 40;
 
@@ -14,6 +14,9 @@ export class CachedTokensScanner {
   value = -1;
   #carry: Buffer | undefined;
 
+  /** @param key the quoted field name to read, `"cached_tokens"` unless another usage count is wanted */
+  constructor(private readonly key: Buffer = CACHED_TOKENS) {}
+
   push(chunk: Buffer): void {
     // A key or number cut between chunks: read across the seam first, then the chunk.
     if (this.#carry) this.#scan(Buffer.concat([this.#carry, chunk.subarray(0, Math.min(chunk.length, CARRY))]));
@@ -22,8 +25,9 @@ export class CachedTokensScanner {
   }
 
   #scan(buf: Buffer): void {
-    for (let at = buf.indexOf(KEY); at >= 0; at = buf.indexOf(KEY, at + KEY.length)) {
-      let i = at + KEY.length;
+    const key = this.key;
+    for (let at = buf.indexOf(key); at >= 0; at = buf.indexOf(key, at + key.length)) {
+      let i = at + key.length;
       while (i < buf.length && (buf[i] === 0x20 || buf[i] === 0x3a)) i++;
       let v = 0;
       let digits = 0;
