@@ -10,6 +10,8 @@ import type { GspOptions, TraceRequest } from '../workload/index.js';
 import { ConfigurationError, buildConfigurations } from './configurations.js';
 import type { Configuration } from './configurations.js';
 import { startRouterProcess, startSimProcess } from './fleet-processes.js';
+import { colorEnabled } from '../cli/index.js';
+import { configurationChart } from './charts.js';
 import { percentiles } from './percentiles.js';
 import { runTraceWall } from './trace-wall.js';
 
@@ -99,8 +101,29 @@ export async function runTraceBench(o: TraceBenchOptions, out: NodeJS.WritableSt
     runs: arms,
   };
   if (o.json) out.write(`${JSON.stringify(report)}\n`);
-  else out.write(`${renderTraceReport(report, wallMs).join('\n')}\n`);
+  else {
+    const stream = out as NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+    out.write(`${renderTraceReport(report, wallMs).join('\n')}\n\n`);
+    out.write(ttftChart(arms, colorEnabled(stream), stream.columns ?? 100));
+  }
   return arms.some((a) => a.finished > 0) ? 0 : 1;
+}
+
+/** TTFT p50, p90 and p99 per configuration, as `--compare` charts them (docs/bench.md §Trace report). */
+function ttftChart(arms: readonly TraceArmReport[], color: boolean, columns: number): string {
+  return configurationChart({
+    title: 'TTFT by configuration',
+    unit: 'simulated ms',
+    letters: arms.map((a) => a.letter),
+    color,
+    width: Math.max(24, Math.min(90, columns - 16)),
+    series: [
+      { name: 'p99', values: arms.map((a) => a.ttft_ms.p99), color: '\u001b[31m' },
+      { name: 'p90', values: arms.map((a) => a.ttft_ms.p90), color: '\u001b[33m' },
+      { name: 'p50', values: arms.map((a) => a.ttft_ms.p50), color: '\u001b[32m' },
+    ],
+    min: 0,
+  });
 }
 
 /** The trace file's requests in the window, limit and speedup asked for; every line that is not a request is an error. */

@@ -55,6 +55,9 @@ describe('routerctl bench --trace --clock virtual', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^trace trace\.jsonl: 50 requests \(digest [0-9a-f]{16}\), blocks of 512 tokens; 8 simulated engines; virtual clock\n/);
     expect(r.stdout).toMatch(/\| A \| \(defaults\) \| [\d.]+% \|/);
+    // The TTFT chart under the table, plain under NO_COLOR.
+    expect(r.stdout).toMatch(/\nTTFT by configuration \(simulated ms\)   lines: p99   p90   p50\n/);
+    expect(r.stdout).not.toMatch(/\x1b\[/);
   }, 30_000);
 
   it.each([
