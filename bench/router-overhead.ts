@@ -13,7 +13,8 @@
  * client share the others: on a 2-core machine, unpinned, four busy processes take
  * turns on two cores and one 4-second round can differ from the next by 2×.
  *
- * Rounds alternate the targets so that drift hits them alike. Every process's CPU is
+ * Rounds alternate the targets so that drift hits them alike; each ramp step is warmed
+ * for a second before it is measured. `--sizes ""` runs the ramp alone. Every process's CPU is
  * read from /proc over each run: a run whose upstream or client used (nearly) a whole
  * core measured that process, not the proxy, and the table says so instead of giving
  * a ratio. Everything shares one machine's cores, so read the ratios.
@@ -34,7 +35,7 @@ const arg = (name: string, dflt: string): string => {
 const seconds = Number(arg('seconds', '4'));
 const connections = Number(arg('connections', '32'));
 const rounds = Number(arg('rounds', '3'));
-const sizes = arg('sizes', 'short,16k,400k').split(',');
+const sizes = arg('sizes', 'short,16k,400k').split(',').filter(Boolean);
 const policy = arg('policy', 'cache_aware');
 const ramp = arg('ramp', '').split(',').filter(Boolean).map(Number);
 /** Extra serve flags, e.g. to measure a feature against its absence. */
@@ -193,7 +194,14 @@ try {
       for (const c of k % 2 === 0 ? ramp : [...ramp].reverse()) {
         const runs = byConns.get(c)!;
         const order = (k % 2 === 0 ? ['bare', 'router'] : ['router', 'bare']) as Array<'bare' | 'router'>;
-        for (const t of order) runs[t].push(await drive(t === 'bare' ? proxy.out : router.out, file, c, seconds, pidOf));
+        for (const t of order) {
+          const url = t === 'bare' ? proxy.out : router.out;
+          // One second at this many connections first: the upstream closed the idle
+          // connections of the last step (node's 5 s keep-alive), and what is measured is
+          // the steady state at N connections, not N connections being opened.
+          await drive(url, file, c, 1, pidOf);
+          runs[t].push(await drive(url, file, c, seconds, pidOf));
+        }
       }
     }
     for (const c of ramp) {
