@@ -199,7 +199,8 @@ const bench: CommandModule<object, BenchArgs> = {
       process.once('SIGINT', onSigint);
       try {
         const r = await runCapture({ url: argv.url, file: t.capture, durationMs, blockTokens: t['trace-block-size'], token: t.token ?? (process.env.ROUTERCTL_ADMIN_TOKEN || undefined), signal: stop.signal });
-        const line = { file: t.capture, requests: r.requests, dropped: r.dropped, digest: r.digest, block_size: t['trace-block-size'] };
+        const line = { file: t.capture, requests: r.requests, dropped: r.dropped, digest: r.digest, block_size: t['trace-block-size'], cut_short_s: r.cutShortMs === undefined ? null : Math.round(r.cutShortMs / 1000) };
+        if (r.cutShortMs !== undefined) process.stderr.write(`warning: the router ended the capture after ${Math.round(r.cutShortMs / 1000)} s (it stopped or restarted); the file has what came before\n`);
         if (argv.json) process.stdout.write(`${JSON.stringify(line)}\n`);
         else
           process.stdout.write(

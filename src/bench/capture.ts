@@ -19,6 +19,8 @@ export interface CaptureResult {
   requests: number;
   dropped: number;
   digest: string;
+  /** The router ended the stream before --duration (it stopped or restarted); what came before is in the file. */
+  cutShortMs: number | undefined;
 }
 
 interface CaptureLine {
@@ -34,8 +36,8 @@ interface CaptureLine {
  * on the router's GET /admin/capture for the duration and write what it saw as a
  * Mooncake-format trace, arrivals in order, from 0: each request's prefix keys become
  * hash ids (equal keys, equal ids), and the blocks past its last full one get ids of
- * their own. No text and no token ids ever reach the file. Stopped early (SIGINT), it
- * writes what it has.
+ * their own. No text and no token ids ever reach the file. Stopped early (SIGINT), or
+ * cut short by the router stopping, it writes what it has.
  */
 export async function runCapture(o: CaptureOptions): Promise<CaptureResult> {
   const base = normalizeRouterUrl(o.url);
@@ -73,15 +75,15 @@ export async function runCapture(o: CaptureOptions): Promise<CaptureResult> {
         }
       }
     }
-  } catch (err) {
+  } catch {
     // The duration ending (or ^C) is how a capture stops; anything else is the router going away.
-    if (!done.aborted) throw unreachable(base, err);
   }
+  const cutShortMs = done.aborted ? undefined : Date.now() - startedAt;
   const trace = toTrace(seen, startedAt, o.blockTokens);
   const tmp = `${o.file}.partial`;
   await writeFile(tmp, toMooncakeJsonl(trace));
   await rename(tmp, o.file);
-  return { requests: trace.length, dropped, digest: traceDigest(trace) };
+  return { requests: trace.length, dropped, digest: traceDigest(trace), cutShortMs };
 }
 
 /** Requests in arrival order, timed from the capture's start, keys turned into small ids. */

@@ -77,4 +77,21 @@ describe('routerctl bench --capture', () => {
     expect(denied.code).not.toBe(0);
     expect(denied.stderr).toMatch(/requires an admin token \(401\); pass it with --token or ROUTERCTL_ADMIN_TOKEN/);
   }, 30_000);
+
+  it('a router that stops mid-capture leaves a file with what came before, and a warning', async () => {
+    fleet = await startSimFleet({ workers: 1, speedup: 50 });
+    router = await startTestRouter(fleet.urls);
+    dir = await mkdtemp(path.join(tmpdir(), 'routerctl-capture-'));
+    const file = path.join(dir, 'cut.jsonl');
+    const cli = startCli(['bench', '--capture', file, '--url', router.url, '--duration', '60s']);
+    await eventually(() => router!.capture.active);
+    for (let i = 0; i < 2; i++) expect((await post(`${router.url}/v1/chat/completions`, { model, messages: [{ role: 'user', content: `q ${i}` }], max_tokens: 2 })).status).toBe(200);
+    await router.close();
+    router = undefined;
+    const { code } = await cli.exited(15_000);
+    expect(code).toBe(0);
+    expect(cli.stderr()).toMatch(/^warning: the router ended the capture after \d+ s \(it stopped or restarted\); the file has what came before\n$/);
+    expect(cli.stdout()).toMatch(/^captured 2 requests to /);
+    expect(parseMooncakeTrace(await readFile(file, 'utf8'), 512).requests).toHaveLength(2);
+  }, 30_000);
 });
