@@ -1,4 +1,4 @@
-import { hashBucket as bucket } from '../prefix/index.js';
+import { closeHole, hashBucket as bucket } from '../prefix/index.js';
 /**
  * The engine's KV memory as a pool of fixed-size blocks, with a prefix cache on top.
  *
@@ -206,24 +206,9 @@ export class KvBlockCache {
 
   /** Delete entry e from the table (backward shift: no tombstones) and free it. */
   private remove(e: number): void {
-    let i = this.slotOf[e]!;
-    this.table[i] = NONE;
     this.free[this.freeTop++] = e;
     this.size--;
-    let j = i;
-    for (;;) {
-      j = (j + 1) & this.mask;
-      const f = this.table[j]!;
-      if (f === NONE) return;
-      const home = bucket(this.keys[f]!) & this.mask;
-      const inRange = i <= j ? home > i && home <= j : home > i || home <= j;
-      if (!inRange) {
-        this.table[i] = f;
-        this.slotOf[f] = i;
-        this.table[j] = NONE;
-        i = j;
-      }
-    }
+    closeHole(this.table, this.slotOf, this.keys, this.mask, this.slotOf[e]!);
   }
 
   /** Put e last on the evictable list (it was just released). */

@@ -1,4 +1,4 @@
-import { fnv1a32, hashBucket as bucket } from '../../../prefix/index.js';
+import { closeHole, fnv1a32, hashBucket as bucket } from '../../../prefix/index.js';
 
 /**
  * Which worker was sent which prefix: chained block hash → up to K owner slots.
@@ -285,29 +285,14 @@ export class PrefixIndex {
 
   /** Delete entry e from the table with backward-shift, so no tombstones accumulate. */
   private remove(e: number): void {
-    let i = this.tablePos[e]!;
+    const i = this.tablePos[e]!;
     if (i === EMPTY) return;
-    this.table[i] = EMPTY;
     this.tablePos[e] = EMPTY;
     this.ownerCount[e] = 0;
     this.referenced[e] = 0;
     this.used--;
     this.free.push(e);
-    let j = i;
-    for (;;) {
-      j = (j + 1) & this.tableMask;
-      const f = this.table[j]!;
-      if (f === EMPTY) return;
-      const home = bucket(this.keys[f]!) & this.tableMask;
-      // Move f back into the hole if its home is not cyclically in (i, j].
-      const inRange = i <= j ? home > i && home <= j : home > i || home <= j;
-      if (!inRange) {
-        this.table[i] = f;
-        this.tablePos[f] = i;
-        this.table[j] = EMPTY;
-        i = j;
-      }
-    }
+    closeHole(this.table, this.tablePos, this.keys, this.tableMask, i);
   }
 
   private pairCame(e: number, slot: number): void {
