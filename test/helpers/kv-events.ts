@@ -1,3 +1,5 @@
+import OpenAI from 'openai';
+import { renderChat, tokenize } from '../../src/prefix/index.js';
 import type { Router } from '../../src/router/index.js';
 import { engineBlockKeys } from '../../src/router/index.js';
 import type { EngineHashScheme } from '../../src/router/index.js';
@@ -31,4 +33,31 @@ export function predictedByWorker(r: Router, tokens: readonly number[], blockSiz
     byUrl.set(url, Math.max(byUrl.get(url) ?? 0, Math.min(out.depths[i]!, cap) * blockSize));
   }
   return byUrl;
+}
+
+/**
+ * Send `total` chats (four long system prompts, six questions) through the official
+ * client, and count how often the events index predicted exactly the cached tokens
+ * the engine then reported (`agree`), and how many requests reused anything (`hits`).
+ */
+export async function predictionAgreement(r: Router, total: number, blockSize: number, scheme: EngineHashScheme): Promise<{ agree: number; hits: number }> {
+  const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'none', maxRetries: 0 });
+  const systems = Array.from({ length: 4 }, (_, i) => `You are assistant number ${i}. `.repeat(40));
+  let agree = 0;
+  let hits = 0;
+  for (let k = 0; k < total; k++) {
+    const messages = [
+      { role: 'system', content: systems[k % systems.length]! },
+      { role: 'user', content: `question ${k % 6}` },
+    ];
+    await settled(r);
+    const expectation = predictedByWorker(r, tokenize(renderChat(messages)), blockSize, scheme);
+    const before = new Map(r.state().workers.map((w) => [w.url, w.requests_total]));
+    const res = await client.chat.completions.create({ model: 'sim-llama-3.1-8b', messages: messages as never, max_tokens: 2 });
+    const served = r.state().workers.find((w) => w.requests_total > before.get(w.url)!)!.url;
+    const cached = res.usage?.prompt_tokens_details?.cached_tokens ?? -1;
+    if ((expectation.get(served) ?? 0) === cached) agree++;
+    if (cached > 0) hits++;
+  }
+  return { agree, hits };
 }

@@ -1,11 +1,9 @@
-import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderChat, tokenize } from '../../src/prefix/index.js';
 import type { Router } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import { eventually, post, put } from '../helpers/http.js';
-import { predictedByWorker, settled } from '../helpers/kv-events.js';
+import { predictionAgreement, settled } from '../helpers/kv-events.js';
 import { startTestRouter } from '../helpers/router.js';
 
 /**
@@ -24,11 +22,6 @@ afterEach(async () => {
 const BS = 16;
 const pushing = { kvEvents: true, kvFormat: 'array' as const, loadPublish: true, topic: '' };
 
-/** What the router's index says each worker holds of these messages, in tokens the engine would reuse. */
-function predicted(r: Router, messages: Array<{ role: string; content: string }>): Map<string, number> {
-  return predictedByWorker(r, tokenize(renderChat(messages)), BS, 'sim');
-}
-
 describe('prefix index from KV events', () => {
   it('predicts exactly the cached tokens the engine then reports, request after request', async () => {
     fleet = await startSimFleet({ workers: 3, speedup: 50, push: pushing });
@@ -36,25 +29,8 @@ describe('prefix index from KV events', () => {
     routers.push(r);
     expect(r.state().prefix_index.source).toBe('events');
     expect(r.state().workers.every((w) => w.kv_events !== null)).toBe(true);
-    const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'none', maxRetries: 0 });
-    const systems = Array.from({ length: 4 }, (_, i) => `You are assistant number ${i}. `.repeat(40));
-    let agree = 0;
-    let hits = 0;
     const total = 24;
-    for (let k = 0; k < total; k++) {
-      const messages = [
-        { role: 'system', content: systems[k % systems.length]! },
-        { role: 'user', content: `question ${k % 6}` },
-      ];
-      await settled(r);
-      const expectation = predicted(r, messages);
-      const before = new Map(r.state().workers.map((w) => [w.url, w.requests_total]));
-      const res = await client.chat.completions.create({ model: 'sim-llama-3.1-8b', messages: messages as never, max_tokens: 2 });
-      const served = r.state().workers.find((w) => w.requests_total > before.get(w.url)!)!.url;
-      const cached = res.usage?.prompt_tokens_details?.cached_tokens ?? -1;
-      if ((expectation.get(served) ?? 0) === cached) agree++;
-      if (cached > 0) hits++;
-    }
+    const { agree, hits } = await predictionAgreement(r, total, BS, 'sim');
     expect(agree).toBe(total);
     // 4 first sightings miss; by chance, 3 workers would hit about a third of the other 20.
     expect(hits).toBeGreaterThanOrEqual(10); // the index steered repeats to their owners

@@ -1,11 +1,10 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KvEventsRule } from '../../src/engines/index.js';
-import { renderChat, tokenize } from '../../src/prefix/index.js';
 import type { Router } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
-import { predictedByWorker, settled } from '../helpers/kv-events.js';
+import { predictionAgreement, settled } from '../helpers/kv-events.js';
 import { memoryLogger, startTestRouter } from '../helpers/router.js';
 
 /**
@@ -45,33 +44,8 @@ function rulesFor(fleet: SimFleet): KvEventsRule[] {
   });
 }
 
-/** What the router's index says each worker holds of these messages, in tokens the engine would reuse. */
-function predicted(r: Router, messages: Array<{ role: string; content: string }>): Map<string, number> {
-  return predictedByWorker(r, tokenize(renderChat(messages)), BS, 'tokens');
-}
-
-/** Send chats and count how often the index predicted exactly what the engine then reported cached. */
-async function agreement(r: Router, total: number): Promise<{ agree: number; hits: number }> {
-  const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'none', maxRetries: 0 });
-  const systems = Array.from({ length: 4 }, (_, i) => `You are assistant number ${i}. `.repeat(40));
-  let agree = 0;
-  let hits = 0;
-  for (let k = 0; k < total; k++) {
-    const messages = [
-      { role: 'system', content: systems[k % systems.length]! },
-      { role: 'user', content: `question ${k % 6}` },
-    ];
-    await settled(r);
-    const expectation = predicted(r, messages);
-    const before = new Map(r.state().workers.map((w) => [w.url, w.requests_total]));
-    const res = await client.chat.completions.create({ model: 'sim-llama-3.1-8b', messages: messages as never, max_tokens: 2 });
-    const served = r.state().workers.find((w) => w.requests_total > before.get(w.url)!)!.url;
-    const cached = res.usage?.prompt_tokens_details?.cached_tokens ?? -1;
-    if ((expectation.get(served) ?? 0) === cached) agree++;
-    if (cached > 0) hits++;
-  }
-  return { agree, hits };
-}
+/** Chats through the official client: how often the index predicted what the engine then reported cached. */
+const agreement = (r: Router, total: number): Promise<{ agree: number; hits: number }> => predictionAgreement(r, total, BS, 'tokens');
 
 describe('vLLM KV events named by --kv-events, keyed by their tokens', () => {
   it('predicts exactly the cached tokens the engine then reports', async () => {
