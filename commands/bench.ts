@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
-import { numberAtLeast, numberGreaterThan, wholeNumberAtLeast } from '../src/cli/index.js';
+import { ADMIN_TOKEN_OPTION, adminToken, numberAtLeast, numberGreaterThan, wholeNumberAtLeast } from '../src/cli/index.js';
 import type { BenchArgv as BenchArgs } from '../src/bench/index.js';
 import { usageError } from '../src/errors/index.js';
 
@@ -78,7 +78,7 @@ const bench: CommandModule<object, BenchArgs> = {
         group: MODE,
         describe: "with --url: write what that router serves for --duration as a Mooncake-format trace (arrivals, sizes, prefix block ids; never text) to replay with --trace",
       })
-      .option('token', { type: 'string', group: MODE, describe: "with --capture: the router's --admin-token; prefer ROUTERCTL_ADMIN_TOKEN", defaultDescription: '$ROUTERCTL_ADMIN_TOKEN' })
+      .option('token', { ...ADMIN_TOKEN_OPTION, group: MODE })
       .option('rate', {
         type: 'number',
         group: WORKLOAD,
@@ -198,7 +198,7 @@ const bench: CommandModule<object, BenchArgs> = {
       const onSigint = (): void => stop.abort();
       process.once('SIGINT', onSigint);
       try {
-        const r = await runCapture({ url: argv.url, file: t.capture, durationMs, blockTokens: t['trace-block-size'], token: t.token ?? (process.env.ROUTERCTL_ADMIN_TOKEN || undefined), signal: stop.signal });
+        const r = await runCapture({ url: argv.url, file: t.capture, durationMs, blockTokens: t['trace-block-size'], token: adminToken(t.token), signal: stop.signal });
         const line = { file: t.capture, requests: r.requests, dropped: r.dropped, digest: r.digest, block_size: t['trace-block-size'], cut_short_s: r.cutShortMs === undefined ? null : Math.round(r.cutShortMs / 1000) };
         if (r.cutShortMs !== undefined) process.stderr.write(`warning: the router ended the capture after ${Math.round(r.cutShortMs / 1000)} s (it stopped or restarted); the file has what came before\n`);
         if (argv.json) process.stdout.write(`${JSON.stringify(line)}\n`);

@@ -1,4 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
+import { ADMIN_TOKEN_OPTION, adminToken } from '../src/cli/index.js';
 import { usageError } from '../src/errors/index.js';
 
 interface DoctorArgs {
@@ -22,7 +23,7 @@ const doctor: CommandModule<object, DoctorArgs> = {
       .option('url', { type: 'string', describe: "a live router: its decision ring (GET /admin/decisions)", defaultDescription: 'http://127.0.0.1:30000' })
       .option('file', { type: 'string', describe: 'records saved earlier: routerctl explain --once --json --limit N output, or an /admin/decisions document' })
       .option('json', { type: 'boolean', default: false, describe: 'the breakdown as JSON' })
-      .option('token', { type: 'string', describe: "admin API bearer token (the router's --admin-token); prefer ROUTERCTL_ADMIN_TOKEN", defaultDescription: '$ROUTERCTL_ADMIN_TOKEN' })
+      .option('token', ADMIN_TOKEN_OPTION)
       .check((argv) => {
         const a = argv as unknown as DoctorArgs;
         if (a.url !== undefined && a.file !== undefined) throw usageError('--url reads a live router, --file a saved one: give one');
@@ -33,7 +34,7 @@ const doctor: CommandModule<object, DoctorArgs> = {
       .epilogue('Exit status: 0; 1 unreachable, wrong token, not a routerctl router; 2 usage or an unreadable file.') as unknown as Argv<DoctorArgs>,
   handler: async (argv) => {
     const { runDoctor } = await import('../src/explain/index.js');
-    await runDoctor({ url: argv.url, file: argv.file, json: argv.json, token: argv.token ?? (process.env.ROUTERCTL_ADMIN_TOKEN || undefined) });
+    await runDoctor({ url: argv.url, file: argv.file, json: argv.json, token: adminToken(argv.token) });
   },
 };
 

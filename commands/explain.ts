@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
-import { wholeNumberBetween } from '../src/cli/index.js';
+import { ADMIN_TOKEN_OPTION, adminToken, wholeNumberBetween } from '../src/cli/index.js';
 
 interface ExplainArgs {
   url: string;
@@ -28,7 +28,7 @@ const explain: CommandModule<object, ExplainArgs> = {
       .option('once', { type: 'boolean', default: false, describe: 'print the recent decisions and exit instead of following' })
       .option('limit', { type: 'number', default: 20, describe: 'recent decisions printed first, 1 to 10000', coerce: wholeNumberBetween('limit', 1, 10_000) })
       .option('interval-ms', { type: 'number', default: 500, describe: 'how often to ask for new decisions, 100 to 60000', coerce: wholeNumberBetween('interval-ms', 100, 60_000) })
-      .option('token', { type: 'string', describe: "admin API bearer token (the router's --admin-token); prefer ROUTERCTL_ADMIN_TOKEN", defaultDescription: '$ROUTERCTL_ADMIN_TOKEN' })
+      .option('token', ADMIN_TOKEN_OPTION)
       .example('$0 explain --request r3f9a1c-2b', 'why that request went where it went')
       .example('$0 explain', 'every decision as it happens, one line each')
       .example("$0 explain --once --json | jq 'select(.decision == \"cache_worker_queued\")'", 'the recent diversions, for scripts')
@@ -37,7 +37,7 @@ const explain: CommandModule<object, ExplainArgs> = {
     const { runExplain } = await import('../src/explain/index.js');
     await runExplain({
       url: argv.url,
-      token: argv.token ?? (process.env.ROUTERCTL_ADMIN_TOKEN || undefined),
+      token: adminToken(argv.token),
       request: argv.request,
       json: argv.json,
       once: argv.once,

@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
-import { wholeNumberAtLeast, wholeNumberBetween } from '../src/cli/index.js';
+import { ADMIN_TOKEN_OPTION, adminToken, wholeNumberAtLeast, wholeNumberBetween } from '../src/cli/index.js';
 import { usageError } from '../src/errors/index.js';
 
 const SORT_KEYS = ['waiting', 'rejections', 'running', 'inflight', 'age', 'url'] as const;
@@ -51,11 +51,7 @@ const top: CommandModule<object, TopArgs> = {
         describe: 'update interval, 100 to 60000',
         coerce: wholeNumberBetween('interval-ms', 100, 60_000),
       })
-      .option('token', {
-        type: 'string',
-        describe: 'admin API bearer token (the router\'s --admin-token); prefer ROUTERCTL_ADMIN_TOKEN',
-        defaultDescription: '$ROUTERCTL_ADMIN_TOKEN',
-      })
+      .option('token', ADMIN_TOKEN_OPTION)
       .option('source', { choices: SOURCES, default: 'auto' as const, describe: 'auto: admin API, else Prometheus /metrics' })
       .option('once', { type: 'boolean', default: false, describe: 'print one plain-text table and exit' })
       .option('json', { type: 'boolean', default: false, describe: 'print the merged state as JSON and exit' })
@@ -89,7 +85,7 @@ const top: CommandModule<object, TopArgs> = {
       .epilogue('Keys: q quit, p pause, s sort, S reverse, / filter, ? help. Exit status: 0, 1 unreachable / wrong token / not a router, 2 usage.') as unknown as Argv<TopArgs>,
   handler: async (argv) => {
     const { runTop } = await import('../src/top/index.js');
-    const token = argv.token ?? (process.env.ROUTERCTL_ADMIN_TOKEN || undefined);
+    const token = adminToken(argv.token);
     await runTop({
       // --engines reads the engines themselves: no router, so no decisions, limit or gate.
       urls: (argv.engines ?? argv.url).map(String),
