@@ -9,7 +9,7 @@
  *
  *   npm run bench:decisions
  */
-import { CachedTokensScanner, DecisionRing, ownerSummary } from '../src/router/index.js';
+import { UsageCountScanner, DecisionRing, ownerSummary } from '../src/router/index.js';
 
 const ring = new DecisionRing(4096);
 const owners = ['http://10.0.0.1:30000', 'http://10.0.0.2:30000', 'http://10.0.0.3:30000', 'http://10.0.0.4:30000'].map((id, i) => ({ worker: { id }, blocks: 40 - i * 7 }));
@@ -24,7 +24,7 @@ function one(i: number): void {
     owners,
     verdict,
   );
-  const s = new CachedTokensScanner();
+  const s = new UsageCountScanner();
   s.push(response);
   ring.complete(seq, 200, s.value, 3, 4);
 }

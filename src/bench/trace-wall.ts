@@ -1,9 +1,11 @@
+import { StringDecoder } from 'node:string_decoder';
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { DECISIONS } from '../contract/index.js';
+import { SseParser } from '../fleet/index.js';
 import { emptyTraceResult } from '../virtual/index.js';
 import type { TraceRunResult } from '../virtual/index.js';
-import { tracePromptTokens } from '../workload/index.js';
+import { traceFollowers, tracePromptTokens } from '../workload/index.js';
 import type { TraceRequest } from '../workload/index.js';
 import { counterDelta, scrapeRouterCounters } from './router-counters.js';
 
@@ -39,10 +41,7 @@ export async function runTraceWall(o: WallTraceOptions): Promise<TraceRunResult>
   const t0 = performance.now();
   let lastFinish = 0;
   // Later turns of a conversation leave once the turn they follow finished.
-  const next = new Map<number, number[]>();
-  o.trace.forEach((r, i) => {
-    if (r.after !== undefined) next.set(r.after, [...(next.get(r.after) ?? []), i]);
-  });
+  const next = traceFollowers(o.trace);
   const one = async (i: number, from: number): Promise<void> => {
     const r = o.trace[i]!;
     const wait = from + r.atMs / scale - performance.now();
@@ -113,17 +112,12 @@ async function streamGenerate(base: string, body: string, dispatcher: Dispatcher
   let gaps = 0;
   let events = 0;
   let last = '';
-  let pending = '';
+  const sse = new SseParser();
+  const text = new StringDecoder('utf8');
   try {
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
       const now = performance.now();
-      pending += chunk.toString('utf8');
-      let nl: number;
-      while ((nl = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, nl).trim();
-        pending = pending.slice(nl + 1);
-        if (!line.startsWith('data:')) continue;
-        const data = line.slice(5).trim();
+      for (const { data } of sse.push(text.write(chunk))) {
         if (data === '[DONE]') continue;
         // A token's event says its request has not finished; the last event carries the meta_info.
         if (data.includes('"finish_reason":null')) {

@@ -11,4 +11,4 @@ export { createPolicy } from './policies/index.js';
 export type { CacheAwareDecision, PolicyWorker } from './policies/index.js';
 export { engineBlockKeys } from './state/kv_index/index.js';
 export type { EngineHashScheme } from './state/kv_index/index.js';
-export { CachedTokensScanner, DecisionRing, ownerSummary } from './state/decisions/index.js';
+export { UsageCountScanner, DecisionRing, ownerSummary } from './state/decisions/index.js';

@@ -2,7 +2,7 @@ import type { RouterConfig } from '../config/index.js';
 import { blockHashes } from '../prefix/index.js';
 import type { CacheAwareDecision } from '../router/index.js';
 import type { EngineParams, Flavor } from '../sim/index.js';
-import { tracePromptTokens } from '../workload/index.js';
+import { traceFollowers, tracePromptTokens } from '../workload/index.js';
 import type { TraceRequest } from '../workload/index.js';
 import { VirtualFleet } from './virtual-fleet.js';
 
@@ -68,10 +68,7 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
   const { clock, engines, workers, table, index, prefix, policy, random } = fleet;
   const result = emptyTraceResult(opts.trace.length);
   // Later turns of a conversation wait for the turn they follow.
-  const next = new Map<number, number[]>();
-  opts.trace.forEach((r, i) => {
-    if (r.after !== undefined) next.set(r.after, [...(next.get(r.after) ?? []), i]);
-  });
+  const next = traceFollowers(opts.trace);
   let outstanding = opts.trace.length;
   const last = opts.trace.reduce((m, r) => (r.after === undefined ? Math.max(m, r.atMs) : m), 0);
   fleet.startSampling(next.size === 0 ? last + c.loadPollIntervalMs : () => outstanding > 0);

@@ -7,7 +7,7 @@ export { chatExchange } from './chat-exchange.js';
 export type { ExchangeOutcome, Message } from './chat-exchange.js';
 export { ArrivalDigest } from './arrival-digest.js';
 export { Zipf } from './zipf.js';
-export { parseMooncakeTrace, selectTrace, traceDigest, tracePromptTokens } from './mooncake-trace.js';
+export { parseMooncakeTrace, selectTrace, traceDigest, traceFollowers, tracePromptTokens } from './mooncake-trace.js';
 export type { TraceProblem, TraceRequest } from './mooncake-trace.js';
 export { conversationTrace, toMooncakeJsonl } from './synthetic-trace.js';
 export type { ConversationTraceOptions } from './synthetic-trace.js';

@@ -108,6 +108,18 @@ export function tracePromptTokens(r: TraceRequest, blockSize: number, vocab = 32
   return out;
 }
 
+/** For each request that later turns follow, their indices: who leaves when it finishes. */
+export function traceFollowers(requests: readonly TraceRequest[]): Map<number, number[]> {
+  const next = new Map<number, number[]>();
+  requests.forEach((r, i) => {
+    if (r.after === undefined) return;
+    const list = next.get(r.after);
+    if (list) list.push(i);
+    else next.set(r.after, [i]);
+  });
+  return next;
+}
+
 /** A digest of what a run replays, so two runs can be shown to be the same workload. */
 export function traceDigest(requests: readonly TraceRequest[]): string {
   const h = createHash('sha256');

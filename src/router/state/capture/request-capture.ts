@@ -1,6 +1,6 @@
 import type { PolicyWorker } from '../../policies/index.js';
-import { CachedTokensScanner } from '../decisions/cached-tokens-scanner.js';
-import type { RequestTrace } from '../decisions/decision-recorder.js';
+import { UsageCountScanner } from '../decisions/index.js';
+import type { RequestTrace } from '../decisions/index.js';
 
 /**
  * What the router saw of one request, for `routerctl bench --capture` (docs/bench.md
@@ -45,7 +45,7 @@ export class RequestCapture {
    * (the decision record's trace) keeps its headers and callbacks.
    */
   trace(inner: RequestTrace | undefined, arrivedAt: number, inputTokens: number, keys: readonly number[]): RequestTrace {
-    const completion = new CachedTokensScanner(COMPLETION_TOKENS);
+    const completion = new UsageCountScanner(COMPLETION_TOKENS);
     let events = 0;
     return {
       headers: inner?.headers ?? {},

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { isQueued } from '../../../contract/index.js';
 import type { RouterMetrics } from '../../metrics/index.js';
 import type { LoadView, PolicyWorker, PrefixSignal, SelectionSuccess } from '../../policies/index.js';
-import { CachedTokensScanner } from './cached-tokens-scanner.js';
+import { UsageCountScanner } from './usage-count-scanner.js';
 import { ownerSummary } from './decision-ring.js';
 import type { DecisionRing, GateVerdict } from './decision-ring.js';
 import type { RequestIds } from './request-ids.js';
@@ -97,7 +97,7 @@ export class DecisionRecorder {
       headers['x-router-decision'] =
         `${selection.decision ?? selection.reason}; worker=${name(selection.worker)}; matched=${selectedBlocks}/${queryBlocks}; best=${name(best)}; best_matched=${bestBlocks}/${queryBlocks}`;
     }
-    const scanner = o.ring.capacity > 0 ? new CachedTokensScanner() : undefined;
+    const scanner = o.ring.capacity > 0 ? new UsageCountScanner() : undefined;
     // What the router expected the engine to reuse: whole blocks when keyed by engine
     // tokens (the engine always computes the prompt's last token), else the matched
     // share of the prompt's tokens.

@@ -1,6 +1,6 @@
 export { DecisionRing, MAX_CANDIDATES, ownerSummary } from './decision-ring.js';
 export type { DecisionFilter, DecisionInput, GateVerdict } from './decision-ring.js';
 export { RequestIds } from './request-ids.js';
-export { CachedTokensScanner } from './cached-tokens-scanner.js';
+export { UsageCountScanner } from './usage-count-scanner.js';
 export { DecisionRecorder } from './decision-recorder.js';
 export type { DecisionRecorderOptions, RequestTrace } from './decision-recorder.js';

@@ -4,12 +4,14 @@ const CACHED_TOKENS = Buffer.from('"cached_tokens"');
 const CARRY = 40;
 
 /**
- * Finds what the engine reported reusing in a response as it streams past: the value
- * of the last `"cached_tokens": N` in the body (a stream's usage chunk comes last).
- * It reads the bytes the router relays anyway, looking only for the key
- * (Buffer.indexOf), and never parses the JSON (docs/decisions.md §Engine's cached tokens).
+ * Finds a usage count in a response as it streams past: the value of the last
+ * `"cached_tokens": N` (or another key given) in the body, since a stream's usage
+ * chunk comes last. The decision record reads what the engine reused with it, a
+ * capture the tokens it generated. It reads the bytes the router relays anyway,
+ * looking only for the key (Buffer.indexOf), and never parses the JSON
+ * (docs/decisions.md §Engine's cached tokens).
  */
-export class CachedTokensScanner {
+export class UsageCountScanner {
   /** The last value seen; -1 when none yet. */
   value = -1;
   #carry: Buffer | undefined;
