@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CachedTokensScanner, DecisionRing, MAX_CANDIDATES, ownerSummary } from '../../src/router/state/decisions/index.js';
+import { UsageCountScanner, DecisionRing, MAX_CANDIDATES, ownerSummary } from '../../src/router/state/decisions/index.js';
 import type { DecisionInput } from '../../src/router/state/decisions/index.js';
 
 const input = (id: string, selected = 'http://a'): Omit<DecisionInput, 'selectedBlocks' | 'best' | 'bestBlocks'> => ({
@@ -77,14 +77,14 @@ describe('DecisionRing (docs/decisions.md §Decision record)', () => {
   });
 });
 
-describe('CachedTokensScanner', () => {
+describe('UsageCountScanner', () => {
   const body = (n: number) => `{"usage":{"prompt_tokens":900,"prompt_tokens_details":{"cached_tokens": ${n}},"completion_tokens":2}}`;
   it.each([
     ['one chunk', [body(768)], 768],
     ['no field', ['{"usage":{"prompt_tokens":9}}'], -1],
     ['the last one wins (a stream)', ['data: {"cached_tokens":16}\n\n', `data: ${body(512)}\n\n`], 512],
   ])('%s', (_name, chunks, value) => {
-    const s = new CachedTokensScanner();
+    const s = new UsageCountScanner();
     for (const c of chunks) s.push(Buffer.from(c));
     expect(s.value).toBe(value);
   });
@@ -92,7 +92,7 @@ describe('CachedTokensScanner', () => {
   it('finds the key and the number wherever the chunks cut them', () => {
     const text = body(12345);
     for (let cut = 1; cut < text.length; cut++) {
-      const s = new CachedTokensScanner();
+      const s = new UsageCountScanner();
       s.push(Buffer.from(text.slice(0, cut)));
       s.push(Buffer.from(text.slice(cut)));
       expect(s.value, `cut at ${cut}`).toBe(12345);
