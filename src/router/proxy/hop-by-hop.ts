@@ -1,33 +1,27 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'content-length',
-]);
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
 
 /**
  * Request headers that stop at the router, beyond the hop-by-hop ones. `expect`: the
  * router's HTTP server already answered `100 Continue` and read the whole body, so
  * the expectation is met; passing it on would also make undici refuse the request
  * (it does not implement 100-continue), which must never look like a worker failure.
- * `content-type` is set by the router itself. See docs/retries-and-breaker.md.
+ * `content-type` and `content-length` are set by the router itself. See
+ * docs/retries-and-breaker.md.
  */
-const NOT_FORWARDED = new Set(['expect', 'content-type']);
+const NOT_FORWARDED = new Set(['expect', 'content-type', 'content-length']);
 
 /**
- * Copy headers minus hop-by-hop ones (and any the Connection header names), in
- * either direction. Content-Length is dropped too: node sets it or chunks the body.
+ * A response's headers minus hop-by-hop ones (and any its Connection header names).
+ * Content-Length stays when the body is relayed byte for byte under it: the client
+ * then gets the worker's framing, and node writes no chunk headers. A chunked
+ * response loses it (the two must not be combined; node chunks the body again).
  */
 export function endToEndHeaders(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
-  return copyHeaders(headers, undefined);
+  const out = copyHeaders(headers, undefined);
+  if (headers['transfer-encoding'] !== undefined) delete out['content-length'];
+  return out;
 }
 
 /**
@@ -41,19 +35,27 @@ export function upstreamRequestHeaders(headers: IncomingHttpHeaders, bodyLength:
   return out;
 }
 
+const PLAIN_CONNECTION = /^\s*(?:keep-alive|close)\s*$/i;
+
+/** Header names are lower case here: node's and undici's parsers both give them so. */
 function copyHeaders(
   headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
   alsoSkip: ReadonlySet<string> | undefined,
 ): Record<string, string | string[]> {
-  const named = new Set<string>();
   const connection = headers.connection;
-  if (typeof connection === 'string') for (const n of connection.split(',')) named.add(n.trim().toLowerCase());
+  // Connection names more hop-by-hop headers only when it says more than keep-alive or close.
+  const named = typeof connection === 'string' && !PLAIN_CONNECTION.test(connection) ? connectionNames(connection) : undefined;
   const out: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(headers)) {
-    if (v === undefined) continue;
-    const key = k.toLowerCase();
-    if (HOP_BY_HOP.has(key) || named.has(key) || alsoSkip?.has(key)) continue;
+  for (const key in headers) {
+    const v = headers[key];
+    if (v === undefined || HOP_BY_HOP.has(key) || alsoSkip?.has(key) || named?.has(key)) continue;
     out[key] = v;
   }
   return out;
+}
+
+function connectionNames(connection: string): Set<string> {
+  const named = new Set<string>();
+  for (const n of connection.split(',')) named.add(n.trim().toLowerCase());
+  return named;
 }

@@ -189,7 +189,7 @@ export class Relay {
       if (status === 429 || status >= 500) {
         // A failure status is never relayed: the client gets the router's envelope,
         // from whichever attempt was last, never a mix of worker and router bodies.
-        await call.discard(response);
+        await call.discard();
         metrics.workerRequests.inc([worker.url, model, 'plain', outcomeFromStatus(status)]);
         if (status === 429 || status === 503) breaker.backpressure(gen);
         else breaker.failure(performance.now(), gen);
@@ -199,7 +199,7 @@ export class Relay {
       // Committed: this worker serves the request, so now (and only now) it is the
       // owner of the prefix — if it accepted the request at all.
       if (status < 300 && this.recordsOwners) this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints);
-      const relayed = await call.relay(response, trace);
+      const relayed = await call.relay(trace);
       if (relayed.kind !== 'cancelled') trace?.done(status, relayed.firstByteAt);
       switch (relayed.kind) {
         case 'completed':

@@ -1,0 +1,28 @@
+/** A worker's answer once its status line and headers arrived; its body waits for the relay's decision. */
+export interface UpstreamResponse {
+  readonly statusCode: number;
+}
+
+/** How sending to one worker ended, before anything reached the client. */
+export type SendOutcome =
+  /** The worker answered with a status line and headers; nothing was relayed yet. */
+  | { readonly kind: 'response'; readonly response: UpstreamResponse }
+  /** The client went away first. */
+  | { readonly kind: 'cancelled' }
+  /** The worker could not be reached, or broke the connection or the protocol. */
+  | { readonly kind: 'unreachable'; readonly code: string }
+  /** No response headers within the request timeout. */
+  | { readonly kind: 'timeout' }
+  /** The router could not even build the request (argument checks, its own bug): not the worker's doing. */
+  | { readonly kind: 'router_error'; readonly error: unknown };
+
+/** How relaying a response to the client ended. */
+export type RelayOutcome =
+  | { readonly kind: 'completed'; readonly streamed: boolean; readonly firstByteAt: number | undefined }
+  /**
+   * The response broke off after the status line: the worker cut it or went silent
+   * past the timeout, or (`byRouter`) the router itself tore the connection down, as
+   * a shutdown that cuts in-flight requests does.
+   */
+  | { readonly kind: 'cut'; readonly streamed: boolean; readonly firstByteAt: number | undefined; readonly timedOut: boolean; readonly byRouter: boolean }
+  | { readonly kind: 'cancelled'; readonly streamed: boolean };

@@ -1,0 +1,245 @@
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { ApiErrors, sseErrorEvent } from '../server/api-error.js';
+import { classifyUpstreamError } from './upstream-error.js';
+import type { RelayOutcome, SendOutcome } from './outcomes.js';
+
+const CANCELLED: SendOutcome = Object.freeze({ kind: 'cancelled' });
+const TIMEOUT: SendOutcome = Object.freeze({ kind: 'timeout' });
+
+/**
+ * A failure response's body is read to keep the connection for the next request;
+ * past this much it is cheaper to drop the connection than to keep reading.
+ */
+const DISCARD_LIMIT_BYTES = 128 * 1024;
+
+/**
+ * Where the exchange is: waiting for the status line; holding the body (paused) until
+ * the relay decides; relaying it to the client; reading it away; over.
+ */
+type Phase = 'waiting' | 'held' | 'relaying' | 'discarding' | 'over';
+
+/** What the relay adds to a response: its own headers, and a look at every byte. */
+export interface RelayExtras {
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+  readonly onChunk?: ((chunk: Buffer) => void) | undefined;
+}
+
+/**
+ * One request to one worker, as an undici dispatch handler: the response body goes
+ * from the worker's socket straight into the client's response, with no stream, no
+ * promise per chunk and no parsed copy in between (docs/http-edge.md §Relay). The
+ * status and headers arrive first and the body waits, paused, until the relay says
+ * whether to pass it on or read it away — a failure status is never relayed, and only
+ * a relayed response makes the worker the owner of the prefix.
+ *
+ * Backpressure is the worker socket's: when the client stops draining, the exchange
+ * pauses the upstream parser until it does.
+ */
+export class UpstreamExchange implements Dispatcher.DispatchHandler {
+  /** Set when the phase leaves `waiting` with a response (a 1xx is skipped). */
+  statusCode = 0;
+  headers: IncomingHttpHeaders = {};
+  /** Settles when the status line arrived, or the request failed before it. */
+  readonly started: Promise<SendOutcome>;
+
+  #phase: Phase = 'waiting';
+  #controller: Dispatcher.DispatchController | undefined;
+  #resolveStart!: (o: SendOutcome) => void;
+  #resolveEnd: ((o: RelayOutcome) => void) | undefined;
+  #cancelled = false;
+  // While held: what came before the relay decided (normally nothing; the parser is paused).
+  #heldChunks: Buffer[] | undefined;
+  #heldEnd = false;
+  #heldError: Error | undefined;
+  // While relaying.
+  #streamed = false;
+  #firstByteAt: number | undefined;
+  #onChunk: ((chunk: Buffer) => void) | undefined;
+  #awaitingDrain = false;
+  /** Body bytes still to come under a Content-Length; -1 when the body is not framed by one. */
+  #remaining = -1;
+  #discarded = 0;
+
+  readonly #res: ServerResponse;
+  readonly #onDrain = (): void => {
+    this.#awaitingDrain = false;
+    this.#controller?.resume();
+  };
+
+  constructor(res: ServerResponse) {
+    this.#res = res;
+    this.started = new Promise((resolve) => (this.#resolveStart = resolve));
+  }
+
+  /** The client went away: abort at once (or, if still queued in the pool, as soon as it starts). */
+  cancel(): void {
+    if (this.#cancelled) return;
+    this.#cancelled = true;
+    if (this.#phase !== 'over') this.#controller?.abort(new Error('the client went away'));
+  }
+
+  // ------------------------------------------------------------ undici's side
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#cancelled) controller.abort(new Error('the client went away'));
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    // An informational 1xx precedes the real status line.
+    if (statusCode < 200 || this.#phase !== 'waiting') return;
+    this.statusCode = statusCode;
+    this.headers = headers;
+    this.#phase = 'held';
+    controller.pause();
+    this.#resolveStart({ kind: 'response', response: this });
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    switch (this.#phase) {
+      case 'relaying':
+        this.#firstByteAt ??= performance.now();
+        this.#onChunk?.(chunk);
+        // The last bytes of a framed body end the response with them: node then sends
+        // headers and body in one write, without a tick in between.
+        if (this.#remaining >= 0 && (this.#remaining -= chunk.length) <= 0) {
+          this.#res.end(chunk);
+          return;
+        }
+        if (!this.#res.write(chunk) && !this.#awaitingDrain) {
+          this.#awaitingDrain = true;
+          controller.pause();
+          this.#res.once('drain', this.#onDrain);
+        }
+        return;
+      case 'held':
+        (this.#heldChunks ??= []).push(chunk);
+        return;
+      case 'discarding':
+        this.#discarded += chunk.length;
+        if (this.#discarded > DISCARD_LIMIT_BYTES) {
+          this.#finish(undefined);
+          controller.abort(new Error('failure body too long to read away'));
+        }
+        return;
+    }
+  }
+
+  onResponseEnd(): void {
+    switch (this.#phase) {
+      case 'relaying':
+        if (!this.#res.writableEnded) this.#res.end();
+        this.#finish({ kind: 'completed', streamed: this.#streamed, firstByteAt: this.#firstByteAt });
+        return;
+      case 'held':
+        this.#heldEnd = true;
+        return;
+      case 'discarding':
+        this.#finish(undefined);
+        return;
+    }
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    switch (this.#phase) {
+      case 'waiting':
+        this.#phase = 'over';
+        this.#resolveStart(this.#cancelled ? CANCELLED : sendFailure(err));
+        return;
+      case 'held':
+        this.#heldError = err;
+        return;
+      case 'relaying':
+        this.#relayFailed(err);
+        return;
+      case 'discarding':
+        this.#finish(undefined);
+        return;
+    }
+  }
+
+  // ------------------------------------------------------------ the relay's side
+
+  /**
+   * Pass the response on: the worker's end-to-end headers (and the router's), then the
+   * body as it arrives. A failure after bytes reached the client ends an SSE stream
+   * with an error event rather than a silent cut.
+   */
+  relay(headers: Record<string, string | string[]>, extras: RelayExtras | undefined): Promise<RelayOutcome> {
+    const res = this.#res;
+    this.#streamed = String(this.headers['content-type'] ?? '').startsWith('text/event-stream');
+    try {
+      if (extras?.headers) Object.assign(headers, extras.headers);
+      res.writeHead(this.statusCode, headers);
+    } catch (err) {
+      // A header node will not send (the worker's, but the router's problem to report).
+      this.#phase = 'over';
+      this.#controller?.abort(err as Error);
+      throw err;
+    }
+    if (this.#streamed) res.flushHeaders();
+    this.#onChunk = extras?.onChunk;
+    const length = headers['content-length'];
+    if (typeof length === 'string' && length !== '0') this.#remaining = Number(length);
+    const done = new Promise<RelayOutcome>((resolve) => (this.#resolveEnd = resolve));
+    this.#phase = 'relaying';
+    const held = this.#heldChunks;
+    this.#heldChunks = undefined;
+    if (held && this.#controller) for (const c of held) this.onResponseData(this.#controller, c);
+    if (this.#heldError) this.#relayFailed(this.#heldError);
+    else if (this.#heldEnd) this.onResponseEnd();
+    else if (!this.#awaitingDrain) this.#controller?.resume();
+    return done;
+  }
+
+  /** Read a response that will not be relayed (a failure status before a retry). */
+  discard(): Promise<void> {
+    const done = new Promise<RelayOutcome>((resolve) => (this.#resolveEnd = resolve));
+    this.#phase = 'discarding';
+    this.#heldChunks = undefined;
+    if (this.#heldError || this.#heldEnd) this.#finish(undefined);
+    else this.#controller?.resume();
+    return done.then(() => undefined);
+  }
+
+  #relayFailed(err: Error): void {
+    const res = this.#res;
+    // Every byte its Content-Length promised was relayed and the response ended: what
+    // failed after that is the connection, not this answer.
+    if (this.#remaining === 0 && res.writableEnded) {
+      this.#finish({ kind: 'completed', streamed: this.#streamed, firstByteAt: this.#firstByteAt });
+      return;
+    }
+    if (this.#cancelled) {
+      this.#finish({ kind: 'cancelled', streamed: this.#streamed });
+      return;
+    }
+    // The worker failed mid-body: tell a streaming client in-band, then end — unless
+    // the body was framed by a length, which an extra event would overrun.
+    if (this.#streamed && !res.writableEnded && !res.destroyed && !res.hasHeader('content-length')) res.end(sseErrorEvent(ApiErrors.upstreamIncomplete()));
+    else if (!res.destroyed) res.destroy();
+    const cause = classifyUpstreamError(err);
+    this.#finish({ kind: 'cut', streamed: this.#streamed, firstByteAt: this.#firstByteAt, timedOut: cause === 'timeout', byRouter: cause === 'router' });
+  }
+
+  #finish(outcome: RelayOutcome | undefined): void {
+    if (this.#phase === 'over') return;
+    this.#phase = 'over';
+    if (this.#awaitingDrain) this.#res.off('drain', this.#onDrain);
+    // discard() resolves with anything; relay() always gets its outcome.
+    this.#resolveEnd?.(outcome ?? { kind: 'cancelled', streamed: this.#streamed });
+  }
+}
+
+/** How a request that failed before its status line ended, by whose failure it was. */
+function sendFailure(err: Error): SendOutcome {
+  switch (classifyUpstreamError(err)) {
+    case 'timeout':
+      return TIMEOUT;
+    case 'unreachable':
+      return { kind: 'unreachable', code: (err as { code?: string }).code ?? 'HPE' };
+    case 'router':
+      return { kind: 'router_error', error: err };
+  }
+}
