@@ -1,4 +1,5 @@
 import type { HistogramSeries, Sample } from '../../prometheus/index.js';
+import { SeriesIndex } from './series-index.js';
 
 /**
  * Label-keyed counters and histograms rendered at scrape time. Series appear on
@@ -6,19 +7,20 @@ import type { HistogramSeries, Sample } from '../../prometheus/index.js';
  * `touch`, so dashboards see zeros rather than gaps for the labels that matter.
  */
 export class CounterFamily {
-  private readonly series = new Map<string, { labels: string[]; value: number }>();
+  private readonly series: SeriesIndex<{ labels: string[]; value: number }>;
 
   constructor(
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
-  ) {}
+  ) {
+    this.series = new SeriesIndex(labelNames.length);
+  }
 
   inc(labels: readonly string[], by = 1): void {
-    const key = labels.join('\u0001');
-    const s = this.series.get(key);
+    const s = this.series.get(labels);
     if (s) s.value += by;
-    else this.series.set(key, { labels: [...labels], value: by });
+    else this.series.getOrCreate(labels, (own) => ({ labels: own, value: by }));
   }
 
   touch(labels: readonly string[]): void {
@@ -26,7 +28,7 @@ export class CounterFamily {
   }
 
   get(labels: readonly string[]): number {
-    return this.series.get(labels.join('\u0001'))?.value ?? 0;
+    return this.series.get(labels)?.value ?? 0;
   }
 
   /** Sum over series whose label `name` has `value` (all series when name is omitted). */
@@ -47,14 +49,16 @@ export class CounterFamily {
 }
 
 export class HistogramFamily {
-  private readonly series = new Map<string, { labels: string[]; counts: Float64Array; sum: number; count: number }>();
+  private readonly series: SeriesIndex<{ labels: string[]; counts: Float64Array; sum: number; count: number }>;
 
   constructor(
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
     readonly bounds: readonly number[],
-  ) {}
+  ) {
+    this.series = new SeriesIndex(labelNames.length);
+  }
 
   /** An observation goes into the first bucket whose bound is ≥ the value; non-finite ones are dropped. */
   observe(labels: readonly string[], value: number): void {
@@ -73,7 +77,7 @@ export class HistogramFamily {
 
   /** Cumulative buckets of one series, for the admin state. */
   snapshot(labels: readonly string[]): { buckets: Array<{ le: number; count: number }>; count: number; sum: number } {
-    const s = this.series.get(labels.join('\u0001'));
+    const s = this.series.get(labels);
     const buckets: Array<{ le: number; count: number }> = [];
     let acc = 0;
     this.bounds.forEach((le, i) => {
@@ -93,13 +97,7 @@ export class HistogramFamily {
   }
 
   private entry(labels: readonly string[]) {
-    const key = labels.join('\u0001');
-    let s = this.series.get(key);
-    if (!s) {
-      s = { labels: [...labels], counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 };
-      this.series.set(key, s);
-    }
-    return s;
+    return this.series.get(labels) ?? this.series.getOrCreate(labels, (own) => ({ labels: own, counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 }));
   }
 }
 
