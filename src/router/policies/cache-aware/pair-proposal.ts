@@ -23,6 +23,13 @@ function drawIndex(random: () => number, n: number): number {
   return i < 0 ? 0 : i >= n ? n - 1 : i;
 }
 
+let swapBuffer = new Int32Array(16);
+/** Room for k swap pairs, reused: selection is synchronous, so one buffer serves every call. */
+function swapPairs(k: number): Int32Array {
+  if (swapBuffer.length < 2 * k) swapBuffer = new Int32Array(2 * k);
+  return swapBuffer;
+}
+
 /**
  * Draws k members of `workers` and keeps the best and the runner-up.
  *
@@ -31,8 +38,8 @@ function drawIndex(random: () => number, n: number): number {
  *   ties" is not followed).
  * - k = 1: one uniform draw, no ranking, no runner-up.
  * - otherwise: a uniform sample of k distinct members in random order, by a
- *   partial Fisher–Yates over a sparse swap map: O(k) time and memory, never a
- *   pool-sized array.
+ *   partial Fisher–Yates over a sparse list of swaps: O(k²) time (k is a handful),
+ *   O(k) memory, never a pool-sized array.
  *
  * The scan is linear and only a strict improvement displaces: the pairwise
  * comparator is not transitive over mixed native/router-local members, so a sort
@@ -66,11 +73,24 @@ export function scanPowerOfK(
   } else if (k === 1) {
     return { best: workers[drawIndex(random, n)] as PolicyWorker, runnerUp: undefined };
   } else {
-    const moved = new Map<number, number>();
+    // The swaps so far, as (position, member) pairs: at most k of them, looked up by
+    // a scan (k is a handful), in arrays kept between calls.
+    const swaps = swapPairs(k);
+    let used = 0;
+    const at = (p: number): number => {
+      for (let s = 0; s < used; s++) if (swaps[2 * s] === p) return swaps[2 * s + 1]!;
+      return p;
+    };
+    const put = (p: number, member: number): void => {
+      for (let s = 0; s < used; s++) if (swaps[2 * s] === p) return void (swaps[2 * s + 1] = member);
+      swaps[2 * used] = p;
+      swaps[2 * used + 1] = member;
+      used++;
+    };
     for (let i = 0; i < k; i++) {
       const j = i + drawIndex(random, n - i);
-      const picked = moved.get(j) ?? j;
-      moved.set(j, moved.get(i) ?? i);
+      const picked = at(j);
+      put(j, at(i));
       consider(workers[picked] as PolicyWorker);
     }
   }
