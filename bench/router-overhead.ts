@@ -7,6 +7,7 @@
  *   npm run bench:overhead -- [--seconds 4] [--connections 32] [--rounds 3]
  *                             [--sizes short,16k,400k] [--policy cache_aware] [--ramp 64,256,1024]
  *                             [--router-args "--decision-log-size 0"] [--pin on|off]
+ *                             [--bare-api request|dispatch]
  *
  * With `--pin on` (the default where taskset exists and the machine has two cores or
  * more) the proxy under test runs alone on the last core and the upstream and the
@@ -40,6 +41,9 @@ const policy = arg('policy', 'cache_aware');
 const ramp = arg('ramp', '').split(',').filter(Boolean).map(Number);
 /** Extra serve flags, e.g. to measure a feature against its absence. */
 const extraRouterArgs = arg('router-args', '').split(/\s+/).filter(Boolean);
+/** Which bare proxy to measure against (bench/bare-proxy.ts): request() and pipeline, or dispatch. */
+const bareApi = arg('bare-api', 'request');
+if (bareApi !== 'request' && bareApi !== 'dispatch') throw new Error(`--bare-api must be request or dispatch, not ${bareApi}`);
 const here = (f: string): string => fileURLToPath(new URL(f, import.meta.url));
 
 /** Share of one core a process used past this is saturated: it, not the proxy, set the pace. */
@@ -130,7 +134,7 @@ async function drive(url: string, file: string, conns: number, secs: number, wat
 
 const upstream = await startProcess([here('./support/fast-upstream.js'), '3'], /^(http:\/\/.+)$/m, OTHER_CPUS);
 const upstreams = upstream.out.trim().split(' ');
-const proxy = await startProcess([here('./bare-proxy.js'), ...upstreams], /^(http:\/\/\S+)$/m, PROXY_CPUS);
+const proxy = await startProcess([here('./bare-proxy.js'), '--api', bareApi, ...upstreams], /^(http:\/\/\S+)$/m, PROXY_CPUS);
 const routerArgs = ['serve', '--no-tui', '--port', '0', '--worker-urls', ...upstreams, '--policy', policy, ...extraRouterArgs];
 if (policy === 'cache_aware') routerArgs.push('--worker-queue-limit', '64');
 const router = await startProcess([ROUTERCTL_BIN, ...routerArgs], /^(http:\/\/\S+)$/m, PROXY_CPUS);
@@ -154,7 +158,7 @@ const fmtRatio = (r: { median: number; min: number; max: number }): string => `$
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
 try {
-  console.log(`node ${process.version}; client ${HAS_WRK ? 'wrk -t1' : 'undici (wrk not installed)'}; ${rounds} alternating rounds of ${seconds} s at ${connections} connections; router --policy ${policy}${extraRouterArgs.length > 0 ? ` ${extraRouterArgs.join(" ")}` : ""}; 3 fast upstreams in one process${pin ? `; proxies pinned to core ${PROXY_CPUS}, upstream and client to ${OTHER_CPUS}` : '; not pinned'}`);
+  console.log(`node ${process.version}; client ${HAS_WRK ? 'wrk -t1' : 'undici (wrk not installed)'}; ${rounds} alternating rounds of ${seconds} s at ${connections} connections; router --policy ${policy}${extraRouterArgs.length > 0 ? ` ${extraRouterArgs.join(" ")}` : ""}; bare proxy on undici ${bareApi}(); 3 fast upstreams in one process${pin ? `; proxies pinned to core ${PROXY_CPUS}, upstream and client to ${OTHER_CPUS}` : '; not pinned'}`);
   console.log('');
   console.log('| prompt | body | direct upstream | bare undici proxy | routerctl | router / bare, median of rounds (range) | CPU: upstream, client, bare, router | p50 at 1 connection: bare, router, added |');
   console.log('|---|---:|---:|---:|---:|---:|---|---|');
