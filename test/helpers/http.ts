@@ -1,4 +1,6 @@
 import { request as httpRequest } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 export interface RawResponse {
   status: number;
@@ -53,4 +55,16 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, ti
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, stepMs));
   }
+}
+
+/** Listen on 127.0.0.1 at a free port; resolves with the server's base URL. */
+export async function listenLoopback(server: Server): Promise<string> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Close a test server, cutting whatever connections it still holds. */
+export function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((r) => server.close(() => r()));
 }

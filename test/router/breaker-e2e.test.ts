@@ -9,14 +9,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, request as httpRequest } from 'node:http';
 import type { IncomingHttpHeaders, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import type { Router } from '../../src/router/index.js';
 import type { RouterConfig } from '../../src/config/index.js';
 import { parsePrometheusText, sumSamples } from '../../src/prometheus/index.js';
-import { post, put, rawRequest } from '../helpers/http.js';
+import { closeServer, listenLoopback, post, put, rawRequest } from '../helpers/http.js';
 import { memoryLogger, startTestRouter } from '../helpers/router.js';
 
 const model = 'sim-llama-3.1-8b';
@@ -61,14 +60,12 @@ class RogueEngine {
     });
   }
 
-  async listen(): Promise<string> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  listen(): Promise<string> {
+    return listenLoopback(this.server);
   }
 
   close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((r) => this.server.close(() => r()));
+    return closeServer(this.server);
   }
 }
 

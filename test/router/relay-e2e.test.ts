@@ -9,10 +9,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Router } from '../../src/router/index.js';
 import { parsePrometheusText, sumSamples } from '../../src/prometheus/index.js';
-import { eventually, post, rawRequest } from '../helpers/http.js';
+import { closeServer, eventually, listenLoopback, post, rawRequest } from '../helpers/http.js';
 import { startTestRouter } from '../helpers/router.js';
 
 const model = 'relay-test-model';
@@ -53,14 +53,12 @@ class Engine {
     });
   }
 
-  async listen(): Promise<string> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  listen(): Promise<string> {
+    return listenLoopback(this.server);
   }
 
   close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((r) => this.server.close(() => r()));
+    return closeServer(this.server);
   }
 }
 
