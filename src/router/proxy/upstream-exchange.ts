@@ -28,10 +28,10 @@ export interface RelayExtras {
 /**
  * One request to one worker, as an undici dispatch handler: the response body goes
  * from the worker's socket straight into the client's response, with no stream and
- * no promise in between (docs/http-edge.md §Relay). The
- * status and headers arrive first and the body waits, paused, until the relay says
- * whether to pass it on or read it away — a failure status is never relayed, and only
- * a relayed response makes the worker the owner of the prefix.
+ * no promise in between (docs/http-edge.md §Relay). The status and headers arrive
+ * first and the body waits, paused, until the relay says whether to pass it on or
+ * read it away — a failure status is never relayed, and only a relayed response
+ * makes the worker the owner of the prefix.
  *
  * Backpressure is the worker socket's: when the client stops draining, the exchange
  * pauses the upstream parser until it does.
