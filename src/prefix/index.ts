@@ -5,4 +5,4 @@ export { blockHashes, chatBlockHashes, promptBytes, textBlockHashes, textDigest 
 export { sglangPageChain, sglangPageHashes } from './sglang-page-hash.js';
 export { SIM_WIRE_SHIFT, simWireWords } from './sim-wire-hash.js';
 export { KEY_CHAIN_ROOT, keyChain, keyChainOf } from './key-chain.js';
-export { closeHole, hashBucket } from './open-table.js';
+export { closeHole, hashBucket, placeEntry } from './open-table.js';

@@ -39,3 +39,14 @@ export function closeHole(table: Int32Array, slotOf: Int32Array, keys: Float64Ar
     }
   }
 }
+
+/**
+ * Put entry `e`, whose hash is `h`, in the first free slot of its probe run; `slotOf`
+ * remembers the slot for a later closeHole.
+ */
+export function placeEntry(table: Int32Array, slotOf: Int32Array, mask: number, h: number, e: number): void {
+  let i = hashBucket(h) & mask;
+  while (table[i] !== -1) i = (i + 1) & mask;
+  table[i] = e;
+  slotOf[e] = i;
+}

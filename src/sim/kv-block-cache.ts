@@ -1,4 +1,4 @@
-import { closeHole, hashBucket as bucket } from '../prefix/index.js';
+import { closeHole, hashBucket as bucket, placeEntry } from '../prefix/index.js';
 /**
  * The engine's KV memory as a pool of fixed-size blocks, with a prefix cache on top.
  *
@@ -196,10 +196,7 @@ export class KvBlockCache {
     const e = this.free[--this.freeTop]!;
     this.keys[e] = h;
     this.refs[e] = 0;
-    let i = bucket(h) & this.mask;
-    while (this.table[i] !== NONE) i = (i + 1) & this.mask;
-    this.table[i] = e;
-    this.slotOf[e] = i;
+    placeEntry(this.table, this.slotOf, this.mask, h, e);
     this.size++;
     return e;
   }

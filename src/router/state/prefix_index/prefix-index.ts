@@ -1,4 +1,4 @@
-import { closeHole, fnv1a32, hashBucket as bucket } from '../../../prefix/index.js';
+import { closeHole, fnv1a32, hashBucket as bucket, placeEntry } from '../../../prefix/index.js';
 
 /**
  * Which worker was sent which prefix: chained block hash → up to K owner slots.
@@ -257,10 +257,7 @@ export class PrefixIndex {
     else e = this.free.length > 0 ? this.free.pop()! : this.nextFresh++;
     this.keys[e] = h;
     this.ownerCount[e] = 0;
-    let i = bucket(h) & this.tableMask;
-    while (this.table[i] !== EMPTY) i = (i + 1) & this.tableMask;
-    this.table[i] = e;
-    this.tablePos[e] = i;
+    placeEntry(this.table, this.tablePos, this.tableMask, h, e);
     this.used++;
     return e;
   }
