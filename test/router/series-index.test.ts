@@ -12,7 +12,7 @@ describe('SeriesIndex', () => {
     ['prefix tuples stay apart', 3, [['x', 'y', 'z'], ['x', 'y', 'w'], ['x', 'v', 'z']], 3],
   ])('%s', (_n, depth, tuples, distinct) => {
     const idx = new SeriesIndex<S>(depth);
-    for (const t of tuples) idx.getOrCreate(t, make).n++;
+    for (const t of tuples) (idx.get(t) ?? idx.create(t, make)).n++;
     expect(idx.values()).toHaveLength(distinct);
     for (const t of tuples) expect(idx.get(t)?.labels).toEqual(t);
     expect(idx.values().reduce((a, s) => a + s.n, 0)).toBe(tuples.length);
@@ -21,9 +21,9 @@ describe('SeriesIndex', () => {
   it('keeps its own copy of the labels and the order series first appeared in', () => {
     const idx = new SeriesIndex<S>(2);
     const labels = ['w1', 'm'];
-    idx.getOrCreate(labels, make);
+    idx.create(labels, make);
     labels[0] = 'changed';
-    idx.getOrCreate(['w0', 'm'], make);
+    idx.create(['w0', 'm'], make);
     expect(idx.values().map((s) => s.labels)).toEqual([['w1', 'm'], ['w0', 'm']]);
     expect(idx.get(['changed', 'm'])).toBeUndefined();
   });

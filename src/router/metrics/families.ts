@@ -20,7 +20,7 @@ export class CounterFamily {
   inc(labels: readonly string[], by = 1): void {
     const s = this.series.get(labels);
     if (s) s.value += by;
-    else this.series.getOrCreate(labels, (own) => ({ labels: own, value: by }));
+    else this.series.create(labels, (own) => ({ labels: own, value: by }));
   }
 
   touch(labels: readonly string[]): void {
@@ -97,7 +97,7 @@ export class HistogramFamily {
   }
 
   private entry(labels: readonly string[]) {
-    return this.series.get(labels) ?? this.series.getOrCreate(labels, (own) => ({ labels: own, counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 }));
+    return this.series.get(labels) ?? this.series.create(labels, (own) => ({ labels: own, counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 }));
   }
 }
 

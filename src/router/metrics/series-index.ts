@@ -25,10 +25,12 @@ export class SeriesIndex<T extends { readonly labels: readonly string[] }> {
     return node as T;
   }
 
-  /** The series for `labels`, made with `make` (given its own copy of the labels) the first time. */
-  getOrCreate(labels: readonly string[], make: (labels: string[]) => T): T {
-    const found = this.get(labels);
-    if (found !== undefined) return found;
+  /**
+   * Add the series for `labels`, which `get` did not find, made by `make` from its own
+   * copy of the labels. Callers look first, so that the hot path (a series that
+   * exists) makes no closure for `make`.
+   */
+  create(labels: readonly string[], make: (labels: string[]) => T): T {
     let node = this.#root;
     for (let i = 0; i < this.#levels - 1; i++) {
       const k = labels[i] ?? '';
