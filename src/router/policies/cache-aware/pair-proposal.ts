@@ -74,23 +74,28 @@ export function scanPowerOfK(
     return { best: workers[drawIndex(random, n)] as PolicyWorker, runnerUp: undefined };
   } else {
     // The swaps so far, as (position, member) pairs: at most k of them, looked up by
-    // a scan (k is a handful), in arrays kept between calls.
+    // a scan (k is a handful), in an array kept between calls.
     const swaps = swapPairs(k);
     let used = 0;
-    const at = (p: number): number => {
-      for (let s = 0; s < used; s++) if (swaps[2 * s] === p) return swaps[2 * s + 1]!;
-      return p;
-    };
-    const put = (p: number, member: number): void => {
-      for (let s = 0; s < used; s++) if (swaps[2 * s] === p) return void (swaps[2 * s + 1] = member);
-      swaps[2 * used] = p;
-      swaps[2 * used + 1] = member;
-      used++;
-    };
     for (let i = 0; i < k; i++) {
       const j = i + drawIndex(random, n - i);
-      const picked = at(j);
-      put(j, at(i));
+      // picked = what position j holds; then position j takes what position i holds.
+      let picked = j;
+      let atI = i;
+      let slotJ = -1;
+      for (let s = 0; s < used; s++) {
+        const p = swaps[2 * s]!;
+        if (p === j) {
+          picked = swaps[2 * s + 1]!;
+          slotJ = s;
+        }
+        if (p === i) atI = swaps[2 * s + 1]!;
+      }
+      if (slotJ < 0) {
+        slotJ = used++;
+        swaps[2 * slotJ] = j;
+      }
+      swaps[2 * slotJ + 1] = atI;
       consider(workers[picked] as PolicyWorker);
     }
   }
