@@ -16,14 +16,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { ROUTERCTL_BIN } from './support/processes.js';
+import { benchArg } from './support/args.js';
 
-const arg = (name: string, dflt: string): string => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1]! : dflt;
-};
-const seconds = Number(arg('seconds', '20'));
-const sizes = arg('sizes', '80x24,120x40,200x60').split(',').map((s) => s.split('x').map(Number) as [number, number]);
-const color = arg('color', '1') === '1';
+const seconds = Number(benchArg('seconds', '20'));
+const sizes = benchArg('sizes', '80x24,120x40,200x60').split(',').map((s) => s.split('x').map(Number) as [number, number]);
+const color = benchArg('color', '1') === '1';
 if (spawnSync('tmux', ['-V']).status !== 0) throw new Error('this benchmark draws in tmux; install it');
 
 const TICKS = 100; // USER_HZ on Linux

@@ -23,17 +23,14 @@ import { fileURLToPath } from 'node:url';
 import { ROUTERCTL_BIN, chatThroughput, startProcess, stopProcess } from './support/processes.js';
 import { request } from 'undici';
 import { FleetFeed } from '../src/fleet/index.js';
+import { benchArg } from './support/args.js';
 
-const arg = (name: string, dflt: string): string => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1]! : dflt;
-};
-const seconds = Number(arg('seconds', '8'));
-const concurrency = Number(arg('concurrency', '64'));
-const rounds = Number(arg('rounds', '4'));
+const seconds = Number(benchArg('seconds', '8'));
+const concurrency = Number(benchArg('concurrency', '64'));
+const rounds = Number(benchArg('rounds', '4'));
 const INTERVAL_MS = 250;
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
-const clientKind = arg('client', 'sse');
+const clientKind = benchArg('client', 'sse');
 if (clientKind === 'tmux' && !hasTmux) throw new Error('--client tmux needs tmux');
 const bin = ROUTERCTL_BIN;
 

@@ -27,22 +27,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemPrompt } from '../src/workload/index.js';
 import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
+import { benchArg } from './support/args.js';
 
-const argv = process.argv.slice(2);
-const arg = (name: string, dflt: string): string => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : dflt;
-};
-const seconds = Number(arg('seconds', '4'));
-const connections = Number(arg('connections', '32'));
-const rounds = Number(arg('rounds', '3'));
-const sizes = arg('sizes', 'short,16k,400k').split(',').filter(Boolean);
-const policy = arg('policy', 'cache_aware');
-const ramp = arg('ramp', '').split(',').filter(Boolean).map(Number);
+const seconds = Number(benchArg('seconds', '4'));
+const connections = Number(benchArg('connections', '32'));
+const rounds = Number(benchArg('rounds', '3'));
+const sizes = benchArg('sizes', 'short,16k,400k').split(',').filter(Boolean);
+const policy = benchArg('policy', 'cache_aware');
+const ramp = benchArg('ramp', '').split(',').filter(Boolean).map(Number);
 /** Extra serve flags, e.g. to measure a feature against its absence. */
-const extraRouterArgs = arg('router-args', '').split(/\s+/).filter(Boolean);
+const extraRouterArgs = benchArg('router-args', '').split(/\s+/).filter(Boolean);
 /** Which bare proxy to measure against (bench/bare-proxy.ts): request() and pipeline, or dispatch. */
-const bareApi = arg('bare-api', 'request');
+const bareApi = benchArg('bare-api', 'request');
 if (bareApi !== 'request' && bareApi !== 'dispatch') throw new Error(`--bare-api must be request or dispatch, not ${bareApi}`);
 const here = (f: string): string => fileURLToPath(new URL(f, import.meta.url));
 
@@ -52,7 +48,7 @@ const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).s
 const HAS_WRK = spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error === undefined;
 const CORES = availableParallelism();
 const CAN_PIN = CORES >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-const pin = arg('pin', CAN_PIN ? 'on' : 'off') === 'on';
+const pin = benchArg('pin', CAN_PIN ? 'on' : 'off') === 'on';
 if (pin && !CAN_PIN) throw new Error('--pin on needs taskset and at least two cores');
 /** Cores for the proxy under test (the last one), and for everything else. */
 const PROXY_CPUS = pin ? String(CORES - 1) : undefined;

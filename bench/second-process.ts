@@ -18,15 +18,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
+import { benchArg } from './support/args.js';
 
-const argv = process.argv.slice(2);
-const arg = (name: string, dflt: string): string => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : dflt;
-};
-const seconds = Number(arg('seconds', '4'));
-const rounds = Number(arg('rounds', '3'));
-const connections = Number(arg('connections', '32'));
+const seconds = Number(benchArg('seconds', '4'));
+const rounds = Number(benchArg('rounds', '3'));
+const connections = Number(benchArg('connections', '32'));
 if (spawnSync('wrk', ['--version']).error !== undefined) throw new Error('bench:second-process needs wrk on PATH');
 const here = (f: string): string => fileURLToPath(new URL(f, import.meta.url));
 

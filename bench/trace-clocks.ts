@@ -15,13 +15,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { conversationTrace, toMooncakeJsonl } from '../src/workload/index.js';
 import { ROUTERCTL_BIN } from './support/processes.js';
+import { benchArg } from './support/args.js';
 
-const arg = (name: string, dflt: string): string => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1]! : dflt;
-};
-const requests = Number(arg('requests', '300'));
-const rate = Number(arg('rate', '4'));
+const requests = Number(benchArg('requests', '300'));
+const rate = Number(benchArg('rate', '4'));
 const dir = mkdtempSync(path.join(tmpdir(), 'routerctl-clocks-'));
 const file = path.join(dir, 'conversations.jsonl');
 writeFileSync(

@@ -14,14 +14,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { conversationTrace, toMooncakeJsonl } from '../src/workload/index.js';
 import { ROUTERCTL_BIN } from './support/processes.js';
+import { benchArg } from './support/args.js';
 
-const arg = (name: string, dflt: string): string => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1]! : dflt;
-};
-const requests = Number(arg('requests', '12031'));
-const rate = Number(arg('rate', '3'));
-const limits = arg('limits', '2,4,8');
+const requests = Number(benchArg('requests', '12031'));
+const rate = Number(benchArg('rate', '3'));
+const limits = benchArg('limits', '2,4,8');
 const trace = conversationTrace({ requests, rate, blockSize: 512, apps: 8, systemTokens: 4096, sessions: 400, turnTokens: 2000, outputTokens: 343, maxContextTokens: 19_000, seed: 1 });
 const meanIn = trace.reduce((a, r) => a + r.inputLength, 0) / trace.length;
 const meanOut = trace.reduce((a, r) => a + r.outputLength, 0) / trace.length;
