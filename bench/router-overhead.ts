@@ -16,9 +16,11 @@
  *
  * Rounds alternate the targets so that drift hits them alike; each ramp step is warmed
  * for a second before it is measured. `--sizes ""` runs the ramp alone. Every process's CPU is
- * read from /proc over each run: a run whose upstream or client used (nearly) a whole
- * core measured that process, not the proxy, and the table says so instead of giving
- * a ratio. Everything shares one machine's cores, so read the ratios.
+ * read from /proc over each run, and pinned, how busy the cores the upstream and the
+ * client share were: a run whose upstream or client used (nearly) a whole core, or
+ * whose shared cores were (nearly) full, measured them, not the proxy, and the table
+ * says so instead of giving a ratio. The ramp also gives each proxy's CPU per request,
+ * user space and kernel apart. Everything shares one machine's cores, so read the ratios.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -53,15 +55,41 @@ if (pin && !CAN_PIN) throw new Error('--pin on needs taskset and at least two co
 /** Cores for the proxy under test (the last one), and for everything else. */
 const PROXY_CPUS = pin ? String(CORES - 1) : undefined;
 const OTHER_CPUS = pin ? `0-${CORES - 2}` : undefined;
+/** The cores the upstream and the client share when pinned. */
+const SHARED_CORES = Array.from({ length: CORES - 1 }, (_, i) => i);
 
-/** CPU seconds a process has used so far (user + system), from /proc. */
-function cpuSeconds(pid: number): number {
+/** CPU seconds a process has used so far in user space and in the kernel, from /proc. */
+function cpuTimes(pid: number): { user: number; kernel: number } {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+    return { user: Number(fields[11]) / CLK_TCK, kernel: Number(fields[12]) / CLK_TCK };
   } catch {
-    return NaN;
+    return { user: NaN, kernel: NaN };
   }
+}
+
+/** Busy and total ticks of the given cores so far, from /proc/stat (idle and iowait are not busy). */
+function coreTicks(cores: number[]): { busy: number; total: number } {
+  let busy = 0;
+  let total = 0;
+  try {
+    for (const line of readFileSync('/proc/stat', 'utf8').split('\n')) {
+      const m = /^cpu(\d+) (.*)$/.exec(line);
+      if (!m || !cores.includes(Number(m[1]))) continue;
+      const t = m[2]!.trim().split(/\s+/).map(Number);
+      const all = t.slice(0, 8).reduce((a, x) => a + x, 0);
+      total += all;
+      busy += all - t[3]! - t[4]!;
+    }
+  } catch {
+    return { busy: NaN, total: NaN };
+  }
+  return { busy, total };
+}
+
+function cpuSeconds(pid: number): number {
+  const t = cpuTimes(pid);
+  return t.user + t.kernel;
 }
 
 interface Run {
@@ -70,6 +98,13 @@ interface Run {
   errors: number;
   /** Share of one core over the run, per process name. */
   cpu: Record<string, number>;
+  /** Each proxy's CPU per request of this run, in µs, user space and kernel apart (read the one the run drove). */
+  perRequestUs: Record<'proxy' | 'router', { user: number; kernel: number }>;
+  /**
+   * Pinned: how busy the cores the upstream and the client share were, all work on
+   * them counted (the kernel's network processing too, which no process is charged for).
+   */
+  sharedBusy: number;
 }
 
 const work = mkdtempSync(path.join(tmpdir(), 'routerctl-overhead-'));
@@ -109,6 +144,8 @@ async function drive(url: string, file: string, conns: number, secs: number, wat
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, BODY_FILE: file } });
   const pids: Record<string, number> = { ...watch, client: child.pid! };
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+  const proxiesBefore = { proxy: cpuTimes(pids.proxy!), router: cpuTimes(pids.router!) };
+  const sharedBefore = coreTicks(SHARED_CORES);
   const t0 = performance.now();
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
@@ -123,9 +160,20 @@ async function drive(url: string, file: string, conns: number, secs: number, wat
   const wall = (performance.now() - t0) / 1000;
   const cpu: Record<string, number> = {};
   for (const [k, pid] of Object.entries(pids)) cpu[k] = ((k === 'client' ? clientCpu : cpuSeconds(pid)) - before[k]!) / wall;
-  if (HAS_WRK) return { ...parseWrk(out), cpu };
+  const proxiesAfter = { proxy: cpuTimes(pids.proxy!), router: cpuTimes(pids.router!) };
+  const sharedAfter = coreTicks(SHARED_CORES);
+  const sharedBusy = pin ? (sharedAfter.busy - sharedBefore.busy) / (sharedAfter.total - sharedBefore.total) : NaN;
+  const result = HAS_WRK ? parseWrk(out) : loadClientResult(out);
+  const perRequest = (p: 'proxy' | 'router'): { user: number; kernel: number } => ({
+    user: ((proxiesAfter[p].user - proxiesBefore[p].user) * 1e6) / (result.rps * wall),
+    kernel: ((proxiesAfter[p].kernel - proxiesBefore[p].kernel) * 1e6) / (result.rps * wall),
+  });
+  return { ...result, cpu, sharedBusy, perRequestUs: { proxy: perRequest('proxy'), router: perRequest('router') } };
+}
+
+function loadClientResult(out: string): { rps: number; p50Ms: number; errors: number } {
   const j = JSON.parse(out) as { requests: number; errors: number; seconds: number; p50Ms: number };
-  return { rps: j.requests / j.seconds, p50Ms: j.p50Ms, errors: j.errors, cpu };
+  return { rps: j.requests / j.seconds, p50Ms: j.p50Ms, errors: j.errors };
 }
 
 const upstream = await startProcess([here('./support/fast-upstream.js'), '3'], /^(http:\/\/.+)$/m, OTHER_CPUS);
@@ -152,11 +200,29 @@ const pairedRatio = (router: Run[], bare: Run[]): { median: number; min: number;
 };
 const fmtRatio = (r: { median: number; min: number; max: number }): string => `${r.median.toFixed(2)}× (${r.min.toFixed(2)}–${r.max.toFixed(2)})`;
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
+/**
+ * What set the pace of these runs instead of the proxy, if anything: the upstream or
+ * the client at (nearly) a whole core, or, pinned, the cores they share (nearly) full.
+ * Empty when the proxy was the limit.
+ */
+function pacedBy(runs: Run[]): string[] {
+  const most = (p: string): number => Math.max(...runs.map((r) => r.cpu[p] ?? NaN));
+  const found = (['upstream', 'client'] as const).filter((p) => most(p) >= SATURATED) as string[];
+  const shared = Math.max(...runs.map((r) => r.sharedBusy));
+  if (pin && found.length === 0 && shared >= SATURATED) found.push(`core${SHARED_CORES.length === 1 ? '' : 's'} ${OTHER_CPUS} (${pct(shared)} busy)`);
+  return found;
+}
+/** A proxy's median CPU per request over its runs: "72 + 25 µs" (user + kernel). */
+const perRequestCell = (runs: Run[], p: 'proxy' | 'router'): string =>
+  `${median(runs.map((x) => x.perRequestUs[p].user)).toFixed(0)} + ${median(runs.map((x) => x.perRequestUs[p].kernel)).toFixed(0)} µs`;
+/** The busiest the shared cores were over these runs, for the tables; empty unpinned. */
+const sharedCores = (runs: Run[]): string => (pin ? `, ${pct(Math.max(...runs.map((r) => r.sharedBusy)))}` : '');
 
 try {
   console.log(`node ${process.version}; client ${HAS_WRK ? 'wrk -t1' : 'undici (wrk not installed)'}; ${rounds} alternating rounds of ${seconds} s at ${connections} connections; router --policy ${policy}${extraRouterArgs.length > 0 ? ` ${extraRouterArgs.join(" ")}` : ""}; bare proxy on undici ${bareApi}(); 3 fast upstreams in one process${pin ? `; proxies pinned to core ${PROXY_CPUS}, upstream and client to ${OTHER_CPUS}` : '; not pinned'}`);
   console.log('');
-  console.log('| prompt | body | direct upstream | bare undici proxy | routerctl | router / bare, median of rounds (range) | CPU: upstream, client, bare, router | p50 at 1 connection: bare, router, added |');
+  const sharedHeader = pin ? `, cores ${OTHER_CPUS} busy` : '';
+  console.log(`| prompt | body | direct upstream | bare undici proxy | routerctl | router / bare, median of rounds (range) | CPU: upstream, client, bare, router${sharedHeader} | p50 at 1 connection: bare, router, added |`);
   console.log('|---|---:|---:|---:|---:|---:|---|---|');
   for (const size of sizes) {
     const file = bodyFile(size);
@@ -172,24 +238,28 @@ try {
     const rps = (t: keyof typeof targets): number => median(runs[t].map((r) => r.rps));
     const cpu = (t: keyof typeof targets, p: string): number => Math.max(...runs[t].map((r) => r.cpu[p] ?? NaN));
     // The router's ratio is honest only if neither the upstream nor the client set the pace of either run.
-    const limits = (['bare', 'router'] as const).flatMap((t) => (['upstream', 'client'] as const).filter((p) => cpu(t, p) >= SATURATED).map((p) => `${p} (${t} run)`));
+    const limits = (['bare', 'router'] as const).flatMap((t) => pacedBy(runs[t]).map((p) => `${p} (${t} run)`));
     const ratio = limits.length > 0 ? `n/a: ${[...new Set(limits)].join(', ')} saturated` : fmtRatio(pairedRatio(runs.router, runs.bare));
     const one = { bare: await drive(targets.bare, file, 1, Math.min(3, seconds), pidOf), router: await drive(targets.router, file, 1, Math.min(3, seconds), pidOf) };
     const errs = [...runs.bare, ...runs.router].reduce((a, r) => a + r.errors, 0);
     console.log(
       `| ${size} | ${(bytes / 1024).toFixed(1)} KiB | ${rps('direct').toFixed(0)} | ${rps('bare').toFixed(0)} | ${rps('router').toFixed(0)}${errs > 0 ? ` (${errs} errors)` : ''} | ${ratio} | ` +
-        `${pct(cpu('router', 'upstream'))}, ${pct(cpu('router', 'client'))}, ${pct(cpu('bare', 'proxy'))}, ${pct(cpu('router', 'router'))} | ` +
+        `${pct(cpu('router', 'upstream'))}, ${pct(cpu('router', 'client'))}, ${pct(cpu('bare', 'proxy'))}, ${pct(cpu('router', 'router'))}${sharedCores([...runs.bare, ...runs.router])} | ` +
         `${one.bare.p50Ms.toFixed(3)} ms, ${one.router.p50Ms.toFixed(3)} ms, ${(one.router.p50Ms - one.bare.p50Ms).toFixed(3)} ms |`,
     );
   }
   if (ramp.length > 0) {
     const file = bodyFile('short');
     console.log('');
-    console.log('| connections | bare undici proxy | routerctl | router / bare, median of rounds (range) | router p50 | CPU: client, router |');
-    console.log('|---:|---:|---:|---:|---:|---|');
+    console.log(`| connections | bare undici proxy | routerctl | router / bare, median of rounds (range) | router p50 | CPU per request, user + kernel: bare, router | CPU: upstream, client, router${sharedHeader} |`);
+    console.log('|---:|---:|---:|---:|---:|---|---|');
     // Rounds alternate the targets and walk the ramp in both directions, so that neither
     // the order nor a slow spell of the machine favours one connection count.
+    // Warm both proxies first (JIT, pools): the first round's first step would otherwise measure a cold process.
+    for (const url of [proxy.out, router.out]) await drive(url, file, ramp[0]!, Math.max(3, seconds), pidOf);
     const byConns = new Map(ramp.map((c) => [c, { bare: [] as Run[], router: [] as Run[] }]));
+    /** Steps whose runs something other than the proxies paced. */
+    const paced: number[] = [];
     for (let k = 0; k < rounds; k++) {
       for (const c of k % 2 === 0 ? ramp : [...ramp].reverse()) {
         const runs = byConns.get(c)!;
@@ -207,10 +277,15 @@ try {
     for (const c of ramp) {
       const { bare, router: r } = byConns.get(c)!;
       const errs = r.reduce((a, x) => a + x.errors, 0);
+      const limits = [...new Set([...pacedBy(bare).map((p) => `${p} (bare run)`), ...pacedBy(r).map((p) => `${p} (router run)`)])];
+      const ratio = limits.length > 0 ? `n/a: ${limits.join(', ')} saturated` : fmtRatio(pairedRatio(r, bare));
+      const most = (p: string): string => pct(Math.max(...r.map((x) => x.cpu[p] ?? NaN)));
       console.log(
-        `| ${c} | ${median(bare.map((x) => x.rps)).toFixed(0)} | ${median(r.map((x) => x.rps)).toFixed(0)}${errs > 0 ? ` (${errs} errors)` : ''} | ${fmtRatio(pairedRatio(r, bare))} | ` +
-          `${median(r.map((x) => x.p50Ms)).toFixed(2)} ms | ${pct(Math.max(...r.map((x) => x.cpu.client!)))}, ${pct(Math.max(...r.map((x) => x.cpu.router!)))} |`,
+        `| ${c} | ${median(bare.map((x) => x.rps)).toFixed(0)} | ${median(r.map((x) => x.rps)).toFixed(0)}${errs > 0 ? ` (${errs} errors)` : ''} | ${ratio} | ` +
+          `${median(r.map((x) => x.p50Ms)).toFixed(2)} ms | ${perRequestCell(bare, 'proxy')}, ${perRequestCell(r, 'router')} | ` +
+          `${most('upstream')}, ${most('client')}, ${most('router')}${sharedCores([...bare, ...r])} |`,
       );
+      if (limits.length > 0) paced.push(c);
     }
     // The goal is the router's own curve: its rate at the most connections over its rate at the fewest, round by round.
     const first = byConns.get(ramp[0]!)!.router;
@@ -218,13 +293,18 @@ try {
     const own = last.map((x, k) => x.rps / first[k]!.rps);
     const ownBare = byConns.get(ramp.at(-1)!)!.bare.map((x, k) => x.rps / byConns.get(ramp[0]!)!.bare[k]!.rps);
     console.log('');
+    const ends = [ramp[0]!, ramp.at(-1)!].filter((c) => paced.includes(c));
+    if (ends.length > 0) console.log(`Not a measure of the proxies' curves: at ${ends.join(' and ')} connections something else set the pace (see the rows).`);
     console.log(
       `At ${ramp.at(-1)} connections over ${ramp[0]}, round by round (median, range): routerctl ${median(own).toFixed(2)}× (${Math.min(...own).toFixed(2)}–${Math.max(...own).toFixed(2)}), ` +
         `bare proxy ${median(ownBare).toFixed(2)}× (${Math.min(...ownBare).toFixed(2)}–${Math.max(...ownBare).toFixed(2)}).`,
     );
   }
   console.log('');
-  console.log(`CPU is the share of one core over the run, the most any round used. A client or upstream at ${pct(SATURATED)} or more makes that row's ratio not a measure of the proxies.`);
+  console.log(
+    `CPU is the share of one core over the run, the most any round used${pin ? `; cores ${OTHER_CPUS} busy counts all work on the cores the upstream and the client share, the kernel's included` : ''}. ` +
+      `A client or upstream at ${pct(SATURATED)} or more${pin ? `, or those cores ${pct(SATURATED)} busy,` : ''} makes that row's ratio not a measure of the proxies.`,
+  );
 } finally {
   await Promise.all([stopProcess(router.child), stopProcess(proxy.child), stopProcess(upstream.child)]);
   rmSync(work, { recursive: true, force: true });
