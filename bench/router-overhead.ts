@@ -198,6 +198,16 @@ const pairedRatio = (router: Run[], bare: Run[]): { median: number; min: number;
   const rs = router.map((r, k) => r.rps / bare[k]!.rps);
   return { median: median(rs), min: Math.min(...rs), max: Math.max(...rs) };
 };
+/**
+ * The bare proxy's CPU per request over the router's, round by round: the rate ratio
+ * the two would reach if each were held by its own core alone. It stays a measure of
+ * the proxies when something else set the pace of the runs, which the rate ratio does not.
+ */
+const costRatio = (router: Run[], bare: Run[]): { median: number; min: number; max: number } => {
+  const total = (x: { user: number; kernel: number }): number => x.user + x.kernel;
+  const rs = router.map((r, k) => total(bare[k]!.perRequestUs.proxy) / total(r.perRequestUs.router));
+  return { median: median(rs), min: Math.min(...rs), max: Math.max(...rs) };
+};
 const fmtRatio = (r: { median: number; min: number; max: number }): string => `${r.median.toFixed(2)}× (${r.min.toFixed(2)}–${r.max.toFixed(2)})`;
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 /**
@@ -222,8 +232,8 @@ try {
   console.log(`node ${process.version}; client ${HAS_WRK ? 'wrk -t1' : 'undici (wrk not installed)'}; ${rounds} alternating rounds of ${seconds} s at ${connections} connections; router --policy ${policy}${extraRouterArgs.length > 0 ? ` ${extraRouterArgs.join(" ")}` : ""}; bare proxy on undici ${bareApi}(); 3 fast upstreams in one process${pin ? `; proxies pinned to core ${PROXY_CPUS}, upstream and client to ${OTHER_CPUS}` : '; not pinned'}`);
   console.log('');
   const sharedHeader = pin ? `, cores ${OTHER_CPUS} busy` : '';
-  console.log(`| prompt | body | direct upstream | bare undici proxy | routerctl | router / bare, median of rounds (range) | CPU: upstream, client, bare, router${sharedHeader} | p50 at 1 connection: bare, router, added |`);
-  console.log('|---|---:|---:|---:|---:|---:|---|---|');
+  console.log(`| prompt | body | direct upstream | bare undici proxy | routerctl | router / bare, median of rounds (range) | CPU per request, user + kernel: bare, router | bare CPU / router CPU per request (range) | CPU: upstream, client, bare, router${sharedHeader} | p50 at 1 connection: bare, router, added |`);
+  console.log('|---|---:|---:|---:|---:|---:|---|---:|---|---|');
   for (const size of sizes) {
     const file = bodyFile(size);
     const bytes = readFileSync(file).length;
@@ -244,6 +254,7 @@ try {
     const errs = [...runs.bare, ...runs.router].reduce((a, r) => a + r.errors, 0);
     console.log(
       `| ${size} | ${(bytes / 1024).toFixed(1)} KiB | ${rps('direct').toFixed(0)} | ${rps('bare').toFixed(0)} | ${rps('router').toFixed(0)}${errs > 0 ? ` (${errs} errors)` : ''} | ${ratio} | ` +
+        `${perRequestCell(runs.bare, 'proxy')}, ${perRequestCell(runs.router, 'router')} | ${fmtRatio(costRatio(runs.router, runs.bare))} | ` +
         `${pct(cpu('router', 'upstream'))}, ${pct(cpu('router', 'client'))}, ${pct(cpu('bare', 'proxy'))}, ${pct(cpu('router', 'router'))}${sharedCores([...runs.bare, ...runs.router])} | ` +
         `${one.bare.p50Ms.toFixed(3)} ms, ${one.router.p50Ms.toFixed(3)} ms, ${(one.router.p50Ms - one.bare.p50Ms).toFixed(3)} ms |`,
     );
@@ -299,6 +310,13 @@ try {
       `At ${ramp.at(-1)} connections over ${ramp[0]}, round by round (median, range): routerctl ${median(own).toFixed(2)}× (${Math.min(...own).toFixed(2)}–${Math.max(...own).toFixed(2)}), ` +
         `bare proxy ${median(ownBare).toFixed(2)}× (${Math.min(...ownBare).toFixed(2)}–${Math.max(...ownBare).toFixed(2)}).`,
     );
+    // The same curve read from CPU per request (at ${ramp[0]} over at the most), which holds even in runs something else paced.
+    const total = (x: { user: number; kernel: number }): number => x.user + x.kernel;
+    const costOwn = last.map((x, k) => total(first[k]!.perRequestUs.router) / total(x.perRequestUs.router));
+    const lastBare = byConns.get(ramp.at(-1)!)!.bare;
+    const costOwnBare = lastBare.map((x, k) => total(byConns.get(ramp[0]!)!.bare[k]!.perRequestUs.proxy) / total(x.perRequestUs.proxy));
+    const span = (xs: number[]): string => `${median(xs).toFixed(2)}× (${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`;
+    console.log(`The same from CPU per request (at ${ramp[0]} connections over at ${ramp.at(-1)}): routerctl ${span(costOwn)}, bare proxy ${span(costOwnBare)}.`);
   }
   console.log('');
   console.log(

@@ -1,44 +1,92 @@
 /**
- * Upstreams that cost (almost) nothing: node:http servers that read a generation
- * request's body and answer one fixed 200-byte completion, plus the few GET routes a
- * router asks an engine (`/v1/models`, `/v1/loads` with an idle rank), so the router's
- * introspection, load sampling and gate run as they would against SGLang. Measuring a
- * router in front of these measures the router, not the engines.
+ * Upstreams that cost (almost) nothing: servers that read a generation request and
+ * answer one fixed 200-byte completion, plus the few GET routes a router asks an
+ * engine (`/v1/models`, `/v1/loads` with an idle rank), so the router's introspection,
+ * load sampling and gate run as they would against SGLang. Measuring a router in
+ * front of these measures the router, not the engines.
+ *
+ * They speak HTTP/1.1 over node:net with a parser that reads only the request line
+ * and Content-Length and skips the body unread. With node:http, the upstream and the
+ * client filled the core they share at 16 KB bodies (97 % busy, the kernel's work
+ * counted), and that row measured the shared core, not the proxies. Requests must be
+ * framed by Content-Length (no chunked bodies): routers and the bare proxies send
+ * bodies they have read whole, and wrk sends a fixed body.
  *
  *   node dist/bench/support/fast-upstream.js 3
  * prints the servers' URLs, space-separated, on one line of stdout.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+
+function response(status: string, body: Buffer): Buffer {
+  const head = `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nkeep-alive: timeout=65\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
+}
 
 const COMPLETION = (() => {
   const base = { id: 'cmpl-bench', object: 'chat.completion', model: 'fast', choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'stop' }] };
   const pad = 200 - Buffer.byteLength(JSON.stringify(base));
   base.choices[0]!.message.content = 'x'.repeat(Math.max(0, pad));
-  return Buffer.from(JSON.stringify(base));
+  return response('200 OK', Buffer.from(JSON.stringify(base)));
 })();
-const MODELS = Buffer.from(JSON.stringify({ object: 'list', data: [{ id: 'fast', object: 'model' }] }));
-const LOADS = Buffer.from(JSON.stringify({ loads: [{ dp_rank: 0, num_running_reqs: 0, num_waiting_reqs: 0, num_used_tokens: 0 }] }));
+const MODELS = response('200 OK', Buffer.from(JSON.stringify({ object: 'list', data: [{ id: 'fast', object: 'model' }] })));
+const LOADS = response('200 OK', Buffer.from(JSON.stringify({ loads: [{ dp_rank: 0, num_running_reqs: 0, num_waiting_reqs: 0, num_used_tokens: 0 }] })));
+const NOT_FOUND = response('404 Not Found', Buffer.from('{"error":"not found"}'));
+const UNSUPPORTED = Buffer.from('HTTP/1.1 501 Not Implemented\r\ncontent-length: 0\r\nconnection: close\r\n\r\n', 'latin1');
+const MAX_HEAD = 64 * 1024;
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 
-function answer(res: import('node:http').ServerResponse, status: number, body: Buffer): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length });
-  res.end(body);
+/** The answer to a request, from its head (request line and headers). */
+function answerFor(head: string): Buffer {
+  if (!head.startsWith('GET ')) return COMPLETION;
+  const path = head.slice(4, head.indexOf(' ', 4)).split('?', 1)[0];
+  if (path === '/v1/models') return MODELS;
+  if (path === '/v1/loads') return LOADS;
+  return NOT_FOUND;
+}
+
+/** One keep-alive connection: heads are parsed, bodies skipped by their Content-Length. */
+function serve(socket: Socket): void {
+  socket.setNoDelay(true);
+  let pending: Buffer | null = null;
+  let skip = 0;
+  let answer = COMPLETION;
+  socket.on('error', () => socket.destroy());
+  socket.on('data', (chunk: Buffer) => {
+    let data = chunk;
+    let at = 0;
+    while (at < data.length) {
+      if (skip > 0) {
+        const n = Math.min(skip, data.length - at);
+        skip -= n;
+        at += n;
+        if (skip === 0) socket.write(answer);
+        continue;
+      }
+      if (pending) {
+        data = Buffer.concat([pending, data.subarray(at)]);
+        at = 0;
+        pending = null;
+      }
+      const end = data.indexOf(HEAD_END, at);
+      if (end < 0) {
+        if (data.length - at > MAX_HEAD) return void socket.end(UNSUPPORTED);
+        pending = Buffer.from(data.subarray(at));
+        return;
+      }
+      const head = data.toString('latin1', at, end);
+      at = end + HEAD_END.length;
+      if (/\r\ntransfer-encoding:/i.test(head)) return void socket.end(UNSUPPORTED);
+      const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+      answer = answerFor(head);
+      skip = length ? Number(length[1]) : 0;
+      if (skip === 0) socket.write(answer);
+    }
+  });
 }
 
 const n = Math.max(1, Number(process.argv[2] ?? 3));
-const servers = Array.from({ length: n }, () =>
-  createServer((req, res) => {
-    if (req.method === 'GET') {
-      const path = (req.url ?? '/').split('?', 1)[0];
-      if (path === '/v1/models') return answer(res, 200, MODELS);
-      if (path === '/v1/loads') return answer(res, 200, LOADS);
-      return answer(res, 404, Buffer.from('{"error":"not found"}'));
-    }
-    req.on('data', () => undefined);
-    req.on('end', () => answer(res, 200, COMPLETION));
-  }),
-);
-for (const s of servers) s.keepAliveTimeout = 65_000;
+const servers = Array.from({ length: n }, () => createServer(serve));
 await Promise.all(servers.map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()))));
 process.stdout.write(`${servers.map((s) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`).join(' ')}\n`);
 process.on('SIGTERM', () => process.exit(0));
