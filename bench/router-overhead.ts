@@ -188,27 +188,28 @@ const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
+interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+const spread = (xs: number[]): Spread => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
+/** A proxy's CPU per request in one run, user space and kernel together, in µs. */
+const cpuUs = (run: Run, p: 'proxy' | 'router'): number => run.perRequestUs[p].user + run.perRequestUs[p].kernel;
 /**
  * The router's rate over the bare proxy's, round by round: the two runs of a round are
  * back to back, so a machine that slows down for a while slows both. The median of the
  * rounds' ratios, with their range, is what the table gives; a mean of rates would let
  * one slow round decide.
  */
-const pairedRatio = (router: Run[], bare: Run[]): { median: number; min: number; max: number } => {
-  const rs = router.map((r, k) => r.rps / bare[k]!.rps);
-  return { median: median(rs), min: Math.min(...rs), max: Math.max(...rs) };
-};
+const pairedRatio = (router: Run[], bare: Run[]): Spread => spread(router.map((r, k) => r.rps / bare[k]!.rps));
 /**
  * The bare proxy's CPU per request over the router's, round by round: the rate ratio
  * the two would reach if each were held by its own core alone. It stays a measure of
  * the proxies when something else set the pace of the runs, which the rate ratio does not.
  */
-const costRatio = (router: Run[], bare: Run[]): { median: number; min: number; max: number } => {
-  const total = (x: { user: number; kernel: number }): number => x.user + x.kernel;
-  const rs = router.map((r, k) => total(bare[k]!.perRequestUs.proxy) / total(r.perRequestUs.router));
-  return { median: median(rs), min: Math.min(...rs), max: Math.max(...rs) };
-};
-const fmtRatio = (r: { median: number; min: number; max: number }): string => `${r.median.toFixed(2)}× (${r.min.toFixed(2)}–${r.max.toFixed(2)})`;
+const costRatio = (router: Run[], bare: Run[]): Spread => spread(router.map((r, k) => cpuUs(bare[k]!, 'proxy') / cpuUs(r, 'router')));
+const fmtRatio = (r: Spread): string => `${r.median.toFixed(2)}× (${r.min.toFixed(2)}–${r.max.toFixed(2)})`;
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 /**
  * What set the pace of these runs instead of the proxy, if anything: the upstream or
@@ -301,22 +302,18 @@ try {
     // The goal is the router's own curve: its rate at the most connections over its rate at the fewest, round by round.
     const first = byConns.get(ramp[0]!)!.router;
     const last = byConns.get(ramp.at(-1)!)!.router;
+    const firstBare = byConns.get(ramp[0]!)!.bare;
+    const lastBare = byConns.get(ramp.at(-1)!)!.bare;
     const own = last.map((x, k) => x.rps / first[k]!.rps);
-    const ownBare = byConns.get(ramp.at(-1)!)!.bare.map((x, k) => x.rps / byConns.get(ramp[0]!)!.bare[k]!.rps);
+    const ownBare = lastBare.map((x, k) => x.rps / firstBare[k]!.rps);
     console.log('');
     const ends = [ramp[0]!, ramp.at(-1)!].filter((c) => paced.includes(c));
     if (ends.length > 0) console.log(`Not a measure of the proxies' curves: at ${ends.join(' and ')} connections something else set the pace (see the rows).`);
-    console.log(
-      `At ${ramp.at(-1)} connections over ${ramp[0]}, round by round (median, range): routerctl ${median(own).toFixed(2)}× (${Math.min(...own).toFixed(2)}–${Math.max(...own).toFixed(2)}), ` +
-        `bare proxy ${median(ownBare).toFixed(2)}× (${Math.min(...ownBare).toFixed(2)}–${Math.max(...ownBare).toFixed(2)}).`,
-    );
-    // The same curve read from CPU per request (at ${ramp[0]} over at the most), which holds even in runs something else paced.
-    const total = (x: { user: number; kernel: number }): number => x.user + x.kernel;
-    const costOwn = last.map((x, k) => total(first[k]!.perRequestUs.router) / total(x.perRequestUs.router));
-    const lastBare = byConns.get(ramp.at(-1)!)!.bare;
-    const costOwnBare = lastBare.map((x, k) => total(byConns.get(ramp[0]!)!.bare[k]!.perRequestUs.proxy) / total(x.perRequestUs.proxy));
-    const span = (xs: number[]): string => `${median(xs).toFixed(2)}× (${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`;
-    console.log(`The same from CPU per request (at ${ramp[0]} connections over at ${ramp.at(-1)}): routerctl ${span(costOwn)}, bare proxy ${span(costOwnBare)}.`);
+    console.log(`At ${ramp.at(-1)} connections over ${ramp[0]}, round by round (median, range): routerctl ${fmtRatio(spread(own))}, bare proxy ${fmtRatio(spread(ownBare))}.`);
+    // The same curve read from CPU per request (at the fewest over at the most), which holds even in runs something else paced.
+    const costOwn = last.map((x, k) => cpuUs(first[k]!, 'router') / cpuUs(x, 'router'));
+    const costOwnBare = lastBare.map((x, k) => cpuUs(firstBare[k]!, 'proxy') / cpuUs(x, 'proxy'));
+    console.log(`The same from CPU per request (at ${ramp[0]} connections over at ${ramp.at(-1)}): routerctl ${fmtRatio(spread(costOwn))}, bare proxy ${fmtRatio(spread(costOwnBare))}.`);
   }
   console.log('');
   console.log(
