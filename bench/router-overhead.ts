@@ -143,8 +143,7 @@ async function drive(url: string, file: string, conns: number, secs: number, wat
   const [cmd, args] = OTHER_CPUS === undefined ? [client, clientArgs] : ['taskset', ['-c', OTHER_CPUS, client, ...clientArgs]];
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, BODY_FILE: file } });
   const pids: Record<string, number> = { ...watch, client: child.pid! };
-  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
-  const proxiesBefore = { proxy: cpuTimes(pids.proxy!), router: cpuTimes(pids.router!) };
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTimes(pid)]));
   const sharedBefore = coreTicks(SHARED_CORES);
   const t0 = performance.now();
   let out = '';
@@ -158,15 +157,15 @@ async function drive(url: string, file: string, conns: number, secs: number, wat
   await new Promise<void>((r) => child.once('exit', () => r()));
   clearInterval(sampler);
   const wall = (performance.now() - t0) / 1000;
+  const after = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTimes(pid)]));
   const cpu: Record<string, number> = {};
-  for (const [k, pid] of Object.entries(pids)) cpu[k] = ((k === 'client' ? clientCpu : cpuSeconds(pid)) - before[k]!) / wall;
-  const proxiesAfter = { proxy: cpuTimes(pids.proxy!), router: cpuTimes(pids.router!) };
+  for (const k of Object.keys(pids)) cpu[k] = ((k === 'client' ? clientCpu : after[k]!.user + after[k]!.kernel) - before[k]!.user - before[k]!.kernel) / wall;
   const sharedAfter = coreTicks(SHARED_CORES);
   const sharedBusy = pin ? (sharedAfter.busy - sharedBefore.busy) / (sharedAfter.total - sharedBefore.total) : NaN;
   const result = HAS_WRK ? parseWrk(out) : loadClientResult(out);
   const perRequest = (p: 'proxy' | 'router'): { user: number; kernel: number } => ({
-    user: ((proxiesAfter[p].user - proxiesBefore[p].user) * 1e6) / (result.rps * wall),
-    kernel: ((proxiesAfter[p].kernel - proxiesBefore[p].kernel) * 1e6) / (result.rps * wall),
+    user: ((after[p]!.user - before[p]!.user) * 1e6) / (result.rps * wall),
+    kernel: ((after[p]!.kernel - before[p]!.kernel) * 1e6) / (result.rps * wall),
   });
   return { ...result, cpu, sharedBusy, perRequestUs: { proxy: perRequest('proxy'), router: perRequest('router') } };
 }
