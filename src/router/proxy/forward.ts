@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Worker } from '../workers/worker.js';
 import { endToEndHeaders } from './hop-by-hop.js';
+import { CANCELLED } from './outcomes.js';
 import type { RelayOutcome, SendOutcome } from './outcomes.js';
 import { UpstreamExchange } from './upstream-exchange.js';
 import type { RelayExtras } from './upstream-exchange.js';
@@ -14,7 +15,8 @@ export interface UpstreamRequest {
   readonly timeoutMs: number;
 }
 
-const CANCELLED: Promise<SendOutcome> = Promise.resolve(Object.freeze({ kind: 'cancelled' }));
+/** A call whose client already left settles at once. */
+const ALREADY_CANCELLED: Promise<SendOutcome> = Promise.resolve(CANCELLED);
 
 /**
  * One client request's calls to workers, at most one at a time. A client that
@@ -53,7 +55,7 @@ export class UpstreamCall {
 
   /** Send to `worker`; settles with its status line, or with why there is none. */
   send(worker: Worker, r: UpstreamRequest): Promise<SendOutcome> {
-    if (this.#cancelled) return CANCELLED;
+    if (this.#cancelled) return ALREADY_CANCELLED;
     const exchange = new UpstreamExchange(this.#res);
     this.#exchange = exchange;
     // undici reports even its own argument checks through the handler, never by throwing.

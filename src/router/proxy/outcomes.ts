@@ -26,3 +26,7 @@ export type RelayOutcome =
    */
   | { readonly kind: 'cut'; readonly streamed: boolean; readonly firstByteAt: number | undefined; readonly timedOut: boolean; readonly byRouter: boolean }
   | { readonly kind: 'cancelled'; readonly streamed: boolean };
+
+/** The send outcomes that carry nothing: one frozen object each. */
+export const CANCELLED: SendOutcome = Object.freeze({ kind: 'cancelled' });
+export const TIMEOUT: SendOutcome = Object.freeze({ kind: 'timeout' });

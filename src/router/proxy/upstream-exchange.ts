@@ -2,10 +2,8 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ApiErrors, sseErrorEvent } from '../server/api-error.js';
 import { classifyUpstreamError } from './upstream-error.js';
+import { CANCELLED, TIMEOUT } from './outcomes.js';
 import type { RelayOutcome, SendOutcome } from './outcomes.js';
-
-const CANCELLED: SendOutcome = Object.freeze({ kind: 'cancelled' });
-const TIMEOUT: SendOutcome = Object.freeze({ kind: 'timeout' });
 
 /**
  * A failure response's body is read to keep the connection for the next request;
