@@ -6,3 +6,5 @@ export { sglangPageChain, sglangPageHashes } from './sglang-page-hash.js';
 export { SIM_WIRE_SHIFT, simWireWords } from './sim-wire-hash.js';
 export { KEY_CHAIN_ROOT, keyChain, keyChainOf } from './key-chain.js';
 export { closeHole, hashBucket, placeEntry } from './open-table.js';
+export { engineBlockKeys, foldHash } from './engine-keys.js';
+export type { EngineHashScheme } from './engine-keys.js';

@@ -1,9 +1,9 @@
+import { foldHash } from '../../../prefix/index.js';
 import { KvEventFeed, pushEndpoint } from '../../../engines/index.js';
 import type { EngineKind, KvEventBatch, KvFeedStats, PushInfo } from '../../../engines/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { Worker } from '../../workers/worker.js';
 import type { PrefixIndex } from '../prefix_index/index.js';
-import { foldHash } from './engine-keys.js';
 import { TokenKeyedBlocks } from './token-keyed-blocks.js';
 
 /** One publisher the index listens to: a worker's DP rank, with its own owner slot. */

@@ -1,6 +1,5 @@
-import { KEY_CHAIN_ROOT, keyChain } from '../../../prefix/index.js';
+import { foldHash, KEY_CHAIN_ROOT, keyChain } from '../../../prefix/index.js';
 import type { KvEvent } from '../../../engines/index.js';
-import { foldHash } from './engine-keys.js';
 
 type Stored = Extract<KvEvent, { kind: 'stored' }>;
 

@@ -1,4 +1,7 @@
-import { blockHashes, keyChainOf, sglangPageChain, simWireWords } from '../../../prefix/index.js';
+import { blockHashes } from './block-hash.js';
+import { keyChainOf } from './key-chain.js';
+import { sglangPageChain } from './sglang-page-hash.js';
+import { simWireWords } from './sim-wire-hash.js';
 
 /**
  * The router's 52-bit index key for an engine's 64-bit block hash. The prefix index

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { blockHashes, sglangPageHashes, simWireWords } from '../../src/prefix/index.js';
-import { engineBlockKeys } from '../../src/router/index.js';
-import { foldHash } from '../../src/router/state/kv_index/index.js';
+import { blockHashes, engineBlockKeys, foldHash, sglangPageHashes, simWireWords } from '../../src/prefix/index.js';
 
 const fold = (v: bigint): number => {
   const u = BigInt.asUintN(64, v);
