@@ -12,8 +12,12 @@ import { closeHole, hashBucket as bucket, placeEntry } from '../prefix/index.js'
  * it starts holding, in runs that chain from `parent`, and blocks it lets go.
  */
 export interface KvCacheListener {
-  /** Blocks `first`..`first + hashes.length - 1` of a sequence became cached; `tokens` is the whole sequence when known. */
-  stored(hashes: readonly number[], parent: number | null, first: number, tokens: readonly number[] | undefined): void;
+  /**
+   * Blocks `first`..`first + hashes.length - 1` of a sequence became cached; `tokens` is
+   * the whole sequence (at least up to the run's end), always: the events carry a run's
+   * token ids, and an engine posing as SGLang hashes them.
+   */
+  stored(hashes: readonly number[], parent: number | null, first: number, tokens: readonly number[]): void;
   removed(hashes: readonly number[]): void;
   cleared(): void;
 }
@@ -96,8 +100,9 @@ export class KvBlockCache {
   /**
    * Turn anonymous blocks of a request into cached blocks under `hashes[from..to)`.
    * A hash another request cached meanwhile is shared, and our block goes back free.
+   * `tokens` is the sequence the hashes are of (the listener is told them).
    */
-  commit(hashes: readonly number[], from: number, to: number, tokens?: readonly number[]): void {
+  commit(hashes: readonly number[], from: number, to: number, tokens: readonly number[]): void {
     let runStart = -1;
     for (let i = from; i < to; i++) {
       const h = hashes[i]!;
@@ -116,7 +121,7 @@ export class KvBlockCache {
     if (runStart >= 0) this.#stored(hashes, runStart, to, tokens);
   }
 
-  #stored(hashes: readonly number[], from: number, to: number, tokens: readonly number[] | undefined): void {
+  #stored(hashes: readonly number[], from: number, to: number, tokens: readonly number[]): void {
     this.listener?.stored(hashes.slice(from, to), from > 0 ? hashes[from - 1]! : null, from, tokens);
   }
 

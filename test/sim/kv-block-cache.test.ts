@@ -2,12 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { KvBlockCache } from '../../src/sim/kv-block-cache.js';
 import { Rng } from '../../src/sim/rng.js';
 
+/** The cache takes the sequence a run's hashes are of, for its listener; these tests have none listening for tokens. */
+const NO_TOKENS: readonly number[] = [];
+
 describe('KvBlockCache', () => {
   it('caches committed blocks and counts them free once released', () => {
     const c = new KvBlockCache(10);
     expect(c.admit([1, 2, 3], 0, 4)).toBe(true);
     expect(c.usedBlocks()).toBe(4);
-    c.commit([1, 2, 3], 0, 3);
+    c.commit([1, 2, 3], 0, 3, NO_TOKENS);
     expect(c.usedBlocks()).toBe(4);
     c.release([1, 2, 3], 3, 1);
     expect(c.usedBlocks()).toBe(0);
@@ -26,10 +29,10 @@ describe('KvBlockCache', () => {
   it('evicts least recently released blocks first, never pinned ones', () => {
     const c = new KvBlockCache(4);
     c.admit([1, 2], 0, 2);
-    c.commit([1, 2], 0, 2);
+    c.commit([1, 2], 0, 2, NO_TOKENS);
     c.release([1, 2], 2, 0); // 1 then 2 released: 1 is older
     c.admit([3], 0, 1);
-    c.commit([3], 0, 1); // pinned
+    c.commit([3], 0, 1, NO_TOKENS); // pinned
     expect(c.admit([], 0, 2)).toBe(true); // 1 free + evicts block 1
     expect(c.evictions).toBe(1);
     expect(c.matchPrefix([1])).toBe(0);
@@ -43,7 +46,7 @@ describe('KvBlockCache', () => {
   it('does not evict the blocks an admission is about to reuse', () => {
     const c = new KvBlockCache(3);
     c.admit([1, 2], 0, 2);
-    c.commit([1, 2], 0, 2);
+    c.commit([1, 2], 0, 2, NO_TOKENS);
     c.release([1, 2], 2, 0);
     // Reusing 1 and 2 leaves one free block: reserving two must fail, not evict 1 or 2.
     expect(c.admit([1, 2], 2, 2)).toBe(false);
@@ -55,8 +58,8 @@ describe('KvBlockCache', () => {
     const c = new KvBlockCache(10);
     c.admit([5], 0, 1);
     c.admit([5], 0, 1);
-    c.commit([5], 0, 1);
-    c.commit([5], 0, 1);
+    c.commit([5], 0, 1, NO_TOKENS);
+    c.commit([5], 0, 1, NO_TOKENS);
     expect(c.cachedBlocks()).toBe(1);
     expect(c.usedBlocks()).toBe(1);
     c.release([5], 1, 0);
@@ -80,7 +83,7 @@ describe('KvBlockCache', () => {
     for (let step = 0; step < 5000; step++) {
       if (live.length > 0 && (rng.next() < 0.45 || live.length > 6)) {
         const r = live.splice(rng.int(live.length), 1)[0]!;
-        c.commit(r.hashes, r.pinned, r.hashes.length);
+        c.commit(r.hashes, r.pinned, r.hashes.length, NO_TOKENS);
         for (const h of r.hashes.slice(r.pinned)) {
           anonymous--;
           if (refs.has(h)) {
