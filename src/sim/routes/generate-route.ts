@@ -32,7 +32,7 @@ function metaInfo(id: string, r: SimRequest | undefined, completion: number, fin
 export const generate: RouteHandler = async (req, res, _url, ctx) => {
   const body = await readJson(req, res, ctx, true);
   if (!body) return;
-  const gen = parseGenerateRequest(body, DEFAULT_MAX_NEW_TOKENS);
+  const gen = parseGenerateRequest(body, DEFAULT_MAX_NEW_TOKENS, ctx.engine.tokenizer);
   let cumulative = '';
   let count = 0;
   runGeneration(

@@ -1,5 +1,6 @@
-import { renderChat, tokenize } from '../../prefix/index.js';
 import type { ChatMessage } from '../../prefix/index.js';
+import { ownIds } from '../sim-tokenizer.js';
+import type { SimTokenizer } from '../sim-tokenizer.js';
 
 /** A validated generation request, whatever API it came through. */
 export interface GenerationRequest {
@@ -36,7 +37,7 @@ export function parseJsonObject(body: Buffer): Json {
   return value as Json;
 }
 
-export function parseChatRequest(body: Json, defaultMaxTokens: number): GenerationRequest {
+export function parseChatRequest(body: Json, defaultMaxTokens: number, tokenizer: SimTokenizer): GenerationRequest {
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) {
     throw new RequestValidationError(400, "'messages' must be a non-empty array");
@@ -46,23 +47,24 @@ export function parseChatRequest(body: Json, defaultMaxTokens: number): Generati
       throw new RequestValidationError(400, `messages[${i}] must be an object with a string 'role'`);
     }
   }
-  return common(body, tokenize(renderChat(messages as ChatMessage[])), maxTokensOf(body, defaultMaxTokens));
+  return common(body, encode(() => tokenizer.encodeChat(messages as ChatMessage[])), maxTokensOf(body, defaultMaxTokens));
 }
 
-export function parseCompletionRequest(body: Json, defaultMaxTokens: number): GenerationRequest {
+export function parseCompletionRequest(body: Json, defaultMaxTokens: number, tokenizer: SimTokenizer): GenerationRequest {
   const prompt = body.prompt;
   let tokens: number[];
-  if (typeof prompt === 'string') tokens = tokenize(prompt);
+  if (typeof prompt === 'string') tokens = encode(() => tokenizer.encodeText(prompt));
   else if (isTokenArray(prompt)) tokens = prompt;
-  else if (Array.isArray(prompt) && prompt.length === 1 && typeof prompt[0] === 'string') tokens = tokenize(prompt[0]);
+  else if (Array.isArray(prompt) && prompt.length === 1 && typeof prompt[0] === 'string') tokens = encode(() => tokenizer.encodeText(prompt[0] as string));
   else throw new RequestValidationError(400, "'prompt' must be a string or an array of token ids");
   return common(body, tokens, maxTokensOf(body, defaultMaxTokens));
 }
 
 /** SGLang's native /generate: `text` or `input_ids`, limits under `sampling_params`. */
-export function parseGenerateRequest(body: Json, defaultMaxTokens: number): GenerationRequest {
+export function parseGenerateRequest(body: Json, defaultMaxTokens: number, tokenizer: SimTokenizer): GenerationRequest {
   let tokens: number[];
-  if (typeof body.text === 'string') tokens = tokenize(body.text);
+  const text = body.text;
+  if (typeof text === 'string') tokens = encode(() => tokenizer.encodeText(text));
   else if (isTokenArray(body.input_ids)) tokens = body.input_ids;
   else if (body.text !== undefined || body.input_ids !== undefined) {
     throw new RequestValidationError(400, 'batch requests are not supported by the simulator; send one text or input_ids');
@@ -75,6 +77,15 @@ export function parseGenerateRequest(body: Json, defaultMaxTokens: number): Gene
   const maxTokens = intField(params, 'max_new_tokens', defaultMaxTokens, 0);
   const req = common({ ...body, ignore_eos: params.ignore_eos }, tokens, maxTokens);
   return req;
+}
+
+/** The prompt's ids through the engine's tokenizer; a prompt it cannot encode (a chat template refusing the messages) is the client's error. */
+function encode(run: () => ArrayLike<number>): number[] {
+  try {
+    return ownIds(run());
+  } catch (err) {
+    throw new RequestValidationError(400, `cannot tokenize the prompt: ${(err as Error)?.message ?? String(err)}`);
+  }
 }
 
 function common(body: Json, promptTokens: number[], maxTokens: number): GenerationRequest {

@@ -1,6 +1,6 @@
 import { sendError, sendJson, sendText } from '../http/responses.js';
 import type { RouteHandler } from './route-context.js';
-import { SIM_VERSION } from './load-routes.js';
+import { engineVersion, memoryGb } from './load-routes.js';
 
 export const models: RouteHandler = (_req, res, _url, ctx) => {
   const e = ctx.engine;
@@ -14,8 +14,9 @@ export const models: RouteHandler = (_req, res, _url, ctx) => {
         owned_by: e.flavor,
         root: e.model,
         max_model_len: e.params.maxModelLen,
-        // Not in either engine's card: tells routerctl's router it talks to the simulator (vLLM has no /server_info to say so).
-        simulated: true,
+        // The simulator's one marker (docs/simulator.md §Push channels), in no engine's card: tells
+        // routerctl's router it talks to the simulator (vLLM has no /server_info to say so). Not when posing as SGLang.
+        ...(e.asSglang ? {} : { simulated: true }),
       },
     ],
   });
@@ -41,6 +42,12 @@ export const healthGenerate: RouteHandler = (_req, res, _url, ctx) => {
   if (!result.ok) sendError(res, ctx.engine.flavor, true, 503, `health generation refused: ${result.reason}`);
 };
 
+/**
+ * GET /server_info and /get_server_info: SGLang's `dataclasses.asdict(server_args)`
+ * (the arguments a router reads), the scheduler's `max_total_num_tokens`, the
+ * `kv_events` descriptor, `internal_states` (one per DP rank) and `version`; nothing
+ * SGLang does not write (docs/simulator.md §Push channels).
+ */
 export const serverInfo: RouteHandler = (_req, res, _url, ctx) => {
   const e = ctx.engine;
   const p = e.params;
@@ -60,10 +67,18 @@ export const serverInfo: RouteHandler = (_req, res, _url, ctx) => {
     load_balance_method: 'round_robin',
     stream_interval: 1,
     incremental_streaming_output: false,
+    kv_events_config: e.push?.kvEventsConfig() ?? null,
+    load_publish_endpoint: e.push?.loadPublishEndpoint() ?? null,
     kv_events: e.push?.serverInfoBlock() ?? null,
-    internal_states: e.ranks.map((r) => ({ dp_rank: r.rank, load: r.runningCount + r.waitingCount })),
-    version: SIM_VERSION,
-    simulated: true,
+    // The scheduler's get_internal_state: its throughput and memory (the server arguments it also repeats are left out).
+    internal_states: e.reportedLoads().map((l) => {
+      const m = memoryGb(l.maxTotalTokens);
+      return {
+        last_gen_throughput: Math.round(l.genThroughput * 100) / 100,
+        memory_usage: { weight: m.weight, kvcache: m.kvCache, token_capacity: l.maxTotalTokens, cuda_graph: m.graph },
+      };
+    }),
+    version: engineVersion(e),
   });
 };
 

@@ -66,7 +66,8 @@ export const v1Loads: RouteHandler = (_req, res, url, ctx) => {
       const entry = coreKeys(rank, l, engine);
       if (all || include.includes('queues')) entry.queues = { waiting: l.waiting, grammar: 0, paused: 0, retracted: 0 };
       if (all || include.includes('memory')) {
-        entry.memory = { weight_gb: 15.0, kv_cache_gb: round((l.maxTotalTokens * 131072) / 1e9, 2), graph_gb: 0.5, token_capacity: l.maxTotalTokens };
+        const m = memoryGb(l.maxTotalTokens);
+        entry.memory = { weight_gb: m.weight, kv_cache_gb: m.kvCache, graph_gb: m.graph, token_capacity: l.maxTotalTokens };
       }
       return entry;
     })
@@ -84,8 +85,9 @@ export const v1Loads: RouteHandler = (_req, res, url, ctx) => {
   }
   sendJson(res, 200, {
     timestamp: new Date().toISOString(),
-    version: SIM_VERSION,
-    accelerator: 'simulated',
+    version: engineVersion(engine),
+    // Posing as SGLang, the device an 8B model's engine reports (the step-time fit's H100); else say what it is.
+    accelerator: engine.asSglang ? 'NVIDIA H100 80GB HBM3' : 'simulated',
     num_accelerators: 1,
     loads,
   });
@@ -118,6 +120,17 @@ export const vllmLoad: RouteHandler = (_req, res, _url, ctx) => {
 };
 
 export const SIM_VERSION = '0.5.0-sim';
+/** What an engine posing as SGLang reports: a release with the LoadStat publisher (docs/simulator.md §Posing as SGLang). */
+export const SGLANG_VERSION = '0.5.19';
+
+export function engineVersion(engine: SimEngine): string {
+  return engine.asSglang ? SGLANG_VERSION : SIM_VERSION;
+}
+
+/** The memory an 8B model's engine reports, in GB: 15 of weights, 128 KiB of KV per token, 0.5 of CUDA graphs. */
+export function memoryGb(capacityTokens: number): { weight: number; kvCache: number; graph: number } {
+  return { weight: 15.0, kvCache: round((capacityTokens * 131072) / 1e9, 2), graph: 0.5 };
+}
 
 function round(v: number, digits: number): number {
   const f = 10 ** digits;

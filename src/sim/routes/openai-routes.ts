@@ -106,13 +106,13 @@ function completionFormat(model: string, includeUsage: boolean): GenerationForma
 export const chatCompletions: RouteHandler = async (req, res, _url, ctx) => {
   const body = await readJson(req, res, ctx, false);
   if (!body) return;
-  const gen = parseChatRequest(body, DEFAULT_MAX_TOKENS);
+  const gen = parseChatRequest(body, DEFAULT_MAX_TOKENS, ctx.engine.tokenizer);
   runGeneration(req, res, gen, ctx, chatFormat(ctx.engine.model, gen.includeUsage), 'chatcmpl-');
 };
 
 export const completions: RouteHandler = async (req, res, _url, ctx) => {
   const body = await readJson(req, res, ctx, false);
   if (!body) return;
-  const gen = parseCompletionRequest(body, DEFAULT_MAX_TOKENS);
+  const gen = parseCompletionRequest(body, DEFAULT_MAX_TOKENS, ctx.engine.tokenizer);
   runGeneration(req, res, gen, ctx, completionFormat(ctx.engine.model, gen.includeUsage), 'cmpl-');
 };
