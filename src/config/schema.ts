@@ -436,9 +436,9 @@ export const OPTIONS = [
     flag: 'prefix-source',
     type: 'enum',
     choices: PREFIX_SOURCES,
-    default: 'requests',
+    default: 'auto',
     describe:
-      "what the prefix index is built from: 'requests' (what the router sent where), 'events' (the engines' KV events: what they hold), 'auto' (events when every worker publishes them in a form the router can key)",
+      "what the prefix index is built from: 'requests' (what the router sent where), 'events' (the engines' KV events: what they hold; without --tokenizer only token-id requests are keyed), 'auto' (events when every worker publishes them and the router can key text prompts too, else requests)",
     group: 'Router internals',
     policyFamily: 'cache-tuning',
   }),
@@ -449,7 +449,7 @@ export const OPTIONS = [
     default: null,
     defaultLabel: 'none',
     describe:
-      "the served model's Hugging Face tokenizer.json (or its folder, with tokenizer_config.json for the chat template): with --prefix-source events, SGLang workers' text prompts are keyed by these tokens",
+      "the served model's Hugging Face tokenizer.json (or its folder, with tokenizer_config.json for the chat template): with KV events, text prompts to SGLang and vLLM workers are keyed by these tokens (token-id requests need none)",
     group: 'Router internals',
   }),
   opt({

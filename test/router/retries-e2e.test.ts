@@ -60,7 +60,7 @@ async function attemptedBy(r: Router, fn: () => Promise<unknown>): Promise<strin
 
 /** Matched depth per worker URL for these messages, read from the router's prefix index. */
 function ownerDepths(r: Router, messages: Messages): { blocks: number; depth: (url: string) => number } {
-  const hashes = parseInferenceRequest('chat', Buffer.from(JSON.stringify({ messages })), r.config.blockSize).prefixHashes;
+  const hashes = parseInferenceRequest('chat', Buffer.from(JSON.stringify({ messages })), { by: 'text', blockSize: r.config.blockSize }).prefixHashes;
   const buf = r.index.newMatchBuffer();
   const n = r.index.match(hashes, buf);
   const depths = new Map<string, number>();

@@ -23,6 +23,19 @@ export interface KvEventFeedOptions {
   replayTimeoutMs?: number;
 }
 
+/**
+ * How a feed caught up with what its engine published before it subscribed
+ * (docs/engine-push.md §Catching up):
+ * - `pending`: the replay is under way;
+ * - `complete`: the replay socket still held every batch from sequence 0;
+ * - `partial`: it no longer did (its buffer rolled over): the blocks stored in the
+ *   batches before its oldest are missing until the engine stores them again;
+ * - `failed`: the replay socket did not answer in time;
+ * - `none`: the engine has no replay socket the router knows of: a feed that
+ *   subscribes after the engine published anything begins empty.
+ */
+export type KvCatchUp = 'pending' | 'complete' | 'partial' | 'failed' | 'none';
+
 /** What a feed has seen, for the admin state and /metrics. */
 export interface KvFeedStats {
   batches: number;
@@ -30,6 +43,9 @@ export interface KvFeedStats {
   skippedEvents: number;
   decodeErrors: number;
   gaps: number;
+  /** Gaps whose every batch the replay gave back, and gaps with a batch lost. */
+  gapsRepaired: number;
+  gapsLost: number;
   /** Batches a gap missed, whether repaired or not. */
   missed: number;
   repaired: number;
@@ -38,7 +54,12 @@ export interface KvFeedStats {
   resets: number;
   /** Batches the replay socket gave back when the feed started (what the engine published before the router listened). */
   replayedAtStart: number;
+  catchUp: KvCatchUp;
+  /** Batches the engine published before the feed subscribed that it never got (before the replay's oldest, or, without replay, before the first live batch). */
+  catchUpMissed: number;
   lastSeq: number;
+  /** The engine's timestamp of the last batch applied (seconds since the epoch); undefined before the first. */
+  lastBatchTs: number | undefined;
   lastError: string | undefined;
 }
 
@@ -52,7 +73,25 @@ export interface KvFeedStats {
  * sink forgets that rank before applying.
  */
 export class KvEventFeed {
-  readonly stats: KvFeedStats = { batches: 0, events: 0, skippedEvents: 0, decodeErrors: 0, gaps: 0, missed: 0, repaired: 0, lost: 0, resets: 0, replayedAtStart: 0, lastSeq: -1, lastError: undefined };
+  readonly stats: KvFeedStats = {
+    batches: 0,
+    events: 0,
+    skippedEvents: 0,
+    decodeErrors: 0,
+    gaps: 0,
+    gapsRepaired: 0,
+    gapsLost: 0,
+    missed: 0,
+    repaired: 0,
+    lost: 0,
+    resets: 0,
+    replayedAtStart: 0,
+    catchUp: 'none',
+    catchUpMissed: 0,
+    lastSeq: -1,
+    lastBatchTs: undefined,
+    lastError: undefined,
+  };
   readonly #opts: KvEventFeedOptions;
   readonly #sink: KvFeedSink;
   readonly #tracker = new SequenceTracker();
@@ -70,6 +109,7 @@ export class KvEventFeed {
     // replay socket, start from what it still keeps, and hold the live stream meanwhile.
     if (opts.replayEndpoint !== undefined) {
       this.#held = [];
+      this.stats.catchUp = 'pending';
       void this.#catchUp();
     }
   }
@@ -77,14 +117,20 @@ export class KvEventFeed {
   async #catchUp(): Promise<void> {
     let last = -1;
     try {
-      const { batches } = await replayFrom(this.#opts.replayEndpoint!, 0, this.#opts.replayTimeoutMs ?? 2000);
+      const { batches, complete } = await replayFrom(this.#opts.replayEndpoint!, 0, this.#opts.replayTimeoutMs ?? 2000);
       for (const b of batches) {
         if (b.seq <= last) continue;
         this.#apply(b.payload, b.seq);
         last = b.seq;
       }
       this.stats.replayedAtStart = batches.length;
+      // A buffer that no longer starts at 0 rolled over: what it dropped is not to be had.
+      const first = batches[0]?.seq ?? 0;
+      this.stats.catchUpMissed = first;
+      this.stats.catchUp = !complete ? 'failed' : first > 0 ? 'partial' : 'complete';
+      if (!complete) this.stats.lastError = `replay at start: no end marker from ${this.#opts.replayEndpoint} within ${this.#opts.replayTimeoutMs ?? 2000} ms`;
     } catch (err) {
+      this.stats.catchUp = 'failed';
       this.stats.lastError = `replay at start: ${(err as Error).message}`;
     }
     if (this.#closed) return;
@@ -105,6 +151,8 @@ export class KvEventFeed {
       this.#held.push(frame);
       return;
     }
+    // Without replay, a first batch past 0 means the engine published before the feed listened.
+    if (this.stats.catchUp === 'none' && this.#tracker.last < 0 && this.stats.resets === 0) this.stats.catchUpMissed = frame.seq;
     const verdict = this.#tracker.observe(frame.seq);
     switch (verdict.kind) {
       case 'duplicate':
@@ -122,6 +170,7 @@ export class KvEventFeed {
           return;
         }
         this.stats.lost += verdict.to - verdict.from + 1;
+        this.stats.gapsLost++;
         break;
       case 'in_order':
         break;
@@ -143,6 +192,8 @@ export class KvEventFeed {
     }
     this.stats.repaired += got;
     this.stats.lost += to - from + 1 - got;
+    if (got === to - from + 1) this.stats.gapsRepaired++;
+    else this.stats.gapsLost++;
     // The held live frames, in arrival order, through the same checks as any frame.
     const held = this.#held ?? [];
     this.#held = null;
@@ -164,6 +215,7 @@ export class KvEventFeed {
     this.stats.events += batch.events.length;
     this.stats.skippedEvents += batch.skipped.length;
     this.stats.lastSeq = seq;
+    this.stats.lastBatchTs = batch.ts;
     this.#sink.batch(batch, seq);
   }
 

@@ -1,7 +1,7 @@
 import { ExpositionWriter } from '../../prometheus/index.js';
 import type { Sample } from '../../prometheus/index.js';
 import { POLL_FAILURE_REASONS } from '../../engines/index.js';
-import type { PollFailureReason } from '../../engines/index.js';
+import type { KvCatchUp, PollFailureReason } from '../../engines/index.js';
 import { CounterFamily, HistogramFamily } from './families.js';
 import { DECISIONS, METRIC_NAMES } from '../../contract/index.js';
 
@@ -38,7 +38,23 @@ export interface GaugeSource {
   queueGateInert: () => boolean;
   prefixIndexBlocks: () => number;
   prefixIndexEvictions: () => number;
+  /** Each worker's KV event feeds, when the prefix index is built from them (docs/metrics-and-admin.md §KV event feeds). */
+  kvFeeds?: () => readonly KvFeedGaugeSource[];
 }
+
+/** One worker's KV event feeds (summed over its DP ranks), read at scrape time. */
+export interface KvFeedGaugeSource {
+  url: string;
+  batches: number;
+  gapsRepaired: number;
+  gapsLost: number;
+  decodeErrors: number;
+  /** Now minus the engine's timestamp on the last batch applied; null before the first. */
+  lagSeconds: number | null;
+  catchUp: KvCatchUp;
+}
+
+const CATCH_UP_OUTCOMES: readonly KvCatchUp[] = ['pending', 'complete', 'partial', 'failed', 'none'];
 
 /**
  * The router's metrics, with the reference router's names, labels and buckets, plus
@@ -84,10 +100,16 @@ export class RouterMetrics {
     [0, ...DIVERTED_OVERLAP_BUCKETS],
   );
   readonly retries = new CounterFamily(METRIC_NAMES.retries, 'Requests retried on another worker before any byte reached the client.', ['reason']);
+  readonly unkeyedRequests = new CounterFamily(
+    METRIC_NAMES.prefixUnkeyedRequests,
+    'Requests routed without prefix affinity because they could not be keyed as the prefix index is keyed, by reason (no_tokenizer, unsupported_input).',
+    ['reason'],
+  );
 
   constructor(private readonly gauges: GaugeSource) {
     // Without --model-id the model is known after discovery, which calls setModelId.
     if (gauges.modelId !== UNKNOWN_MODEL) this.setModelId(gauges.modelId);
+    for (const reason of ['no_tokenizer', 'unsupported_input']) this.unkeyedRequests.touch([reason]);
   }
 
   /** The served model is known only after discovery; pre-create its series so dashboards see zeros. */
@@ -145,8 +167,36 @@ export class RouterMetrics {
       .gauge(METRIC_NAMES.prefixIndexBlocks, 'Blocks held by the prefix index.', [{ value: this.gauges.prefixIndexBlocks() }])
       .counter(METRIC_NAMES.prefixIndexEvictions, 'Blocks evicted from the prefix index to stay within its cap.', [
         { value: this.gauges.prefixIndexEvictions() },
-      ]);
+      ])
+      .counter(this.unkeyedRequests.name, this.unkeyedRequests.help, this.unkeyedRequests.samples());
+    this.renderKvFeeds(w);
     return w.toString();
+  }
+
+  /** The KV event feeds, per worker; no series while the index is built from requests. */
+  private renderKvFeeds(w: ExpositionWriter): void {
+    const feeds = [...(this.gauges.kvFeeds?.() ?? [])].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
+    const per = (f: (x: KvFeedGaugeSource) => number | null): Sample[] =>
+      feeds.flatMap((x) => {
+        const v = f(x);
+        return v === null ? [] : [{ labels: { worker: x.url }, value: v }];
+      });
+    w.counter(METRIC_NAMES.kvEventBatches, 'KV event batches applied to the prefix index, per worker (all DP ranks).', per((x) => x.batches))
+      .counter(
+        METRIC_NAMES.kvEventGaps,
+        'Sequence gaps in a worker\'s KV events, by outcome: repaired from the replay socket, or lost.',
+        feeds.flatMap((x) => [
+          { labels: { worker: x.url, outcome: 'repaired' }, value: x.gapsRepaired },
+          { labels: { worker: x.url, outcome: 'lost' }, value: x.gapsLost },
+        ]),
+      )
+      .counter(METRIC_NAMES.kvEventDecodeErrors, 'KV event messages that could not be decoded, per worker.', per((x) => x.decodeErrors))
+      .gauge(METRIC_NAMES.kvEventLag, 'Seconds since the engine stamped the last KV event batch applied (grows while the engine is idle).', per((x) => x.lagSeconds))
+      .gauge(
+        METRIC_NAMES.kvEventCatchUp,
+        'How the worker\'s KV event feed caught up at subscription: 1 for the current outcome (pending, complete, partial, failed, none).',
+        feeds.flatMap((x) => CATCH_UP_OUTCOMES.map((o) => ({ labels: { worker: x.url, outcome: o }, value: x.catchUp === o ? 1 : 0 }))),
+      );
   }
 
   private renderCacheAware(w: ExpositionWriter, m: string): void {

@@ -2,6 +2,8 @@ import { isAscii, isUtf8 } from 'node:buffer';
 import type { BodyChunks } from '../../net/index.js';
 import { ASSISTANT_PROMPT, MESSAGE_CLOSE, MESSAGE_FRAME_CHARS, messageOpen, promptBytes } from '../../prefix/index.js';
 import type { InferenceRoute } from './inference-request.js';
+import { CHARS_PER_TOKEN, charsToTokens, keyPrompt, NO_KEY } from './request-keying.js';
+import type { Prompt, PromptKey, RequestKeying } from './request-keying.js';
 
 /**
  * The fields of a generation body the router needs, read from the body's bytes
@@ -11,17 +13,18 @@ import type { InferenceRoute } from './inference-request.js';
  * prompt string again; on a body of hundreds of kilobytes those allocations cost more
  * than everything else the router does with the request. This scanner checks the
  * whole body against the JSON grammar and copies only the prompt's bytes into the
- * keying area. It handles the common shapes; on anything else (an error to report, a
- * duplicate key, token ids, invalid UTF-8, a lone surrogate) it answers `undefined`
- * and the caller parses with JSON.parse, which then gives the same result or the
- * error. So it never decides anything JSON.parse would decide differently; a
- * differential test holds it to that.
+ * keying area. When requests are keyed by tokens (the events index), the prompt's
+ * strings are decoded instead, for the tokenizer, and keyed as every parse path keys
+ * (keyPrompt). It handles the common shapes; on anything else (an error to report, a
+ * duplicate key, token ids, invalid UTF-8, a lone surrogate, and for token keying a
+ * message with more than a string role and content) it answers `undefined` and the
+ * caller parses with JSON.parse, which then gives the same result or the error. So it
+ * never decides anything JSON.parse would decide differently; a differential test
+ * holds it to that, under every keying.
  */
-export interface ScannedRequest {
+export interface ScannedRequest extends PromptKey {
   model: string | undefined;
   stream: boolean;
-  prefixHashes: number[];
-  inputTokens: number;
 }
 
 /** Below this size JSON.parse is faster and allocates nothing large: the scanner is not used. */
@@ -56,9 +59,12 @@ function contiguous(body: Buffer | BodyChunks): Buffer {
   return joined.subarray(0, at);
 }
 
-export function scanInferenceRequest(route: InferenceRoute, body: Buffer | BodyChunks, blockSize: number, keyed: boolean): ScannedRequest | undefined {
+export function scanInferenceRequest(route: InferenceRoute, body: Buffer | BodyChunks, keying: RequestKeying): ScannedRequest | undefined {
   try {
-    return new Scanner(contiguous(body)).request(route, blockSize, keyed);
+    const scanner = new Scanner(contiguous(body), keying.by === 'tokens');
+    if (keying.by !== 'tokens') return scanner.request(route, keying.by === 'text' ? keying.blockSize : 0, keying.by === 'text');
+    const { model, stream, prompt } = scanner.prompt(route);
+    return { model, stream, ...keyPrompt(prompt, keying) };
   } catch (err) {
     if (err === GIVE_UP) return undefined;
     throw err;
@@ -72,6 +78,8 @@ export function scanInferenceRequest(route: InferenceRoute, body: Buffer | BodyC
 interface Message {
   role: string;
   parts: Span[];
+  /** Its content when that is one string (always so when scanning strictly); undefined when it has none. */
+  content: Span | undefined;
 }
 
 class Scanner {
@@ -81,7 +89,15 @@ class Scanner {
   /** Index in `b` of the first byte of words[0]. */
   private readonly wordsAt: number;
 
-  constructor(private readonly b: Buffer) {
+  /**
+   * @param strict for a prompt to decode: a message may hold only a string role and a
+   * string content, since a chat template reads every member (a reader of text spans
+   * reads only those two).
+   */
+  constructor(
+    private readonly b: Buffer,
+    private readonly strict = false,
+  ) {
     const aligned = (b.byteOffset + 3) & ~3;
     this.wordsAt = Math.min(aligned - b.byteOffset, b.length);
     this.words = new Uint32Array(b.buffer, b.byteOffset + this.wordsAt, (b.length - this.wordsAt) >>> 2);
@@ -114,7 +130,8 @@ class Scanner {
     return i;
   }
 
-  request(route: InferenceRoute, blockSize: number, keyed: boolean): ScannedRequest {
+  /** The body's members the router reads, checked against the grammar to its last byte. */
+  private fields(route: InferenceRoute): { model: string | undefined; stream: boolean; messages: Message[] | undefined; textParts: Span[] | undefined } {
     const b = this.b;
     let model: string | undefined;
     let stream = false;
@@ -141,8 +158,29 @@ class Scanner {
     this.ws();
     if (this.i !== b.length) throw GIVE_UP;
     if (route === 'chat' ? messages === undefined : textParts === undefined) throw GIVE_UP;
+    return { model, stream, messages, textParts };
+  }
 
-    const chunkBytes = blockSize * 4;
+  /** The prompt with its strings decoded, as JSON.parse would give them. */
+  prompt(route: InferenceRoute): { model: string | undefined; stream: boolean; prompt: Prompt } {
+    const { model, stream, messages, textParts } = this.fields(route);
+    if (messages) {
+      const decoded = messages.map((m) => (m.content === undefined ? { role: m.role } : { role: m.role, content: this.decode(m.content) }));
+      return { model, stream, prompt: { kind: 'chat', messages: decoded } };
+    }
+    return { model, stream, prompt: { kind: 'texts', texts: textParts!.map((p) => this.decode(p)) } };
+  }
+
+  /** A span's string exactly as JSON.parse decodes it (invalid UTF-8 becomes U+FFFD in both). */
+  private decode(s: Span): string {
+    if (!isUtf8(this.b.subarray(s.start, s.end))) throw GIVE_UP;
+    if (!s.escaped) return this.b.toString('utf8', s.start, s.end);
+    return JSON.parse(this.b.toString('utf8', s.start - 1, s.end + 1)) as string;
+  }
+
+  request(route: InferenceRoute, blockSize: number, keyed: boolean): ScannedRequest {
+    const { model, stream, messages, textParts } = this.fields(route);
+    const chunkBytes = blockSize * CHARS_PER_TOKEN;
     if (messages) {
       let maxBytes = Buffer.byteLength(ASSISTANT_PROMPT);
       for (const m of messages) {
@@ -158,14 +196,14 @@ class Scanner {
         if (keyed) promptBytes.putString(MESSAGE_CLOSE);
       }
       if (keyed) promptBytes.putString(ASSISTANT_PROMPT);
-      return { model, stream, prefixHashes: keyed ? promptBytes.hashes(chunkBytes) : [], inputTokens: Math.max(1, Math.ceil(chars / 4)) };
+      return { model, stream, prefixHashes: keyed ? promptBytes.hashes(chunkBytes) : NO_KEY, inputTokens: charsToTokens(chars) };
     }
     let maxBytes = 0;
     for (const p of textParts!) maxBytes += p.end - p.start;
     if (keyed) promptBytes.begin(maxBytes);
     let chars = 0;
     for (const p of textParts!) chars += this.put(p, keyed);
-    return { model, stream, prefixHashes: keyed ? promptBytes.hashes(chunkBytes) : [], inputTokens: Math.max(1, Math.ceil(chars / 4)) };
+    return { model, stream, prefixHashes: keyed ? promptBytes.hashes(chunkBytes) : NO_KEY, inputTokens: charsToTokens(chars) };
   }
 
   /** messages: a non-empty array of objects with a string role. */
@@ -180,15 +218,21 @@ class Scanner {
     const b = this.b;
     let role: string | undefined;
     let parts: Span[] = [];
+    let content: Span | undefined;
     this.object((key) => {
       if (key === 'role') {
         if (b[this.i] !== QUOTE) throw GIVE_UP;
         role = this.smallString();
-      } else if (key === 'content') parts = this.content();
+      } else if (key === 'content') {
+        const isString = b[this.i] === QUOTE;
+        if (this.strict && !isString) throw GIVE_UP;
+        parts = this.content();
+        if (isString) content = parts[0];
+      } else if (this.strict) throw GIVE_UP;
       else this.skipValue(1);
     });
     if (role === undefined) throw GIVE_UP;
-    return { role, parts };
+    return { role, parts, content };
   }
 
   /** A content: a string, an array of parts whose `text` strings count, or anything else (no text). */

@@ -1,6 +1,7 @@
 import type { RouterConfig } from '../../config/index.js';
 import { DECISIONS, isQueued } from '../../contract/index.js';
 import type { AdminState, AdminWorker } from '../../contract/index.js';
+import type { KvCatchUp } from '../../engines/index.js';
 import type { RouterMetrics } from '../metrics/index.js';
 import type { WorkerReading } from '../state/worker-status.js';
 
@@ -19,6 +20,8 @@ export interface AdminStateInput {
   readonly ready: boolean;
   readonly alerts: AdminState['alerts'];
   readonly prefixIndex: AdminState['prefix_index'];
+  /** Tokens per block of the prefix index's keys. */
+  readonly blockSize: number;
   readonly events: AdminState['events'];
 }
 
@@ -76,6 +79,13 @@ export function adminState(s: AdminStateInput): AdminState {
           lost_total: kvEvents.stats.lost,
           resets_total: kvEvents.stats.resets,
           replayed_at_start_total: kvEvents.stats.replayedAtStart,
+          replay_endpoints: [...kvEvents.replayEndpoints],
+          replay_from: w.info.push?.replayFrom ?? null,
+          block_size: kvEvents.blockSize,
+          catch_up: kvEvents.stats.catchUp,
+          catch_up_missed_batches: kvEvents.stats.catchUpMissed,
+          lag_seconds: kvEvents.lagSeconds === null ? null : Math.round(kvEvents.lagSeconds * 1000) / 1000,
+          note: catchUpNote(kvEvents.stats.catchUp, kvEvents.stats.catchUpMissed),
           last_error: kvEvents.stats.lastError ?? null,
         }
       : null,
@@ -97,7 +107,7 @@ export function adminState(s: AdminStateInput): AdminState {
       url: s.url,
       ready: s.ready,
       load_freshness_ms: s.config.loadFreshnessMs,
-      block_size: s.config.blockSize,
+      block_size: s.blockSize,
     },
     workers,
     decisions,
@@ -113,4 +123,16 @@ export function adminState(s: AdminStateInput): AdminState {
     latency: { ttft_seconds: m.ttft.snapshot([s.metricsModel]), duration_seconds: m.duration.snapshot([s.metricsModel]) },
     timestamp_ms: Date.now(),
   };
+}
+
+/** What an operator should know of a worker's catch-up, in one line; null when the index is whole. */
+function catchUpNote(outcome: KvCatchUp, missed: number): string | null {
+  if (outcome === 'partial') return `partial catch-up: the engine's replay buffer no longer held the first ${missed} batches; blocks stored in them are missing until the engine stores them again`;
+  if (outcome === 'failed') return "catch-up failed: the replay socket did not answer; what the engine held before this router subscribed is missing";
+  if (outcome === 'none') {
+    return missed > 0
+      ? `no replay endpoint: this router subscribed after ${missed} batches and holds none of what they stored`
+      : 'no replay endpoint: a router replica started later begins empty (set replay_endpoint in the engine\'s --kv-events-config)';
+  }
+  return null;
 }

@@ -3,7 +3,9 @@ import type { RouterConfig } from '../../config/index.js';
 import type { SelectionBooker } from '../metrics/selection-booker.js';
 import type { Relay } from '../proxy/relay.js';
 import { parseInferenceRequest } from '../request/inference-request.js';
-import type { InferenceRoute, TokenKeying } from '../request/inference-request.js';
+import type { InferenceRoute } from '../request/inference-request.js';
+import { NO_KEYING } from '../request/request-keying.js';
+import type { RequestKeying, UnkeyedReason } from '../request/request-keying.js';
 import { readRequestBody } from '../request/read-body.js';
 import type { RequestCapture } from '../state/capture/index.js';
 import type { DecisionRecorder } from '../state/decisions/index.js';
@@ -20,8 +22,10 @@ export interface GenerationDeps {
   /** The model this router serves; null until known (any model name is accepted). */
   readonly modelId: () => string | null;
   readonly ready: () => boolean;
-  /** Set when the prefix index is built from engine events: requests are keyed by their tokens. */
-  readonly tokenKeys: () => TokenKeying | undefined;
+  /** How requests are keyed for the prefix index (decided at start: docs/routing.md §Keying requests). */
+  readonly keying: () => RequestKeying;
+  /** A request the keying could not key: routed without prefix affinity, and counted. */
+  readonly unkeyed: (reason: UnkeyedReason) => void;
   /** Records each routed request's decision (docs/decisions.md). */
   readonly decisions: DecisionRecorder;
   /** Hands completed requests to GET /admin/capture while someone listens (docs/bench.md §Capture). */
@@ -43,7 +47,8 @@ export class GenerationPath {
     const body = await readRequestBody(req, d.config.maxBodyBytes);
     // A capture needs the prefix keys even under a policy that reads none.
     const capturing = d.capture.active;
-    const parsed = parseInferenceRequest(route, body, d.config.blockSize, d.relay.usesPrefix || capturing, d.tokenKeys());
+    const parsed = parseInferenceRequest(route, body, d.relay.usesPrefix || capturing ? d.keying() : NO_KEYING);
+    if (parsed.unkeyed !== undefined) d.unkeyed(parsed.unkeyed);
     const modelId = d.modelId();
     if (parsed.model !== undefined && modelId !== null && parsed.model !== modelId) throw ApiErrors.modelNotFound(parsed.model);
 

@@ -26,10 +26,9 @@ export interface DecisionRecorderOptions {
   model: () => string;
   policy: string;
   workerQueueLimit: number | null;
-  blockSize: number;
   header: 'off' | 'on' | 'urls';
-  /** Requests are keyed by engine tokens (events index): matched blocks are whole token blocks. */
-  keyedByTokens: () => boolean;
+  /** Tokens per block when requests are keyed by engine tokens (events index): matched blocks are whole token blocks; null otherwise. */
+  tokenBlockSize: () => number | null;
 }
 
 /**
@@ -101,8 +100,9 @@ export class DecisionRecorder {
     // What the router expected the engine to reuse: whole blocks when keyed by engine
     // tokens (the engine always computes the prompt's last token), else the matched
     // share of the prompt's tokens.
+    const bs = o.tokenBlockSize();
     const predicted =
-      queryBlocks === 0 ? 0 : o.keyedByTokens() ? Math.min(selectedBlocks, Math.floor((inputTokens - 1) / o.blockSize)) * o.blockSize : Math.round((inputTokens * selectedBlocks) / queryBlocks);
+      queryBlocks === 0 ? 0 : bs !== null ? Math.min(selectedBlocks, Math.floor((inputTokens - 1) / bs)) * bs : Math.round((inputTokens * selectedBlocks) / queryBlocks);
     return {
       headers,
       onChunk: scanner ? (c) => scanner.push(c) : undefined,

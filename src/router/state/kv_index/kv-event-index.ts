@@ -1,6 +1,6 @@
 import { foldHash } from '../../../prefix/index.js';
 import { KvEventFeed, pushEndpoint } from '../../../engines/index.js';
-import type { EngineKind, KvEventBatch, KvFeedStats, PushInfo } from '../../../engines/index.js';
+import type { EngineKind, KvCatchUp, KvEventBatch, KvFeedStats, PushInfo } from '../../../engines/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { Worker } from '../../workers/worker.js';
 import type { PrefixIndex } from '../prefix_index/index.js';
@@ -26,17 +26,32 @@ export type KvKeying = 'engine_hash' | 'tokens';
 /** What the admin state shows about a worker's KV event feeds. */
 export interface KvEventsStatus {
   readonly endpoints: readonly string[];
+  readonly replayEndpoints: readonly string[];
   readonly keying: KvKeying;
+  /** Tokens per block of the worker's events, as it advertises them. */
+  readonly blockSize: number;
+  /** Now minus the engine's timestamp on its laggiest rank's last batch; null before every rank sent one. */
+  readonly lagSeconds: number | null;
   readonly stats: KvFeedStats;
   readonly unplacedBlocks: number;
   readonly unkeyedBlocks: number;
 }
 
 export interface KvEventIndexOptions {
-  /** Tokens per block: the router's --block-size. */
-  blockSize: number;
   /** Engine hashes remembered per rank when keying by tokens (the prefix index's own bound). */
   maxBlocks: number;
+}
+
+/** One worker's feeds: where it publishes, and how its blocks are keyed. */
+export interface KvAttachment {
+  readonly info: PushInfo;
+  readonly engine: EngineKind;
+  /** One per DP rank, or none: gaps then go unrepaired and a late start begins empty. */
+  readonly replayEndpoints: readonly string[];
+  /** `engine_hash`: the events' hashes are the keys (the router computes requests' keys the engine's way); `tokens`: blocks are keyed by their tokens. */
+  readonly keying: KvKeying;
+  /** Tokens per block of the events, as the engine advertises them. */
+  readonly blockSize: number;
 }
 
 /**
@@ -51,7 +66,7 @@ export class KvEventIndex {
   readonly #index: PrefixIndex;
   readonly #log: Logger;
   readonly #owners: Array<Owner | undefined> = [];
-  readonly #byWorker = new Map<Worker, number[]>();
+  readonly #byWorker = new Map<Worker, { slots: number[]; attachment: KvAttachment }>();
   readonly #free: number[] = [];
   /** Block keys of one event, reused. */
   #keys = new Float64Array(64);
@@ -64,32 +79,29 @@ export class KvEventIndex {
     this.#opts = opts;
   }
 
-  /**
-   * Subscribe to every rank of a worker's KV events; replaces an earlier subscription.
-   * `keying` says whether the event hashes are the keys (the router computes requests'
-   * keys the engine's way) or the blocks are keyed by their tokens.
-   */
-  attach(worker: Worker, info: PushInfo, engine: EngineKind, replayEndpoints: readonly string[], keying: KvKeying): void {
+  /** Subscribe to every rank of a worker's KV events; replaces an earlier subscription. */
+  attach(worker: Worker, a: KvAttachment): void {
     this.detach(worker);
     const slots: number[] = [];
+    const { info } = a;
     for (let rank = 0; rank < info.dpSize; rank++) {
       const slot = this.#free.pop() ?? this.#owners.length;
       this.#index.setOwnerTag(slot, `${worker.url}#${rank}`);
-      const replay = replayEndpoints[rank];
+      const replay = a.replayEndpoints[rank];
       const endpoint = pushEndpoint(worker.url, info, info.kvPortBase, rank);
-      const byTokens = keying === 'tokens' ? new TokenKeyedBlocks(this.#opts.blockSize, this.#opts.maxBlocks) : undefined;
+      const byTokens = a.keying === 'tokens' ? new TokenKeyedBlocks(a.blockSize, this.#opts.maxBlocks) : undefined;
       const feed = new KvEventFeed(
-        { endpoint, topic: info.kvTopic, engine, tokens: byTokens !== undefined, ...(replay !== undefined ? { replayEndpoint: replay } : {}) },
+        { endpoint, topic: info.kvTopic, engine: a.engine, tokens: byTokens !== undefined, ...(replay !== undefined ? { replayEndpoint: replay } : {}) },
         { batch: (b) => this.#apply(slot, b), reset: () => this.#forget(slot, worker, rank, 'the publisher restarted') },
       );
       this.#owners[slot] = { worker, rank, feed, endpoint, byTokens, unplaced: 0, unkeyed: 0 };
       slots.push(slot);
     }
-    this.#byWorker.set(worker, slots);
+    this.#byWorker.set(worker, { slots, attachment: a });
   }
 
   detach(worker: Worker): void {
-    const slots = this.#byWorker.get(worker);
+    const slots = this.#byWorker.get(worker)?.slots;
     if (!slots) return;
     for (const slot of slots) {
       this.#owners[slot]!.feed.close();
@@ -110,14 +122,20 @@ export class KvEventIndex {
   }
 
   status(worker: Worker): KvEventsStatus | undefined {
-    const slots = this.#byWorker.get(worker);
-    if (!slots) return undefined;
-    const owners = slots.map((s) => this.#owners[s]!);
+    const attached = this.#byWorker.get(worker);
+    if (!attached) return undefined;
+    const owners = attached.slots.map((s) => this.#owners[s]!);
     const feeds = owners.map((o) => o.feed);
-    const sum = (k: keyof Omit<KvFeedStats, 'lastError' | 'lastSeq'>): number => feeds.reduce((a, f) => a + f.stats[k], 0);
+    const sum = (k: keyof Omit<KvFeedStats, 'lastError' | 'lastSeq' | 'catchUp' | 'lastBatchTs'>): number => feeds.reduce((a, f) => a + f.stats[k], 0);
+    const stamps = feeds.map((f) => f.stats.lastBatchTs);
+    // The rank heard from longest ago: a worker is as current as its laggiest rank.
+    const oldest = stamps.includes(undefined) ? undefined : Math.min(...(stamps as number[]));
     return {
+      lagSeconds: oldest === undefined ? null : Math.max(0, Date.now() / 1000 - oldest),
       endpoints: owners.map((o) => o.endpoint),
-      keying: owners[0]?.byTokens ? 'tokens' : 'engine_hash',
+      replayEndpoints: attached.attachment.replayEndpoints,
+      keying: attached.attachment.keying,
+      blockSize: attached.attachment.blockSize,
       unplacedBlocks: owners.reduce((a, o) => a + o.unplaced, 0),
       unkeyedBlocks: owners.reduce((a, o) => a + o.unkeyed, 0),
       stats: {
@@ -126,12 +144,17 @@ export class KvEventIndex {
         skippedEvents: sum('skippedEvents'),
         decodeErrors: sum('decodeErrors'),
         gaps: sum('gaps'),
+        gapsRepaired: sum('gapsRepaired'),
+        gapsLost: sum('gapsLost'),
         missed: sum('missed'),
         repaired: sum('repaired'),
         lost: sum('lost'),
         resets: sum('resets'),
         replayedAtStart: sum('replayedAtStart'),
+        catchUp: worstCatchUp(feeds.map((f) => f.stats.catchUp)),
+        catchUpMissed: sum('catchUpMissed'),
         lastSeq: Math.max(...feeds.map((f) => f.stats.lastSeq)),
+        lastBatchTs: oldest,
         lastError: feeds.map((f) => f.stats.lastError).find((e) => e !== undefined),
       },
     };
@@ -178,4 +201,12 @@ export class KvEventIndex {
     this.#owners[slot]?.byTokens?.clear();
     this.#log.info('KV events: forgot what a rank held', { worker: worker.url, rank, reason: why });
   }
+}
+
+/** Worst first: a worker caught up only as well as its worst rank. */
+const CATCH_UP_ORDER: readonly KvCatchUp[] = ['failed', 'partial', 'pending', 'none', 'complete'];
+
+function worstCatchUp(outcomes: readonly KvCatchUp[]): KvCatchUp {
+  for (const o of CATCH_UP_ORDER) if (outcomes.includes(o)) return o;
+  return 'none';
 }
