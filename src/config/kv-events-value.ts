@@ -79,8 +79,11 @@ export function coerceKvEvents(raw: unknown, flag: string, kind: SourceKind): Co
       else if (field === 'replayEndpoint') replayEndpoint = v.trim() === '' ? null : v.trim();
       else topic = v;
     }
-    if (endpoint === undefined) return fail('PARSE_MISSING_VALUE', `${at} needs an endpoint, e.g. "tcp://*:5557"`);
-    rules.push({ workers: workers.trim(), endpoint, replayEndpoint, topic, dpSize });
+    // A replay-only entry amends an engine that advertises its channels but not its replay socket (SGLang).
+    if (endpoint === undefined && replayEndpoint === null) {
+      return fail('PARSE_MISSING_VALUE', `${at} needs an endpoint, e.g. "tcp://*:5557", or a replay-endpoint alone for an engine that advertises its own, e.g. "tcp://*:5558"`);
+    }
+    rules.push({ workers: workers.trim(), endpoint: endpoint ?? null, replayEndpoint, topic, dpSize });
   }
   return { ok: true, value: rules };
 }
@@ -88,7 +91,9 @@ export function coerceKvEvents(raw: unknown, flag: string, kind: SourceKind): Co
 /**
  * The value rule: each entry names workers by an http(s) URL or pattern, and its
  * endpoints are tcp://host:port with room for every rank's port; the replay socket is
- * on the endpoint's host (both are the same engine's).
+ * on the endpoint's host (both are the same engine's). An entry may name only a
+ * replay endpoint: the engine then advertises the rest (SGLang's descriptor has no
+ * replay key).
  */
 export function checkKvEvents(ctx: RuleContext): void {
   const bad = (message: string): void => {
@@ -105,16 +110,19 @@ export function checkKvEvents(ctx: RuleContext): void {
       bad(`${at}: dp-size must be in 1..1024 (got ${rule.dpSize})`);
       continue;
     }
-    const kv = parseZmqEndpoint(rule.endpoint);
+    const kv = rule.endpoint === null ? null : parseZmqEndpoint(rule.endpoint);
     if (typeof kv === 'string') {
       bad(`${at}: endpoint ${kv}`);
       continue;
     }
-    if (kv.port + rule.dpSize - 1 > 65_535) bad(`${at}: ${rule.dpSize} ranks from port ${kv.port} run past 65535`);
+    if (kv !== null && kv.port + rule.dpSize - 1 > 65_535) bad(`${at}: ${rule.dpSize} ranks from port ${kv.port} run past 65535`);
     if (rule.replayEndpoint === null) continue;
     const replay = parseZmqEndpoint(rule.replayEndpoint);
     if (typeof replay === 'string') bad(`${at}: replay-endpoint ${replay}`);
-    else if (replay.host !== kv.host) bad(`${at}: replay-endpoint is on ${replay.host ?? '*'}, endpoint on ${kv.host ?? '*'}; the router reaches both on one host`);
+    // A replay-only entry: the engine advertises its own endpoint and ranks, so only the replay port is checked.
+    else if (kv === null) {
+      if (replay.port + rule.dpSize - 1 > 65_535) bad(`${at}: ${rule.dpSize} replay ranks from port ${replay.port} run past 65535`);
+    } else if (replay.host !== kv.host) bad(`${at}: replay-endpoint is on ${replay.host ?? '*'}, endpoint on ${kv.host ?? '*'}; the router reaches both on one host`);
     else if (replay.port + rule.dpSize - 1 > 65_535) bad(`${at}: ${rule.dpSize} replay ranks from port ${replay.port} run past 65535`);
     else if (Math.abs(replay.port - kv.port) < rule.dpSize) bad(`${at}: the replay ports overlap the endpoint ports (${rule.dpSize} ranks each)`);
   }

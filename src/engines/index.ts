@@ -15,7 +15,7 @@ export {
 export type { LoadRead, LoadShape, LoadSource, LoadSummary, RankReading, Readings } from './load-formats.js';
 export { POLL_FAILURE_REASONS, pollEngineLoad } from './load-poll.js';
 export type { LoadPoll, PollFailureReason } from './load-poll.js';
-export { parseJson, parseModels, parseServerInfo, pushEndpoint } from './introspection.js';
+export { parseJson, parseModels, parseServerInfo, pushEndpoint, replayEndpoints } from './introspection.js';
 export type { ModelsInfo, PushInfo, ServerInfo } from './introspection.js';
 export {
   decodeKvEventBatch,
@@ -24,6 +24,7 @@ export {
   KV_EVENT_LIMITS,
   KvEventFeed,
   kvEventsRuleFor,
+  mergePushInfo,
   parseZmqEndpoint,
   pushInfoFromRule,
   PushDecodeError,
@@ -33,4 +34,4 @@ export {
   sequenceFrame,
   SequenceTracker,
 } from './push/index.js';
-export type { BlockHashes, EngineKind, KvEvent, KvEventBatch, KvEventFeedOptions, KvEventsRule, KvFeedSink, KvFeedStats, LoadStat, PushFrame, ReplayedBatch, SequenceVerdict, SkippedEvent } from './push/index.js';
+export type { BlockHashes, EngineKind, KvEvent, KvEventBatch, KvEventFeedOptions, KvEventsRule, KvCatchUp, KvFeedSink, KvFeedStats, LoadStat, MergedPush, PushFrame, ReplayedBatch, SequenceVerdict, SkippedEvent } from './push/index.js';

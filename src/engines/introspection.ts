@@ -1,3 +1,5 @@
+import { parseZmqEndpoint } from './push/kv-events-rule.js';
+
 /**
  * Readers of what an engine says about itself, shared by the router's worker
  * introspection and `check-config --probe` (docs/engine-load.md, "Introspection").
@@ -46,17 +48,25 @@ const CACHE_AWARE_POLICIES = new Set(['lpm', 'dfs-weight']);
 
 /** SGLang GET /server_info or /get_server_info; null without a usable dp_size. */
 export function parseServerInfo(body: unknown): ServerInfo | null {
-  const o = (body ?? {}) as { dp_size?: unknown; schedule_policy?: unknown; kv_events?: unknown; simulated?: unknown };
+  const o = (body ?? {}) as { dp_size?: unknown; schedule_policy?: unknown; kv_events?: unknown; kv_events_config?: unknown; simulated?: unknown };
   if (typeof o.dp_size !== 'number' || !Number.isInteger(o.dp_size) || o.dp_size <= 0) return null;
   const policy = typeof o.schedule_policy === 'string' ? o.schedule_policy : null;
-  return { dpSize: o.dp_size, push: parsePushInfo(o.kv_events, o.dp_size), simulated: o.simulated === true, schedulePolicy: policy, cacheAwareSchedule: policy !== null && CACHE_AWARE_POLICIES.has(policy) };
+  return {
+    dpSize: o.dp_size,
+    push: parsePushInfo(o.kv_events, o.dp_size, o.kv_events_config),
+    simulated: o.simulated === true,
+    schedulePolicy: policy,
+    cacheAwareSchedule: policy !== null && CACHE_AWARE_POLICIES.has(policy),
+  };
 }
 
 /**
  * Where an SGLang engine publishes (docs/engine-push.md §Discovery): KV events on
  * `endpoint_port_base + rank`, and, when its load publisher is on, `LoadStat` on
  * `load_endpoint_port_base + rank`. The host may be a wildcard the engine bound to:
- * subscribers then use the worker URL's host.
+ * subscribers then use the worker URL's host. The replay socket (and the snapshot
+ * socket) are not in SGLang's descriptor: they are read from the raw
+ * `kv_events_config` that `/server_info` also carries.
  */
 export interface PushInfo {
   /** The host to connect to; null when the engine bound a wildcard (use the worker URL's host). */
@@ -69,22 +79,41 @@ export interface PushInfo {
   dpSize: number;
   loadPortBase: number | null;
   loadTopic: string;
-  /**
-   * The replay sockets' base port, when advertised. SGLang does not advertise it (its
-   * replay endpoint is a flag of its own); routerctl's simulator does, as
-   * `replay_endpoint_port_base`.
-   */
+  /** The replay sockets' host; null when a wildcard was bound (use the worker URL's host). */
+  replayHost: string | null;
+  /** The replay ROUTER socket of rank 0; rank r's is on this port + r. Null: no replay. */
   replayPortBase: number | null;
+  /**
+   * Which source named the replay endpoint: a replay key in the `kv_events` descriptor
+   * itself, the `replay_endpoint` of the raw `kv_events_config`, or a `--kv-events`
+   * entry; null when none did.
+   */
+  replayFrom: 'descriptor' | 'kv_events_config' | 'config' | null;
+  /** The snapshot sockets' host (SGLang's `snapshot_endpoint`); null for a wildcard. */
+  snapshotHost: string | null;
+  /** The snapshot ROUTER socket of rank 0 (rank r on port + r); null when the engine has none. */
+  snapshotPortBase: number | null;
 }
 
 const WILDCARD_HOSTS = new Set(['*', '0.0.0.0', '::', '[::]', '']);
 
-function parsePushInfo(v: unknown, dpSize: number): PushInfo | null {
+/**
+ * SGLang's `kv_events` descriptor (docs/engine-push.md §Discovery). `kvEventsConfig` is
+ * the engine's raw `--kv-events-config` as /server_info repeats it (a JSON string, or
+ * already a mapping): the replay and snapshot endpoints are read from it. A replay key
+ * in the descriptor, should a later SGLang add one, wins over it.
+ */
+function parsePushInfo(v: unknown, dpSize: number, kvEventsConfig: unknown): PushInfo | null {
   if (v === null || typeof v !== 'object') return null;
   const o = v as Record<string, unknown>;
   if (o.publisher !== 'zmq' || !isPort(o.endpoint_port_base)) return null;
   const host = typeof o.endpoint_host === 'string' && !WILDCARD_HOSTS.has(o.endpoint_host) ? o.endpoint_host : null;
   const ranks = typeof o.dp_size === 'number' && Number.isInteger(o.dp_size) && o.dp_size > 0 ? o.dp_size : dpSize;
+  const config = engineKvEventsConfig(kvEventsConfig);
+  const fromDescriptor = tcpEndpoint(o.replay_endpoint) ?? (isPort(o.replay_endpoint_port_base) ? { host, port: o.replay_endpoint_port_base } : null);
+  const fromConfig = tcpEndpoint(config?.replay_endpoint);
+  const replay = fromDescriptor ?? fromConfig;
+  const snapshot = tcpEndpoint(o.snapshot_endpoint) ?? tcpEndpoint(config?.snapshot_endpoint);
   return {
     host,
     kvPortBase: o.endpoint_port_base,
@@ -93,8 +122,25 @@ function parsePushInfo(v: unknown, dpSize: number): PushInfo | null {
     dpSize: ranks,
     loadPortBase: isPort(o.load_endpoint_port_base) ? o.load_endpoint_port_base : null,
     loadTopic: typeof o.load_topic === 'string' ? o.load_topic : 'load',
-    replayPortBase: isPort(o.replay_endpoint_port_base) ? o.replay_endpoint_port_base : null,
+    replayHost: replay?.host ?? null,
+    replayPortBase: replay?.port ?? null,
+    replayFrom: fromDescriptor ? 'descriptor' : fromConfig ? 'kv_events_config' : null,
+    snapshotHost: snapshot?.host ?? null,
+    snapshotPortBase: snapshot?.port ?? null,
   };
+}
+
+/** The engine's `--kv-events-config` as a mapping: parsed when it is a JSON string; null when it is neither. */
+function engineKvEventsConfig(v: unknown): Record<string, unknown> | null {
+  const parsed = typeof v === 'string' ? parseJson(v) : v;
+  return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
+}
+
+/** A `tcp://host:port` the router can connect to (a wildcard host as null); null for anything else. */
+function tcpEndpoint(v: unknown): { host: string | null; port: number } | null {
+  if (typeof v !== 'string') return null;
+  const e = parseZmqEndpoint(v);
+  return typeof e === 'string' ? null : e;
 }
 
 function isPort(v: unknown): v is number {
@@ -103,7 +149,22 @@ function isPort(v: unknown): v is number {
 
 /** The ZMQ address of one rank's publisher: the advertised host, else the worker URL's. */
 export function pushEndpoint(workerUrl: string, info: PushInfo, portBase: number, rank: number): string {
-  let host = info.host;
+  return tcpAddress(workerUrl, info.host, portBase + rank);
+}
+
+/**
+ * The replay ROUTER socket of every DP rank (`tcp://host:port`, rank r on the base
+ * port + r), on the replay host or, for a wildcard, the worker URL's; [] when the
+ * worker has no replay endpoint.
+ */
+export function replayEndpoints(workerUrl: string, info: PushInfo): string[] {
+  const base = info.replayPortBase;
+  if (base === null) return [];
+  return Array.from({ length: info.dpSize }, (_, r) => tcpAddress(workerUrl, info.replayHost, base + r));
+}
+
+function tcpAddress(workerUrl: string, advertised: string | null, port: number): string {
+  let host = advertised;
   if (host === null) {
     try {
       host = new URL(workerUrl).hostname;
@@ -112,7 +173,7 @@ export function pushEndpoint(workerUrl: string, info: PushInfo, portBase: number
     }
   }
   const bare = host.startsWith('[') ? host.slice(1, -1) : host;
-  return `tcp://${bare.includes(':') ? `[${bare}]` : bare}:${portBase + rank}`;
+  return `tcp://${bare.includes(':') ? `[${bare}]` : bare}:${port}`;
 }
 
 /** JSON.parse that answers undefined instead of throwing. */

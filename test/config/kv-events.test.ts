@@ -17,7 +17,12 @@ const table: Array<[string, string[], { code: string; message: RegExp } | null, 
   ['not JSON', ['--kv-events', '{endpoint'], { code: 'RCTL_E_PARSE_INVALID_TYPE', message: /--kv-events: not JSON/ }],
   ['a list, not a mapping', ['--kv-events', '[1]'], { code: 'RCTL_E_PARSE_INVALID_TYPE', message: /expected a mapping from worker URL/ }],
   ['an entry that is a string', ['--kv-events', json({ 'http://a': 'tcp://*:1' })], { code: 'RCTL_E_PARSE_INVALID_TYPE', message: /'http:\/\/a': expected a mapping with an endpoint/ }],
-  ['no endpoint', ['--kv-events', json({ 'http://10.0.0.5:8000': { topic: 'x' } })], { code: 'RCTL_E_PARSE_MISSING_VALUE', message: /needs an endpoint, e\.g\. "tcp:\/\/\*:5557"/ }],
+  ['no endpoint', ['--kv-events', json({ 'http://10.0.0.5:8000': { topic: 'x' } })], { code: 'RCTL_E_PARSE_MISSING_VALUE', message: /needs an endpoint, e\.g\. "tcp:\/\/\*:5557", or a replay-endpoint alone for an engine that advertises its own/ }],
+  ['neither endpoint nor replay endpoint (a null replay)', ['--kv-events', json({ 'http://10.0.0.5:8000': { replay_endpoint: null } })], { code: 'RCTL_E_PARSE_MISSING_VALUE', message: /needs an endpoint/ }],
+  ['a replay endpoint alone (for SGLang, which advertises the rest)', ['--kv-events', json({ 'http://10.0.0.5:8000': { 'replay-endpoint': 'tcp://*:5558' } })], null],
+  ["SGLang's --kv-events-config pasted for its replay endpoint", ['--kv-events', json({ 'http://10.0.0.*': { publisher: 'zmq', replay_endpoint: 'tcp://*:5558', buffer_steps: 10000 } })], null],
+  ['a replay endpoint alone that is not tcp://host:port', ['--kv-events', json({ 'http://10.0.0.5:8000': { 'replay-endpoint': 'ipc:///tmp/r' } })], { code: 'RCTL_E_VALUE_KV_EVENTS', message: /replay-endpoint .*local socket/ }],
+  ['a replay endpoint alone whose ranks run past the last port', ['--kv-events', json({ 'http://10.0.0.5:8000': { 'replay-endpoint': 'tcp://*:65535', 'dp-size': 2 } })], { code: 'RCTL_E_VALUE_KV_EVENTS', message: /2 replay ranks from port 65535 run past 65535/ }],
   ['a misspelt key', ['--kv-events', json({ 'http://10.0.0.5:8000': { endpoint: 'tcp://*:1', 'replay-endpont': 'tcp://*:2' } })], { code: 'RCTL_E_PARSE_UNKNOWN_KEY', message: /unknown key replay-endpont .*did you mean replay-endpoint\?/ }],
   ['dp-size as text', ['--kv-events', json({ 'http://10.0.0.5:8000': { endpoint: 'tcp://*:1', 'dp-size': 'two' } })], { code: 'RCTL_E_PARSE_NOT_A_NUMBER', message: /dp-size: expected an integer/ }],
   ['another publisher', ['--kv-events', json({ 'http://10.0.0.5:8000': { endpoint: 'tcp://*:1', publisher: 'null' } })], { code: 'RCTL_E_PARSE_INVALID_CHOICE', message: /zmq publisher only/ }],
@@ -56,6 +61,12 @@ describe('--kv-events rules', () => {
       { workers: 'http://10.0.0.5:8000/', endpoint: 'tcp://*:5557', replayEndpoint: 'tcp://*:5558', topic: '', dpSize: 1 },
       { workers: 'http://10.0.0.6:8000', endpoint: 'tcp://*:6000', replayEndpoint: null, topic: '', dpSize: 1 },
     ]);
+  });
+
+  it('a replay-only entry has a null endpoint', async () => {
+    const r = await resolveArgs([...W, '--kv-events', json({ 'http://10.0.0.*:8000': { 'replay-endpoint': ' tcp://*:5558 ' } })]);
+    expect(r.errors).toEqual([]);
+    expect(r.config.kvEvents).toEqual([{ workers: 'http://10.0.0.*:8000', endpoint: null, replayEndpoint: 'tcp://*:5558', topic: '', dpSize: 1 }]);
   });
 
   it('reads ROUTERCTL_KV_EVENTS as JSON, below the flag', async () => {

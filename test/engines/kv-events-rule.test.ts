@@ -3,7 +3,7 @@ import { kvEventsRuleFor, parseZmqEndpoint, pushEndpoint, pushInfoFromRule } fro
 import type { KvEventsRule } from '../../src/engines/index.js';
 import { globMatches } from '../../src/engines/push/kv-events-rule.js';
 
-const rule = (workers: string, endpoint = 'tcp://*:5557', more: Partial<KvEventsRule> = {}): KvEventsRule => ({ workers, endpoint, replayEndpoint: null, topic: '', dpSize: 1, ...more });
+const rule = (workers: string, endpoint: string | null = 'tcp://*:5557', more: Partial<KvEventsRule> = {}): KvEventsRule => ({ workers, endpoint, replayEndpoint: null, topic: '', dpSize: 1, ...more });
 
 describe('--kv-events entries (docs/configuration.md §KV event endpoints)', () => {
   it.each([
@@ -44,10 +44,14 @@ describe('--kv-events entries (docs/configuration.md §KV event endpoints)', () 
   });
 
   it('an entry gives the push facts discovery gives: the worker host for a wildcard, ranks from the port, the replay base', () => {
-    const info = pushInfoFromRule(rule('http://h', 'tcp://*:5557', { replayEndpoint: 'tcp://*:5600', topic: 'kv', dpSize: 2 }));
-    expect(info).toMatchObject({ host: null, kvPortBase: 5557, kvTopic: 'kv', dpSize: 2, replayPortBase: 5600, loadPortBase: null, blockSize: null });
+    const info = pushInfoFromRule(rule('http://h', 'tcp://*:5557', { replayEndpoint: 'tcp://*:5600', topic: 'kv', dpSize: 2 }))!;
+    expect(info).toMatchObject({ host: null, kvPortBase: 5557, kvTopic: 'kv', dpSize: 2, replayHost: null, replayPortBase: 5600, replayFrom: 'config', loadPortBase: null, blockSize: null });
     expect(pushEndpoint('http://10.0.0.5:8000', info, info.kvPortBase, 1)).toBe('tcp://10.0.0.5:5558');
-    const fixed = pushInfoFromRule(rule('http://h', 'tcp://10.9.9.9:5557'));
+    const fixed = pushInfoFromRule(rule('http://h', 'tcp://10.9.9.9:5557'))!;
     expect(pushEndpoint('http://10.0.0.5:8000', fixed, fixed.kvPortBase, 0)).toBe('tcp://10.9.9.9:5557');
+  });
+
+  it('an entry naming only a replay endpoint gives no channels of its own: it amends what the engine advertises', () => {
+    expect(pushInfoFromRule(rule('http://h', null, { replayEndpoint: 'tcp://*:5558' }))).toBeNull();
   });
 });

@@ -10,8 +10,12 @@ import type { PushInfo } from '../introspection.js';
 export interface KvEventsRule {
   /** A worker URL, or a pattern in which `*` stands for any run of characters. */
   readonly workers: string;
-  /** `tcp://host:port`, the PUB socket of DP rank 0; rank r publishes on port + r. */
-  readonly endpoint: string;
+  /**
+   * `tcp://host:port`, the PUB socket of DP rank 0; rank r publishes on port + r. Null
+   * in an entry that names only a replay endpoint: the worker advertises its own
+   * channels and the entry adds the replay socket its descriptor lacks.
+   */
+  readonly endpoint: string | null;
   /** `tcp://host:port` of the replay ROUTER socket of rank 0, or null when the engine has none. */
   readonly replayEndpoint: string | null;
   readonly topic: string;
@@ -49,12 +53,16 @@ export function kvEventsRuleFor(rules: readonly KvEventsRule[], workerUrl: strin
   return rules.find((r) => trimUrl(r.workers) === url) ?? rules.find((r) => r.workers.includes('*') && globMatches(trimUrl(r.workers), url));
 }
 
-/** The push facts an entry gives, in the form discovery from `/server_info` gives them. */
-export function pushInfoFromRule(rule: KvEventsRule): PushInfo {
+/**
+ * The push facts an entry gives, in the form discovery from `/server_info` gives them;
+ * null for an entry that names only a replay endpoint (it amends what the engine
+ * advertises: mergePushInfo).
+ */
+export function pushInfoFromRule(rule: KvEventsRule): PushInfo | null {
+  if (rule.endpoint === null) return null;
   const kv = parseZmqEndpoint(rule.endpoint);
   if (typeof kv === 'string') throw new Error(`--kv-events: ${kv}`);
-  const replay = rule.replayEndpoint === null ? null : parseZmqEndpoint(rule.replayEndpoint);
-  if (typeof replay === 'string') throw new Error(`--kv-events: ${replay}`);
+  const replay = ruleReplay(rule);
   return {
     host: kv.host,
     kvPortBase: kv.port,
@@ -64,8 +72,44 @@ export function pushInfoFromRule(rule: KvEventsRule): PushInfo {
     dpSize: rule.dpSize,
     loadPortBase: null,
     loadTopic: 'load',
+    replayHost: replay?.host ?? null,
     replayPortBase: replay?.port ?? null,
+    replayFrom: replay ? 'config' : null,
+    snapshotHost: null,
+    snapshotPortBase: null,
   };
+}
+
+function ruleReplay(rule: KvEventsRule): ZmqEndpoint | null {
+  if (rule.replayEndpoint === null) return null;
+  const replay = parseZmqEndpoint(rule.replayEndpoint);
+  if (typeof replay === 'string') throw new Error(`--kv-events: ${replay}`);
+  return replay;
+}
+
+/** A worker's push channels, and where they were learnt (`WorkerInfo.pushFrom`). */
+export interface MergedPush {
+  push: PushInfo | null;
+  /** `engine`: its `/server_info` advertised them; `config`: a `--kv-events` entry named them. */
+  pushFrom: 'engine' | 'config' | null;
+}
+
+/**
+ * What the router (and `check-config --probe`) takes for a worker's push channels
+ * (docs/engine-push.md §Endpoints from the configuration): an entry with an endpoint
+ * replaces what the engine advertises; an entry naming only a replay endpoint keeps
+ * the advertised channels (load push included) and sets their replay endpoint, and
+ * gives nothing to a worker that advertises no KV events; without an entry, the
+ * advertised channels as they are.
+ */
+export function mergePushInfo(advertised: PushInfo | null, rule: KvEventsRule | undefined): MergedPush {
+  if (rule === undefined) return { push: advertised, pushFrom: advertised ? 'engine' : null };
+  const own = pushInfoFromRule(rule);
+  if (own !== null) return { push: own, pushFrom: 'config' };
+  if (advertised === null) return { push: null, pushFrom: null };
+  const replay = ruleReplay(rule);
+  if (replay === null) return { push: advertised, pushFrom: 'engine' };
+  return { push: { ...advertised, replayHost: replay.host, replayPortBase: replay.port, replayFrom: 'config' }, pushFrom: 'engine' };
 }
 
 function trimUrl(url: string): string {

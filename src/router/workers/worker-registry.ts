@@ -1,5 +1,5 @@
 import { Pool } from 'undici';
-import { kvEventsRuleFor, pushInfoFromRule } from '../../engines/index.js';
+import { kvEventsRuleFor, mergePushInfo, replayEndpoints } from '../../engines/index.js';
 import type { KvEventsRule } from '../../engines/index.js';
 import type { LoadTable } from '../state/load_monitor/index.js';
 import type { LoadPollStats, LoadPush, LoadSampler } from '../state/load_monitor/index.js';
@@ -143,15 +143,19 @@ export class WorkerRegistry {
       this.timers.add(t);
       return;
     }
-    const rule = kvEventsRuleFor(this.opts.kvEvents, w.url);
-    const push = rule ? pushInfoFromRule(rule) : info.push;
+    // An entry with an endpoint replaces what the engine advertises; a replay-only one adds its replay socket.
+    const { push, pushFrom } = mergePushInfo(info.push, kvEventsRuleFor(this.opts.kvEvents, w.url));
+    if (push !== null) {
+      const replay = replayEndpoints(w.url, push);
+      this.log.info('worker KV event channels', { worker: w.url, endpoints_from: pushFrom, replay: replay.length > 0 ? replay.join(' ') : 'none', replay_from: push.replayFrom ?? 'none' });
+    }
     w.info = {
       dpSize: info.dpSize,
       models: info.models,
       flavor: info.flavor,
       nativeScheduling: info.nativeScheduling,
       push,
-      pushFrom: rule ? 'config' : info.push ? 'engine' : null,
+      pushFrom,
       simulated: info.simulated,
     };
     this.table.setExpectedRanks(w, info.dpSize);
