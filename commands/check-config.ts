@@ -11,7 +11,7 @@ import {
   renderProbeTable,
   resolveConfig,
 } from '../src/config/index.js';
-import type { ConfigProblem, ProbeReport } from '../src/config/index.js';
+import type { ConfigProblem, ProbeReport, WorkerProbe } from '../src/config/index.js';
 
 interface CheckConfigArgs {
   json?: boolean;
@@ -88,12 +88,29 @@ async function runCheckConfig(argv: CheckConfigArgs): Promise<number> {
     if (probe !== null) {
       out.push(`probe (${PROBE_TIMEOUT_MS} ms per worker):`);
       out.push(renderProbeTable(probe.workers, color));
+      out.push(...pushDetails(probe.workers));
     }
     for (const p of warnings) out.push(formatProblem(p, { color }));
     if (warnings.length > 0) out.push(`${count(warnings, 'warning')}${argv.strict === true ? ' (--strict: failing)' : ''}`);
   }
   process.stdout.write(`${out.join('\n')}\n`);
   return valid ? 0 : 1;
+}
+
+/**
+ * One more line per worker with KV events: the sockets the router would subscribe to,
+ * its replay sockets and where they were read (docs/engine-push.md §Discovery), and
+ * what keying a long prompt in its blocks costs here.
+ */
+function pushDetails(workers: readonly WorkerProbe[]): string[] {
+  const withPush = workers.filter((x) => x.reachable && x.push !== null);
+  const w = Math.max(0, ...withPush.map((x) => x.url.length));
+  return withPush.map((x) => {
+    const p = x.push!;
+    const replay = p.endpoints.replay.length === 0 ? 'replay: none' : `replay: ${p.endpoints.replay.join(' ')} (from ${p.replayFrom === 'config' ? '--kv-events' : p.replayFrom})`;
+    const keying = p.keying === null ? '' : `  keying ${p.keying.tokens / 1000}K tokens: ${p.keying.ms.toFixed(1)} ms (${p.keying.scheme}, block ${p.keying.blockSize})`;
+    return `  ${x.url.padEnd(w)}  kv events: ${p.endpoints.kvEvents.join(' ')}  ${replay}${keying}`;
+  });
 }
 
 function count(list: readonly ConfigProblem[], noun: string): string {

@@ -76,7 +76,11 @@ export const ConfigCodes = {
   WARN_PROBE_MODEL_MISMATCH: entry('RCTL_W_PROBE_MODEL_MISMATCH', 'probe', 'warning', 'a worker does not serve --model-id, or the workers serve different models'),
   WARN_PROBE_NO_MODELS: entry('RCTL_W_PROBE_NO_MODELS', 'probe', 'warning', 'a worker answered but its /v1/models did not list any model'),
   WARN_PROBE_PUSH_SILENT: entry('RCTL_W_PROBE_PUSH_SILENT', 'probe', 'warning', 'a worker advertises a LoadStat push channel but nothing arrived from it; the router would poll'),
-  WARN_PROBE_BLOCK_SIZE: entry('RCTL_W_PROBE_BLOCK_SIZE', 'probe', 'warning', "a worker's KV events use another block size than --block-size"),
+  // Retired, kept so the code is never reused: the router keys each worker's events at its advertised block size.
+  WARN_PROBE_BLOCK_SIZE: entry('RCTL_W_PROBE_BLOCK_SIZE', 'probe', 'warning', "retired, no longer given: a worker's KV events used another block size than --block-size"),
+  WARN_PROBE_NO_REPLAY: entry('RCTL_W_PROBE_NO_REPLAY', 'probe', 'warning', 'a worker publishes KV events but names no replay endpoint: a router replica started later begins empty'),
+  WARN_PROBE_KEYING_COST: entry('RCTL_W_PROBE_KEYING_COST', 'probe', 'warning', "keying a 100K-token prompt at a worker's block size with its engine's hash takes more than 1 ms"),
+  WARN_PROBE_UNKEYED_TEXT: entry('RCTL_W_PROBE_UNKEYED_TEXT', 'probe', 'warning', "KV events from SGLang or vLLM without --tokenizer: their text prompts go without prefix affinity"),
 } as const satisfies Record<string, CodeEntry>;
 
 export type ConfigCodeName = keyof typeof ConfigCodes;

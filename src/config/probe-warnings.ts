@@ -1,3 +1,4 @@
+import { METRIC_NAMES } from '../contract/index.js';
 import type { Origin } from './origin.js';
 import { problem } from './problem.js';
 import type { ConfigProblem } from './problem.js';
@@ -47,16 +48,31 @@ export function probeWarnings(workers: readonly WorkerProbe[], config: RouterCon
         ),
       );
     }
-    if (push?.kvEvents && push.blockSize !== null && push.blockSize !== config.blockSize) {
+    if (push?.kvEvents && push.endpoints.replay.length === 0) {
       out.push(
         problem(
-          'WARN_PROBE_BLOCK_SIZE',
-          `worker ${w.url} publishes KV events in blocks of ${push.blockSize} tokens but --block-size is ${config.blockSize}; set --block-size ${push.blockSize} so the router's blocks line up with the engine's`,
-          at('blockSize', '--block-size'),
+          'WARN_PROBE_NO_REPLAY',
+          `worker ${w.url} publishes KV events but names no replay endpoint: a router replica started later begins empty (it cannot fetch what the engine published before it subscribed), and a lost batch cannot be repaired; set replay_endpoint in the engine's --kv-events-config (e.g. "replay_endpoint": "tcp://*:5558"), or name it with --kv-events '{"${w.url}": {"replay-endpoint": "tcp://…"}}'`,
+          at('kvEvents', '--kv-events'),
+        ),
+      );
+    }
+    // The engine's scheme keys requests only when the index is built from KV events.
+    const keying = push?.kvEvents && keysByEvents(config) ? push.keying : null;
+    if (keying && keying.ms > KEYING_BUDGET_MS) {
+      const sglang = keying.scheme === 'sglang';
+      const larger = keying.scheme === 'tokens' ? 'a larger engine block size (vLLM --block-size)' : sglang ? 'a larger engine page size (SGLang --page-size)' : 'a larger engine block size';
+      out.push(
+        problem(
+          'WARN_PROBE_KEYING_COST',
+          `worker ${w.url}: keying a ${keying.tokens / 1000}K-token prompt at its block size of ${keying.blockSize} ${keying.blockSize === 1 ? 'token' : 'tokens'} with ${SCHEME_NAMES[keying.scheme]} took ${keying.ms.toFixed(1)} ms here, more than ${KEYING_BUDGET_MS} ms of the request's time${sglang ? ' (a prompt that begins as one seen before resumes from a checkpoint, and costs less)' : ''}; ${larger} lowers it`,
+          at('workerUrls', '--worker-urls'),
         ),
       );
     }
   }
+
+  out.push(...unkeyedWarnings(reachable, config, at('tokenizer', '--tokenizer')));
 
   for (const w of reachable) {
     if (w.models === null || w.models.length === 0) {
@@ -78,6 +94,42 @@ export function probeWarnings(workers: readonly WorkerProbe[], config: RouterCon
       const list = serving.map((w) => `${w.url}: ${w.models.join(', ')}`).join('; ');
       out.push(problem('WARN_PROBE_MODEL_MISMATCH', `workers serve different models (${list}); set --model-id to the one to route`, at('workerUrls', '--worker-urls')));
     }
+  }
+  return out;
+}
+
+/** Keying one request costs more than this: worth a warning (docs/configuration.md §Probe warnings). */
+const KEYING_BUDGET_MS = 1;
+
+const SCHEME_NAMES = { sglang: "SGLang's SHA-256 page chain", sim: "the simulator's block hash", tokens: "the router's token chain, as vLLM's events are keyed" } as const;
+
+/** The prefix index may be built from KV events: requests are then keyed with the engines' own hashes. */
+function keysByEvents(config: RouterConfig): boolean {
+  return config.policy === 'cache_aware' && config.prefixSource !== 'requests';
+}
+
+/**
+ * With the index built from KV events (--prefix-source events or auto, under
+ * cache_aware), a real engine's text prompts can be keyed only by the model's own
+ * tokens: without --tokenizer they go unkeyed (docs/engine-push.md §Keying requests).
+ * The simulator keys with routerctl's stand-in tokenizer, so it needs none.
+ */
+function unkeyedWarnings(workers: readonly WorkerProbe[], config: RouterConfig, where: { flag: string; origin: string | null }): ConfigProblem[] {
+  if (!keysByEvents(config) || config.tokenizer !== null) return [];
+  const publishing = workers.filter((w) => w.push?.kvEvents === true && !w.simulated);
+  const out: ConfigProblem[] = [];
+  for (const engine of ['sglang', 'vllm'] as const) {
+    const urls = publishing.filter((w) => (w.push!.scheme === 'tokens' ? 'vllm' : 'sglang') === engine).map((w) => w.url);
+    if (urls.length === 0) continue;
+    const name = engine === 'sglang' ? 'SGLang' : 'vLLM';
+    const byTokens = engine === 'sglang' ? "keyed by the engine's hash" : 'keyed by their tokens, as its events key their blocks';
+    out.push(
+      problem(
+        'WARN_PROBE_UNKEYED_TEXT',
+        `--prefix-source ${config.prefixSource} without --tokenizer: the text prompts (chat, completions, text) of the ${name} ${urls.length === 1 ? 'worker' : 'workers'} ${urls.join(', ')} will be routed without prefix affinity and counted in ${METRIC_NAMES.prefixUnkeyedRequests}{reason="no_tokenizer"}; token-id requests (/generate input_ids, completions with token-id prompts) are ${byTokens}; set --tokenizer PATH to the model's tokenizer.json`,
+        where,
+      ),
+    );
   }
   return out;
 }

@@ -1,6 +1,8 @@
 import { Agent } from 'undici';
-import { decodeLoadStat, getEngineReply, kvEventsRuleFor, parseJson, parseModels, parseServerInfo, PushSubscription, pushEndpoint, pushInfoFromRule, vllmBlockSize } from '../engines/index.js';
+import { decodeLoadStat, getEngineReply, kvEventsRuleFor, mergePushInfo, parseJson, parseModels, parseServerInfo, PushSubscription, pushEndpoint, replayEndpoints, vllmBlockSize } from '../engines/index.js';
 import type { EngineReply, KvEventsRule, PushInfo } from '../engines/index.js';
+import { engineBlockKeys } from '../prefix/index.js';
+import type { EngineHashScheme } from '../prefix/index.js';
 import type { Origin } from './origin.js';
 import type { ConfigProblem } from './problem.js';
 import { probeLoad } from './probe-load.js';
@@ -27,8 +29,21 @@ export interface WorkerProbe {
   dpSize: number | null;
   /** SGLang --schedule-policy from /server_info, when it says. */
   schedulePolicy: string | null;
+  /** routerctl's simulator (its model cards or /server_info say `"simulated": true`). */
+  simulated: boolean;
   /** The engine's push channels from /server_info (docs/engine-push.md §Discovery); null when it advertises none. */
   push: PushProbe | null;
+}
+
+/** What keying one long prompt costs at a worker's block size, with its engine's hash. */
+export interface KeyingCost {
+  /** The engine's block hash (docs/engine-push.md §Keying requests). */
+  scheme: EngineHashScheme;
+  blockSize: number;
+  /** Tokens in the prompt keyed (fresh random tokens: no checkpoint helps). */
+  tokens: number;
+  /** Wall time of the one measurement on this machine. */
+  ms: number;
 }
 
 /** What the probe learnt of a worker's push channels. */
@@ -43,9 +58,19 @@ export interface PushProbe {
    * came (a firewall, a wrong host: the router would poll), null when not advertised.
    */
   load: 'live' | 'silent' | null;
-  endpoints: { kvEvents: string[]; load: string[] };
-  /** `engine`: advertised in /server_info; `config`: from a --kv-events entry (which wins). */
+  /** One address per DP rank; `replay` is [] when no source names a replay endpoint. */
+  endpoints: { kvEvents: string[]; load: string[]; replay: string[] };
+  /**
+   * `engine`: advertised in /server_info; `config`: from a --kv-events entry with an
+   * endpoint (which wins). A replay-only entry leaves this `engine`.
+   */
   from: 'engine' | 'config';
+  /** Which source named the replay endpoint (docs/engine-push.md §Discovery); null: none did. */
+  replayFrom: PushInfo['replayFrom'];
+  /** The hash the router would key this worker's requests with, as it chooses (docs/engine-push.md §Keying requests). */
+  scheme: EngineHashScheme;
+  /** Keying a 100K-token prompt at `blockSize` with `scheme`; null when the block size is unknown. */
+  keying: KeyingCost | null;
 }
 
 export interface ProbeReport {
@@ -74,6 +99,7 @@ export async function probeWorkers(urls: readonly string[], config: RouterConfig
   const agent = new Agent({ connect: { timeout: timeoutMs } });
   try {
     const workers = await Promise.all(urls.map((url) => probeOne(url, agent, timeoutMs, config.kvEvents)));
+    measureKeying(workers);
     return { workers, warnings: probeWarnings(workers, config, options.origins ?? {}) };
   } finally {
     await agent.destroy();
@@ -82,7 +108,7 @@ export async function probeWorkers(urls: readonly string[], config: RouterConfig
 
 async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number, rules: readonly KvEventsRule[]): Promise<WorkerProbe> {
   const url = rawUrl.replace(/\/+$/, '');
-  const fact: WorkerProbe = { url, reachable: false, error: null, models: null, engine: null, load: null, dpSize: null, schedulePolicy: null, push: null };
+  const fact: WorkerProbe = { url, reachable: false, error: null, models: null, engine: null, load: null, dpSize: null, schedulePolicy: null, simulated: false, push: null };
   try {
     new URL(url);
   } catch {
@@ -98,10 +124,13 @@ async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number, rules: 
 
   const started = performance.now();
   const [models, server, load] = await Promise.all([readModels(get), readServerInfo(get), probeLoad(get)]);
-  // A --kv-events entry wins over what the engine advertises, as in the router.
-  const rule = kvEventsRuleFor(rules, url);
-  const info = rule ? pushInfoFromRule(rule) : server?.push;
-  let push = info ? await probePush(url, info, Math.max(0, timeoutMs - (performance.now() - started)), rule ? 'config' : 'engine') : null;
+  // A --kv-events entry wins over what the engine advertises, or adds its replay endpoint, as in the router.
+  const { push: info, pushFrom } = mergePushInfo(server?.push ?? null, kvEventsRuleFor(rules, url));
+  const simulated = (models?.simulated ?? false) || (server?.simulated ?? false);
+  // The router's choice (src/router/router.ts eventsVerdict): an unknown engine named by --kv-events is taken for vLLM.
+  const vllm = (models?.engine ?? (pushFrom === 'config' ? 'vllm' : 'sglang')) === 'vllm';
+  const scheme: EngineHashScheme = vllm ? 'tokens' : simulated ? 'sim' : 'sglang';
+  let push = info ? await probePush(url, info, Math.max(0, timeoutMs - (performance.now() - started)), pushFrom === 'config' ? 'config' : 'engine', scheme) : null;
   // vLLM's events carry their block size, but it says so ahead of time only in /metrics.
   if (push && push.blockSize === null && models?.engine === 'vllm') {
     const metrics = await get('/metrics');
@@ -119,8 +148,44 @@ async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number, rules: 
     load,
     dpSize: server?.dpSize ?? (load?.ranks !== null && load?.ranks !== undefined && load.ranks > 0 ? load.ranks : null),
     schedulePolicy: server?.schedulePolicy ?? null,
+    simulated,
     push,
   };
+}
+
+/** Tokens in the prompt whose keying the probe times: a long document or agent context. */
+const KEYING_PROBE_TOKENS = 100_000;
+
+/**
+ * Time keying a 100K-token prompt for every distinct (scheme, block size) among the
+ * workers, once each, on fresh random tokens (SGLang's chain would otherwise resume
+ * from checkpoints a previous prompt left), and attach the figure to each worker's
+ * push facts. A shorter run first, so that the one timed is not the code's first
+ * (cold, it costs several times as much).
+ */
+function measureKeying(workers: WorkerProbe[]): void {
+  const measured = new Map<string, KeyingCost>();
+  for (const w of workers) {
+    const push = w.push;
+    if (push === null || push.blockSize === null) continue;
+    const key = `${push.scheme}/${push.blockSize}`;
+    let cost = measured.get(key);
+    if (cost === undefined) {
+      engineBlockKeys(randomTokens(KEYING_PROBE_TOKENS / 8), push.blockSize, push.scheme);
+      const tokens = randomTokens(KEYING_PROBE_TOKENS);
+      const started = performance.now();
+      engineBlockKeys(tokens, push.blockSize, push.scheme);
+      cost = { scheme: push.scheme, blockSize: push.blockSize, tokens: KEYING_PROBE_TOKENS, ms: Math.round((performance.now() - started) * 1000) / 1000 };
+      measured.set(key, cost);
+    }
+    push.keying = cost;
+  }
+}
+
+function randomTokens(n: number): Int32Array {
+  const tokens = new Int32Array(n);
+  for (let i = 0; i < n; i++) tokens[i] = Math.floor(Math.random() * 150_000);
+  return tokens;
 }
 
 /**
@@ -128,11 +193,12 @@ async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number, rules: 
  * rank within what is left of the worker's budget (an engine heartbeats every second,
  * so a live channel answers within the probe's 2 s).
  */
-async function probePush(url: string, info: PushInfo, budgetMs: number, from: PushProbe['from']): Promise<PushProbe> {
+async function probePush(url: string, info: PushInfo, budgetMs: number, from: PushProbe['from'], scheme: EngineHashScheme): Promise<PushProbe> {
   const ranks = Array.from({ length: info.dpSize }, (_, r) => r);
   const endpoints = {
     kvEvents: ranks.map((r) => pushEndpoint(url, info, info.kvPortBase, r)),
     load: info.loadPortBase === null ? [] : ranks.map((r) => pushEndpoint(url, info, info.loadPortBase!, r)),
+    replay: replayEndpoints(url, info),
   };
   let load: PushProbe['load'] = null;
   if (endpoints.load.length > 0) {
@@ -159,7 +225,7 @@ async function probePush(url: string, info: PushInfo, budgetMs: number, from: Pu
     });
     for (const s of subs) s.close();
   }
-  return { kvEvents: true, blockSize: info.blockSize, load, endpoints, from };
+  return { kvEvents: true, blockSize: info.blockSize, load, endpoints, from, replayFrom: info.replayFrom, scheme, keying: null };
 }
 
 type Get = (path: string) => Promise<EngineReply>;

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -43,7 +44,9 @@ afterAll(async () => {
 });
 
 const models = (id = 'm', owner = 'sglang') => ({ '/v1/models': { body: { object: 'list', data: [{ id, object: 'model', owned_by: owner }] } } });
-const config = (over: Partial<RouterConfig> = {}): RouterConfig => ({ ...defaultConfig(), ...over });
+// The index built from requests unless a test says otherwise: the keying-cost and unkeyed-text
+// predictions concern only an index built from KV events, and are tested on their own.
+const config = (over: Partial<RouterConfig> = {}): RouterConfig => ({ ...defaultConfig(), prefixSource: 'requests', ...over });
 
 describe('probe: every load shape a real engine publishes', () => {
   it.each([
@@ -198,17 +201,19 @@ describe('probe against simulated engines', () => {
 });
 
 describe('probe: push channels (docs/engine-push.md §Discovery)', () => {
-  it('reports load by push, KV events and their block size for engines that publish', async () => {
+  it('reports load by push, KV events, their block size and replay sockets for engines that publish', async () => {
     const pushing = await startSimFleet({ workers: 1, blockSize: 32, push: { kvEvents: true, kvFormat: 'map', loadPublish: true, topic: '' } });
     try {
       const { workers, warnings } = await probeWorkers(pushing.urls, config({ blockSize: 32 }));
-      expect(workers[0]!.push).toMatchObject({ kvEvents: true, blockSize: 32, load: 'live' });
+      expect(workers[0]!.push).toMatchObject({ kvEvents: true, blockSize: 32, load: 'live', from: 'engine', scheme: 'sim' });
       expect(workers[0]!.push!.endpoints.load).toEqual([expect.stringMatching(/^tcp:\/\/127\.0\.0\.1:\d+$/)]);
+      expect(workers[0]!.push!.endpoints.replay).toEqual([expect.stringMatching(/^tcp:\/\/127\.0\.0\.1:\d+$/)]);
+      expect(['descriptor', 'kv_events_config']).toContain(workers[0]!.push!.replayFrom);
+      expect(workers[0]!.push!.keying).toMatchObject({ scheme: 'sim', blockSize: 32, tokens: 100_000, ms: expect.any(Number) });
       expect(warnings).toEqual([]);
-      // The same engine, probed with another block size, is told about it.
-      const mismatch = await probeWorkers(pushing.urls, config({ blockSize: 16 }));
-      expect(mismatch.warnings).toMatchObject([{ code: 'RCTL_W_PROBE_BLOCK_SIZE', flag: '--block-size' }]);
-      expect(mismatch.warnings[0]!.message).toMatch(/blocks of 32 tokens but --block-size is 16; set --block-size 32/);
+      // Another --block-size is no longer a warning: the router keys each worker's events at its advertised size.
+      const other = await probeWorkers(pushing.urls, config({ blockSize: 16 }));
+      expect(other.warnings).toEqual([]);
     } finally {
       await pushing.close();
     }
@@ -223,19 +228,20 @@ describe('probe: push channels (docs/engine-push.md §Discovery)', () => {
     });
     const { workers, warnings } = await probeWorkers([url], config(), { timeoutMs: 800 });
     expect(workers[0]!.push).toMatchObject({ kvEvents: true, load: 'silent' });
-    expect(warnings.map((w) => w.code)).toEqual(['RCTL_W_PROBE_PUSH_SILENT']);
+    // The descriptor names no replay endpoint, and there is no kv_events_config: that too.
+    expect(warnings.map((w) => w.code)).toEqual(['RCTL_W_PROBE_PUSH_SILENT', 'RCTL_W_PROBE_NO_REPLAY']);
   });
 
-  it('a vLLM engine named by --kv-events: its endpoints from the entry, its block size from /metrics, and a mismatch warned', async () => {
+  it('a vLLM engine named by --kv-events: its endpoints from the entry, its block size from /metrics', async () => {
     const vllm = await startSimFleet({ workers: 1, flavor: 'vllm', blockSize: 32, push: { kvEvents: true, kvFormat: 'map', loadPublish: false, topic: 'kv' } });
     try {
       const e = vllm.servers[0]!.engine.push!.kvEventsEntry()!;
       const kvEvents = [{ workers: 'http://127.0.0.*', endpoint: e.endpoint, replayEndpoint: e['replay-endpoint'], topic: 'kv', dpSize: 1 }];
-      const { workers } = await probeWorkers(vllm.urls, config({ blockSize: 32, kvEvents }));
-      expect(workers[0]!.push).toMatchObject({ kvEvents: true, blockSize: 32, load: null, from: 'config' });
+      const { workers, warnings } = await probeWorkers(vllm.urls, config({ blockSize: 16, kvEvents }));
+      expect(workers[0]!.push).toMatchObject({ kvEvents: true, blockSize: 32, load: null, from: 'config', replayFrom: 'config', scheme: 'tokens' });
       expect(workers[0]!.push!.endpoints.kvEvents).toEqual([e.endpoint.replace('*', '127.0.0.1')]);
-      const mismatch = await probeWorkers(vllm.urls, config({ blockSize: 16, kvEvents }));
-      expect(mismatch.warnings.map((w) => w.code)).toEqual(['RCTL_W_PROBE_BLOCK_SIZE']);
+      expect(workers[0]!.push!.endpoints.replay).toEqual([e['replay-endpoint'].replace('*', '127.0.0.1')]);
+      expect(warnings).toEqual([]);
       // Without an entry, vLLM advertises nothing.
       expect((await probeWorkers(vllm.urls, config({ blockSize: 32 }))).workers[0]!.push).toBeNull();
     } finally {
@@ -248,5 +254,121 @@ describe('probe: push channels (docs/engine-push.md §Discovery)', () => {
     const { workers, warnings } = await probeWorkers([url], config());
     expect(workers[0]!.push).toBeNull();
     expect(warnings.map((w) => w.code)).not.toContain('RCTL_W_PROBE_PUSH_SILENT');
+  });
+});
+
+/** Bodies as real engines serve them (test/engines/fixtures/README.md). */
+const fixture = (name: string): string => readFileSync(new URL(`../engines/fixtures/${name}`, import.meta.url), 'utf8');
+const sglang = (name: string): Routes => ({ ...models('Qwen/Qwen3-0.6B'), '/server_info': { body: JSON.parse(fixture(`sglang-server-info-${name}.json`)) as unknown } });
+const eventsConfig = (over: Partial<RouterConfig> = {}): RouterConfig => config({ policy: 'cache_aware', prefixSource: 'events', ...over });
+
+describe('probe: KV events as SGLang and vLLM publish them (test/engines/fixtures)', () => {
+  it('SGLang with replay_endpoint in its --kv-events-config: the replay socket, read from kv_events_config; no replay warning', async () => {
+    const url = await fakeEngine(sglang('no-load'));
+    const { workers, warnings } = await probeWorkers([url], config());
+    expect(workers[0]!.push).toMatchObject({ kvEvents: true, blockSize: 16, load: null, from: 'engine', replayFrom: 'kv_events_config', scheme: 'sglang' });
+    expect(workers[0]!.push!.endpoints).toEqual({ kvEvents: ['tcp://127.0.0.1:5557'], load: [], replay: ['tcp://127.0.0.1:5558'] });
+    expect(workers[0]!.simulated).toBe(false);
+    expect(warnings).toEqual([]);
+  });
+
+  it('SGLang without a replay endpoint (the live descriptor, block_size 1): a later replica begins empty, and how to fix it', async () => {
+    const url = await fakeEngine(sglang('block1'));
+    const { workers, warnings } = await probeWorkers([url], config(), { origins: { kvEvents: { source: 'default', label: 'default' } } });
+    expect(workers[0]!.push).toMatchObject({ blockSize: 1, replayFrom: null, endpoints: { replay: [] } });
+    expect(warnings.map((w) => w.code)).toEqual(['RCTL_W_PROBE_NO_REPLAY']);
+    expect(warnings[0]).toMatchObject({ class: 'probe', flag: '--kv-events' });
+    expect(warnings[0]!.message).toBe(
+      `worker ${url} publishes KV events but names no replay endpoint: a router replica started later begins empty (it cannot fetch what the engine published before it subscribed), and a lost batch cannot be repaired; set replay_endpoint in the engine's --kv-events-config (e.g. "replay_endpoint": "tcp://*:5558"), or name it with --kv-events '{"${url}": {"replay-endpoint": "tcp://…"}}'`,
+    );
+  });
+
+  it('a replay-only --kv-events entry fills the gap and keeps the engine as the source of the rest', async () => {
+    const url = await fakeEngine(sglang('block1'));
+    const kvEvents = [{ workers: url, endpoint: null, replayEndpoint: 'tcp://*:5558', topic: '', dpSize: 1 }];
+    const { workers, warnings } = await probeWorkers([url], config({ kvEvents }));
+    expect(workers[0]!.push).toMatchObject({ from: 'engine', replayFrom: 'config', blockSize: 1 });
+    expect(workers[0]!.push!.endpoints).toEqual({ kvEvents: ['tcp://127.0.0.1:5557'], load: [], replay: ['tcp://127.0.0.1:5558'] });
+    expect(warnings.map((w) => w.code)).not.toContain('RCTL_W_PROBE_NO_REPLAY');
+    // For a worker that advertises no KV events, the entry gives none.
+    const none = await fakeEngine(sglang('no-kv-events'));
+    const bare = await probeWorkers([none], config({ kvEvents: [{ ...kvEvents[0]!, workers: none }] }));
+    expect(bare.workers[0]!.push).toBeNull();
+    expect(bare.warnings).toEqual([]);
+  });
+
+  it('a malformed kv_events_config: the channels still, no replay, a warning', async () => {
+    const url = await fakeEngine(sglang('malformed-config'));
+    const { workers, warnings } = await probeWorkers([url], config());
+    expect(workers[0]!.push!.endpoints).toEqual({ kvEvents: ['tcp://127.0.0.1:5557'], load: [], replay: [] });
+    expect(warnings.map((w) => w.code)).toEqual(['RCTL_W_PROBE_NO_REPLAY']);
+  });
+
+  it('keying a 100K-token prompt at the advertised block size is measured once per (scheme, block size), and reported', async () => {
+    const a = await fakeEngine(sglang('no-load'));
+    const b = await fakeEngine(sglang('no-load'));
+    const { workers } = await probeWorkers([a, b], config());
+    const [ka, kb] = workers.map((w) => w.push!.keying);
+    expect(ka).toMatchObject({ scheme: 'sglang', blockSize: 16, tokens: 100_000 });
+    expect(ka!.ms).toBeGreaterThan(0);
+    // One measurement for both workers: the same figure.
+    expect(kb).toBe(ka);
+  });
+
+  it("with the index built from events, SGLang's hash at block size 1 costs more than 1 ms per prompt: a warning naming the figure and the fix", async () => {
+    const url = await fakeEngine(sglang('block1'));
+    const { workers, warnings } = await probeWorkers([url], eventsConfig({ tokenizer: 'tokenizer.json' }));
+    const cost = warnings.find((w) => w.code === 'RCTL_W_PROBE_KEYING_COST');
+    const ms = workers[0]!.push!.keying!.ms;
+    expect(ms).toBeGreaterThan(1);
+    expect(cost?.message).toBe(
+      `worker ${url}: keying a 100K-token prompt at its block size of 1 token with SGLang's SHA-256 page chain took ${ms.toFixed(1)} ms here, more than 1 ms of the request's time (a prompt that begins as one seen before resumes from a checkpoint, and costs less); a larger engine page size (SGLang --page-size) lowers it`,
+    );
+    // Built from requests, the router keys by its own hash: no warning, though the figure is still reported.
+    const byRequests = await probeWorkers([url], config({ prefixSource: 'requests' }));
+    expect(byRequests.warnings.map((w) => w.code)).not.toContain('RCTL_W_PROBE_KEYING_COST');
+    expect(byRequests.workers[0]!.push!.keying).toMatchObject({ scheme: 'sglang', blockSize: 1 });
+  });
+
+  it.each(['events', 'auto'] as const)('--prefix-source %s without --tokenizer: SGLang text prompts go unkeyed, token ids keyed by the engine hash', async (prefixSource) => {
+    const url = await fakeEngine(sglang('no-load'));
+    const { warnings } = await probeWorkers([url], eventsConfig({ prefixSource }), { origins: { tokenizer: { source: 'default', label: 'default' } } });
+    const unkeyed = warnings.filter((w) => w.code === 'RCTL_W_PROBE_UNKEYED_TEXT');
+    expect(unkeyed).toMatchObject([{ class: 'probe', flag: '--tokenizer' }]);
+    expect(unkeyed[0]!.message).toBe(
+      `--prefix-source ${prefixSource} without --tokenizer: the text prompts (chat, completions, text) of the SGLang worker ${url} will be routed without prefix affinity and counted in sgl_router_prefix_unkeyed_requests_total{reason="no_tokenizer"}; token-id requests (/generate input_ids, completions with token-id prompts) are keyed by the engine's hash; set --tokenizer PATH to the model's tokenizer.json`,
+    );
+  });
+
+  it('no unkeyed-text warning with --tokenizer, with --prefix-source requests, under another policy, or for workers without KV events', async () => {
+    const url = await fakeEngine(sglang('no-load'));
+    const none = await fakeEngine(sglang('no-kv-events'));
+    for (const c of [eventsConfig({ tokenizer: 'tokenizer.json' }), eventsConfig({ prefixSource: 'requests' }), eventsConfig({ policy: 'round_robin' })]) {
+      expect((await probeWorkers([url], c)).warnings.map((w) => w.code)).not.toContain('RCTL_W_PROBE_UNKEYED_TEXT');
+    }
+    expect((await probeWorkers([none], eventsConfig())).warnings).toEqual([]);
+  });
+
+  it('vLLM named by --kv-events, block size from vllm:cache_config_info: its text needs the tokenizer too', async () => {
+    const url = await fakeEngine({ ...models('Qwen/Qwen3-0.6B', 'vllm'), '/metrics': { body: fixture('vllm-metrics.txt') } });
+    const kvEvents = [{ workers: url, endpoint: 'tcp://*:5557', replayEndpoint: 'tcp://*:5558', topic: 'kv-events', dpSize: 1 }];
+    const { workers, warnings } = await probeWorkers([url], eventsConfig({ kvEvents }));
+    expect(workers[0]).toMatchObject({ engine: 'vllm', load: { endpoint: '/metrics', waiting: 1, running: 2 } });
+    expect(workers[0]!.push).toMatchObject({ blockSize: 32, from: 'config', replayFrom: 'config', scheme: 'tokens', keying: { scheme: 'tokens', blockSize: 32 } });
+    expect(workers[0]!.push!.endpoints).toEqual({ kvEvents: ['tcp://127.0.0.1:5557'], load: [], replay: ['tcp://127.0.0.1:5558'] });
+    const unkeyed = warnings.find((w) => w.code === 'RCTL_W_PROBE_UNKEYED_TEXT');
+    expect(unkeyed?.message).toContain(`of the vLLM worker ${url} will be routed without prefix affinity`);
+    expect(unkeyed?.message).toContain('token-id requests (/generate input_ids, completions with token-id prompts) are keyed by their tokens, as its events key their blocks');
+  });
+
+  it("routerctl's simulator keys with its stand-in tokenizer: no unkeyed-text warning", async () => {
+    const pushing = await startSimFleet({ workers: 1, push: { kvEvents: true, kvFormat: 'map', loadPublish: false, topic: '' } });
+    try {
+      const { workers, warnings } = await probeWorkers(pushing.urls, eventsConfig());
+      expect(workers[0]).toMatchObject({ simulated: true, push: { scheme: 'sim' } });
+      expect(warnings.map((w) => w.code)).not.toContain('RCTL_W_PROBE_UNKEYED_TEXT');
+    } finally {
+      await pushing.close();
+    }
   });
 });
