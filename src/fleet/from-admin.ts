@@ -68,7 +68,7 @@ export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now())
       : [],
     ttft: isObject(doc.latency) ? histogram((doc.latency as Record<string, unknown>).ttft_seconds) : null,
     duration: isObject(doc.latency) ? histogram((doc.latency as Record<string, unknown>).duration_seconds) : null,
-    prefixIndex: index && typeof index.digest === 'string' && typeof index.source === 'string' ? { source: index.source, blocks: num(index.blocks), digest: index.digest } : null,
+    prefixIndex: index && typeof index.digest === 'string' && typeof index.source === 'string' ? { source: index.source, blocks: num(index.blocks), digest: index.digest, notes: kvNotes(raw.workers) } : null,
     blind: [],
   };
 }
@@ -107,3 +107,14 @@ function isObject(v: unknown): v is Record<string, unknown> {
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** Each worker's note on its part of an events index (a partial catch-up, no replay socket), as `URL: note`. */
+function kvNotes(workers: unknown[]): string[] {
+  const out: string[] = [];
+  for (const item of workers) {
+    if (!isObject(item) || typeof item.url !== 'string' || !isObject(item.kv_events)) continue;
+    const note = (item.kv_events as Fields<NonNullable<AdminWorker['kv_events']>>).note;
+    if (typeof note === 'string') out.push(`${item.url}: ${note}`);
+  }
+  return out;
+}

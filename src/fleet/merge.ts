@@ -40,11 +40,13 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
     if (seen.size > 1) mismatched.push(name);
   }
   // Index agreement among the replicas that answer now: a down one's last digest proves nothing.
-  const indexes = live.filter((r) => r.live && r.snapshot!.prefixIndex !== null).map((r) => r.snapshot!.prefixIndex!);
+  const indexed = live.filter((r) => r.live && r.snapshot!.prefixIndex !== null);
+  const indexes = indexed.map((r) => r.snapshot!.prefixIndex!);
   const builtFrom = new Set(indexes.map((x) => x.source));
   const prefixIndex = {
     source: builtFrom.size === 0 ? null : builtFrom.size === 1 ? [...builtFrom][0]! : 'mixed',
     agree: indexes.length < 2 ? null : new Set(indexes.map((x) => x.digest)).size === 1,
+    notes: [...new Set(indexed.flatMap((r) => r.snapshot!.prefixIndex!.notes.map((n) => (indexed.length > 1 ? `[${r.url}] ${n}` : n))))],
   };
   if (snaps.length > 1) {
     router.simulated = snaps.some((s) => s.router.simulated);

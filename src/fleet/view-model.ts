@@ -98,7 +98,13 @@ export interface ReplicaSnapshot {
   gateRejectionsTotal: number | null;
   alerts: { allQueued: boolean | null; gateInert: boolean | null };
   /** The router's prefix index: what it is built from and its digest; null when the source does not say. */
-  prefixIndex: { source: string; blocks: number | null; digest: string } | null;
+  prefixIndex: {
+    source: string;
+    blocks: number | null;
+    digest: string;
+    /** One line per worker whose part of the index is or may be incomplete (a partial catch-up, no replay socket), as `URL: note`. */
+    notes: string[];
+  } | null;
   /** The router's recent fleet events, oldest first; empty when the source has none. */
   events: FleetEvent[];
   /** Cumulative latency histograms (seconds); null when the source does not say. */
@@ -165,7 +171,12 @@ export interface FleetView {
    * Whether the live replicas hold the same prefix index (equal digests); null with
    * fewer than two replicas that report one. `source` is what they build it from.
    */
-  prefixIndex: { source: string | null; agree: boolean | null };
+  prefixIndex: {
+    source: string | null;
+    agree: boolean | null;
+    /** The live replicas' notes on an incomplete index, each once, tagged with its replica when there are several. */
+    notes: string[];
+  };
   source: SourceKind | 'mixed' | null;
   blind: string[];
   workers: FleetWorker[];

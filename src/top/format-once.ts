@@ -109,6 +109,7 @@ function headerLines(view: FleetView): string[] {
   const out = [`router ${view.replicas.map((x) => x.url).join(', ')} · ${parts.join(' · ')}`];
   const index = view.prefixIndex.agree === null ? '' : ` · index (${view.prefixIndex.source ?? '?'}) ${view.prefixIndex.agree ? 'same on all replicas' : 'differs between replicas'}`;
   out.push(`source ${sourceName(view)}${view.mismatched.length > 0 ? ` · replicas disagree on ${view.mismatched.join(', ')}` : ''}${index}`);
+  for (const note of view.prefixIndex.notes) out.push(`KV index: ${note}`);
   const lat = view.latency.overall;
   if (lat.requests > 0) {
     out.push(`latency since start (${lat.requests} requests)  end-to-end p50 ${fmtSeconds(lat.e2eP50)} p99 ${fmtSeconds(lat.e2eP99)} · TTFT p50 ${fmtSeconds(lat.ttftP50)} p99 ${fmtSeconds(lat.ttftP99)}`);

@@ -50,7 +50,7 @@ export function fleetJson(view: FleetView, o: { sort?: SortKey; filter?: string;
     gate_rejections_total: view.gateRejectionsTotal,
     partial_diversions_total: view.partialDiversionsTotal,
     mismatched: view.mismatched,
-    prefix_index: { source: view.prefixIndex.source, replicas_agree: view.prefixIndex.agree },
+    prefix_index: { source: view.prefixIndex.source, replicas_agree: view.prefixIndex.agree, notes: view.prefixIndex.notes },
     latency_seconds: {
       overall: { ttft_p50: view.latency.overall.ttftP50, ttft_p99: view.latency.overall.ttftP99, e2e_p50: view.latency.overall.e2eP50, e2e_p99: view.latency.overall.e2eP99, requests: view.latency.overall.requests },
     },

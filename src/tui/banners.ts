@@ -57,6 +57,11 @@ export function bannersFor(view: FleetView | undefined, latch: AlertLatch, now: 
   } else if (latch.lastSeen !== null && now - latch.lastSeen < LATCH_HOLD_MS) {
     out.push({ tone: 'yellow', loud: false, text: `all_queued cleared ${fmtAge(now - latch.lastSeen)} ago (${latch.episodes} episode${latch.episodes === 1 ? '' : 's'} this session)` });
   }
+  const notes = view.prefixIndex.notes;
+  if (notes.length > 0) {
+    // Quiet: an incomplete index costs cache hits, not availability.
+    out.push({ tone: 'yellow', loud: false, text: `KV index incomplete · ${notes[0]}${notes.length > 1 ? ` (+${notes.length - 1} more: top --once lists them)` : ''}` });
+  }
   if (view.alerts.gateInert === true) {
     out.push({
       tone: 'yellow',

@@ -12,6 +12,7 @@ import {
 } from '../../src/fleet/index.js';
 import type { FleetWorker, ReplicaSnapshot } from '../../src/fleet/index.js';
 import { fleetJson, formatOnce } from '../../src/top/index.js';
+import { NO_LATCH, bannersFor } from '../../src/tui/index.js';
 import { adminDoc, fixture, prometheusFixture, status, viewOf } from './fixtures.js';
 
 describe('admin state → snapshot', () => {
@@ -200,13 +201,25 @@ describe('merging replicas', () => {
 
   it('says whether the live replicas hold the same prefix index; a down replica does not count', () => {
     const withIndex = (digest: string, source = 'events') => snapshotFromAdmin({ ...adminDoc({}), prefix_index: { source, blocks: 10, owner_pairs: 12, digest } })!;
-    expect(mergeReplicas([status('http://r1', withIndex('ab')), status('http://r2', withIndex('ab'))]).prefixIndex).toEqual({ source: 'events', agree: true });
-    expect(mergeReplicas([status('http://r1', withIndex('ab', 'requests')), status('http://r2', withIndex('cd', 'requests'))]).prefixIndex).toEqual({ source: 'requests', agree: false });
+    expect(mergeReplicas([status('http://r1', withIndex('ab')), status('http://r2', withIndex('ab'))]).prefixIndex).toEqual({ source: 'events', agree: true, notes: [] });
+    expect(mergeReplicas([status('http://r1', withIndex('ab', 'requests')), status('http://r2', withIndex('cd', 'requests'))]).prefixIndex).toEqual({ source: 'requests', agree: false, notes: [] });
     const down = { ...status('http://r2', withIndex('cd')), live: false, error: 'connection refused' };
-    expect(mergeReplicas([status('http://r1', withIndex('ab')), down]).prefixIndex).toEqual({ source: 'events', agree: null });
+    expect(mergeReplicas([status('http://r1', withIndex('ab')), down]).prefixIndex).toEqual({ source: 'events', agree: null, notes: [] });
     const view = mergeReplicas([status('http://r1', withIndex('ab')), status('http://r2', withIndex('ab'))]);
     expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toMatch(/index \(events\) same on all replicas/);
     expect(fleetJson(view)).toMatchObject({ prefix_index: { source: 'events', replicas_agree: true } });
+  });
+
+  it('an events index a worker left incomplete (a partial catch-up) is said in top --once, --json and a console banner', () => {
+    const note = "partial catch-up: the engine's replay buffer no longer held the first 12 batches; blocks stored in them are missing until the engine stores them again";
+    const doc = adminDoc({});
+    const workers = (doc.workers as Array<Record<string, unknown>>).map((w, i) => ({ ...w, kv_events: { note: i === 0 ? note : null } }));
+    const view = mergeReplicas([status('http://r1', snapshotFromAdmin({ ...doc, workers, prefix_index: { source: 'events', blocks: 10, owner_pairs: 12, digest: 'ab' } })!)]);
+    const url = workers[0]!.url as string;
+    expect(view.prefixIndex.notes).toEqual([`${url}: ${note}`]);
+    expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toContain(`\nKV index: ${url}: partial catch-up: `);
+    expect(fleetJson(view)).toMatchObject({ prefix_index: { notes: [`${url}: ${note}`] } });
+    expect(bannersFor(view, NO_LATCH, 0).map((b) => b.text)).toContain(`KV index incomplete · ${url}: ${note}`);
   });
 });
 
