@@ -111,8 +111,10 @@ function keysByEvents(config: RouterConfig): boolean {
 /**
  * With the index built from KV events (--prefix-source events or auto, under
  * cache_aware), a real engine's text prompts can be keyed only by the model's own
- * tokens: without --tokenizer they go unkeyed (docs/engine-push.md §Keying requests).
- * The simulator keys with routerctl's stand-in tokenizer, so it needs none.
+ * tokens (docs/routing.md §Keying requests). Without --tokenizer, `events` indexes
+ * the events anyway and routes text prompts without prefix affinity, while `auto`
+ * keeps the index built from requests. The simulator keys with routerctl's stand-in
+ * tokenizer, so it needs none.
  */
 function unkeyedWarnings(workers: readonly WorkerProbe[], config: RouterConfig, where: { flag: string; origin: string | null }): ConfigProblem[] {
   if (!keysByEvents(config) || config.tokenizer !== null) return [];
@@ -122,14 +124,13 @@ function unkeyedWarnings(workers: readonly WorkerProbe[], config: RouterConfig, 
     const urls = publishing.filter((w) => (w.push!.scheme === 'tokens' ? 'vllm' : 'sglang') === engine).map((w) => w.url);
     if (urls.length === 0) continue;
     const name = engine === 'sglang' ? 'SGLang' : 'vLLM';
+    const workersOf = `the ${name} ${urls.length === 1 ? 'worker' : 'workers'} ${urls.join(', ')}`;
     const byTokens = engine === 'sglang' ? "keyed by the engine's hash" : 'keyed by their tokens, as its events key their blocks';
-    out.push(
-      problem(
-        'WARN_PROBE_UNKEYED_TEXT',
-        `--prefix-source ${config.prefixSource} without --tokenizer: the text prompts (chat, completions, text) of the ${name} ${urls.length === 1 ? 'worker' : 'workers'} ${urls.join(', ')} will be routed without prefix affinity and counted in ${METRIC_NAMES.prefixUnkeyedRequests}{reason="no_tokenizer"}; token-id requests (/generate input_ids, completions with token-id prompts) are ${byTokens}; set --tokenizer PATH to the model's tokenizer.json`,
-        where,
-      ),
-    );
+    const message =
+      config.prefixSource === 'auto'
+        ? `--prefix-source auto without --tokenizer: ${workersOf} ${urls.length === 1 ? 'publishes' : 'publish'} KV events, but text prompts cannot be keyed as the engine tokenizes them, so the prefix index will be built from requests; set --tokenizer PATH to the model's tokenizer.json, or --prefix-source events if the traffic is token ids (/generate input_ids)`
+        : `--prefix-source events without --tokenizer: the text prompts (chat, completions, text) of ${workersOf} will be routed without prefix affinity and counted in ${METRIC_NAMES.prefixUnkeyedRequests}{reason="no_tokenizer"}; token-id requests (/generate input_ids, completions with token-id prompts) are ${byTokens}; set --tokenizer PATH to the model's tokenizer.json`;
+    out.push(problem('WARN_PROBE_UNKEYED_TEXT', message, where));
   }
   return out;
 }

@@ -2,8 +2,8 @@ import { renderChat, tokenize } from '../prefix/index.js';
 import type { ChatMessage } from '../prefix/index.js';
 
 /**
- * How a simulated engine turns a prompt into token ids (docs/simulator.md §Posing as
- * SGLang). The model's own tokenizer lives in src/tokenizer, which the simulator may
+ * How a simulated engine turns a prompt into token ids
+ * (docs/simulator.md §Posing as SGLang). The model's own tokenizer lives in src/tokenizer, which the simulator may
  * not import (docs/architecture.md §Layout): a command that has one passes it in
  * (`HfChatTokenizer` has this shape). The ids may be a typed array the tokenizer
  * reuses on its next call: the engine copies any array-like at once, and keeps a plain

@@ -330,14 +330,15 @@ describe('probe: KV events as SGLang and vLLM publish them (test/engines/fixture
     expect(byRequests.workers[0]!.push!.keying).toMatchObject({ scheme: 'sglang', blockSize: 1 });
   });
 
-  it.each(['events', 'auto'] as const)('--prefix-source %s without --tokenizer: SGLang text prompts go unkeyed, token ids keyed by the engine hash', async (prefixSource) => {
+  it.each([
+    ['events', (url: string) => `--prefix-source events without --tokenizer: the text prompts (chat, completions, text) of the SGLang worker ${url} will be routed without prefix affinity and counted in sgl_router_prefix_unkeyed_requests_total{reason="no_tokenizer"}; token-id requests (/generate input_ids, completions with token-id prompts) are keyed by the engine's hash; set --tokenizer PATH to the model's tokenizer.json`],
+    ['auto', (url: string) => `--prefix-source auto without --tokenizer: the SGLang worker ${url} publishes KV events, but text prompts cannot be keyed as the engine tokenizes them, so the prefix index will be built from requests; set --tokenizer PATH to the model's tokenizer.json, or --prefix-source events if the traffic is token ids (/generate input_ids)`],
+  ] as const)('--prefix-source %s without --tokenizer: predicts what the router will do with SGLang text prompts', async (prefixSource, expected) => {
     const url = await fakeEngine(sglang('no-load'));
     const { warnings } = await probeWorkers([url], eventsConfig({ prefixSource }), { origins: { tokenizer: { source: 'default', label: 'default' } } });
     const unkeyed = warnings.filter((w) => w.code === 'RCTL_W_PROBE_UNKEYED_TEXT');
     expect(unkeyed).toMatchObject([{ class: 'probe', flag: '--tokenizer' }]);
-    expect(unkeyed[0]!.message).toBe(
-      `--prefix-source ${prefixSource} without --tokenizer: the text prompts (chat, completions, text) of the SGLang worker ${url} will be routed without prefix affinity and counted in sgl_router_prefix_unkeyed_requests_total{reason="no_tokenizer"}; token-id requests (/generate input_ids, completions with token-id prompts) are keyed by the engine's hash; set --tokenizer PATH to the model's tokenizer.json`,
-    );
+    expect(unkeyed[0]!.message).toBe(expected(url));
   });
 
   it('no unkeyed-text warning with --tokenizer, with --prefix-source requests, under another policy, or for workers without KV events', async () => {

@@ -101,7 +101,7 @@ const V1_LOADS_ENTRY_KEYS = [
 ];
 const V1_LOADS_QUEUES_KEYS = ['waiting', 'grammar', 'paused', 'retracted']; // load_snapshot.py, queues
 const V1_LOADS_MEMORY_KEYS = ['weight_gb', 'kv_cache_gb', 'graph_gb', 'token_capacity']; // load_snapshot.py, memory
-/** /get_load, the current array shape, a shim over /v1/loads (http_server.py get_load; docs/engine-load.md §SGLang `/get_load`, array of ranks). */
+/** /get_load, the current array shape, a shim over /v1/loads (http_server.py get_load; docs/engine-load.md, "SGLang `/get_load`, array of ranks (mid-2025, and the current shim)"). */
 const GET_LOAD_KEYS = ['dp_rank', 'num_reqs', 'num_waiting_reqs', 'num_tokens', 'num_pending_tokens', 'ts_tic'];
 /** /generate, non-streaming (http_server.py generate_request; meta_info from python/sglang/srt/managers/tokenizer_manager.py). */
 const GENERATE_KEYS = ['text', 'output_ids', 'meta_info'];

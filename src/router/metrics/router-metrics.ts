@@ -38,7 +38,7 @@ export interface GaugeSource {
   queueGateInert: () => boolean;
   prefixIndexBlocks: () => number;
   prefixIndexEvictions: () => number;
-  /** Each worker's KV event feeds, when the prefix index is built from them (docs/metrics-and-admin.md §KV event feeds). */
+  /** Each worker's KV event feeds, when the prefix index is built from them (docs/metrics-and-admin.md §KV event feed metrics). */
   kvFeeds?: () => readonly KvFeedGaugeSource[];
 }
 
