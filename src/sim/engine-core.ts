@@ -115,6 +115,15 @@ export class EngineCore {
     return this.running.length > 0 || this.chunked !== undefined || this.waitingCount > 0;
   }
 
+  /**
+   * Leading whole blocks of `tokens` this rank's cache holds now (pinned or not),
+   * hashed as the rank hashes its prompts. Read-only: it neither pins nor touches the
+   * eviction order. Benches read it to know which engine held a prompt's prefix.
+   */
+  heldPrefixBlocks(tokens: ArrayLike<number>): number {
+    return this.cache.matchPrefix(blockHashes(tokens, this.params.blockSize));
+  }
+
   submit(input: SubmitInput, observer: RequestObserver): SubmitResult {
     const p = this.params;
     const maxTokens = Math.max(0, Math.floor(input.maxTokens));

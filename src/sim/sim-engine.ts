@@ -108,6 +108,13 @@ export class SimEngine {
     return result;
   }
 
+  /** Leading whole blocks of `tokens` the engine's caches hold now: its deepest rank's (EngineCore.heldPrefixBlocks). */
+  heldPrefixBlocks(tokens: ArrayLike<number>): number {
+    let held = 0;
+    for (const r of this.ranks) held = Math.max(held, r.heldPrefixBlocks(tokens));
+    return held;
+  }
+
   /** Load per rank as reported to the outside, with the pinned waiting count applied. */
   reportedLoads(): EngineLoad[] {
     const loads = this.ranks.map((r) => r.load());
