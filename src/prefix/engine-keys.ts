@@ -1,6 +1,6 @@
 import { blockHashes } from './block-hash.js';
 import { keyChainOf } from './key-chain.js';
-import { sglangPageChain } from './sglang-page-hash.js';
+import { pageChainWords } from './sha256-pages.js';
 import { simWireWords } from './sim-wire-hash.js';
 
 /**
@@ -38,27 +38,23 @@ export function engineBlockKeys(tokens: ArrayLike<number>, blockSize: number, sc
   return sglangChains.keys(tokens, blockSize);
 }
 
-function sglangKey(digest: Buffer): number {
-  const hi = digest.readUInt32BE(0);
-  const lo = digest.readUInt32BE(4);
-  return foldHash(hi, lo);
-}
-
 /** Where a page chain stood after a checkpoint: resume from here. */
 interface Checkpoint {
-  readonly parent: Buffer;
+  /** The digest words (sha256-pages.ts) of the checkpoint's last page. */
+  readonly parent: Int32Array;
   /** Keys of every page up to the checkpoint (a prefix of `keys`, shared by the request's checkpoints). */
   readonly keys: number[];
   readonly pages: number;
 }
 
 /**
- * SGLang's SHA-256 page chain costs about 1.6 µs a page, 10 ms for a 100K-token prompt
- * in pages of 16: too much per request. Prompts repeat their beginnings (a system
- * prompt, a conversation so far), so the chain is remembered at checkpoints every
- * ~1,024 tokens, keyed by a cheap chained hash of the tokens up to there: a prompt
- * resumes from the furthest checkpoint it shares with one seen before, and hashes
- * only the rest (bench/tokenizer-keying.ts).
+ * SGLang's SHA-256 page chain costs a compression or more a page: at its default page
+ * size of 1, 100K of them for a 100K-token prompt, run in JavaScript on digest words
+ * (sha256-pages.ts: about 0.3 µs a page, a fifth of node:crypto's createHash per page).
+ * Prompts repeat their beginnings (a system prompt, a conversation so far), so the
+ * chain is remembered at checkpoints every ~1,024 tokens, keyed by a cheap chained hash
+ * of the tokens up to there: a prompt resumes from the furthest checkpoint it shares
+ * with one seen before, and hashes only the rest (bench/tokenizer-keying.ts).
  */
 class SglangChains {
   readonly #checkpoints = new Map<number, Checkpoint>();
@@ -67,6 +63,7 @@ class SglangChains {
   keys(tokens: ArrayLike<number>, pageSize: number): number[] {
     const pages = Math.floor(tokens.length / pageSize);
     const span = pageSize * Math.max(1, Math.round(1024 / pageSize));
+    const pagesPerSpan = span / pageSize;
     // Chained hashes of the tokens in checkpoint-sized chunks: chunk j covers tokens [0, (j + 1) × span).
     // The page size is part of the mark: the same tokens chain differently in other pages.
     const marks = blockHashes(tokens, span).map((h) => h + pageSize);
@@ -74,21 +71,25 @@ class SglangChains {
     let from = marks.length - 1;
     for (; from >= 0; from--) {
       const c = this.#checkpoints.get(marks[from]!);
-      if (c !== undefined && c.pages === ((from + 1) * span) / pageSize) {
+      if (c !== undefined && c.pages === (from + 1) * pagesPerSpan) {
         resume = c;
         break;
       }
     }
-    const keys = resume ? resume.keys.slice(0, resume.pages) : [];
-    const pagesPerSpan = span / pageSize;
-    let next = from + 1; // the next checkpoint to record
-    sglangPageChain(tokens, keys.length * pageSize, pages * pageSize, pageSize, resume?.parent, (digest) => {
-      keys.push(sglangKey(digest));
-      if (next < marks.length && keys.length === (next + 1) * pagesPerSpan) {
-        this.#remember(marks[next]!, { parent: digest, keys, pages: keys.length });
-        next++;
-      }
-    });
+    // The keys up to the checkpoint are copied from it; at pages of 1 that copy is most of
+    // a resumed prompt's cost, so it is made once, to the full length where the remembered
+    // array is long enough (its later entries, another prompt's, are then overwritten).
+    const keys = resume ? resume.keys.slice(0, Math.max(resume.pages, Math.min(pages, resume.keys.length))) : [];
+    const state = new Int32Array(8);
+    if (resume) state.set(resume.parent);
+    let at = resume ? resume.pages : 0; // pages hashed so far; the chain has a parent once there is one
+    for (let next = from + 1; next < marks.length; next++) {
+      const end = (next + 1) * pagesPerSpan;
+      pageChainWords(tokens, at * pageSize, end * pageSize, pageSize, state, at > 0, keys, undefined, undefined, at);
+      at = end;
+      this.#remember(marks[next]!, { parent: state.slice(), keys, pages: end });
+    }
+    pageChainWords(tokens, at * pageSize, pages * pageSize, pageSize, state, at > 0, keys, undefined, undefined, at);
     return keys;
   }
 

@@ -1,21 +1,25 @@
-import { createHash } from 'node:crypto';
+import { digestBytes, digestWords, pageChainWords } from './sha256-pages.js';
 
 /**
  * SGLang's KV page hash, as its router computes it for KV events: SHA-256 over the
  * parent's full 32-byte digest (nothing for the first page) followed by each token
  * as a u32 little-endian; the published value is the first 8 digest bytes read
  * big-endian as a signed i64. The last page may be partial and is still hashed.
+ * The chain runs on digest words (src/prefix/sha256-pages.ts).
  */
-export function sglangPageHashes(tokens: readonly number[], pageSize: number): bigint[] {
+export function sglangPageHashes(tokens: ArrayLike<number>, pageSize: number): bigint[] {
   const out: bigint[] = [];
-  sglangPageChain(tokens, 0, tokens.length, pageSize, undefined, (digest) => out.push(digest.readBigInt64BE(0)));
+  pageChainWords(tokens, 0, tokens.length, pageSize, new Int32Array(8), false, undefined, (d) => {
+    out.push(BigInt.asIntN(64, (BigInt(d[0]! >>> 0) << 32n) | BigInt(d[1]! >>> 0)));
+  });
   return out;
 }
 
 /**
  * The page chain over tokens[from, to), starting after the page whose digest is
  * `parent` (undefined: from the first page): calls `page` with each page's full
- * digest, and returns the last one, so a caller can resume the chain later from it.
+ * digest (a Buffer of its own, which the caller may keep), and returns the last one,
+ * so a caller can resume the chain later from it.
  */
 export function sglangPageChain(
   tokens: ArrayLike<number>,
@@ -25,15 +29,10 @@ export function sglangPageChain(
   parent: Buffer | undefined,
   page: (digest: Buffer) => void,
 ): Buffer | undefined {
-  const bytes = Buffer.allocUnsafe(pageSize * 4);
-  for (let start = from; start < to; start += pageSize) {
-    const end = Math.min(start + pageSize, to);
-    for (let i = start; i < end; i++) bytes.writeUInt32LE(tokens[i]! >>> 0, (i - start) * 4);
-    const h = createHash('sha256');
-    if (parent) h.update(parent);
-    h.update(bytes.subarray(0, (end - start) * 4));
-    parent = h.digest();
-    page(parent);
-  }
-  return parent;
+  let last = parent;
+  pageChainWords(tokens, from, to, pageSize, parent === undefined ? new Int32Array(8) : digestWords(parent), parent !== undefined, undefined, (d) => {
+    last = digestBytes(d);
+    page(last);
+  });
+  return last;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { engineBlockKeys, foldHash, sglangPageHashes } from '../../src/prefix/index.js';
+import { engineBlockKeys, foldHash, pageChainWords, sglangPageHashes } from '../../src/prefix/index.js';
 
 /**
  * SGLang's published golden vectors for its page hash (sgl-router's
@@ -28,6 +28,21 @@ describe('SGLang golden vectors through engineBlockKeys', () => {
     const want = [978178666101069530n, -895308556211281782n, -8033692805846017938n, 835415944263129316n];
     expect(engineBlockKeys([10, 20, 30, 40, 50, 60, 70, 80], 2, 'sglang')).toEqual(want.map(fold));
     expect(engineBlockKeys(Int32Array.from([10, 20, 30, 40, 50, 60, 70, 80]), 2, 'sglang')).toEqual(want.map(fold));
+  });
+});
+
+describe('SGLang golden vectors through each page hasher', () => {
+  // engineBlockKeys takes the TypeScript SHA-256 for small pages and node:crypto's one-shot
+  // for large ones (src/prefix/sha256-pages.ts); both must give the published values.
+  const published = (t: number[], page: number, hasher: 'js' | 'native'): bigint[] => {
+    const out: bigint[] = [];
+    pageChainWords(t, 0, t.length, page, new Int32Array(8), false, undefined, (d) => out.push(BigInt.asIntN(64, (BigInt(d[0]! >>> 0) << 32n) | BigInt(d[1]! >>> 0))), hasher);
+    return out;
+  };
+  it.each(['js', 'native'] as const)('%s', (hasher) => {
+    expect(published([1, 2, 3, 4], 4, hasher)).toEqual([-3488128144981237669n]);
+    expect(published([1, 2, 3, 4, 5], 4, hasher)).toEqual([-3488128144981237669n, -3787494577174227566n]);
+    expect(published([10, 20, 30, 40, 50, 60, 70, 80], 2, hasher)).toEqual([978178666101069530n, -895308556211281782n, -8033692805846017938n, 835415944263129316n]);
   });
 });
 
