@@ -121,6 +121,39 @@ describeFleet('sim --as-sglang with the Qwen3 tokenizer (SGLang SHA-256 pages), 
   ['generate, input_ids', 'generate', tokenIds(21)],
 ]);
 
+describe('simulated vLLM (blocks keyed by the tokens its events carry), endpoints from --kv-events without replay', () => {
+  let fleet: SimFleet;
+  let r: Router;
+  beforeAll(async () => {
+    fleet = await startSimFleet({ workers: 2, speedup: 50, flavor: 'vllm', push: { kvEvents: true, kvFormat: 'map', loadPublish: false, topic: 'kv' } });
+    // What an operator writes for vLLM, here without the replay socket.
+    const kvEvents = fleet.servers.map((s) => {
+      const e = s.engine.push!.kvEventsEntry()!;
+      return { workers: s.url, endpoint: e.endpoint, replayEndpoint: null, topic: e.topic, dpSize: e['dp-size'] };
+    });
+    r = await startTestRouter(fleet.urls, { policy: 'cache_aware', workerQueueLimit: 6, kvEvents });
+    expect(r.state().prefix_index.source).toBe('events');
+  });
+  afterAll(async () => {
+    await r?.close();
+    await fleet?.close();
+  });
+
+  it.each<[string, Route, string | number[]]>([
+    ['chat', 'chat', document('chat on vLLM')],
+    ['completions, token ids', 'completions', tokenIds(41)],
+  ])('%s: goes to the engine that holds it, booked cache_hit', async (label, route, prompt) => {
+    await expectSteeredToB(r, fleet, route, bodyFor(route, prompt), `vllm-${label.replace(/\W+/g, '-')}`);
+  });
+
+  it('says that a replica started later would begin empty', () => {
+    for (const w of r.state().workers) {
+      expect(w.kv_events).toMatchObject({ keying: 'tokens', replay_endpoints: [], replay_from: null, catch_up: 'none' });
+      expect(w.kv_events!.note).toBe("no replay endpoint: a router replica started later begins empty (set replay_endpoint in the engine's --kv-events-config)");
+    }
+  });
+});
+
 describe('sim --as-sglang at page size 1, no --tokenizer, --prefix-source events', () => {
   let fleet: SimFleet;
   let r: Router;
