@@ -302,8 +302,8 @@ export class Router {
   private attachEvents(w: Worker, keying: Keying): void {
     const push = w.info.push!;
     const replay = replayEndpoints(w.url, push);
+    // Where they were found is logged with the worker's channels (worker-registry); their absence costs every later replica.
     if (replay.length === 0) this.log.warn('KV events: no replay endpoint known; a router replica started later begins empty', { worker: w.url });
-    else this.log.info('KV events: replay endpoint', { worker: w.url, endpoints: replay.join(', '), from: push.replayFrom ?? 'unknown' });
     this.kvIndex.attach(w, { info: push, engine: eventFormat(w), replayEndpoints: replay, keying: keying.scheme === 'tokens' ? 'tokens' : 'engine_hash', blockSize: keying.blockSize });
   }
 
