@@ -1,7 +1,6 @@
 import { createTrackedServer } from '../net/index.js';
 import { replayEndpoints } from '../engines/index.js';
 import { engineBlockKeys, renderChat, tokenize } from '../prefix/index.js';
-import type { EngineHashScheme } from '../prefix/index.js';
 import { HfChatTokenizer } from '../tokenizer/index.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -29,7 +28,8 @@ import { InflightRequests } from './server/inflight.js';
 import { LoadPush, LoadSampler, LoadTable } from './state/load_monitor/index.js';
 import { PrefixIndex } from './state/prefix_index/index.js';
 import { PrefixLookup } from './state/prefix-lookup.js';
-import { KvEventIndex } from './state/kv_index/index.js';
+import { choosePrefixSource, eventFormat, eventKeying, keyingName, KvEventIndex } from './state/kv_index/index.js';
+import type { EventKeying } from './state/kv_index/index.js';
 import { DecisionRecorder, DecisionRing, RequestIds } from './state/decisions/index.js';
 import { RequestCapture } from './state/capture/index.js';
 import type { DecisionFilter } from './state/decisions/index.js';
@@ -221,7 +221,7 @@ export class Router {
     // A tokenizer that cannot be read stops the start with one line (RCTL_E_TOKENIZER).
     if (this.config.tokenizer !== null && this.config.prefixSource !== 'requests') this.tokenizer = HfChatTokenizer.load(this.config.tokenizer);
     await this.registry.introspectAll();
-    this.choosePrefixSource();
+    this.applyPrefixSource();
     if (this.modelId === null) this.modelId = this.discoverModel();
     if (this.modelId !== null) this.metrics.setModelId(this.modelId);
     this.sampler.start();
@@ -245,50 +245,33 @@ export class Router {
     return this.url;
   }
 
-  /**
-   * `--prefix-source` (docs/routing.md §Prefix from engine events): events when the
-   * workers publish KV events the router can key (one hash scheme and one block size
-   * across them); `auto` takes events only when every worker does and the router can
-   * key text prompts too, `events` indexes the ones that do and says which do not.
-   * Otherwise the index stays built from requests.
-   */
-  private choosePrefixSource(): void {
-    const wanted = this.config.prefixSource;
-    if (wanted === 'requests' || !this.relay.usesPrefix) return;
-    const verdicts = this.registry.workers.map((w) => ({ w, ...this.eventsVerdict(w) }));
-    const able = verdicts.filter((v) => v.keying !== undefined);
-    const kinds = new Set(able.map((v) => keyingName(v.keying!)));
-    const unable = verdicts.filter((v) => v.keying === undefined).map((v) => `${v.w.url}: ${v.why}`);
-    const keying = able[0]?.keying;
-    // Under auto, events only where every request can be keyed: text too, not only token ids.
-    const textBlind = keying !== undefined && keying.tokenizer === 'none';
-    if (keying === undefined || kinds.size > 1 || (wanted === 'auto' && (unable.length > 0 || textBlind))) {
-      const why =
-        kinds.size > 1
-          ? `the workers name their KV blocks differently (${[...kinds].join(', ')})`
-          : unable.length > 0
-            ? unable.join('; ')
-            : 'text prompts cannot be keyed as the engines tokenize them without --tokenizer; give --tokenizer, or --prefix-source events to index token-id traffic only';
-      (wanted === 'events' ? this.log.warn : this.log.info)('prefix index built from requests, not KV events', { prefix_source: wanted, reason: why });
+  /** Apply `--prefix-source` (choosePrefixSource: docs/routing.md §Prefix from engine events), and say what was chosen and why. */
+  private applyPrefixSource(): void {
+    const c = this.config;
+    const inputs = { wanted: c.prefixSource, usesPrefix: this.relay.usesPrefix, tokenizer: this.tokenizer !== undefined, blockSize: c.blockSize };
+    const choice = choosePrefixSource(this.registry.workers, inputs);
+    if (choice.source === 'requests') {
+      if (choice.reason !== null) (c.prefixSource === 'events' ? this.log.warn : this.log.info)('prefix index built from requests, not KV events', { prefix_source: c.prefixSource, reason: choice.reason });
       return;
     }
+    const { keying, indexed, unindexed } = choice;
     const { scheme, blockSize } = keying;
     this.prefixSource = 'events';
     this.keying = { by: 'tokens', blockSize, tokenizer: this.promptTokenizer(keying.tokenizer), keys: (tokens) => engineBlockKeys(tokens, blockSize, scheme) };
     this.relay.recordsOwners = false;
-    if (unable.length > 0) this.log.warn('KV events: some workers are not indexed (they never count as prefix owners)', { workers: unable.join('; ') });
-    this.log.info('prefix index built from KV events', { workers: able.length, hash: scheme, block_size: blockSize, tokenizer: keying.tokenizer });
-    if (textBlind) this.log.warn('KV events without --tokenizer: token-id requests are keyed as the engines name their blocks; text prompts are routed without prefix affinity (sgl_router_prefix_unkeyed_requests_total)');
+    if (unindexed.length > 0) this.log.warn('KV events: some workers are not indexed (they never count as prefix owners)', { workers: unindexed.join('; ') });
+    this.log.info('prefix index built from KV events', { workers: indexed.length, hash: scheme, block_size: blockSize, tokenizer: keying.tokenizer });
+    if (keying.tokenizer === 'none') this.log.warn('KV events without --tokenizer: token-id requests are keyed as the engines name their blocks; text prompts are routed without prefix affinity (sgl_router_prefix_unkeyed_requests_total)');
     // A worker introspected later (it was down at start) joins once its facts are known.
     this.registry.onIntrospected = (w) => {
-      const v = this.eventsVerdict(w).keying;
+      const v = eventKeying(w.info, inputs).keying;
       if (v !== undefined && keyingName(v) === keyingName(keying)) this.attachEvents(w, v);
     };
-    for (const v of able) this.attachEvents(v.w, keying);
+    for (const w of indexed) this.attachEvents(w, keying);
   }
 
   /** Tokens as the engines compute them: the stand-in tokenizer for the simulator, the model's for a real engine, none without --tokenizer. */
-  private promptTokenizer(kind: Keying['tokenizer']): PromptTokenizer | null {
+  private promptTokenizer(kind: EventKeying['tokenizer']): PromptTokenizer | null {
     if (kind === 'stand-in') return { chat: (m) => tokenize(renderChat(m)), text: (t) => tokenize(t) };
     const tok = kind === 'model' ? this.tokenizer : undefined;
     if (tok === undefined) return null;
@@ -299,28 +282,12 @@ export class Router {
     };
   }
 
-  private attachEvents(w: Worker, keying: Keying): void {
+  private attachEvents(w: Worker, keying: EventKeying): void {
     const push = w.info.push!;
     const replay = replayEndpoints(w.url, push);
     // Where they were found is logged with the worker's channels (worker-registry); their absence costs every later replica.
     if (replay.length === 0) this.log.warn('KV events: no replay endpoint known; a router replica started later begins empty', { worker: w.url });
-    this.kvIndex.attach(w, { info: push, engine: eventFormat(w), replayEndpoints: replay, keying: keying.scheme === 'tokens' ? 'tokens' : 'engine_hash', blockSize: keying.blockSize });
-  }
-
-  /**
-   * Whether a worker's KV events can feed the index: with which hash scheme and block
-   * size, and whose tokenizer keys its requests (docs/routing.md §Prefix from engine events).
-   */
-  private eventsVerdict(w: Worker): { keying?: Keying; why?: string } {
-    const push = w.info.push;
-    const vllm = eventFormat(w) === 'vllm';
-    if (push === null) return { why: vllm ? 'publishes no KV events the router knows of (vLLM does not advertise them: name them with --kv-events)' : 'publishes no KV events' };
-    // Each worker's events are keyed at the size it advertises; vLLM advertises none over HTTP, and its events must match --block-size.
-    const blockSize = push.blockSize ?? this.config.blockSize;
-    // vLLM's hashes cannot be computed outside the engine (its default pickles Python objects, its root is random per process): key its blocks by their tokens.
-    const scheme: EngineHashScheme = vllm ? 'tokens' : w.info.simulated ? 'sim' : 'sglang';
-    if (w.info.simulated) return { keying: { scheme, blockSize, tokenizer: 'stand-in' } };
-    return { keying: { scheme, blockSize, tokenizer: this.tokenizer ? 'model' : 'none' } };
+    this.kvIndex.attach(w, { info: push, engine: eventFormat(w.info), replayEndpoints: replay, keying: keying.scheme === 'tokens' ? 'tokens' : 'engine_hash', blockSize: keying.blockSize });
   }
 
   /** A request the keying could not key: counted, and said once per reason. */
@@ -539,20 +506,3 @@ export class Router {
 }
 
 const GET_ROUTES = { '/v1/models': 1, '/healthz': 1, '/readyz': 1, '/metrics': 1, '/admin/state': 1, '/admin/stream': 1, '/admin/decisions': 1, '/admin/capture': 1 };
-
-/** How a worker's events are keyed, at which block size, and whose tokenizer keys its text requests. */
-interface Keying {
-  scheme: EngineHashScheme;
-  blockSize: number;
-  tokenizer: 'stand-in' | 'model' | 'none';
-}
-
-function keyingName(k: Keying): string {
-  return `${k.scheme} hash in blocks of ${k.blockSize}${k.tokenizer === 'stand-in' ? '' : k.tokenizer === 'model' ? ', model tokenizer' : ', no tokenizer'}`;
-}
-
-/** The event format a worker writes: its flavour's; an unknown engine named in --kv-events is taken for vLLM (SGLang advertises its own). */
-function eventFormat(w: Worker): 'sglang' | 'vllm' {
-  if (w.info.flavor !== 'unknown') return w.info.flavor;
-  return w.info.pushFrom === 'config' ? 'vllm' : 'sglang';
-}

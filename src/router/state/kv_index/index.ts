@@ -2,3 +2,5 @@ export { engineBlockKeys, foldHash } from '../../../prefix/index.js';
 export type { EngineHashScheme } from '../../../prefix/index.js';
 export { KvEventIndex } from './kv-event-index.js';
 export type { KvEventsStatus, KvKeying } from './kv-event-index.js';
+export { choosePrefixSource, eventFormat, eventKeying, keyingName } from './prefix-source.js';
+export type { EventKeying, PrefixSourceChoice, PrefixSourceInputs, SourceCandidate } from './prefix-source.js';

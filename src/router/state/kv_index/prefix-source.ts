@@ -1,0 +1,94 @@
+import type { EngineHashScheme } from '../../../prefix/index.js';
+import type { WorkerInfo } from '../../workers/worker.js';
+
+/**
+ * How a worker's KV events are keyed: the engine's hash scheme, the block size it
+ * advertises, and whose tokenizer keys text requests (`none`: only token ids can be).
+ */
+export interface EventKeying {
+  readonly scheme: EngineHashScheme;
+  readonly blockSize: number;
+  readonly tokenizer: 'stand-in' | 'model' | 'none';
+}
+
+/** What the prefix-source rule needs of a worker. */
+export interface SourceCandidate {
+  readonly url: string;
+  readonly info: WorkerInfo;
+}
+
+export type PrefixSourceChoice<W extends SourceCandidate> =
+  | {
+      readonly source: 'requests';
+      /** Why not events; null when events were never in question (`requests`, or a policy that reads no prefix). */
+      readonly reason: string | null;
+    }
+  | {
+      readonly source: 'events';
+      readonly keying: EventKeying;
+      /** The workers whose events feed the index. */
+      readonly indexed: readonly W[];
+      /** `URL: why` for each worker that is not indexed (under `events` only: they never count as prefix owners). */
+      readonly unindexed: readonly string[];
+    };
+
+export interface PrefixSourceInputs {
+  readonly wanted: 'requests' | 'events' | 'auto';
+  /** The policy reads a prefix at all. */
+  readonly usesPrefix: boolean;
+  /** `--tokenizer` was given (and loaded). */
+  readonly tokenizer: boolean;
+  /** `--block-size`: the block size of engines that advertise none (vLLM over HTTP). */
+  readonly blockSize: number;
+}
+
+/**
+ * `--prefix-source` (docs/routing.md §Prefix from engine events), decided once from
+ * what the workers said of themselves: events when they publish KV events the router
+ * can key, all naming their blocks alike (one scheme, one block size, one tokenizer).
+ * `auto` takes events only when every worker does and text prompts can be keyed too;
+ * `events` indexes the ones that do, and keys only token ids when there is no
+ * tokenizer (docs/routing.md §Keying requests). Pure: the router applies the choice.
+ */
+export function choosePrefixSource<W extends SourceCandidate>(workers: readonly W[], o: PrefixSourceInputs): PrefixSourceChoice<W> {
+  if (o.wanted === 'requests' || !o.usesPrefix) return { source: 'requests', reason: null };
+  const verdicts = workers.map((w) => ({ w, ...eventKeying(w.info, o) }));
+  const able = verdicts.filter((v) => v.keying !== undefined);
+  const kinds = new Set(able.map((v) => keyingName(v.keying!)));
+  const unindexed = verdicts.filter((v) => v.keying === undefined).map((v) => `${v.w.url}: ${v.why}`);
+  const keying = able[0]?.keying;
+  if (keying === undefined) return { source: 'requests', reason: unindexed.join('; ') || 'no workers' };
+  if (kinds.size > 1) return { source: 'requests', reason: `the workers name their KV blocks differently (${[...kinds].join('; ')})` };
+  if (o.wanted === 'auto' && unindexed.length > 0) return { source: 'requests', reason: unindexed.join('; ') };
+  if (o.wanted === 'auto' && keying.tokenizer === 'none') {
+    return { source: 'requests', reason: 'text prompts cannot be keyed as the engines tokenize them without --tokenizer; give --tokenizer, or --prefix-source events to index token-id traffic only' };
+  }
+  return { source: 'events', keying, indexed: able.map((v) => v.w), unindexed };
+}
+
+/**
+ * Whether one worker's KV events can feed the index, and how they are keyed: at the
+ * block size it advertises (vLLM advertises none over HTTP: `--block-size`), with its
+ * engine's hash, and the simulator's stand-in tokenizer or the model's.
+ */
+export function eventKeying(info: WorkerInfo, o: Pick<PrefixSourceInputs, 'tokenizer' | 'blockSize'>): { keying?: EventKeying; why?: string } {
+  const push = info.push;
+  const vllm = eventFormat(info) === 'vllm';
+  if (push === null) return { why: vllm ? 'publishes no KV events the router knows of (vLLM does not advertise them: name them with --kv-events)' : 'publishes no KV events' };
+  const blockSize = push.blockSize ?? o.blockSize;
+  // vLLM's hashes cannot be computed outside the engine (its default pickles Python objects, its root is random per process): key its blocks by their tokens.
+  const scheme: EngineHashScheme = vllm ? 'tokens' : info.simulated ? 'sim' : 'sglang';
+  if (info.simulated) return { keying: { scheme, blockSize, tokenizer: 'stand-in' } };
+  return { keying: { scheme, blockSize, tokenizer: o.tokenizer ? 'model' : 'none' } };
+}
+
+/** Two workers' events can share one index when these are equal. */
+export function keyingName(k: EventKeying): string {
+  return `${k.scheme} hash in blocks of ${k.blockSize}${k.tokenizer === 'stand-in' ? '' : k.tokenizer === 'model' ? ', model tokenizer' : ', no tokenizer'}`;
+}
+
+/** The event format a worker writes: its flavour's; an unknown engine named in --kv-events is taken for vLLM (SGLang advertises its own). */
+export function eventFormat(info: WorkerInfo): 'sglang' | 'vllm' {
+  if (info.flavor !== 'unknown') return info.flavor;
+  return info.pushFrom === 'config' ? 'vllm' : 'sglang';
+}
