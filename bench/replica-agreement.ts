@@ -7,6 +7,13 @@
  * engines' KV events.
  *
  *   npm run bench:replicas -- [--requests 400] [--workers 4]
+ *
+ * With --late: how long a replica started after the engines takes to agree (its
+ * /admin/state prefix_index.digest equal to the running replica's), on a simulated
+ * SGLang fleet publishing KV events as SGLang does (bench/support/late-replica.ts):
+ *
+ *   npm run bench:replicas -- --late [--targets 500,5000,50000] [--rounds 5] [--workers 4]
+ *     [--kv-blocks 16384] [--block-size 16] [--replay-buffer 0 (half the batches)] [--concurrency 8]
  */
 import { defaultConfig } from '../src/config/index.js';
 import { chatBlockHashes, renderChat, tokenize } from '../src/prefix/index.js';
@@ -14,6 +21,7 @@ import type { ChatMessage } from '../src/prefix/index.js';
 import { engineBlockKeys, Router, silentLogger } from '../src/router/index.js';
 import { startSimFleet } from '../src/sim/index.js';
 import { Workload } from '../src/workload/index.js';
+import { lateReplicaBench } from './support/late-replica.js';
 
 const argv = process.argv.slice(2);
 const arg = (name: string, dflt: number): number => {
@@ -65,6 +73,11 @@ async function run(source: 'requests' | 'events'): Promise<string> {
   for (const r of replicas) await r.close();
   await fleet.close();
   return `| ${source} | ${REQUESTS} | ${((100 * agree) / sent.length).toFixed(1)} % | ${da.owner_pairs.toLocaleString('en')} / ${db.owner_pairs.toLocaleString('en')} | ${da.digest === db.digest ? 'equal' : 'differ'} |`;
+}
+
+if (argv.includes('--late')) {
+  await lateReplicaBench();
+  process.exit(0);
 }
 
 console.log(`node ${process.version}; ${REQUESTS} requests shared in turn by two replicas; ${WORKERS} simulated SGLang engines; hot-prefix conversations`);
