@@ -57,8 +57,24 @@ interface Checkpoint {
  * with one seen before, and hashes only the rest (bench/tokenizer-keying.ts).
  */
 class SglangChains {
+  /** Least recently used first: a hit moves its checkpoint to the back. */
   readonly #checkpoints = new Map<number, Checkpoint>();
+  /**
+   * The key arrays the checkpoints hold, each shared by one prompt's checkpoints, with
+   * how many hold it: memory is bounded by the keys held, since at a page size of 1 a
+   * 100K-token prompt's array is 100K keys (800 KB) and a count of checkpoints alone
+   * let a few hundred prompts keep over 100 MB.
+   */
+  readonly #arrays = new Map<number[], { holders: number; length: number }>();
+  #heldKeys = 0;
   static readonly MAX_CHECKPOINTS = 16_384;
+  /** 32 MiB of keys: about 40 prompts of 100K tokens at pages of 1, 670 at pages of 16. */
+  static readonly MAX_HELD_KEYS = 4 * 1024 * 1024;
+
+  /** Keys held by the checkpoints now (for tests and benches). */
+  get heldKeys(): number {
+    return this.#heldKeys;
+  }
 
   keys(tokens: ArrayLike<number>, pageSize: number): number[] {
     const pages = Math.floor(tokens.length / pageSize);
@@ -73,6 +89,9 @@ class SglangChains {
       const c = this.#checkpoints.get(marks[from]!);
       if (c !== undefined && c.pages === (from + 1) * pagesPerSpan) {
         resume = c;
+        // Recently used goes to the back: a hot system prompt's checkpoints are the last to go.
+        this.#checkpoints.delete(marks[from]!);
+        this.#checkpoints.set(marks[from]!, c);
         break;
       }
     }
@@ -87,21 +106,38 @@ class SglangChains {
       const end = (next + 1) * pagesPerSpan;
       pageChainWords(tokens, at * pageSize, end * pageSize, pageSize, state, at > 0, keys, undefined, undefined, at);
       at = end;
-      this.#remember(marks[next]!, { parent: state.slice(), keys, pages: end });
+      this.#remember(marks[next]!, { parent: state.slice(), keys, pages: end }, pages);
     }
     pageChainWords(tokens, at * pageSize, pages * pageSize, pageSize, state, at > 0, keys, undefined, undefined, at);
     return keys;
   }
 
-  #remember(mark: number, c: Checkpoint): void {
+  /** @param length the length `c.keys` will have once its prompt is keyed */
+  #remember(mark: number, c: Checkpoint, length: number): void {
     if (this.#checkpoints.has(mark)) return;
-    if (this.#checkpoints.size >= SglangChains.MAX_CHECKPOINTS) {
-      // Oldest first: the Map keeps insertion order.
-      const oldest = this.#checkpoints.keys().next().value as number;
-      this.#checkpoints.delete(oldest);
+    const held = this.#arrays.get(c.keys);
+    if (held) held.holders++;
+    else {
+      this.#arrays.set(c.keys, { holders: 1, length });
+      this.#heldKeys += length;
     }
     this.#checkpoints.set(mark, c);
+    while (this.#checkpoints.size > SglangChains.MAX_CHECKPOINTS || (this.#heldKeys > SglangChains.MAX_HELD_KEYS && this.#checkpoints.size > 1)) {
+      // Least recently used first: the Map keeps insertion order, and a hit re-inserts.
+      const [oldest, gone] = this.#checkpoints.entries().next().value as [number, Checkpoint];
+      this.#checkpoints.delete(oldest);
+      const a = this.#arrays.get(gone.keys)!;
+      if (--a.holders === 0) {
+        this.#arrays.delete(gone.keys);
+        this.#heldKeys -= a.length;
+      }
+    }
   }
 }
 
 const sglangChains = new SglangChains();
+
+/** Keys the SGLang checkpoints hold now: bounded by SglangChains.MAX_HELD_KEYS. */
+export function sglangCheckpointKeys(): number {
+  return sglangChains.heldKeys;
+}

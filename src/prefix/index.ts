@@ -6,7 +6,7 @@ export { sglangPageChain, sglangPageHashes } from './sglang-page-hash.js';
 export { SIM_WIRE_SHIFT, simWireWords } from './sim-wire-hash.js';
 export { KEY_CHAIN_ROOT, keyChain, keyChainOf } from './key-chain.js';
 export { closeHole, hashBucket, placeEntry } from './open-table.js';
-export { engineBlockKeys, foldHash } from './engine-keys.js';
+export { engineBlockKeys, foldHash, sglangCheckpointKeys } from './engine-keys.js';
 export type { EngineHashScheme } from './engine-keys.js';
 export { NATIVE_FROM_PAGE, digestBytes, digestWords, pageChainWords, pageHasherFor } from './sha256-pages.js';
 export type { PageHasher } from './sha256-pages.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { blockHashes, engineBlockKeys, foldHash, sglangPageHashes, simWireWords } from '../../src/prefix/index.js';
+import { blockHashes, engineBlockKeys, foldHash, sglangCheckpointKeys, sglangPageHashes, simWireWords } from '../../src/prefix/index.js';
 
 const fold = (v: bigint): number => {
   const u = BigInt.asUintN(64, v);
@@ -32,5 +32,24 @@ describe('engineBlockKeys', () => {
         expect(engineBlockKeys(Int32Array.from(tokens), pageSize, 'sglang')).toEqual(sglangPageHashes(tokens.slice(0, full), pageSize).map(fold));
       }
     }
+  });
+});
+
+describe('engineBlockKeys (sglang): the checkpoints memory is bounded by the keys they hold', () => {
+  it('keying many fresh long prompts at pages of 1 holds at most 4 Mi keys, and a resumed prompt still keys exactly', () => {
+    const fresh = (seed: number, n: number): Int32Array => {
+      let x = seed * 2654435761;
+      return Int32Array.from({ length: n }, () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) % 150_000) + 1);
+    };
+    const hot = fresh(1, 20_000);
+    const want = sglangPageHashes(Array.from(hot.subarray(0, 20_000)), 1).map((h) => foldHash(Number(BigInt.asUintN(64, h) >> 32n), Number(BigInt.asUintN(64, h) & 0xffffffffn)));
+    for (let k = 0; k < 100; k++) {
+      engineBlockKeys(fresh(100 + k, 50_000), 1, 'sglang');
+      if (k % 10 === 0) expect(engineBlockKeys(hot, 1, 'sglang')).toEqual(want);
+    }
+    // 100 prompts of 50K keys would hold 5 Mi keys: the oldest went.
+    expect(sglangCheckpointKeys()).toBeLessThanOrEqual(4 * 1024 * 1024);
+    expect(sglangCheckpointKeys()).toBeGreaterThan(3 * 1024 * 1024);
+    expect(engineBlockKeys(hot, 1, 'sglang')).toEqual(want);
   });
 });
