@@ -8,7 +8,7 @@
  *
  *   npm run bench:event-gap -- [--part ab] [--workers 4] [--speedup 1] [--kv-blocks 4096]
  *                              [--siblings 8] [--staggers 0,5,20,50] [--trials 12] [--system-tokens 2000]
- *                              [--rates 40,160] [--families 16] [--requests 1000]
+ *                              [--rates 40,160] [--families 16] [--requests 2000]
  *
  * (a) Sibling bursts: `--siblings` requests sharing a new `--system-tokens` system
  *     prompt, each with its own question, sent through the router all at once or one
@@ -22,7 +22,10 @@
  *     turn sent after the previous reply, every request streamed: the cached-token share the engines
  *     report, against the requests index and against an oracle (the bench itself
  *     routes, straight to the engines, knowing every engine's cache and every prompt
- *     inside every engine: what a perfect predicted entry would know). Before each
+ *     inside every engine: what a perfect predicted entry would know), and against
+ *     the same oracle knowing the caches only (an events index with no lag and no
+ *     predicted entry): the difference of the two is what closing the gap is worth
+ *     under one policy. Before each
  *     request the bench reads what each engine holds (SimEngine.heldPrefixBlocks) and
  *     has inside it not yet stored (bench/support/engine-watch.ts).
  *
@@ -54,12 +57,14 @@ const TRIALS = Number(benchArg('trials', '12'));
 const SYSTEM_TOKENS = Number(benchArg('system-tokens', '2000'));
 const RATES = benchArg('rates', '40,160').split(',').map(Number);
 const FAMILIES = Number(benchArg('families', '16'));
-const REQUESTS = Number(benchArg('requests', '1000'));
+const REQUESTS = Number(benchArg('requests', '2000'));
 const LIMIT = 6;
 const MIN_MATCHED = 1024;
 const BS = 16;
 
 type Source = 'requests' | 'events';
+/** The bench routes, knowing the engines' caches and the prompts inside them (`oracle`), or their caches only (`oracle-caches`). */
+type Oracle = 'oracle' | 'oracle-caches';
 
 interface Routed {
   fleet: SimFleet;
@@ -68,14 +73,14 @@ interface Routed {
   close(): Promise<void>;
 }
 
-async function startFleet(source: Source | 'oracle'): Promise<Routed> {
+async function startFleet(source: Source | Oracle): Promise<Routed> {
   const fleet = await startSimFleet({ workers: WORKERS, speedup: SPEEDUP, kvBlocks: KV_BLOCKS, seed: 11, push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: '' } });
   const watch = new EngineWatch(
     fleet.servers.map((s) => s.engine),
     BS,
   );
   let router: Router | undefined;
-  if (source !== 'oracle') {
+  if (source === 'requests' || source === 'events') {
     router = new Router({
       config: { ...defaultConfig(), workerUrls: fleet.urls, port: 0, policy: 'cache_aware', workerQueueLimit: LIMIT, prefixSource: source, tui: false },
       log: silentLogger,
@@ -211,7 +216,7 @@ interface ConvResult {
   seconds: number;
 }
 
-async function conversations(arm: Source | 'oracle', rate: number): Promise<ConvResult> {
+async function conversations(arm: Source | Oracle, rate: number): Promise<ConvResult> {
   const f = await startFleet(arm);
   const router = f.router;
   const watch = f.watch;
@@ -243,8 +248,8 @@ async function conversations(arm: Source | 'oracle', rate: number): Promise<Conv
     const id = `conv-${arm}-${n++}`;
     let target: number;
     let url: string;
-    if (arm === 'oracle') {
-      target = oracleChoice(known, watch, credit, oracleRng);
+    if (arm === 'oracle' || arm === 'oracle-caches') {
+      target = oracleChoice(arm === 'oracle' ? known : held, watch, credit, oracleRng);
       url = f.fleet.urls[target]!;
     } else {
       target = -1;
@@ -362,17 +367,18 @@ if (PART.includes('b')) {
   for (const c of RATES) {
     const share: Record<string, number> = {};
     let eventsLost = 0;
-    for (const arm of ['events', 'requests', 'oracle'] as const) {
+    for (const arm of ['events', 'requests', 'oracle-caches', 'oracle'] as const) {
       const x = await conversations(arm, c);
       share[arm] = (100 * x.cached) / Math.max(1, x.prompt);
       if (arm === 'events') eventsLost = (100 * x.gapLostTokens) / Math.max(1, x.prompt);
       console.log(
-        `| ${c} req/s | ${arm === 'oracle' ? 'oracle (the bench)' : `router, index from ${arm}`} | ${x.requests}${x.errors > 0 ? ` (${x.errors} errors)` : ''} | ${x.meanInFlight.toFixed(1)} | ${share[arm]!.toFixed(1)} % | ${x.gapCases} (${pct(x.gapCases, x.requests)}) | ${pct(x.gapToComputing, x.gapCases)} | ${((100 * x.gapLostTokens) / Math.max(1, x.prompt)).toFixed(2)} | ${arm === 'events' ? `${x.lagCases} (${pct(x.lagCases, x.requests)})` : '–'} | ${arm === 'events' ? x.lagMisses : '–'} | ${arm === 'oracle' ? '–' : x.diverted} | ${x.cpuPct.toFixed(0)} % of a core | ${x.loopP99Ms.toFixed(1)} ms | ${x.seconds.toFixed(1)} |`,
+        `| ${c} req/s | ${arm === 'oracle' ? 'oracle: caches and prompts inside engines' : arm === 'oracle-caches' ? 'oracle: caches only' : `router, index from ${arm}`} | ${x.requests}${x.errors > 0 ? ` (${x.errors} errors)` : ''} | ${x.meanInFlight.toFixed(1)} | ${share[arm]!.toFixed(1)} % | ${x.gapCases} (${pct(x.gapCases, x.requests)}) | ${pct(x.gapToComputing, x.gapCases)} | ${((100 * x.gapLostTokens) / Math.max(1, x.prompt)).toFixed(2)} | ${arm === 'events' ? `${x.lagCases} (${pct(x.lagCases, x.requests)})` : '–'} | ${arm === 'events' ? x.lagMisses : '–'} | ${arm.startsWith('oracle') ? '–' : x.diverted} | ${x.cpuPct.toFixed(0)} % of a core | ${x.loopP99Ms.toFixed(1)} ms | ${x.seconds.toFixed(1)} |`,
       );
     }
     verdicts.push(
-      `${c} req/s: events ${share.events!.toFixed(1)} % cached, requests ${share.requests!.toFixed(1)} %, oracle ${share.oracle!.toFixed(1)} %: ` +
+      `${c} req/s: events ${share.events!.toFixed(1)} % cached, requests ${share.requests!.toFixed(1)} %, oracle ${share.oracle!.toFixed(1)} % (caches only ${share['oracle-caches']!.toFixed(1)} %): ` +
         `events − requests ${(share.events! - share.requests!).toFixed(1)} points, events − oracle ${(share.events! - share.oracle!).toFixed(1)} points; ` +
+        `what knowing the prompts inside the engines adds to an oracle that knows their caches: ${(share.oracle! - share['oracle-caches']!).toFixed(1)} points; ` +
         `tokens the gap's misroutes lost under events: ${eventsLost.toFixed(2)} points`,
     );
   }

@@ -78,6 +78,8 @@ interface Tally {
 
 interface Miss {
   id: string;
+  served: number;
+  urls: string[];
   held: number[];
   promptBlocks: number;
   rec: AdminDecision;
@@ -181,7 +183,7 @@ async function run(source: 'requests' | 'events'): Promise<{ tally: Tally; lost:
         if (!hit) {
           const reason = missReason(rec, held, deepest, fleet.urls);
           t.missReasons.set(reason, (t.missReasons.get(reason) ?? 0) + 1);
-          if (t.misses.length < MISSES) t.misses.push({ id, held, promptBlocks: hashes.length, rec });
+          if (t.misses.length < MISSES) t.misses.push({ id, served, urls: fleet.urls, held, promptBlocks: hashes.length, rec });
         }
       }
       if (served >= 0) for (const h of hashes) routedTo[served]!.add(h);
@@ -205,15 +207,13 @@ function depthIn(set: Set<number>, hashes: readonly number[]): number {
   return d;
 }
 
-/** Why a request that counts did not reach a longest holder, from what the router saw (its record's owners). */
+/** Why a request that counts did not reach a longest holder, from what the router saw (its record's owners; blocks in the index's own units). */
 function missReason(rec: AdminDecision, held: number[], deepest: number, urls: string[]): string {
   const seen = (i: number): number => rec.candidates.find((c) => c.worker === urls[i])?.matched_blocks ?? 0;
   const holders = held.flatMap((h, i) => (h === deepest ? [i] : []));
-  const best = Math.max(...holders.map(seen));
-  if (best === 0) return 'the index credited no longest holder with any block';
-  if (best < deepest) return 'the index credited the longest holder with fewer blocks than it held';
-  if (rec.best_worker !== null && rec.best_matched_blocks > deepest) return 'the index credited another worker with more blocks than any engine held';
-  return `the index saw the holder; the policy chose otherwise (${rec.decision}, ${rec.reason})`;
+  if (holders.every((i) => seen(i) === 0)) return 'the index credited no longest holder with any block';
+  if (!holders.some((i) => urls[i] === rec.best_worker)) return 'the index ranked a worker holding less at least as deep as the longest holder';
+  return `the index saw a longest holder as deepest; the policy chose otherwise (${rec.decision}, ${rec.reason})`;
 }
 
 const pct = (x: number, n: number): string => (n === 0 ? '–' : `${((100 * x) / n).toFixed(1)} %`);
@@ -239,8 +239,8 @@ for (const source of ['requests', 'events'] as const) {
   for (const m of t.misses) {
     const r = m.rec;
     details.push(
-      `  ${m.id}: engines held [${m.held.join(', ')}] of ${m.promptBlocks} blocks; router: ${r.decision} (${r.reason}) → ${r.worker} holding ${r.matched_blocks}; ` +
-        `owners seen: ${r.candidates.map((c) => `${c.worker} ${c.matched_blocks} (waiting ${c.waiting}, ${c.gate})`).join(', ') || 'none'}`,
+      `  ${m.id}: engines held [${m.held.join(', ')}] of ${m.promptBlocks} blocks; router: ${r.decision} (${r.reason}) → engine ${m.served} (${r.worker}), credited ${r.matched_blocks} of ${r.query_blocks} index blocks; ` +
+        `owners seen: ${r.candidates.map((c) => `engine ${m.urls.indexOf(c.worker)} ${c.matched_blocks} (waiting ${c.waiting}, ${c.gate})`).join(', ') || 'none'}`,
     );
   }
 }
