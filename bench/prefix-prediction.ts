@@ -23,8 +23,8 @@
  *   shallower owner because the gate turned the deepest away).
  *
  * A request whose longest held prefix is credited below `--cache-affinity-min-matched-tokens`
- * (the router's default, 1,024) is routed by load on purpose too (docs/routing.md
- * §1. Candidates) and counted apart; so is a request no engine holds a block of (any
+ * (the router's default, 1,024) is routed by load on purpose too (docs/routing.md,
+ * "1. Candidates") and counted apart; so is a request no engine holds a block of (any
  * destination is right).
  *
  * `--flavor vllm` runs simulated vLLM engines, whose hashes no router can compute:

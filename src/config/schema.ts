@@ -56,6 +56,7 @@ export interface RouterConfig {
   pressureAbsThresholdTokens: number;
   blockSize: number;
   prefixIndexMaxBlocks: number;
+  predictedPrefixTtlMs: number;
   prefixSource: PrefixSource;
   /** A Hugging Face tokenizer.json (or its folder) to key text by the engines' tokens; null = none. */
   tokenizer: string | null;
@@ -430,6 +431,17 @@ export const OPTIONS = [
     describe: 'blocks the prefix index keeps before evicting the least recently used',
     group: 'Router internals',
     range: { atLeast: 1 },
+  }),
+  opt({
+    key: 'predictedPrefixTtlMs',
+    flag: 'predicted-prefix-ttl-ms',
+    type: 'integer',
+    default: 2000,
+    describe:
+      'under an events index, how long a prefix the router sent to a worker counts as held there before its engine announces it (the event gap: a burst of requests sharing a new prompt); 0 turns it off',
+    group: 'Router internals',
+    range: { atLeast: 0 },
+    policyFamily: 'cache-tuning',
   }),
   opt({
     key: 'prefixSource',

@@ -28,7 +28,7 @@ import { InflightRequests } from './server/inflight.js';
 import { LoadPush, LoadSampler, LoadTable } from './state/load_monitor/index.js';
 import { PrefixIndex } from './state/prefix_index/index.js';
 import { PrefixLookup } from './state/prefix-lookup.js';
-import { choosePrefixSource, eventFormat, eventKeying, keyingName, KvEventIndex } from './state/kv_index/index.js';
+import { choosePrefixSource, eventFormat, eventKeying, keyingName, KvEventIndex, PredictedPrefixes } from './state/kv_index/index.js';
 import type { EventKeying } from './state/kv_index/index.js';
 import { DecisionRecorder, DecisionRing, RequestIds } from './state/decisions/index.js';
 import { RequestCapture } from './state/capture/index.js';
@@ -83,6 +83,7 @@ export class Router {
   private keying: RequestKeying;
   /** Kinds of unkeyed request already warned about: each is logged once. */
   private readonly unkeyedWarned = new Set<UnkeyedReason>();
+  private readonly prefixLookup: PrefixLookup;
   private tokenizer: HfChatTokenizer | undefined;
   private relay!: Relay;
   private readonly status: WorkerStatus;
@@ -122,7 +123,16 @@ export class Router {
     });
     this.decisions = new DecisionRing(c.decisionLogSize);
     this.kvIndex = new KvEventIndex(this.index, this.log, { maxBlocks: c.prefixIndexMaxBlocks });
-    const forgetPrefix = (w: Worker): void => (this.prefixSource === 'events' ? this.kvIndex.detach(w) : this.index.forgetWorker(w.slot));
+    this.prefixLookup = new PrefixLookup(
+      this.index,
+      (slot) => (this.prefixSource === 'events' ? this.kvIndex.workerAt(slot) : this.registry.bySlotIndex(slot)),
+      (w) => this.table.isInPool(w),
+    );
+    const forgetPrefix = (w: Worker): void => {
+      if (this.prefixSource === 'requests') return this.index.forgetWorker(w.slot);
+      this.kvIndex.detach(w);
+      this.prefixLookup.predicted?.forgetWorker(w);
+    };
     this.registry = new WorkerRegistry(this.table, this.sampler, this.loadPush, forgetPrefix, this.log, {
       cbThreshold: c.cbThreshold > 0 ? c.cbThreshold : null,
       cbCoolDownMs: c.cbCoolDownSecs * 1000,
@@ -169,11 +179,7 @@ export class Router {
       timeoutMs: c.requestTimeoutSecs * 1000,
       model,
       policy: this.policy,
-      prefix: new PrefixLookup(
-        this.index,
-        (slot) => (this.prefixSource === 'events' ? this.kvIndex.workerAt(slot) : this.registry.bySlotIndex(slot)),
-        (w) => this.table.isInPool(w),
-      ),
+      prefix: this.prefixLookup,
       random: opts.random ?? Math.random,
     });
     this.generation = new GenerationPath({
@@ -259,6 +265,7 @@ export class Router {
     this.prefixSource = 'events';
     this.keying = { by: 'tokens', blockSize, tokenizer: this.promptTokenizer(keying.tokenizer), keys: (tokens) => engineBlockKeys(tokens, blockSize, scheme) };
     this.relay.recordsOwners = false;
+    if (c.predictedPrefixTtlMs > 0) this.prefixLookup.predicted = new PredictedPrefixes({ ttlMs: c.predictedPrefixTtlMs, capacity: PREDICTED_PREFIXES, now: () => performance.now() });
     if (unindexed.length > 0) this.log.warn('KV events: some workers are not indexed (they never count as prefix owners)', { workers: unindexed.join('; ') });
     this.log.info('prefix index built from KV events', { workers: indexed.length, hash: scheme, block_size: blockSize, tokenizer: keying.tokenizer });
     if (keying.tokenizer === 'none') this.log.warn('KV events without --tokenizer: token-id requests are keyed as the engines name their blocks; text prompts are routed without prefix affinity (sgl_router_prefix_unkeyed_requests_total)');
@@ -504,5 +511,8 @@ export class Router {
     res.end(text);
   }
 }
+
+/** Requests remembered at once for the event gap: far more than arrive within one prefill. */
+const PREDICTED_PREFIXES = 4096;
 
 const GET_ROUTES = { '/v1/models': 1, '/healthz': 1, '/readyz': 1, '/metrics': 1, '/admin/state': 1, '/admin/stream': 1, '/admin/decisions': 1, '/admin/capture': 1 };

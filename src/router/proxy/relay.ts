@@ -157,6 +157,8 @@ export class Relay {
     const model = this.deps.model();
     worker.inflight++;
     worker.requestsTotal++;
+    // Under an events index the engine announces the prefix only once it has computed it: until then, the router remembers where it sent it.
+    if (!this.recordsOwners && parsed.prefixHashes.length > 0) this.deps.prefix.predicted?.record(parsed.prefixHashes, worker);
     try {
       const sent = await call.send(worker, request);
       switch (sent.kind) {

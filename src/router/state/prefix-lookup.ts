@@ -1,5 +1,6 @@
 import type { PolicyWorker, PrefixMatch, PrefixSignal } from '../policies/index.js';
 import type { PrefixIndex } from './prefix_index/index.js';
+import type { PredictedPrefixes } from './kv_index/predicted-prefixes.js';
 
 const NO_PREFIX: PrefixSignal = Object.freeze({ queryBlocks: 0, matches: Object.freeze([]) });
 
@@ -11,6 +12,8 @@ const NO_PREFIX: PrefixSignal = Object.freeze({ queryBlocks: 0, matches: Object.
  */
 export class PrefixLookup {
   private readonly buffer: { slots: Int32Array; depths: Int32Array };
+  /** Under an events index: what the router sent where, before the engines announced it (docs/routing.md §The event gap). */
+  predicted: PredictedPrefixes<PolicyWorker> | undefined;
 
   /**
    * @param workerAt the worker an index owner slot belongs to, if any
@@ -38,6 +41,7 @@ export class PrefixLookup {
       if (seen < 0) matches.push({ worker: w, blocks });
       else if (blocks > matches[seen]!.blocks) matches[seen] = { worker: w, blocks };
     }
+    this.predicted?.deepen(hashes, matches, this.inPool);
     return { queryBlocks: hashes.length, matches };
   }
 }

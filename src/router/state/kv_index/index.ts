@@ -4,3 +4,4 @@ export { KvEventIndex } from './kv-event-index.js';
 export type { KvEventsStatus, KvKeying } from './kv-event-index.js';
 export { choosePrefixSource, eventFormat, eventKeying, keyingName } from './prefix-source.js';
 export type { EventKeying, PrefixSourceChoice, PrefixSourceInputs, SourceCandidate } from './prefix-source.js';
+export { PredictedPrefixes, sharedDepth } from './predicted-prefixes.js';
