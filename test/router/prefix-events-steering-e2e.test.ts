@@ -121,11 +121,12 @@ describeFleet('sim --as-sglang with the Qwen3 tokenizer (SGLang SHA-256 pages), 
   ['generate, input_ids', 'generate', tokenIds(21)],
 ]);
 
-describe('simulated vLLM (blocks keyed by the tokens its events carry), endpoints from --kv-events without replay', () => {
+describe('simulated vLLM (blocks keyed by the tokens its events carry), endpoints from --kv-events without replay, blocks of 32', () => {
   let fleet: SimFleet;
   let r: Router;
   beforeAll(async () => {
-    fleet = await startSimFleet({ workers: 2, speedup: 50, flavor: 'vllm', push: { kvEvents: true, kvFormat: 'map', loadPublish: false, topic: 'kv' } });
+    // Its block size comes from its /metrics (vllm:cache_config_info), not from --block-size (16 here).
+    fleet = await startSimFleet({ workers: 2, speedup: 50, flavor: 'vllm', blockSize: 32, push: { kvEvents: true, kvFormat: 'map', loadPublish: false, topic: 'kv' } });
     // What an operator writes for vLLM, here without the replay socket.
     const kvEvents = fleet.servers.map((s) => {
       const e = s.engine.push!.kvEventsEntry()!;
@@ -146,9 +147,10 @@ describe('simulated vLLM (blocks keyed by the tokens its events carry), endpoint
     await expectSteeredToB(r, fleet, route, bodyFor(route, prompt), `vllm-${label.replace(/\W+/g, '-')}`);
   });
 
-  it('says that a replica started later would begin empty', () => {
+  it('keys at the block size the engines advertise, and says that a replica started later would begin empty', () => {
+    expect(r.state().router.block_size).toBe(32);
     for (const w of r.state().workers) {
-      expect(w.kv_events).toMatchObject({ keying: 'tokens', replay_endpoints: [], replay_from: null, catch_up: 'none' });
+      expect(w.kv_events).toMatchObject({ keying: 'tokens', block_size: 32, replay_endpoints: [], replay_from: null, catch_up: 'none' });
       expect(w.kv_events!.note).toBe("no replay endpoint: a router replica started later begins empty (set replay_endpoint in the engine's --kv-events-config)");
     }
   });

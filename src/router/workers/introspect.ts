@@ -1,15 +1,16 @@
 import type { Dispatcher } from 'undici';
-import { getEngineReply, parseJson, parseModels, parseServerInfo } from '../../engines/index.js';
+import { getEngineReply, parseJson, parseModels, parseServerInfo, vllmBlockSize } from '../../engines/index.js';
 import type { WorkerInfo } from './worker.js';
 
 /**
  * Ask a worker what it is: its models (/v1/models) and its DP size, schedule policy
- * and push channels (/server_info or /get_server_info, SGLang only). Each call is bounded by
+ * and push channels (/server_info or /get_server_info, SGLang only), and vLLM's KV block
+ * size (`vllm:cache_config_info` on its /metrics). Each call is bounded by
  * `timeoutMs` and every reply by the engine byte cap (docs/engine-load.md, "Bounded
  * reads"); a worker that answers neither is "unknown", not an error: it stays
  * routable.
  */
-export async function introspectWorker(url: string, timeoutMs: number, dispatcher?: Dispatcher): Promise<Omit<WorkerInfo, 'pushFrom'> & { reachable: boolean }> {
+export async function introspectWorker(url: string, timeoutMs: number, dispatcher?: Dispatcher): Promise<Omit<WorkerInfo, 'pushFrom'> & { reachable: boolean; blockSize: number | null }> {
   const get = async (path: string) => getEngineReply(url + path, { timeoutMs, ...(dispatcher ? { dispatcher } : {}) });
   let models: string[] = [];
   let flavor: WorkerInfo['flavor'] = 'unknown';
@@ -20,7 +21,7 @@ export async function introspectWorker(url: string, timeoutMs: number, dispatche
 
   const m = await get('/v1/models');
   // Too large is still an answer: the engine is there.
-  if (m.kind === 'error' && m.reason !== 'too_large') return { reachable: false, models, flavor, dpSize, nativeScheduling, push, simulated };
+  if (m.kind === 'error' && m.reason !== 'too_large') return { reachable: false, models, flavor, dpSize, nativeScheduling, push, simulated, blockSize: null };
   const info = m.kind === 'ok' ? parseModels(parseJson(m.text)) : null;
   if (info) {
     models = info.ids;
@@ -39,5 +40,11 @@ export async function introspectWorker(url: string, timeoutMs: number, dispatche
       break;
     }
   }
-  return { reachable: true, models, flavor, dpSize, nativeScheduling, push, simulated };
+  // vLLM advertises no KV events over HTTP, but says its block size, which its events are keyed at.
+  let blockSize: number | null = null;
+  if (flavor === 'vllm') {
+    const r = await get('/metrics');
+    if (r.kind === 'ok') blockSize = vllmBlockSize(r.text);
+  }
+  return { reachable: true, models, flavor, dpSize, nativeScheduling, push, simulated, blockSize };
 }

@@ -144,7 +144,10 @@ export class WorkerRegistry {
       return;
     }
     // An entry with an endpoint replaces what the engine advertises; a replay-only one adds its replay socket.
-    const { push, pushFrom } = mergePushInfo(info.push, kvEventsRuleFor(this.opts.kvEvents, w.url));
+    const merged = mergePushInfo(info.push, kvEventsRuleFor(this.opts.kvEvents, w.url));
+    const pushFrom = merged.pushFrom;
+    // Events named by --kv-events carry no block size of their own: the engine's /metrics says it (vLLM).
+    const push = merged.push !== null && merged.push.blockSize === null && info.blockSize !== null ? { ...merged.push, blockSize: info.blockSize } : merged.push;
     if (push !== null) {
       const replay = replayEndpoints(w.url, push);
       this.log.info('worker KV event channels', { worker: w.url, endpoints_from: pushFrom, replay: replay.length > 0 ? replay.join(' ') : 'none', replay_from: push.replayFrom ?? 'none' });

@@ -38,7 +38,7 @@ export interface PrefixSourceInputs {
   readonly usesPrefix: boolean;
   /** `--tokenizer` was given (and loaded). */
   readonly tokenizer: boolean;
-  /** `--block-size`: the block size of engines that advertise none (vLLM over HTTP). */
+  /** `--block-size`: the block size of engines that advertise none. */
   readonly blockSize: number;
 }
 
@@ -68,7 +68,7 @@ export function choosePrefixSource<W extends SourceCandidate>(workers: readonly 
 
 /**
  * Whether one worker's KV events can feed the index, and how they are keyed: at the
- * block size it advertises (vLLM advertises none over HTTP: `--block-size`), with its
+ * block size it advertises (vLLM's from its /metrics, else `--block-size`), with its
  * engine's hash, and the simulator's stand-in tokenizer or the model's.
  */
 export function eventKeying(info: WorkerInfo, o: Pick<PrefixSourceInputs, 'tokenizer' | 'blockSize'>): { keying?: EventKeying; why?: string } {
