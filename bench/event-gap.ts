@@ -9,14 +9,23 @@
  *   npm run bench:event-gap -- [--part ab] [--workers 4] [--speedup 1] [--kv-blocks 4096]
  *                              [--siblings 8] [--staggers 0,5,20,50] [--trials 12] [--system-tokens 2000]
  *                              [--rates 40,160] [--families 16] [--requests 2000]
+ *                              [--predicted-prefix-ttl-ms 0,2000]
+ *
+ * The events arms run once per `--predicted-prefix-ttl-ms` value (the router option:
+ * under an events index each request sent to a worker is remembered that long, and a
+ * lookup credits the worker with the prefix two requests share until the engine's
+ * events confirm it; 0 turns it off; docs/routing.md §The event gap). The requests
+ * index (which never predicts) and the oracles run once.
  *
  * (a) Sibling bursts: `--siblings` requests sharing a new `--system-tokens` system
  *     prompt, each with its own question, sent through the router all at once or one
  *     every `stagger` ms, `--trials` times per stagger with a new prompt each time.
  *     Per sibling (every request but the first routed): did it go to the first's
- *     engine, what did the engine report reusing, and did the router route it before
- *     its index held any block of the prefix (its decision record names no owner).
- *     The index is polled every millisecond from the first send to time the gap.
+ *     engine, what did the engine report reusing, was it routed before the router's
+ *     index held any block of the prefix (its decision record's time against the
+ *     moment the bench saw the index hold it: the index is polled every millisecond
+ *     from the first send to time the gap), and was it routed blind (its decision
+ *     record names no owner: neither the index nor a prediction credited anyone).
  * (b) The hot-prefix conversations of bench:prediction, Poisson arrivals at each of
  *     `--rates` (per second; about 8 and 32 requests in flight on this fleet), each
  *     turn sent after the previous reply, every request streamed: the cached-token share the engines
@@ -58,6 +67,7 @@ const SYSTEM_TOKENS = Number(benchArg('system-tokens', '2000'));
 const RATES = benchArg('rates', '40,160').split(',').map(Number);
 const FAMILIES = Number(benchArg('families', '16'));
 const REQUESTS = Number(benchArg('requests', '2000'));
+const TTLS = benchArg('predicted-prefix-ttl-ms', `0,${defaultConfig().predictedPrefixTtlMs}`).split(',').map(Number);
 const LIMIT = 6;
 const MIN_MATCHED = 1024;
 const BS = 16;
@@ -65,6 +75,16 @@ const BS = 16;
 type Source = 'requests' | 'events';
 /** The bench routes, knowing the engines' caches and the prompts inside them (`oracle`), or their caches only (`oracle-caches`). */
 type Oracle = 'oracle' | 'oracle-caches';
+/** What routes a run: the router with its index from events or requests (and, under events, --predicted-prefix-ttl-ms), or an oracle. */
+interface Arm {
+  kind: Source | Oracle;
+  /** --predicted-prefix-ttl-ms; only read under events. */
+  ttlMs: number;
+}
+
+const armLabel = (a: Arm): string =>
+  a.kind === 'events' ? `events (predictions ${a.ttlMs > 0 ? `${a.ttlMs} ms` : 'off'})` : a.kind === 'requests' ? 'requests' : a.kind === 'oracle' ? 'oracle: caches and prompts inside engines' : 'oracle: caches only';
+const armId = (a: Arm): string => (a.kind === 'events' ? `events${a.ttlMs}` : a.kind);
 
 interface Routed {
   fleet: SimFleet;
@@ -73,7 +93,8 @@ interface Routed {
   close(): Promise<void>;
 }
 
-async function startFleet(source: Source | Oracle): Promise<Routed> {
+async function startFleet(arm: Arm): Promise<Routed> {
+  const source = arm.kind;
   const fleet = await startSimFleet({ workers: WORKERS, speedup: SPEEDUP, kvBlocks: KV_BLOCKS, seed: 11, push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: '' } });
   const watch = new EngineWatch(
     fleet.servers.map((s) => s.engine),
@@ -82,7 +103,7 @@ async function startFleet(source: Source | Oracle): Promise<Routed> {
   let router: Router | undefined;
   if (source === 'requests' || source === 'events') {
     router = new Router({
-      config: { ...defaultConfig(), workerUrls: fleet.urls, port: 0, policy: 'cache_aware', workerQueueLimit: LIMIT, prefixSource: source, tui: false },
+      config: { ...defaultConfig(), workerUrls: fleet.urls, port: 0, policy: 'cache_aware', workerQueueLimit: LIMIT, prefixSource: source, predictedPrefixTtlMs: arm.ttlMs, tui: false },
       log: silentLogger,
       version: 'bench',
     });
@@ -126,6 +147,8 @@ function question(rng: Rng, k: number, i: number): string {
 interface BurstRow {
   siblings: number;
   same: number;
+  /** Routed before the bench saw the index hold any block of the prefix. */
+  early: number;
   blind: number;
   blindThenHeld: number;
   diverted: number;
@@ -136,15 +159,16 @@ interface BurstRow {
   gapUnseen: number;
 }
 
-async function bursts(source: Source, stream: boolean): Promise<Map<number, BurstRow>> {
-  const f = await startFleet(source);
+async function bursts(arm: Arm, stream: boolean): Promise<Map<number, BurstRow>> {
+  const source = arm.kind as Source;
+  const f = await startFleet(arm);
   const router = f.router!;
   const client = new ChatClient(SIBLINGS + 4);
   const rows = new Map<number, BurstRow>();
   const buf = router.index.newMatchBuffer();
   let n = 0;
   for (const [si, stagger] of STAGGERS.entries()) {
-    const row: BurstRow = { siblings: 0, same: 0, blind: 0, blindThenHeld: 0, diverted: 0, cached: 0, prompt: 0, reusable: 0, gapMs: [], gapUnseen: 0 };
+    const row: BurstRow = { siblings: 0, same: 0, early: 0, blind: 0, blindThenHeld: 0, diverted: 0, cached: 0, prompt: 0, reusable: 0, gapMs: [], gapUnseen: 0 };
     rows.set(stagger, row);
     for (let k = 0; k < TRIALS; k++) {
       const trial = si * 1000 + k;
@@ -157,11 +181,16 @@ async function bursts(source: Source, stream: boolean): Promise<Map<number, Burs
       const tokens = chats.map((m) => tokenize(renderChat(m)));
       // The index's key for the prompt's first block, the same for every sibling.
       const firstKey = source === 'events' ? engineBlockKeys(tokens[0]!, BS, 'sim') : chatBlockHashes(chats[0]!, BS * 4).hashes;
-      const ids = chats.map(() => `gap-${source}-${stream ? 's' : 'w'}-${n++}`);
+      const ids = chats.map(() => `gap-${armId(arm)}-${stream ? 's' : 'w'}-${n++}`);
       const t0 = performance.now();
       let gap: number | undefined;
+      // Wall-clock time, as decision records carry it (at_ms).
+      let heldAt = Infinity;
       const poll = setInterval(() => {
-        if (gap === undefined && router.index.match(firstKey, buf, 1) > 0) gap = performance.now() - t0;
+        if (gap === undefined && router.index.match(firstKey, buf, 1) > 0) {
+          gap = performance.now() - t0;
+          heldAt = Date.now();
+        }
       }, 1);
       const outs = await Promise.all(chats.map((m, i) => sleep(i * stagger).then(() => client.chat(router.url, m, 16, { requestId: ids[i]!, stream }))));
       clearInterval(poll);
@@ -178,6 +207,7 @@ async function bursts(source: Source, stream: boolean): Promise<Map<number, Burs
         row.siblings++;
         if (r.worker === first.r.worker) row.same++;
         if (r.decision === 'cache_worker_queued') row.diverted++;
+        if (r.at_ms < heldAt) row.early++;
         const blind = r.best_matched_blocks === 0;
         if (blind) row.blind++;
         if (blind && r.decision === 'cache_miss' && firstEngine.heldPrefixBlocks(tokens[i]!) > 0) row.blindThenHeld++;
@@ -207,17 +237,20 @@ interface ConvResult {
   gapToComputing: number;
   /** The tokens those sent elsewhere could have reused at the computing engine, minus what they reused. */
   gapLostTokens: number;
-  /** Events index: an engine held more blocks of the prompt than the index credited it with. */
+  /** Events index: an engine held more blocks of the prompt than the router credited it with. */
   lagCases: number;
   lagMisses: number;
+  /** Events index: the router credited an engine with more blocks than it held or had inside it as the request left the client. */
+  overCases: number;
   meanInFlight: number;
   cpuPct: number;
   loopP99Ms: number;
   seconds: number;
 }
 
-async function conversations(arm: Source | Oracle, rate: number): Promise<ConvResult> {
-  const f = await startFleet(arm);
+async function conversations(armSpec: Arm, rate: number): Promise<ConvResult> {
+  const arm = armSpec.kind;
+  const f = await startFleet(armSpec);
   const router = f.router;
   const watch = f.watch;
   const client = new ChatClient(256);
@@ -225,7 +258,7 @@ async function conversations(arm: Source | Oracle, rate: number): Promise<ConvRe
   const oracleRng = new Rng(0x0ac1e);
   const histories = new Map<number, ChatMessage[]>();
   const tails = new Map<number, Promise<void>>();
-  const r: ConvResult = { requests: 0, errors: 0, diverted: 0, cached: 0, prompt: 0, gapCases: 0, gapToComputing: 0, gapLostTokens: 0, lagCases: 0, lagMisses: 0, meanInFlight: 0, cpuPct: 0, loopP99Ms: 0, seconds: 0 };
+  const r: ConvResult = { requests: 0, errors: 0, diverted: 0, cached: 0, prompt: 0, gapCases: 0, gapToComputing: 0, gapLostTokens: 0, lagCases: 0, lagMisses: 0, overCases: 0, meanInFlight: 0, cpuPct: 0, loopP99Ms: 0, seconds: 0 };
   let n = 0;
   let busyMs = 0;
   const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -245,7 +278,7 @@ async function conversations(arm: Source | Oracle, rate: number): Promise<ConvRe
     const deepestKnown = Math.max(...known);
     const credit = (blocks: number): number => (hashes.length === 0 ? 0 : Math.floor((tokens.length * blocks) / hashes.length));
     const gapCase = deepestKnown > deepestHeld && credit(deepestKnown) >= MIN_MATCHED;
-    const id = `conv-${arm}-${n++}`;
+    const id = `conv-${armId(armSpec)}-${n++}`;
     let target: number;
     let url: string;
     if (arm === 'oracle' || arm === 'oracle-caches') {
@@ -283,6 +316,7 @@ async function conversations(arm: Source | Oracle, rate: number): Promise<ConvRe
         r.lagCases++;
         if (held[target]! < deepestHeld && held.some((h, e) => h === deepestHeld && seen(e) < h)) r.lagMisses++;
       }
+      if (known.some((k, e) => seen(e) > k)) r.overCases++;
     }
     if (last) histories.delete(session);
     else histories.set(session, [...history, { role: 'user', content: userMessage }, { role: 'assistant', content: out.reply }]);
@@ -337,21 +371,22 @@ function oracleChoice(known: number[], watch: EngineWatch, credit: (blocks: numb
 
 console.log(
   `node ${process.version}; ${WORKERS} simulated SGLang engines in the bench's process at --speedup ${SPEEDUP} (the modelled H100), ${KV_BLOCKS} KV blocks of ${BS} tokens, KV events and LoadStat pushed; ` +
-    `one router in the same process, --policy cache_aware --worker-queue-limit ${LIMIT}; requests sent by the bench's undici client, also in that process (one thread for all of it, on a 2-core machine)`,
+    `one router in the same process, --policy cache_aware --worker-queue-limit ${LIMIT}, under events --predicted-prefix-ttl-ms ${TTLS.join(' and ')}; requests sent by the bench's undici client, also in that process (one thread for all of it, on a 2-core machine)`,
 );
 
 if (PART.includes('a')) {
   console.log('');
   console.log(`(a) bursts of ${SIBLINGS} siblings sharing a new ${SYSTEM_TOKENS.toLocaleString('en')}-token system prompt, ${TRIALS} trials per stagger; figures per sibling (every request but the first routed)`);
   console.log('');
-  console.log('| index from | responses | stagger | siblings | to the first\'s engine | routed before the index held the prefix | of those, a cache_miss the first\'s engine then held | gate diversions | engine cached / prompt tokens | reusable | prefix in the index after (median) |');
-  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-  for (const [source, stream] of [['events', true], ['requests', true], ['requests', false]] as const) {
-    const rows = await bursts(source, stream);
+  console.log('| index from | responses | stagger | siblings | to the first\'s engine | routed before the index held the prefix | routed blind (no owner credited) | of those, a cache_miss the first\'s engine then held | gate diversions | engine cached / prompt tokens | reusable | prefix in the index after (median) |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const arms: Array<[Arm, boolean]> = [...TTLS.map((ttlMs): [Arm, boolean] => [{ kind: 'events', ttlMs }, true]), [{ kind: 'requests', ttlMs: 0 }, true], [{ kind: 'requests', ttlMs: 0 }, false]];
+  for (const [arm, stream] of arms) {
+    const rows = await bursts(arm, stream);
     for (const [stagger, b] of rows) {
       const gap = b.gapMs.length > 0 ? `${median(b.gapMs).toFixed(0)} ms` : '–';
       console.log(
-        `| ${source} | ${stream ? 'streamed' : 'whole'} | ${stagger} ms | ${b.siblings} | ${pct(b.same, b.siblings)} | ${b.blind} (${pct(b.blind, b.siblings)}) | ${b.blindThenHeld} | ${b.diverted} | ${pct(b.cached, b.prompt)} | ${pct(b.reusable, b.prompt)} | ${gap}${b.gapUnseen > 0 ? ` (${b.gapUnseen} never)` : ''} |`,
+        `| ${armLabel(arm)} | ${stream ? 'streamed' : 'whole'} | ${stagger} ms | ${b.siblings} | ${pct(b.same, b.siblings)} | ${b.early} (${pct(b.early, b.siblings)}) | ${b.blind} (${pct(b.blind, b.siblings)}) | ${b.blindThenHeld} | ${b.diverted} | ${pct(b.cached, b.prompt)} | ${pct(b.reusable, b.prompt)} | ${gap}${b.gapUnseen > 0 ? ` (${b.gapUnseen} never)` : ''} |`,
       );
     }
   }
@@ -361,25 +396,32 @@ if (PART.includes('b')) {
   console.log('');
   console.log(`(b) hot-prefix conversations (${FAMILIES} system prompts of 500–2,000 tokens, Zipf 1.1, up to 4 turns, 64 sessions open), ${REQUESTS} streamed requests per run, Poisson arrivals at each rate (no bursts), each turn after the previous reply`);
   console.log('');
-  console.log('| arrivals | routed by | requests | mean in flight | engine cached / prompt tokens | an engine was computing a deeper prefix than any held | of those, sent to it | tokens those sent elsewhere lost, in points | index credited an engine with fewer blocks than it held | of those, sent past the deepest holder | gate diversions | bench process CPU | event-loop delay p99 | seconds |');
-  console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('| arrivals | routed by | requests | mean in flight | engine cached / prompt tokens | an engine was computing a deeper prefix than any held | of those, sent to it | tokens those sent elsewhere lost, in points | router credited an engine with fewer blocks than it held | of those, sent past the deepest holder | router credited an engine with more blocks than it held or had inside it | gate diversions | bench process CPU | event-loop delay p99 | seconds |');
+  console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const arms: Arm[] = [...TTLS.map((ttlMs): Arm => ({ kind: 'events', ttlMs })), { kind: 'requests', ttlMs: 0 }, { kind: 'oracle-caches', ttlMs: 0 }, { kind: 'oracle', ttlMs: 0 }];
   const verdicts: string[] = [];
   for (const c of RATES) {
-    const share: Record<string, number> = {};
-    let eventsLost = 0;
-    for (const arm of ['events', 'requests', 'oracle-caches', 'oracle'] as const) {
+    const share = new Map<string, number>();
+    const lost = new Map<string, number>();
+    for (const arm of arms) {
       const x = await conversations(arm, c);
-      share[arm] = (100 * x.cached) / Math.max(1, x.prompt);
-      if (arm === 'events') eventsLost = (100 * x.gapLostTokens) / Math.max(1, x.prompt);
+      const label = armLabel(arm);
+      share.set(label, (100 * x.cached) / Math.max(1, x.prompt));
+      lost.set(label, (100 * x.gapLostTokens) / Math.max(1, x.prompt));
+      const ev = arm.kind === 'events';
       console.log(
-        `| ${c} req/s | ${arm === 'oracle' ? 'oracle: caches and prompts inside engines' : arm === 'oracle-caches' ? 'oracle: caches only' : `router, index from ${arm}`} | ${x.requests}${x.errors > 0 ? ` (${x.errors} errors)` : ''} | ${x.meanInFlight.toFixed(1)} | ${share[arm]!.toFixed(1)} % | ${x.gapCases} (${pct(x.gapCases, x.requests)}) | ${pct(x.gapToComputing, x.gapCases)} | ${((100 * x.gapLostTokens) / Math.max(1, x.prompt)).toFixed(2)} | ${arm === 'events' ? `${x.lagCases} (${pct(x.lagCases, x.requests)})` : '–'} | ${arm === 'events' ? x.lagMisses : '–'} | ${arm.startsWith('oracle') ? '–' : x.diverted} | ${x.cpuPct.toFixed(0)} % of a core | ${x.loopP99Ms.toFixed(1)} ms | ${x.seconds.toFixed(1)} |`,
+        `| ${c} req/s | ${arm.kind.startsWith('oracle') ? label : `router, index from ${label}`} | ${x.requests}${x.errors > 0 ? ` (${x.errors} errors)` : ''} | ${x.meanInFlight.toFixed(1)} | ${share.get(label)!.toFixed(1)} % | ${x.gapCases} (${pct(x.gapCases, x.requests)}) | ${pct(x.gapToComputing, x.gapCases)} | ${lost.get(label)!.toFixed(2)} | ${ev ? `${x.lagCases} (${pct(x.lagCases, x.requests)})` : '–'} | ${ev ? x.lagMisses : '–'} | ${ev ? `${x.overCases} (${pct(x.overCases, x.requests)})` : '–'} | ${arm.kind.startsWith('oracle') ? '–' : x.diverted} | ${x.cpuPct.toFixed(0)} % of a core | ${x.loopP99Ms.toFixed(1)} ms | ${x.seconds.toFixed(1)} |`,
       );
     }
+    const req = share.get('requests')!;
+    const oracle = share.get(armLabel({ kind: 'oracle', ttlMs: 0 }))!;
+    const oracleCaches = share.get(armLabel({ kind: 'oracle-caches', ttlMs: 0 }))!;
+    const events = TTLS.map((ttlMs) => armLabel({ kind: 'events', ttlMs }));
     verdicts.push(
-      `${c} req/s: events ${share.events!.toFixed(1)} % cached, requests ${share.requests!.toFixed(1)} %, oracle ${share.oracle!.toFixed(1)} % (caches only ${share['oracle-caches']!.toFixed(1)} %): ` +
-        `events − requests ${(share.events! - share.requests!).toFixed(1)} points, events − oracle ${(share.events! - share.oracle!).toFixed(1)} points; ` +
-        `what knowing the prompts inside the engines adds to an oracle that knows their caches: ${(share.oracle! - share['oracle-caches']!).toFixed(1)} points; ` +
-        `tokens the gap's misroutes lost under events: ${eventsLost.toFixed(2)} points`,
+      `${c} req/s: ${events.map((l) => `${l} ${share.get(l)!.toFixed(1)} % cached (− requests ${(share.get(l)! - req).toFixed(1)}, − oracle ${(share.get(l)! - oracle).toFixed(1)} points; the gap's misroutes lost ${lost.get(l)!.toFixed(2)} points)`).join(', ')}; ` +
+        `requests ${req.toFixed(1)} %, oracle ${oracle.toFixed(1)} % (caches only ${oracleCaches.toFixed(1)} %): ` +
+        `what knowing the prompts inside the engines adds to an oracle that knows their caches: ${(oracle - oracleCaches).toFixed(1)} points` +
+        (events.length > 1 ? `; ${events.slice(1).map((l) => `${l} − ${events[0]}: ${(share.get(l)! - share.get(events[0]!)!).toFixed(2)} points`).join(', ')}` : ''),
     );
   }
   console.log(`\n${verdicts.join('\n')}`);
