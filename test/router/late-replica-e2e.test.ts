@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Router } from '../../src/router/index.js';
 import { Rng, startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import { eventually, getJson, rawRequest } from '../helpers/http.js';
 import { settled } from '../helpers/kv-events.js';
+import { closingAfterEach } from '../helpers/lifecycle.js';
 import { startTestRouter } from '../helpers/router.js';
 
 /**
@@ -19,18 +20,11 @@ import { startTestRouter } from '../helpers/router.js';
 const pushing = { kvEvents: true, kvFormat: 'map' as const, loadPublish: true, topic: 'kv' };
 const opts = { policy: 'cache_aware' as const, workerQueueLimit: 6, prefixSource: 'events' as const };
 
+const closing = closingAfterEach();
 let fleet: SimFleet | undefined;
-const routers: Router[] = [];
-afterEach(async () => {
-  for (const r of routers.splice(0)) await r.close();
-  await fleet?.close();
-  fleet = undefined;
-});
 
 async function replica(): Promise<Router> {
-  const r = await startTestRouter(fleet!.urls, opts);
-  routers.push(r);
-  return r;
+  return closing(await startTestRouter(fleet!.urls, opts));
 }
 
 /** `n` /generate requests of distinct token ids through `r`; returns once the engines' events have settled there. */
@@ -52,7 +46,7 @@ async function agreeWith(late: Router, running: Router): Promise<void> {
 
 describe('a replica that starts after the engines', () => {
   it('finds the replay socket in kv_events_config, replays what was stored, and holds the running replica digest', async () => {
-    fleet = await startSimFleet({ workers: 2, speedup: 50, push: pushing, asSglang: true });
+    fleet = closing(await startSimFleet({ workers: 2, speedup: 50, push: pushing, asSglang: true }));
     // The engine advertises no replay key in its descriptor: only the raw server argument names it.
     const info = (await getJson(`${fleet.urls[0]}/server_info`)) as { kv_events: Record<string, unknown>; kv_events_config: string };
     expect(Object.keys(info.kv_events)).not.toContain('replay_endpoint_port_base');
@@ -79,13 +73,13 @@ describe('a replica that starts after the engines', () => {
   });
 
   it('a replica restarted mid-run catches up again', async () => {
-    fleet = await startSimFleet({ workers: 2, speedup: 50, push: pushing, asSglang: true });
+    fleet = closing(await startSimFleet({ workers: 2, speedup: 50, push: pushing, asSglang: true }));
     const first = await replica();
     await traffic(first, 8, 3);
-    const second = await replica();
+    // Not closed after the test: it is stopped here.
+    const second = await startTestRouter(fleet.urls, opts);
     await agreeWith(second, first);
     await second.close();
-    routers.splice(routers.indexOf(second), 1);
     // Traffic the restarted replica was not there for.
     await traffic(first, 8, 4);
     const restarted = await replica();
@@ -94,7 +88,7 @@ describe('a replica that starts after the engines', () => {
   });
 
   it('after the replay buffer rolled over, the catch-up is partial and says so', async () => {
-    fleet = await startSimFleet({ workers: 1, speedup: 50, push: { ...pushing, replayBuffer: 4 }, asSglang: true });
+    fleet = closing(await startSimFleet({ workers: 1, speedup: 50, push: { ...pushing, replayBuffer: 4 }, asSglang: true }));
     const first = await replica();
     await traffic(first, 10, 5);
     const late = await replica();

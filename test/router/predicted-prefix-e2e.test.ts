@@ -1,10 +1,10 @@
 import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Router } from '../../src/router/index.js';
 import { PredictedPrefixes, sharedDepth } from '../../src/router/state/kv_index/index.js';
 import type { PolicyWorker, PrefixMatch } from '../../src/router/policies/index.js';
 import { Rng, startSimFleet } from '../../src/sim/index.js';
-import type { SimFleet } from '../../src/sim/index.js';
+import { closingAfterEach } from '../helpers/lifecycle.js';
 import { startTestRouter } from '../helpers/router.js';
 
 /**
@@ -15,13 +15,7 @@ import { startTestRouter } from '../helpers/router.js';
  * takes tens of milliseconds), the real router, the official client: eight requests
  * sharing a new system prompt sent at once.
  */
-let fleet: SimFleet | undefined;
-const routers: Router[] = [];
-afterEach(async () => {
-  for (const r of routers.splice(0)) await r.close();
-  await fleet?.close();
-  fleet = undefined;
-});
+const closing = closingAfterEach();
 
 function systemPrompt(seed: number): string {
   const rng = new Rng(seed);
@@ -47,10 +41,9 @@ async function burst(r: Router, seed: number): Promise<{ engines: Set<string>; r
 
 describe('the event gap', () => {
   it('siblings sent at once follow the first to its engine and reuse its prefill; with predictions off they scatter', async () => {
-    fleet = await startSimFleet({ workers: 4, speedup: 1, push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: '' } });
-    const on = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events' });
-    const off = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events', predictedPrefixTtlMs: 0 });
-    routers.push(on, off);
+    const fleet = closing(await startSimFleet({ workers: 4, speedup: 1, push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: '' } }));
+    const on = closing(await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events' }));
+    const off = closing(await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events', predictedPrefixTtlMs: 0 }));
     const a = await burst(on, 1);
     const b = await burst(off, 2);
     expect(a.engines.size).toBe(1);
