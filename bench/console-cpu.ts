@@ -19,7 +19,9 @@ import { ROUTERCTL_BIN } from './support/processes.js';
 import { benchArg } from './support/args.js';
 
 const seconds = Number(benchArg('seconds', '20'));
-const sizes = benchArg('sizes', '80x24,120x40,200x60').split(',').map((s) => s.split('x').map(Number) as [number, number]);
+const sizes = benchArg('sizes', '80x24,120x40,200x60')
+  .split(',')
+  .map((s) => s.split('x').map(Number) as [number, number]);
 const color = benchArg('color', '1') === '1';
 if (spawnSync('tmux', ['-V']).status !== 0) throw new Error('this benchmark draws in tmux; install it');
 
@@ -30,7 +32,11 @@ const cpuTicks = (pid: number): number => {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(f[11]) + Number(f[12]);
 };
-const children = (pid: number): number[] => spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+const children = (pid: number): number[] =>
+  spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean)
+    .map(Number);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const env = `env -u CI NODE_ENV=production ${color ? 'NO_COLOR= FORCE_COLOR=1' : 'NO_COLOR=1'}`;
 
@@ -40,7 +46,9 @@ async function share(pid: number): Promise<number> {
   return (cpuTicks(pid) - a) / TICKS / seconds;
 }
 
-console.log(`node ${process.version}; ${seconds} s per figure after 8 s of warm-up; colour ${color ? 'on' : 'off'}; the embedded default with --worker-queue-limit 6`);
+console.log(
+  `node ${process.version}; ${seconds} s per figure after 8 s of warm-up; colour ${color ? 'on' : 'off'}; the embedded default with --worker-queue-limit 6`,
+);
 console.log('');
 console.log('| terminal | serve console, % of a core | top console (2 updates/s), % of a core |');
 console.log('|---|---:|---:|');
@@ -48,7 +56,17 @@ for (const [x, y] of sizes) {
   const server = `rctl-cpu-${process.pid}-${x}`;
   const tmux = (...a: string[]): string => execFileSync('tmux', ['-L', server, ...a], { encoding: 'utf8' });
   try {
-    tmux('new-session', '-d', '-s', 'serve', '-x', String(x), '-y', String(y), `${env} ${process.execPath} ${ROUTERCTL_BIN} serve --worker-queue-limit 6 --port 0; sleep 600`);
+    tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'serve',
+      '-x',
+      String(x),
+      '-y',
+      String(y),
+      `${env} ${process.execPath} ${ROUTERCTL_BIN} serve --worker-queue-limit 6 --port 0; sleep 600`,
+    );
     let url = '';
     for (let i = 0; i < 60 && url === ''; i++) {
       await sleep(250);
@@ -57,7 +75,17 @@ for (const [x, y] of sizes) {
     if (url === '') throw new Error('serve did not come up');
     const pane = Number(tmux('list-panes', '-t', 'serve', '-F', '#{pane_pid}').trim());
     const consolePid = children(pane)[0]!;
-    tmux('new-session', '-d', '-s', 'top', '-x', String(x), '-y', String(y), `${env} ${process.execPath} ${ROUTERCTL_BIN} top --url http://${url}; sleep 600`);
+    tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'top',
+      '-x',
+      String(x),
+      '-y',
+      String(y),
+      `${env} ${process.execPath} ${ROUTERCTL_BIN} top --url http://${url}; sleep 600`,
+    );
     await sleep(8000);
     const topPid = children(Number(tmux('list-panes', '-t', 'top', '-F', '#{pane_pid}').trim()))[0]!;
     const [s, t] = await Promise.all([share(consolePid), share(topPid)]);

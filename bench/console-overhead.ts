@@ -34,7 +34,8 @@ const clientKind = benchArg('client', 'sse');
 if (clientKind === 'tmux' && !hasTmux) throw new Error('--client tmux needs tmux');
 const bin = ROUTERCTL_BIN;
 
-const body = (i: number): string => JSON.stringify({ messages: [{ role: 'user', content: `console overhead probe ${i % 97}` }], max_tokens: 4, ignore_eos: true });
+const body = (i: number): string =>
+  JSON.stringify({ messages: [{ role: 'user', content: `console overhead probe ${i % 97}` }], max_tokens: 4, ignore_eos: true });
 
 const throughput = (url: string): Promise<number> => chatThroughput(url, seconds, concurrency, body);
 
@@ -64,7 +65,8 @@ async function attach(url: string): Promise<Attached> {
     return {
       assertLive: () => {
         const expected = (performance.now() - t0) / INTERVAL_MS;
-        if (events - before < expected * 0.8) throw new Error(`the stream carried ${events - before} events, expected about ${expected.toFixed(0)}`);
+        if (events - before < expected * 0.8)
+          throw new Error(`the stream carried ${events - before} events, expected about ${expected.toFixed(0)}`);
       },
       detach: () => stopProcess(reader, 'SIGKILL'),
     };
@@ -72,7 +74,15 @@ async function attach(url: string): Promise<Attached> {
   if (clientKind === 'tmux') {
     const server = `rctl-bench-${process.pid}`;
     const tmux = (...a: string[]) => spawnSync('tmux', ['-L', server, ...a], { encoding: 'utf8' });
-    const r = tmux('new-session', '-d', '-x', '120', '-y', '40', `env -u CI NODE_ENV=production ${process.execPath} ${bin} top --url ${url} --interval-ms ${INTERVAL_MS}`);
+    const r = tmux(
+      'new-session',
+      '-d',
+      '-x',
+      '120',
+      '-y',
+      '40',
+      `env -u CI NODE_ENV=production ${process.execPath} ${bin} top --url ${url} --interval-ms ${INTERVAL_MS}`,
+    );
     if (r.status !== 0) throw new Error(`tmux: ${r.stderr}`);
     await new Promise((res) => setTimeout(res, 1500));
     return {
@@ -103,9 +113,15 @@ async function attach(url: string): Promise<Attached> {
   };
 }
 
-const sim = await startProcess([bin, 'sim', '-n', '3', '--port-base', '0', '--json', '--speedup', '1000', '--max-running', '256'], /"urls":(\[[^\]]*\])/);
+const sim = await startProcess(
+  [bin, 'sim', '-n', '3', '--port-base', '0', '--json', '--speedup', '1000', '--max-running', '256'],
+  /"urls":(\[[^\]]*\])/,
+);
 const engines = JSON.parse(sim.out) as string[];
-const router = await startProcess([bin, 'serve', '--no-tui', '--port', '0', '--worker-urls', ...engines, '--worker-queue-limit', '64'], /^(http:\/\/\S+)$/m);
+const router = await startProcess(
+  [bin, 'serve', '--no-tui', '--port', '0', '--worker-urls', ...engines, '--worker-queue-limit', '64'],
+  /^(http:\/\/\S+)$/m,
+);
 const url = router.out;
 try {
   // Warm-up: JIT, connection pools, the prefix index.

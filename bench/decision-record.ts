@@ -12,15 +12,34 @@
 import { UsageCountScanner, DecisionRing, ownerSummary } from '../src/router/index.js';
 
 const ring = new DecisionRing(4096);
-const owners = ['http://10.0.0.1:30000', 'http://10.0.0.2:30000', 'http://10.0.0.3:30000', 'http://10.0.0.4:30000'].map((id, i) => ({ worker: { id }, blocks: 40 - i * 7 }));
-const verdict = (w: { id: string }) => (w.id.endsWith('1:30000') ? { waiting: 7, verdict: 'gated' as const } : { waiting: 2, verdict: 'admitted' as const });
+const owners = ['http://10.0.0.1:30000', 'http://10.0.0.2:30000', 'http://10.0.0.3:30000', 'http://10.0.0.4:30000'].map((id, i) => ({
+  worker: { id },
+  blocks: 40 - i * 7,
+}));
+const verdict = (w: { id: string }) =>
+  w.id.endsWith('1:30000') ? { waiting: 7, verdict: 'gated' as const } : { waiting: 2, verdict: 'admitted' as const };
 const response = Buffer.from(
   `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"${'x'.repeat(300)}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1562,"completion_tokens":2,"total_tokens":1564,"prompt_tokens_details":{"cached_tokens":1552}}}`,
 );
 
 function one(i: number): void {
   const seq = ring.record(
-    { id: `r1a2b3c-${i}`, atMs: 1, policy: 'cache_aware', decision: 'cache_worker_queued', reason: 'no_cache_candidate', inputTokens: 1562, queryBlocks: 97, selected: owners[1]!.worker.id, ...ownerSummary(owners, owners[1]!.worker.id), gateRejected: 1, admissionRejected: 0, fleetAllQueued: false, divertedBlocks: 40, partialDiversion: false },
+    {
+      id: `r1a2b3c-${i}`,
+      atMs: 1,
+      policy: 'cache_aware',
+      decision: 'cache_worker_queued',
+      reason: 'no_cache_candidate',
+      inputTokens: 1562,
+      queryBlocks: 97,
+      selected: owners[1]!.worker.id,
+      ...ownerSummary(owners, owners[1]!.worker.id),
+      gateRejected: 1,
+      admissionRejected: 0,
+      fleetAllQueued: false,
+      divertedBlocks: 40,
+      partialDiversion: false,
+    },
     owners,
     verdict,
   );

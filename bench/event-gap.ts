@@ -83,7 +83,13 @@ interface Arm {
 }
 
 const armLabel = (a: Arm): string =>
-  a.kind === 'events' ? `events (predictions ${a.ttlMs > 0 ? `${a.ttlMs} ms` : 'off'})` : a.kind === 'requests' ? 'requests' : a.kind === 'oracle' ? 'oracle: caches and prompts inside engines' : 'oracle: caches only';
+  a.kind === 'events'
+    ? `events (predictions ${a.ttlMs > 0 ? `${a.ttlMs} ms` : 'off'})`
+    : a.kind === 'requests'
+      ? 'requests'
+      : a.kind === 'oracle'
+        ? 'oracle: caches and prompts inside engines'
+        : 'oracle: caches only';
 const armId = (a: Arm): string => (a.kind === 'events' ? `events${a.ttlMs}` : a.kind);
 
 interface Routed {
@@ -95,7 +101,13 @@ interface Routed {
 
 async function startFleet(arm: Arm): Promise<Routed> {
   const source = arm.kind;
-  const fleet = await startSimFleet({ workers: WORKERS, speedup: SPEEDUP, kvBlocks: KV_BLOCKS, seed: 11, push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: '' } });
+  const fleet = await startSimFleet({
+    workers: WORKERS,
+    speedup: SPEEDUP,
+    kvBlocks: KV_BLOCKS,
+    seed: 11,
+    push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: '' },
+  });
   const watch = new EngineWatch(
     fleet.servers.map((s) => s.engine),
     BS,
@@ -103,7 +115,16 @@ async function startFleet(arm: Arm): Promise<Routed> {
   let router: Router | undefined;
   if (source === 'requests' || source === 'events') {
     router = new Router({
-      config: { ...defaultConfig(), workerUrls: fleet.urls, port: 0, policy: 'cache_aware', workerQueueLimit: LIMIT, prefixSource: source, predictedPrefixTtlMs: arm.ttlMs, tui: false },
+      config: {
+        ...defaultConfig(),
+        workerUrls: fleet.urls,
+        port: 0,
+        policy: 'cache_aware',
+        workerQueueLimit: LIMIT,
+        prefixSource: source,
+        predictedPrefixTtlMs: arm.ttlMs,
+        tui: false,
+      },
       log: silentLogger,
       version: 'bench',
     });
@@ -168,7 +189,19 @@ async function bursts(arm: Arm, stream: boolean): Promise<Map<number, BurstRow>>
   const buf = router.index.newMatchBuffer();
   let n = 0;
   for (const [si, stagger] of STAGGERS.entries()) {
-    const row: BurstRow = { siblings: 0, same: 0, early: 0, blind: 0, blindThenHeld: 0, diverted: 0, cached: 0, prompt: 0, reusable: 0, gapMs: [], gapUnseen: 0 };
+    const row: BurstRow = {
+      siblings: 0,
+      same: 0,
+      early: 0,
+      blind: 0,
+      blindThenHeld: 0,
+      diverted: 0,
+      cached: 0,
+      prompt: 0,
+      reusable: 0,
+      gapMs: [],
+      gapUnseen: 0,
+    };
     rows.set(stagger, row);
     for (let k = 0; k < TRIALS; k++) {
       const trial = si * 1000 + k;
@@ -192,14 +225,17 @@ async function bursts(arm: Arm, stream: boolean): Promise<Map<number, BurstRow>>
           heldAt = Date.now();
         }
       }, 1);
-      const outs = await Promise.all(chats.map((m, i) => sleep(i * stagger).then(() => client.chat(router.url, m, 16, { requestId: ids[i]!, stream }))));
+      const outs = await Promise.all(
+        chats.map((m, i) => sleep(i * stagger).then(() => client.chat(router.url, m, 16, { requestId: ids[i]!, stream }))),
+      );
       clearInterval(poll);
       await idle(f.watch);
       if (gap === undefined && router.index.match(firstKey, buf, 1) > 0) gap = performance.now() - t0;
       if (gap === undefined) row.gapUnseen++;
       else row.gapMs.push(gap);
       const recs = ids.map((id) => router.decisionsDoc({ requestId: id }).decisions[0]);
-      if (recs.some((r) => r === undefined) || outs.some((o) => o.status !== 200)) throw new Error(`a sibling failed: ${outs.map((o) => o.status).join(',')}`);
+      if (recs.some((r) => r === undefined) || outs.some((o) => o.status !== 200))
+        throw new Error(`a sibling failed: ${outs.map((o) => o.status).join(',')}`);
       const order = recs.map((r, i) => ({ r: r!, i })).sort((a, b) => a.r.seq - b.r.seq);
       const first = order[0]!;
       const firstEngine = f.fleet.servers[f.fleet.urls.indexOf(first.r.worker)]!.engine;
@@ -254,11 +290,39 @@ async function conversations(armSpec: Arm, rate: number): Promise<ConvResult> {
   const router = f.router;
   const watch = f.watch;
   const client = new ChatClient(256);
-  const workload = new Workload({ seed: 7, rate, burstFactor: 1, families: FAMILIES, zipfS: 1.1, systemTokensMin: 500, systemTokensMax: 2000, maxTurns: 4, sessions: 64, outputMedianTokens: 24, outputMaxTokens: 48 });
+  const workload = new Workload({
+    seed: 7,
+    rate,
+    burstFactor: 1,
+    families: FAMILIES,
+    zipfS: 1.1,
+    systemTokensMin: 500,
+    systemTokensMax: 2000,
+    maxTurns: 4,
+    sessions: 64,
+    outputMedianTokens: 24,
+    outputMaxTokens: 48,
+  });
   const oracleRng = new Rng(0x0ac1e);
   const histories = new Map<number, ChatMessage[]>();
   const tails = new Map<number, Promise<void>>();
-  const r: ConvResult = { requests: 0, errors: 0, diverted: 0, cached: 0, prompt: 0, gapCases: 0, gapToComputing: 0, gapLostTokens: 0, lagCases: 0, lagMisses: 0, overCases: 0, meanInFlight: 0, cpuPct: 0, loopP99Ms: 0, seconds: 0 };
+  const r: ConvResult = {
+    requests: 0,
+    errors: 0,
+    diverted: 0,
+    cached: 0,
+    prompt: 0,
+    gapCases: 0,
+    gapToComputing: 0,
+    gapLostTokens: 0,
+    lagCases: 0,
+    lagMisses: 0,
+    overCases: 0,
+    meanInFlight: 0,
+    cpuPct: 0,
+    loopP99Ms: 0,
+    seconds: 0,
+  };
   let n = 0;
   let busyMs = 0;
   const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -268,7 +332,11 @@ async function conversations(armSpec: Arm, rate: number): Promise<ConvResult> {
 
   const one = async (session: number, family: number, userMessage: string, maxTokens: number, last: boolean): Promise<void> => {
     const history = histories.get(session) ?? [];
-    const messages: ChatMessage[] = [{ role: 'system', content: workload.systemPrompts[family]! }, ...history, { role: 'user', content: userMessage }];
+    const messages: ChatMessage[] = [
+      { role: 'system', content: workload.systemPrompts[family]! },
+      ...history,
+      { role: 'user', content: userMessage },
+    ];
     const tokens = tokenize(renderChat(messages));
     const hashes = blockHashes(tokens, BS);
     const held = watch.held(tokens);
@@ -376,11 +444,19 @@ console.log(
 
 if (PART.includes('a')) {
   console.log('');
-  console.log(`(a) bursts of ${SIBLINGS} siblings sharing a new ${SYSTEM_TOKENS.toLocaleString('en')}-token system prompt, ${TRIALS} trials per stagger; figures per sibling (every request but the first routed)`);
+  console.log(
+    `(a) bursts of ${SIBLINGS} siblings sharing a new ${SYSTEM_TOKENS.toLocaleString('en')}-token system prompt, ${TRIALS} trials per stagger; figures per sibling (every request but the first routed)`,
+  );
   console.log('');
-  console.log('| index from | responses | stagger | siblings | to the first\'s engine | routed before the index held the prefix | routed blind (no owner credited) | of those, a cache_miss the first\'s engine then held | gate diversions | engine cached / prompt tokens | reusable | prefix in the index after (median) |');
+  console.log(
+    "| index from | responses | stagger | siblings | to the first's engine | routed before the index held the prefix | routed blind (no owner credited) | of those, a cache_miss the first's engine then held | gate diversions | engine cached / prompt tokens | reusable | prefix in the index after (median) |",
+  );
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-  const arms: Array<[Arm, boolean]> = [...TTLS.map((ttlMs): [Arm, boolean] => [{ kind: 'events', ttlMs }, true]), [{ kind: 'requests', ttlMs: 0 }, true], [{ kind: 'requests', ttlMs: 0 }, false]];
+  const arms: Array<[Arm, boolean]> = [
+    ...TTLS.map((ttlMs): [Arm, boolean] => [{ kind: 'events', ttlMs }, true]),
+    [{ kind: 'requests', ttlMs: 0 }, true],
+    [{ kind: 'requests', ttlMs: 0 }, false],
+  ];
   for (const [arm, stream] of arms) {
     const rows = await bursts(arm, stream);
     for (const [stagger, b] of rows) {
@@ -394,11 +470,20 @@ if (PART.includes('a')) {
 
 if (PART.includes('b')) {
   console.log('');
-  console.log(`(b) hot-prefix conversations (${FAMILIES} system prompts of 500–2,000 tokens, Zipf 1.1, up to 4 turns, 64 sessions open), ${REQUESTS} streamed requests per run, Poisson arrivals at each rate (no bursts), each turn after the previous reply`);
+  console.log(
+    `(b) hot-prefix conversations (${FAMILIES} system prompts of 500–2,000 tokens, Zipf 1.1, up to 4 turns, 64 sessions open), ${REQUESTS} streamed requests per run, Poisson arrivals at each rate (no bursts), each turn after the previous reply`,
+  );
   console.log('');
-  console.log('| arrivals | routed by | requests | mean in flight | engine cached / prompt tokens | an engine was computing a deeper prefix than any held | of those, sent to it | tokens those sent elsewhere lost, in points | router credited an engine with fewer blocks than it held | of those, sent past the deepest holder | router credited an engine with more blocks than it held or had inside it | gate diversions | bench process CPU | event-loop delay p99 | seconds |');
+  console.log(
+    '| arrivals | routed by | requests | mean in flight | engine cached / prompt tokens | an engine was computing a deeper prefix than any held | of those, sent to it | tokens those sent elsewhere lost, in points | router credited an engine with fewer blocks than it held | of those, sent past the deepest holder | router credited an engine with more blocks than it held or had inside it | gate diversions | bench process CPU | event-loop delay p99 | seconds |',
+  );
   console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-  const arms: Arm[] = [...TTLS.map((ttlMs): Arm => ({ kind: 'events', ttlMs })), { kind: 'requests', ttlMs: 0 }, { kind: 'oracle-caches', ttlMs: 0 }, { kind: 'oracle', ttlMs: 0 }];
+  const arms: Arm[] = [
+    ...TTLS.map((ttlMs): Arm => ({ kind: 'events', ttlMs })),
+    { kind: 'requests', ttlMs: 0 },
+    { kind: 'oracle-caches', ttlMs: 0 },
+    { kind: 'oracle', ttlMs: 0 },
+  ];
   const verdicts: string[] = [];
   for (const c of RATES) {
     const share = new Map<string, number>();
@@ -421,7 +506,12 @@ if (PART.includes('b')) {
       `${c} req/s: ${events.map((l) => `${l} ${share.get(l)!.toFixed(1)} % cached (− requests ${(share.get(l)! - req).toFixed(1)}, − oracle ${(share.get(l)! - oracle).toFixed(1)} points; the gap's misroutes lost ${lost.get(l)!.toFixed(2)} points)`).join(', ')}; ` +
         `requests ${req.toFixed(1)} %, oracle ${oracle.toFixed(1)} % (caches only ${oracleCaches.toFixed(1)} %): ` +
         `what knowing the prompts inside the engines adds to an oracle that knows their caches: ${(oracle - oracleCaches).toFixed(1)} points` +
-        (events.length > 1 ? `; ${events.slice(1).map((l) => `${l} − ${events[0]}: ${(share.get(l)! - share.get(events[0]!)!).toFixed(2)} points`).join(', ')}` : ''),
+        (events.length > 1
+          ? `; ${events
+              .slice(1)
+              .map((l) => `${l} − ${events[0]}: ${(share.get(l)! - share.get(events[0]!)!).toFixed(2)} points`)
+              .join(', ')}`
+          : ''),
     );
   }
   console.log(`\n${verdicts.join('\n')}`);

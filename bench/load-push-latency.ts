@@ -15,8 +15,16 @@ const i = argv.indexOf('--changes');
 const CHANGES = i >= 0 ? Number(argv[i + 1]) : 40;
 
 async function run(push: boolean): Promise<number[]> {
-  const fleet = await startSimFleet({ workers: 1, speedup: 20, ...(push ? { push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: '' } } : {}) });
-  const router = new Router({ config: { ...defaultConfig(), workerUrls: fleet.urls, port: 0, workerQueueLimit: 6, tui: false }, log: silentLogger, version: 'bench' });
+  const fleet = await startSimFleet({
+    workers: 1,
+    speedup: 20,
+    ...(push ? { push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: '' } } : {}),
+  });
+  const router = new Router({
+    config: { ...defaultConfig(), workerUrls: fleet.urls, port: 0, workerQueueLimit: 6, tui: false },
+    log: silentLogger,
+    version: 'bench',
+  });
   await router.start();
   const url = fleet.urls[0]!;
   const waiting = (): number | null => router.state().workers[0]!.waiting;
@@ -27,7 +35,11 @@ async function run(push: boolean): Promise<number[]> {
     const target = 1 + (k % 9);
     // Start from a random phase of the poll interval and the push tick.
     await new Promise((r) => setTimeout(r, 50 + Math.random() * 300));
-    await fetch(`${url}/sim/load`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ num_waiting_reqs: target }) });
+    await fetch(`${url}/sim/load`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ num_waiting_reqs: target }),
+    });
     const changed = performance.now();
     while (waiting() !== target) await new Promise((r) => setImmediate(r));
     delays.push(performance.now() - changed);

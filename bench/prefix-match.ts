@@ -49,7 +49,9 @@ function codeUnitKey(text: string, chunkChars: number): number[] {
 const index = new PrefixIndex({ maxBlocks: 1_000_000 });
 const buf = index.newMatchBuffer();
 console.log(`node ${process.version}`);
-console.log('| prompt | chars | key (64-byte blocks) | code-unit key (64 units) | tokenizer key (16-token blocks) | match, 8 owners | key + match |');
+console.log(
+  '| prompt | chars | key (64-byte blocks) | code-unit key (64 units) | tokenizer key (16-token blocks) | match, 8 owners | key + match |',
+);
 console.log('|---|---|---|---|---|---|---|');
 for (const tokens of [1024, 8192, 32768, 102400]) {
   const text = systemPrompt(11, tokens, tokens);
@@ -59,7 +61,9 @@ for (const tokens of [1024, 8192, 32768, 102400]) {
   const units = time(() => void codeUnitKey(text, 64));
   const tok = time(() => void blockHashes(tokenize(text), 16));
   const match = time(() => void index.match(hashes, buf));
-  console.log(`| ${tokens / 1024}K tokens | ${text.length} | ${key.toFixed(1)} µs | ${units.toFixed(1)} µs | ${tok.toFixed(1)} µs | ${match.toFixed(1)} µs | ${(key + match).toFixed(1)} µs |`);
+  console.log(
+    `| ${tokens / 1024}K tokens | ${text.length} | ${key.toFixed(1)} µs | ${units.toFixed(1)} µs | ${tok.toFixed(1)} µs | ${match.toFixed(1)} µs | ${(key + match).toFixed(1)} µs |`,
+  );
 }
 
 // Memory: a full index of one million blocks, measured as heap + external delta.
@@ -78,4 +82,6 @@ const after = process.memoryUsage();
 const mb = (x: number) => (x / 2 ** 20).toFixed(1);
 // `external` already counts ArrayBuffer memory, so heap + external is the whole JS footprint.
 const js = after.heapUsed + after.external - before.heapUsed - before.external;
-console.log(`\nprefix index at ${big.size.toLocaleString()} blocks: its arrays ${mb(big.bytes)} MiB; JS heap + external delta ${mb(js)} MiB; rss delta ${mb(after.rss - before.rss)} MiB${gc ? '' : ' (run with --expose-gc for stable numbers)'}`);
+console.log(
+  `\nprefix index at ${big.size.toLocaleString()} blocks: its arrays ${mb(big.bytes)} MiB; JS heap + external delta ${mb(js)} MiB; rss delta ${mb(after.rss - before.rss)} MiB${gc ? '' : ' (run with --expose-gc for stable numbers)'}`,
+);

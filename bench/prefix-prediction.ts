@@ -86,7 +86,14 @@ interface Miss {
 }
 
 async function run(source: 'requests' | 'events'): Promise<{ tally: Tally; lost: number; evictions: number }> {
-  const fleet = await startSimFleet({ workers: WORKERS, speedup: 20, kvBlocks: KV_BLOCKS, seed: 11, flavor: FLAVOR, push: { kvEvents: true, kvFormat: VLLM ? 'map' : 'array', loadPublish: !VLLM, topic: '' } });
+  const fleet = await startSimFleet({
+    workers: WORKERS,
+    speedup: 20,
+    kvBlocks: KV_BLOCKS,
+    seed: 11,
+    flavor: FLAVOR,
+    push: { kvEvents: true, kvFormat: VLLM ? 'map' : 'array', loadPublish: !VLLM, topic: '' },
+  });
   const kvEvents = VLLM
     ? fleet.servers.map((s) => {
         const e = s.engine.push!.kvEventsEntry()!;
@@ -94,14 +101,34 @@ async function run(source: 'requests' | 'events'): Promise<{ tally: Tally; lost:
       })
     : [];
   const router = new Router({
-    config: { ...defaultConfig(), workerUrls: fleet.urls, port: 0, policy: 'cache_aware', workerQueueLimit: LIMIT, cacheAffinityMinMatchedTokens: MIN_MATCHED, prefixSource: source, kvEvents, tui: false },
+    config: {
+      ...defaultConfig(),
+      workerUrls: fleet.urls,
+      port: 0,
+      policy: 'cache_aware',
+      workerQueueLimit: LIMIT,
+      cacheAffinityMinMatchedTokens: MIN_MATCHED,
+      prefixSource: source,
+      kvEvents,
+      tui: false,
+    },
     log: silentLogger,
     version: 'bench',
   });
   await router.start();
   if (router.prefixSource !== source) throw new Error(`the router built its index from ${router.prefixSource}, not ${source}`);
   const client = new ChatClient(4);
-  const workload = new Workload({ seed: 7, families: 16, zipfS: 1.1, systemTokensMin: 500, systemTokensMax: 2000, maxTurns: 4, sessions: 32, outputMedianTokens: 24, outputMaxTokens: 48 });
+  const workload = new Workload({
+    seed: 7,
+    families: 16,
+    zipfS: 1.1,
+    systemTokensMin: 500,
+    systemTokensMax: 2000,
+    maxTurns: 4,
+    sessions: 32,
+    outputMedianTokens: 24,
+    outputMaxTokens: 48,
+  });
   // Apart from the workload's draws, so that both arms send the same turns the same way.
   const directRng = new Rng(0xd1ec7);
   const pinRng = new Rng(0x9175);
@@ -110,7 +137,26 @@ async function run(source: 'requests' | 'events'): Promise<{ tally: Tally; lost:
   // Per engine, the prompt blocks the bench sent it through the router and directly.
   const routedTo = engines.map(() => new Set<number>());
   const directTo = engines.map(() => new Set<number>());
-  const t: Tally = { routed: 0, direct: 0, errors: 0, diverted: 0, partial: 0, noHolder: 0, belowThreshold: 0, held: 0, toHolder: 0, outside: 0, outsideToHolder: 0, expectedExact: 0, expectedCounted: 0, promptTokens: 0, engineCached: 0, attainable: 0, misses: [], missReasons: new Map() };
+  const t: Tally = {
+    routed: 0,
+    direct: 0,
+    errors: 0,
+    diverted: 0,
+    partial: 0,
+    noHolder: 0,
+    belowThreshold: 0,
+    held: 0,
+    toHolder: 0,
+    outside: 0,
+    outsideToHolder: 0,
+    expectedExact: 0,
+    expectedCounted: 0,
+    promptTokens: 0,
+    engineCached: 0,
+    attainable: 0,
+    misses: [],
+    missReasons: new Map(),
+  };
   let n = 0;
 
   const repin = async (): Promise<void> => {
@@ -131,7 +177,11 @@ async function run(source: 'requests' | 'events'): Promise<{ tally: Tally; lost:
   while (t.routed + t.errors < REQUESTS) {
     const a = workload.next();
     const history = histories.get(a.session) ?? [];
-    const messages: ChatMessage[] = [{ role: 'system', content: workload.systemPrompts[a.family]! }, ...history, { role: 'user', content: a.userMessage }];
+    const messages: ChatMessage[] = [
+      { role: 'system', content: workload.systemPrompts[a.family]! },
+      ...history,
+      { role: 'user', content: a.userMessage },
+    ];
     const tokens = tokenize(renderChat(messages));
     const hashes = blockHashes(tokens, BS);
     const direct = directRng.next() < DIRECT_SHARE;
@@ -162,7 +212,12 @@ async function run(source: 'requests' | 'events'): Promise<{ tally: Tally; lost:
       t.engineCached += out.cachedTokens;
       t.attainable += Math.min(deepest, Math.floor((tokens.length - 1) / BS)) * BS;
       // The router's own expectation for the worker it chose, as its prediction-error metric takes it.
-      const expected = rec.query_blocks === 0 ? 0 : source === 'events' ? Math.min(rec.matched_blocks, Math.floor((rec.input_tokens - 1) / BS)) * BS : Math.round((rec.input_tokens * rec.matched_blocks) / rec.query_blocks);
+      const expected =
+        rec.query_blocks === 0
+          ? 0
+          : source === 'events'
+            ? Math.min(rec.matched_blocks, Math.floor((rec.input_tokens - 1) / BS)) * BS
+            : Math.round((rec.input_tokens * rec.matched_blocks) / rec.query_blocks);
       t.expectedCounted++;
       if (expected === out.cachedTokens) t.expectedExact++;
       if (rec.decision === 'cache_worker_queued') t.diverted++;
@@ -212,7 +267,8 @@ function missReason(rec: AdminDecision, held: number[], deepest: number, urls: s
   const seen = (i: number): number => rec.candidates.find((c) => c.worker === urls[i])?.matched_blocks ?? 0;
   const holders = held.flatMap((h, i) => (h === deepest ? [i] : []));
   if (holders.every((i) => seen(i) === 0)) return 'the index credited no longest holder with any block';
-  if (!holders.some((i) => urls[i] === rec.best_worker)) return 'the index ranked a worker holding less at least as deep as the longest holder';
+  if (!holders.some((i) => urls[i] === rec.best_worker))
+    return 'the index ranked a worker holding less at least as deep as the longest holder';
   return `the index saw a longest holder as deepest; the policy chose otherwise (${rec.decision}, ${rec.reason})`;
 }
 
@@ -235,7 +291,8 @@ for (const source of ['requests', 'events'] as const) {
   console.log(
     `| ${source} | ${t.routed} (+ ${t.direct})${t.errors > 0 ? `, ${t.errors} errors` : ''} | **${pct(t.toHolder + t.noHolder, counted)}** | ${pct(t.toHolder, t.held)} (${t.toHolder} / ${t.held}) | ${pct(t.outsideToHolder, t.outside)} (${t.outsideToHolder} / ${t.outside}) | ${t.noHolder} | ${t.belowThreshold} | ${t.diverted} + ${t.partial} | ${pct(t.expectedExact, t.expectedCounted)} | ${pct(t.engineCached, t.promptTokens)} | ${pct(t.attainable, t.promptTokens)} | ${source === 'events' ? lost : '–'} | ${evictions.toLocaleString('en')} |`,
   );
-  if (t.missReasons.size > 0) details.push(`${source}: misses among the requests that count: ${[...t.missReasons].map(([r, k]) => `${k} × ${r}`).join('; ')}`);
+  if (t.missReasons.size > 0)
+    details.push(`${source}: misses among the requests that count: ${[...t.missReasons].map(([r, k]) => `${k} × ${r}`).join('; ')}`);
   for (const m of t.misses) {
     const r = m.rec;
     details.push(

@@ -30,15 +30,45 @@ const stored = (first: number, blocks: number, map: boolean): MsgpackValue => {
   const hashes = Array.from({ length: blocks }, (_, i) => hash(first + i));
   const tokens = Array.from({ length: blocks * 16 }, (_, i) => 1000 + ((first + i) % 50_000));
   return map
-    ? new MsgpackMap([['type', 'BlockStored'], ['block_hashes', hashes], ['parent_block_hash', first > 0 ? hash(first - 1) : null], ['token_ids', tokens], ['block_size', 16], ['lora_id', null], ['medium', 'GPU']])
+    ? new MsgpackMap([
+        ['type', 'BlockStored'],
+        ['block_hashes', hashes],
+        ['parent_block_hash', first > 0 ? hash(first - 1) : null],
+        ['token_ids', tokens],
+        ['block_size', 16],
+        ['lora_id', null],
+        ['medium', 'GPU'],
+      ])
     : ['BlockStored', hashes, first > 0 ? hash(first - 1) : null, tokens, 16, null, 'GPU'];
 };
 
 const cases: Array<[string, Uint8Array]> = [
-  ['typical step: 4 events, 1–3 blocks each (positional)', encodeMsgpack([1.5, [stored(0, 1, false), stored(10, 3, false), stored(20, 2, false), ['BlockRemoved', [hash(99)], 'GPU']], 0])],
-  ['typical step, tagged maps', encodeMsgpack([1.5, [stored(0, 1, true), stored(10, 3, true), stored(20, 2, true), new MsgpackMap([['type', 'BlockRemoved'], ['block_hashes', [hash(99)]], ['medium', 'GPU']])], 0])],
+  [
+    'typical step: 4 events, 1–3 blocks each (positional)',
+    encodeMsgpack([1.5, [stored(0, 1, false), stored(10, 3, false), stored(20, 2, false), ['BlockRemoved', [hash(99)], 'GPU']], 0]),
+  ],
+  [
+    'typical step, tagged maps',
+    encodeMsgpack([
+      1.5,
+      [
+        stored(0, 1, true),
+        stored(10, 3, true),
+        stored(20, 2, true),
+        new MsgpackMap([
+          ['type', 'BlockRemoved'],
+          ['block_hashes', [hash(99)]],
+          ['medium', 'GPU'],
+        ]),
+      ],
+      0,
+    ]),
+  ],
   ['long prompt: one event of 6,250 blocks and 100K token ids', encodeMsgpack([1.5, [stored(0, 6250, false)], 0])],
-  ['cap: one BlockRemoved of 65,536 hashes', encodeMsgpack([1.5, [['BlockRemoved', Array.from({ length: 65_536 }, (_, i) => hash(i)), 'GPU']], 0])],
+  [
+    'cap: one BlockRemoved of 65,536 hashes',
+    encodeMsgpack([1.5, [['BlockRemoved', Array.from({ length: 65_536 }, (_, i) => hash(i)), 'GPU']], 0]),
+  ],
 ];
 
 console.log(`node ${process.version}`);
@@ -55,4 +85,6 @@ console.log(`| LoadStat | ${load.length} B | ${time(() => decodeLoadStat(load)).
 const ids = new Uint32Array(100_000).map((_, i) => 1000 + (i % 50_000));
 const keys = new Float64Array(6250);
 console.log('');
-console.log(`keyChain over 100K token ids (6,250 blocks of 16): ${time(() => keyChain(KEY_CHAIN_ROOT, ids, 0, 6250, 16, keys)).toFixed(0)} µs`);
+console.log(
+  `keyChain over 100K token ids (6,250 blocks of 16): ${time(() => keyChain(KEY_CHAIN_ROOT, ids, 0, 6250, 16, keys)).toFixed(0)} µs`,
+);

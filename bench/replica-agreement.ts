@@ -42,26 +42,69 @@ function owners(r: Router, source: 'requests' | 'events', messages: ChatMessage[
     const w = source === 'events' ? r.kvIndex.workerAt(out.slots[i]!) : r.registry.bySlotIndex(out.slots[i]!);
     if (w) held.set(w.url, Math.max(held.get(w.url) ?? 0, out.depths[i]!));
   }
-  return [...held].sort().map(([u, d]) => `${u}:${d}`).join(',');
+  return [...held]
+    .sort()
+    .map(([u, d]) => `${u}:${d}`)
+    .join(',');
 }
 
 async function run(source: 'requests' | 'events'): Promise<string> {
-  const fleet = await startSimFleet({ workers: WORKERS, speedup: 20, kvBlocks: 4096, seed: 11, push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: '' } });
-  const config = { ...defaultConfig(), workerUrls: fleet.urls, port: 0, policy: 'cache_aware' as const, workerQueueLimit: 6, prefixSource: source, tui: false };
-  const replicas = [new Router({ config, log: silentLogger, version: 'bench' }), new Router({ config, log: silentLogger, version: 'bench' })];
+  const fleet = await startSimFleet({
+    workers: WORKERS,
+    speedup: 20,
+    kvBlocks: 4096,
+    seed: 11,
+    push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: '' },
+  });
+  const config = {
+    ...defaultConfig(),
+    workerUrls: fleet.urls,
+    port: 0,
+    policy: 'cache_aware' as const,
+    workerQueueLimit: 6,
+    prefixSource: source,
+    tui: false,
+  };
+  const replicas = [
+    new Router({ config, log: silentLogger, version: 'bench' }),
+    new Router({ config, log: silentLogger, version: 'bench' }),
+  ];
   for (const r of replicas) await r.start();
-  const workload = new Workload({ seed: 7, families: 16, zipfS: 1.1, systemTokensMin: 500, systemTokensMax: 2000, maxTurns: 4, sessions: 32, outputMedianTokens: 24, outputMaxTokens: 48 });
+  const workload = new Workload({
+    seed: 7,
+    families: 16,
+    zipfS: 1.1,
+    systemTokensMin: 500,
+    systemTokensMax: 2000,
+    maxTurns: 4,
+    sessions: 32,
+    outputMedianTokens: 24,
+    outputMaxTokens: 48,
+  });
   const histories = new Map<number, ChatMessage[]>();
   const sent: ChatMessage[][] = [];
   for (let k = 0; k < REQUESTS; k++) {
     const a = workload.next();
     const history = histories.get(a.session) ?? [];
-    const messages: ChatMessage[] = [{ role: 'system', content: workload.systemPrompts[a.family]! }, ...history, { role: 'user', content: a.userMessage }];
+    const messages: ChatMessage[] = [
+      { role: 'system', content: workload.systemPrompts[a.family]! },
+      ...history,
+      { role: 'user', content: a.userMessage },
+    ];
     sent.push(messages);
-    const res = await fetch(`${replicas[k % 2]!.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages, max_tokens: a.maxTokens }) });
+    const res = await fetch(`${replicas[k % 2]!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages, max_tokens: a.maxTokens }),
+    });
     const body = (await res.json()) as { choices?: Array<{ message?: { content?: string } }> };
     if (a.last) histories.delete(a.session);
-    else histories.set(a.session, [...history, { role: 'user', content: a.userMessage }, { role: 'assistant', content: body.choices?.[0]?.message?.content ?? '' }]);
+    else
+      histories.set(a.session, [
+        ...history,
+        { role: 'user', content: a.userMessage },
+        { role: 'assistant', content: body.choices?.[0]?.message?.content ?? '' },
+      ]);
   }
   // Let the last events arrive at both replicas.
   await new Promise((r) => setTimeout(r, 500));
@@ -80,7 +123,9 @@ if (argv.includes('--late')) {
   process.exit(0);
 }
 
-console.log(`node ${process.version}; ${REQUESTS} requests shared in turn by two replicas; ${WORKERS} simulated SGLang engines; hot-prefix conversations`);
+console.log(
+  `node ${process.version}; ${REQUESTS} requests shared in turn by two replicas; ${WORKERS} simulated SGLang engines; hot-prefix conversations`,
+);
 console.log('');
 console.log('| index built from | requests | prompts both replicas see alike | (block, owner) pairs: A / B | digests |');
 console.log('|---|---:|---:|---:|---|');

@@ -159,7 +159,8 @@ async function drive(url: string, file: string, conns: number, secs: number, wat
   const wall = (performance.now() - t0) / 1000;
   const after = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTimes(pid)]));
   const cpu: Record<string, number> = {};
-  for (const k of Object.keys(pids)) cpu[k] = ((k === 'client' ? clientCpu : after[k]!.user + after[k]!.kernel) - before[k]!.user - before[k]!.kernel) / wall;
+  for (const k of Object.keys(pids))
+    cpu[k] = ((k === 'client' ? clientCpu : after[k]!.user + after[k]!.kernel) - before[k]!.user - before[k]!.kernel) / wall;
   const sharedAfter = coreTicks(SHARED_CORES);
   const sharedBusy = pin ? (sharedAfter.busy - sharedBefore.busy) / (sharedAfter.total - sharedBefore.total) : NaN;
   const result = HAS_WRK ? parseWrk(out) : loadClientResult(out);
@@ -219,7 +220,8 @@ function pacedBy(runs: Run[]): string[] {
   const most = (p: string): number => Math.max(...runs.map((r) => r.cpu[p] ?? NaN));
   const found = (['upstream', 'client'] as const).filter((p) => most(p) >= SATURATED) as string[];
   const shared = Math.max(...runs.map((r) => r.sharedBusy));
-  if (pin && found.length === 0 && shared >= SATURATED) found.push(`core${SHARED_CORES.length === 1 ? '' : 's'} ${OTHER_CPUS} (${pct(shared)} busy)`);
+  if (pin && found.length === 0 && shared >= SATURATED)
+    found.push(`core${SHARED_CORES.length === 1 ? '' : 's'} ${OTHER_CPUS} (${pct(shared)} busy)`);
   return found;
 }
 /** A proxy's median CPU per request over its runs: "72 + 25 µs" (user + kernel). */
@@ -229,10 +231,14 @@ const perRequestCell = (runs: Run[], p: 'proxy' | 'router'): string =>
 const sharedCores = (runs: Run[]): string => (pin ? `, ${pct(Math.max(...runs.map((r) => r.sharedBusy)))}` : '');
 
 try {
-  console.log(`node ${process.version}; client ${HAS_WRK ? 'wrk -t1' : 'undici (wrk not installed)'}; ${rounds} alternating rounds of ${seconds} s at ${connections} connections; router --policy ${policy}${extraRouterArgs.length > 0 ? ` ${extraRouterArgs.join(" ")}` : ""}; bare proxy on undici ${bareApi}(); 3 fast upstreams in one process${pin ? `; proxies pinned to core ${PROXY_CPUS}, upstream and client to ${OTHER_CPUS}` : '; not pinned'}`);
+  console.log(
+    `node ${process.version}; client ${HAS_WRK ? 'wrk -t1' : 'undici (wrk not installed)'}; ${rounds} alternating rounds of ${seconds} s at ${connections} connections; router --policy ${policy}${extraRouterArgs.length > 0 ? ` ${extraRouterArgs.join(' ')}` : ''}; bare proxy on undici ${bareApi}(); 3 fast upstreams in one process${pin ? `; proxies pinned to core ${PROXY_CPUS}, upstream and client to ${OTHER_CPUS}` : '; not pinned'}`,
+  );
   console.log('');
   const sharedHeader = pin ? `, cores ${OTHER_CPUS} busy` : '';
-  console.log(`| prompt | body | direct upstream | bare undici proxy | routerctl | router / bare, median of rounds (range) | CPU per request, user + kernel: bare, router | bare CPU / router CPU per request (range) | CPU: upstream, client, bare, router${sharedHeader} | p50 at 1 connection: bare, router, added |`);
+  console.log(
+    `| prompt | body | direct upstream | bare undici proxy | routerctl | router / bare, median of rounds (range) | CPU per request, user + kernel: bare, router | bare CPU / router CPU per request (range) | CPU: upstream, client, bare, router${sharedHeader} | p50 at 1 connection: bare, router, added |`,
+  );
   console.log('|---|---:|---:|---:|---:|---:|---|---:|---|---|');
   for (const size of sizes) {
     const file = bodyFile(size);
@@ -250,7 +256,10 @@ try {
     // The router's ratio is honest only if neither the upstream nor the client set the pace of either run.
     const limits = (['bare', 'router'] as const).flatMap((t) => pacedBy(runs[t]).map((p) => `${p} (${t} run)`));
     const ratio = limits.length > 0 ? `n/a: ${[...new Set(limits)].join(', ')} saturated` : fmtRatio(pairedRatio(runs.router, runs.bare));
-    const one = { bare: await drive(targets.bare, file, 1, Math.min(3, seconds), pidOf), router: await drive(targets.router, file, 1, Math.min(3, seconds), pidOf) };
+    const one = {
+      bare: await drive(targets.bare, file, 1, Math.min(3, seconds), pidOf),
+      router: await drive(targets.router, file, 1, Math.min(3, seconds), pidOf),
+    };
     const errs = [...runs.bare, ...runs.router].reduce((a, r) => a + r.errors, 0);
     console.log(
       `| ${size} | ${(bytes / 1024).toFixed(1)} KiB | ${rps('direct').toFixed(0)} | ${rps('bare').toFixed(0)} | ${rps('router').toFixed(0)}${errs > 0 ? ` (${errs} errors)` : ''} | ${ratio} | ` +
@@ -262,7 +271,9 @@ try {
   if (ramp.length > 0) {
     const file = bodyFile('short');
     console.log('');
-    console.log(`| connections | bare undici proxy | routerctl | router / bare, median of rounds (range) | router p50 | CPU per request, user + kernel: bare, router | CPU: upstream, client, router${sharedHeader} |`);
+    console.log(
+      `| connections | bare undici proxy | routerctl | router / bare, median of rounds (range) | router p50 | CPU per request, user + kernel: bare, router | CPU: upstream, client, router${sharedHeader} |`,
+    );
     console.log('|---:|---:|---:|---:|---:|---|---|');
     // Rounds alternate the targets and walk the ramp in both directions, so that neither
     // the order nor a slow spell of the machine favours one connection count.
@@ -307,12 +318,17 @@ try {
     const ownBare = lastBare.map((x, k) => x.rps / firstBare[k]!.rps);
     console.log('');
     const ends = [ramp[0]!, ramp.at(-1)!].filter((c) => paced.includes(c));
-    if (ends.length > 0) console.log(`Not a measure of the proxies' curves: at ${ends.join(' and ')} connections something else set the pace (see the rows).`);
-    console.log(`At ${ramp.at(-1)} connections over ${ramp[0]}, round by round (median, range): routerctl ${fmtRatio(spread(own))}, bare proxy ${fmtRatio(spread(ownBare))}.`);
+    if (ends.length > 0)
+      console.log(`Not a measure of the proxies' curves: at ${ends.join(' and ')} connections something else set the pace (see the rows).`);
+    console.log(
+      `At ${ramp.at(-1)} connections over ${ramp[0]}, round by round (median, range): routerctl ${fmtRatio(spread(own))}, bare proxy ${fmtRatio(spread(ownBare))}.`,
+    );
     // The same curve read from CPU per request (at the fewest over at the most), which holds even in runs something else paced.
     const costOwn = last.map((x, k) => cpuUs(first[k]!, 'router') / cpuUs(x, 'router'));
     const costOwnBare = lastBare.map((x, k) => cpuUs(firstBare[k]!, 'proxy') / cpuUs(x, 'proxy'));
-    console.log(`The same from CPU per request (at ${ramp[0]} connections over at ${ramp.at(-1)}): routerctl ${fmtRatio(spread(costOwn))}, bare proxy ${fmtRatio(spread(costOwnBare))}.`);
+    console.log(
+      `The same from CPU per request (at ${ramp[0]} connections over at ${ramp.at(-1)}): routerctl ${fmtRatio(spread(costOwn))}, bare proxy ${fmtRatio(spread(costOwnBare))}.`,
+    );
   }
   console.log('');
   console.log(

@@ -50,7 +50,20 @@ interface Report {
 }
 
 const FLEET = ['--sim-workers', '8', '--sim-max-running', '8', '--sim-speedup', '0.5', '--sim-kv-blocks', '1024', '--fleet-load', '0.9'];
-const CHAT = ['--system-tokens', '1000-4000', '--sessions', '128', '--turns', '4', '--output-tokens', '48', '--burst', '3x3s/15s', '--seed', '7'];
+const CHAT = [
+  '--system-tokens',
+  '1000-4000',
+  '--sessions',
+  '128',
+  '--turns',
+  '4',
+  '--output-tokens',
+  '48',
+  '--burst',
+  '3x3s/15s',
+  '--seed',
+  '7',
+];
 
 const RR = '--policy round_robin';
 const CA = '--policy cache_aware';
@@ -69,7 +82,7 @@ const SHAPES: Record<string, { describe: string; flags: string[]; policies: stri
   },
   flat: {
     describe:
-      '32 system prompts of 1-4K tokens, Zipf(0.6): the hottest opens ~12 % of sessions, within one engine\'s capacity, ' +
+      "32 system prompts of 1-4K tokens, Zipf(0.6): the hottest opens ~12 % of sessions, within one engine's capacity, " +
       'and the prompts together (~80K tokens) are five times what one engine caches',
     flags: ['--families', '32', '--zipf', '0.6', ...CHAT, ...FLEET],
     policies: [RR, CA, GATE, FLOOR, GATE16],
@@ -91,14 +104,26 @@ const shapeName = args.get('shape') ?? 'hot-prefix';
 const shape = SHAPES[shapeName];
 const set = args.get('set') ?? 'policies';
 if (!shape || (set !== 'policies' && set !== 'sweep')) {
-  process.stderr.write(`usage: routing-quality [--shape ${Object.keys(SHAPES).join('|')}] [--set policies|sweep] [--duration 60s] [--warmup 10s] [--out F] [--from F]\n`);
+  process.stderr.write(
+    `usage: routing-quality [--shape ${Object.keys(SHAPES).join('|')}] [--set policies|sweep] [--duration 60s] [--warmup 10s] [--out F] [--from F]\n`,
+  );
   process.exit(2);
 }
 
 const configs = set === 'sweep' ? ['--compare', RR, '--sweep', 'worker-queue-limit=off,2,4,6,8,12,16'] : ['--compare', ...shape.policies];
-const benchArgs = ['bench', ...configs, ...shape.flags, '--duration', args.get('duration') ?? '60s', '--warmup', args.get('warmup') ?? '10s'];
+const benchArgs = [
+  'bench',
+  ...configs,
+  ...shape.flags,
+  '--duration',
+  args.get('duration') ?? '60s',
+  '--warmup',
+  args.get('warmup') ?? '10s',
+];
 
-const report: Report = args.has('from') ? (JSON.parse(readFileSync(args.get('from')!, 'utf8')) as Report) : await runBench([...benchArgs, '--json']);
+const report: Report = args.has('from')
+  ? (JSON.parse(readFileSync(args.get('from')!, 'utf8')) as Report)
+  : await runBench([...benchArgs, '--json']);
 if (args.has('out')) writeFileSync(args.get('out')!, `${JSON.stringify(report, null, 2)}\n`);
 process.stdout.write(format(report));
 
@@ -134,12 +159,15 @@ function format(r: Report): string {
       `${r.same_arrivals && first ? `yes (${first.arrivals.count} requests, sha256 ${first.arrivals.digest.slice(0, 12)}…)` : 'NO'}.`,
     '',
   );
-  lines.push('| configuration | TTFT p50 ms | TTFT p90 ms | TTFT p99 ms | ITL p50 ms | latency p99 ms | cached tokens | req/s | errors | cache_hit / miss / worker_queued / all_queued |');
+  lines.push(
+    '| configuration | TTFT p50 ms | TTFT p90 ms | TTFT p99 ms | ITL p50 ms | latency p99 ms | cached tokens | req/s | errors | cache_hit / miss / worker_queued / all_queued |',
+  );
   lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const run of r.runs) {
     const s = run.summary;
     const d = run.router?.decisions;
-    const decisions = d && Object.values(d).some((v) => v > 0) ? `${d.cache_hit} / ${d.cache_miss} / ${d.cache_worker_queued} / ${d.all_queued}` : '–';
+    const decisions =
+      d && Object.values(d).some((v) => v > 0) ? `${d.cache_hit} / ${d.cache_miss} / ${d.cache_worker_queued} / ${d.all_queued}` : '–';
     lines.push(
       `| \`${run.label}\` | ${ms(s.ttft_ms.p50)} | ${ms(s.ttft_ms.p90)} | ${ms(s.ttft_ms.p99)} | ${ms(s.itl_ms.p50)} | ${ms(s.latency_ms.p99)} | ` +
         `${pct(s.cache.ratio)} | ${s.throughput.requests_per_s.toFixed(1)} | ${s.errors.total} | ${decisions} |`,

@@ -30,11 +30,16 @@ const work = mkdtempSync(path.join(tmpdir(), 'routerctl-second-'));
 const body = path.join(work, 'short.json');
 writeFileSync(body, JSON.stringify({ model: 'fast', messages: [{ role: 'user', content: 'Say hello in one word.' }], max_tokens: 8 }));
 const lua = path.join(work, 'post.lua');
-writeFileSync(lua, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nlocal f = io.open("${body}", "rb")\nwrk.body = f:read("*a")\nf:close()\n`);
+writeFileSync(
+  lua,
+  `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nlocal f = io.open("${body}", "rb")\nwrk.body = f:read("*a")\nf:close()\n`,
+);
 
 /** One wrk run's requests per second. */
 function wrk(url: string, conns: number): Promise<number> {
-  const child = spawn('wrk', ['-t1', `-c${conns}`, `-d${seconds}s`, '--timeout', '10s', '-s', lua, `${url}/v1/chat/completions`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn('wrk', ['-t1', `-c${conns}`, `-d${seconds}s`, '--timeout', '10s', '-s', lua, `${url}/v1/chat/completions`], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   return new Promise((resolve) => child.once('exit', () => resolve(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN))));
@@ -43,18 +48,25 @@ function wrk(url: string, conns: number): Promise<number> {
 const upstream = await startProcess([here('./support/fast-upstream.js'), '3'], /^(http:\/\/.+)$/m);
 const urls = upstream.out.trim().split(' ');
 const serve = (): ReturnType<typeof startProcess> =>
-  startProcess([ROUTERCTL_BIN, 'serve', '--no-tui', '--port', '0', '--worker-urls', ...urls, '--policy', 'cache_aware', '--worker-queue-limit', '64'], /^(http:\/\/\S+)$/m);
+  startProcess(
+    [ROUTERCTL_BIN, 'serve', '--no-tui', '--port', '0', '--worker-urls', ...urls, '--policy', 'cache_aware', '--worker-queue-limit', '64'],
+    /^(http:\/\/\S+)$/m,
+  );
 const [a, b] = await Promise.all([serve(), serve()]);
 try {
   // Warm both before measuring.
   await Promise.all([wrk(a.out, connections), wrk(b.out, connections)]);
-  console.log(`node ${process.version}; wrk -t1; ${rounds} rounds of ${seconds} s; short prompts; router --policy cache_aware; not pinned\n`);
+  console.log(
+    `node ${process.version}; wrk -t1; ${rounds} rounds of ${seconds} s; short prompts; router --policy cache_aware; not pinned\n`,
+  );
   console.log(`| round | one process, ${2 * connections} connections | two processes, ${connections} + ${connections} | two / one |`);
   console.log('|---:|---:|---:|---:|');
   for (let r = 1; r <= rounds; r++) {
     const one = await wrk(a.out, 2 * connections);
     const [x, y] = await Promise.all([wrk(a.out, connections), wrk(b.out, connections)]);
-    console.log(`| ${r} | ${one.toFixed(0)} | ${x.toFixed(0)} + ${y.toFixed(0)} = ${(x + y).toFixed(0)} | ${((x + y) / one).toFixed(2)}× |`);
+    console.log(
+      `| ${r} | ${one.toFixed(0)} | ${x.toFixed(0)} + ${y.toFixed(0)} = ${(x + y).toFixed(0)} | ${((x + y) / one).toFixed(2)}× |`,
+    );
   }
 } finally {
   await Promise.all([stopProcess(a.child), stopProcess(b.child), stopProcess(upstream.child)]);

@@ -18,11 +18,19 @@ function bench(poolSize: number): { usPerRequest: number } {
   const rng = new Rng(poolSize);
   const table = new LoadTable(5000);
   table.setGate(6, null);
-  const workers: PolicyWorker[] = Array.from({ length: poolSize }, (_, slot) => ({ id: `http://10.0.${slot >> 8}.${slot & 255}:30000`, slot, inflight: rng.int(8) }));
+  const workers: PolicyWorker[] = Array.from({ length: poolSize }, (_, slot) => ({
+    id: `http://10.0.${slot >> 8}.${slot & 255}:30000`,
+    slot,
+    inflight: rng.int(8),
+  }));
   for (const w of workers) {
     table.register(w);
     table.setInPool(w, true);
-    table.apply(w, [[0, { running: 16, waiting: rng.next() < 0.25 ? 6 + rng.int(10) : rng.int(6), usedTokens: 1000, maxTotalTokens: 100_000 }]], 0);
+    table.apply(
+      w,
+      [[0, { running: 16, waiting: rng.next() < 0.25 ? 6 + rng.int(10) : rng.int(6), usedTokens: 1000, maxTotalTokens: 100_000 }]],
+      0,
+    );
   }
   const index = new PrefixIndex({ maxBlocks: 1_000_000 });
   const buf = index.newMatchBuffer();

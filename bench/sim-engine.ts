@@ -21,9 +21,13 @@ const maxTokens = Number(args.get('max-tokens') ?? 16);
 const bin = fileURLToPath(new URL('../../bin/routerctl.js', import.meta.url));
 
 async function startEngine(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [bin, 'sim', '-n', '1', '--port-base', '0', '--json', '--speedup', '1000', '--max-running', '256'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [bin, 'sim', '-n', '1', '--port-base', '0', '--json', '--speedup', '1000', '--max-running', '256'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (c: Buffer) => {
@@ -50,10 +54,20 @@ async function drive(url: string, stream: boolean): Promise<{ rps: number; error
   let i = 0;
   const deadline = performance.now() + seconds * 1000;
   const body = (n: number) =>
-    JSON.stringify({ messages: [{ role: 'user', content: `benchmark request ${n} with a short prompt` }], max_tokens: maxTokens, ignore_eos: true, stream });
+    JSON.stringify({
+      messages: [{ role: 'user', content: `benchmark request ${n} with a short prompt` }],
+      max_tokens: maxTokens,
+      ignore_eos: true,
+      stream,
+    });
   const worker = async (): Promise<void> => {
     while (performance.now() < deadline) {
-      const res = await pool.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body: body(i++) });
+      const res = await pool.request({
+        path: '/v1/chat/completions',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: body(i++),
+      });
       await res.body.dump({ limit: Infinity });
       if (res.statusCode === 200) done++;
       else errors++;

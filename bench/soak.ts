@@ -32,7 +32,11 @@ function rssMiB(pid: number): number {
 }
 
 async function put(url: string, path: string, body: unknown): Promise<void> {
-  const res = await request(`${url}${path}`, { method: 'PUT', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const res = await request(`${url}${path}`, {
+    method: 'PUT',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
   await res.body.dump();
 }
 
@@ -48,7 +52,11 @@ const sim = await startSimProcess({ workers: 4, maxRunning: 16, speedup: 2, kvBl
 const engines = sim.value;
 const router = await startRouterProcess(engines, ['--worker-queue-limit', '6', '--request-timeout-secs', '20']);
 const pid = router.process.child.pid!;
-const driver = new TrafficDriver(new Workload({ ...DEFAULT_WORKLOAD, rate, sessions: 64 }), { url: router.value, maxInFlight: 1024, requestTimeoutMs: 60_000 });
+const driver = new TrafficDriver(new Workload({ ...DEFAULT_WORKLOAD, rate, sessions: 64 }), {
+  url: router.value,
+  maxInFlight: 1024,
+  requestTimeoutMs: 60_000,
+});
 
 const samples: Array<{ t: number; rss: number }> = [];
 const t0 = performance.now();
@@ -78,10 +86,19 @@ const late = samples.filter((s) => s.t >= 60);
 const n = late.length;
 const mt = late.reduce((a, s) => a + s.t, 0) / n;
 const mr = late.reduce((a, s) => a + s.rss, 0) / n;
-const slope = late.reduce((a, s) => a + (s.t - mt) * (s.rss - mr), 0) / Math.max(1e-9, late.reduce((a, s) => a + (s.t - mt) ** 2, 0));
+const slope =
+  late.reduce((a, s) => a + (s.t - mt) * (s.rss - mr), 0) /
+  Math.max(
+    1e-9,
+    late.reduce((a, s) => a + (s.t - mt) ** 2, 0),
+  );
 
 console.log(`soak ${durationS} s at ${rate} req/s (bursts x3), 4 simulated engines, --worker-queue-limit 6, faults every 20 s for 10 s`);
 console.log(`faults tried: ${faultsTried.length} (${[...new Set(faultsTried)].join('; ')})`);
-console.log(`requests: sent ${c.sent}, answered ${c.finished} (ok ${c.ok}, clear errors ${c.failed}), lost ${c.sent - c.finished}, shed by the client ${c.shed}, never sent ${c.unsent}`);
-console.log(`router RSS MiB: start ${samples[0]!.rss.toFixed(0)}, after 60 s ${late[0]?.rss.toFixed(0) ?? '-'}, end ${samples.at(-1)!.rss.toFixed(0)}, max ${Math.max(...samples.map((s) => s.rss)).toFixed(0)}; trend after 60 s ${(slope * 60).toFixed(2)} MiB/min`);
+console.log(
+  `requests: sent ${c.sent}, answered ${c.finished} (ok ${c.ok}, clear errors ${c.failed}), lost ${c.sent - c.finished}, shed by the client ${c.shed}, never sent ${c.unsent}`,
+);
+console.log(
+  `router RSS MiB: start ${samples[0]!.rss.toFixed(0)}, after 60 s ${late[0]?.rss.toFixed(0) ?? '-'}, end ${samples.at(-1)!.rss.toFixed(0)}, max ${Math.max(...samples.map((s) => s.rss)).toFixed(0)}; trend after 60 s ${(slope * 60).toFixed(2)} MiB/min`,
+);
 console.log(`samples: ${samples.map((s) => `${Math.round(s.t)}s=${s.rss.toFixed(0)}`).join(' ')}`);

@@ -56,7 +56,9 @@ if (!KEYING_ONLY) {
   const tok = HfChatTokenizer.load(dir);
   console.log('Qwen3 tokenizer; keys with the SGLang page chain (engineBlockKeys)');
   console.log('');
-  console.log('| system prompt | tokens | cold: template + tokenize | warm: template + tokenize | warm: keys, simulator hash | warm: keys, SGLang pages of 1 | warm: keys, SGLang pages of 16 | warm: keys, SGLang pages of 64 | cold: keys, SGLang pages of 1 | cold: keys, SGLang pages of 16 |');
+  console.log(
+    '| system prompt | tokens | cold: template + tokenize | warm: template + tokenize | warm: keys, simulator hash | warm: keys, SGLang pages of 1 | warm: keys, SGLang pages of 16 | warm: keys, SGLang pages of 64 | cold: keys, SGLang pages of 1 | cold: keys, SGLang pages of 16 |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const target of [1_000, 8_000, 32_000, 100_000]) {
     const system = { role: 'system', content: systemPrompt(3 + target, 0, target) };
@@ -106,15 +108,24 @@ const createHashKeys = (t: Int32Array, pageSize: number): number[] => {
   return keys;
 };
 
-console.log(`SGLang page chain, one 100K-token prompt of random token ids, median of ${RUNS} runs (interleaved); "seen" is a prompt whose first 99K tokens were keyed before`);
+console.log(
+  `SGLang page chain, one 100K-token prompt of random token ids, median of ${RUNS} runs (interleaved); "seen" is a prompt whose first 99K tokens were keyed before`,
+);
 console.log('');
-console.log('| tokens per page | pages | fresh: createHash per page (before) | fresh: crypto.hash one-shot | fresh: TypeScript SHA-256 | fresh: engineBlockKeys (after) | seen 99K: before | seen 99K: after | after uses |');
+console.log(
+  '| tokens per page | pages | fresh: createHash per page (before) | fresh: crypto.hash one-shot | fresh: TypeScript SHA-256 | fresh: engineBlockKeys (after) | seen 99K: before | seen 99K: after | after uses |',
+);
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---|');
 for (const pageSize of [1, 16, 64]) {
   const before = new CreateHashCheckpoints(blockHashes);
   const base = randomTokens(N);
   const want = createHashKeys(base, pageSize);
-  for (const got of [chainWith('js', base, pageSize), chainWith('native', base, pageSize), engineBlockKeys(base, pageSize, 'sglang'), before.keys(base, pageSize)]) {
+  for (const got of [
+    chainWith('js', base, pageSize),
+    chainWith('native', base, pageSize),
+    engineBlockKeys(base, pageSize, 'sglang'),
+    before.keys(base, pageSize),
+  ]) {
     if (got.length !== want.length || got.some((v, i) => v !== want[i])) throw new Error(`keys differ at page size ${pageSize}`);
   }
   const t: Record<string, number[]> = { create: [], oneShot: [], js: [], after: [], seenBefore: [], seenAfter: [] };
@@ -137,7 +148,9 @@ for (const pageSize of [1, 16, 64]) {
 }
 console.log('');
 
-console.log(`Per page: the TypeScript compression against the one-shot native call (median of ${RUNS} runs over 100K tokens); engineBlockKeys takes the native call from ${NATIVE_FROM_PAGE} tokens a page`);
+console.log(
+  `Per page: the TypeScript compression against the one-shot native call (median of ${RUNS} runs over 100K tokens); engineBlockKeys takes the native call from ${NATIVE_FROM_PAGE} tokens a page`,
+);
 console.log('');
 console.log('| tokens per page | SHA-256 blocks a page | createHash | crypto.hash one-shot | TypeScript |');
 console.log('|---:|---:|---:|---:|---:|');
@@ -156,4 +169,6 @@ for (const pageSize of [1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64, 96, 128, 256]) {
   console.log(`| ${pageSize} | ${Math.ceil((32 + 4 * pageSize + 9) / 64)} | ${us(c)} | ${us(o)} | ${us(j)} |`);
 }
 console.log('');
-console.log('Bottleneck: one core, single-threaded hashing. Each page hashes its parent\'s digest, so a prompt\'s chain is one sequence of SHA-256 compressions that no second core can share.');
+console.log(
+  "Bottleneck: one core, single-threaded hashing. Each page hashes its parent's digest, so a prompt's chain is one sequence of SHA-256 compressions that no second core can share.",
+);

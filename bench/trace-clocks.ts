@@ -23,10 +23,40 @@ const dir = mkdtempSync(path.join(tmpdir(), 'routerctl-clocks-'));
 const file = path.join(dir, 'conversations.jsonl');
 writeFileSync(
   file,
-  toMooncakeJsonl(conversationTrace({ requests, rate, blockSize: 512, apps: 4, systemTokens: 2048, sessions: 24, turnTokens: 300, outputTokens: 64, maxContextTokens: 8192, seed: 11 })),
+  toMooncakeJsonl(
+    conversationTrace({
+      requests,
+      rate,
+      blockSize: 512,
+      apps: 4,
+      systemTokens: 2048,
+      sessions: 24,
+      turnTokens: 300,
+      outputTokens: 64,
+      maxContextTokens: 8192,
+      seed: 11,
+    }),
+  ),
 );
 
-const common = ['bench', '--trace', file, '--json', '--sim-workers', '4', '--sim-kv-blocks', '8192', '--sim-max-running', '16', '--sim-speedup', '1', '--compare', '--policy round_robin', '', '--worker-queue-limit 2'];
+const common = [
+  'bench',
+  '--trace',
+  file,
+  '--json',
+  '--sim-workers',
+  '4',
+  '--sim-kv-blocks',
+  '8192',
+  '--sim-max-running',
+  '16',
+  '--sim-speedup',
+  '1',
+  '--compare',
+  '--policy round_robin',
+  '',
+  '--worker-queue-limit 2',
+];
 interface Arm {
   label: string;
   finished: number;
@@ -45,7 +75,9 @@ try {
   const t1 = performance.now();
   const wall = run('wall');
   const t2 = performance.now();
-  console.log(`node ${process.version}; ${requests} requests at ${rate}/s (digest ${virtual.trace.digest}, wall ${wall.trace.digest}); 4 simulated engines, 8,192 KV blocks, 16 running; virtual ${((t1 - t0) / 1000).toFixed(1)} s, wall ${((t2 - t1) / 1000).toFixed(1)} s`);
+  console.log(
+    `node ${process.version}; ${requests} requests at ${rate}/s (digest ${virtual.trace.digest}, wall ${wall.trace.digest}); 4 simulated engines, 8,192 KV blocks, 16 running; virtual ${((t1 - t0) / 1000).toFixed(1)} s, wall ${((t2 - t1) / 1000).toFixed(1)} s`,
+  );
   console.log('');
   console.log('| configuration | clock | finished | hit / miss / queued / all_queued | cached tokens | TTFT p50 ms |');
   console.log('|---|---|---:|---|---:|---:|');
@@ -56,8 +88,15 @@ try {
   };
   virtual.runs.forEach((v, i) => {
     const w = wall.runs[i]!;
-    for (const [clock, a] of [['virtual', v], ['wall', w]] as const) {
-      console.log(`| ${a.label} | ${clock} | ${a.finished} | ${share(a).map((x) => `${x.toFixed(1)}%`).join(' / ')} | ${(100 * a.cached_token_ratio).toFixed(1)}% | ${a.ttft_ms.p50} |`);
+    for (const [clock, a] of [
+      ['virtual', v],
+      ['wall', w],
+    ] as const) {
+      console.log(
+        `| ${a.label} | ${clock} | ${a.finished} | ${share(a)
+          .map((x) => `${x.toFixed(1)}%`)
+          .join(' / ')} | ${(100 * a.cached_token_ratio).toFixed(1)}% | ${a.ttft_ms.p50} |`,
+      );
     }
     const mix = Math.max(...share(v).map((x, k) => Math.abs(x - share(w)[k]!)));
     const cached = Math.abs(100 * (v.cached_token_ratio - w.cached_token_ratio));

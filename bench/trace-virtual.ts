@@ -23,7 +23,14 @@ for (let k = 0; k < n; k++) {
   t += -Math.log(1 - rnd()) * 25;
   const g = Math.floor(rnd() ** 2 * 16);
   const ids = [g * 10, g * 10 + 1, g * 10 + 2, g * 10 + 3, ...Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => own++)];
-  lines.push(JSON.stringify({ timestamp: Math.round(t), input_length: (ids.length - 1) * 512 + 1 + Math.floor(rnd() * 511), output_length: 32 + Math.floor(rnd() * 200), hash_ids: ids }));
+  lines.push(
+    JSON.stringify({
+      timestamp: Math.round(t),
+      input_length: (ids.length - 1) * 512 + 1 + Math.floor(rnd() * 511),
+      output_length: 32 + Math.floor(rnd() * 200),
+      hash_ids: ids,
+    }),
+  );
 }
 const trace = selectTrace(parseMooncakeTrace(lines.join('\n'), 512).requests, {});
 const arms: Array<[string, Partial<RouterConfig>]> = [
@@ -32,19 +39,30 @@ const arms: Array<[string, Partial<RouterConfig>]> = [
   ['cache_aware --worker-queue-limit 4', { workerQueueLimit: 4 }],
   ['cache_aware --worker-queue-limit 16', { workerQueueLimit: 16 }],
 ];
-console.log(`node ${process.version}; ${trace.length.toLocaleString('en')} requests (digest ${traceDigest(trace)}); 8 simulated engines of 65,536 blocks`);
+console.log(
+  `node ${process.version}; ${trace.length.toLocaleString('en')} requests (digest ${traceDigest(trace)}); 8 simulated engines of 65,536 blocks`,
+);
 console.log('');
 console.log('| configuration | wall | decisions hit / miss / queued / all_queued | cached tokens | TTFT p50 ms (simulated) |');
 console.log('|---|---:|---|---:|---:|');
 let total = 0;
 for (const [name, over] of arms) {
   const t0 = performance.now();
-  const r = runTraceVirtual({ config: { ...defaultConfig(), ...over }, workers: 8, seed: 1, trace, traceBlockSize: 512, engine: { kvBlocks: 65_536 } });
+  const r = runTraceVirtual({
+    config: { ...defaultConfig(), ...over },
+    workers: 8,
+    seed: 1,
+    trace,
+    traceBlockSize: 512,
+    engine: { kvBlocks: 65_536 },
+  });
   const ms = performance.now() - t0;
   total += ms;
   const d = r.decisions;
   const ttft = [...r.ttftMs].sort((a, b) => a - b)[Math.floor(r.ttftMs.length / 2)] ?? NaN;
-  console.log(`| ${name} | ${(ms / 1000).toFixed(1)} s | ${d.cache_hit} / ${d.cache_miss} / ${d.cache_worker_queued} / ${d.all_queued} | ${((100 * r.cachedTokens) / r.promptTokens).toFixed(1)} % | ${ttft.toFixed(1)} |`);
+  console.log(
+    `| ${name} | ${(ms / 1000).toFixed(1)} s | ${d.cache_hit} / ${d.cache_miss} / ${d.cache_worker_queued} / ${d.all_queued} | ${((100 * r.cachedTokens) / r.promptTokens).toFixed(1)} % | ${ttft.toFixed(1)} |`,
+  );
 }
 console.log('');
 console.log(`all four: ${(total / 1000).toFixed(1)} s`);

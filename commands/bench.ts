@@ -30,10 +30,10 @@ interface TraceArgs {
 function traceWindow(text: string | undefined): [number, number] | undefined {
   if (text === undefined) return undefined;
   const m = /^(\d+(?:\.\d+)?)\.\.(\d+(?:\.\d+)?)$/.exec(text.trim());
-  if (!m || Number(m[2]) <= Number(m[1])) throw usageError(`--trace-window takes START..END seconds with END after START, e.g. 0..600 (got '${text}')`);
+  if (!m || Number(m[2]) <= Number(m[1]))
+    throw usageError(`--trace-window takes START..END seconds with END after START, e.g. 0..600 (got '${text}')`);
   return [Number(m[1]), Number(m[2])];
 }
-
 
 const MODE = 'Mode (one of):';
 const WORKLOAD = 'Workload:';
@@ -57,7 +57,7 @@ const bench: CommandModule<object, BenchArgs> = {
           'Poisson arrivals with bursts), streams every request, and reports TTFT, inter-token latency, latency, ' +
           'throughput, errors by status and the engine-reported cached-token ratio. With --compare, each configuration ' +
           'gets a fresh simulated fleet and router (separate processes, same seed, same arrivals) and the results are ' +
-          'printed side by side with the routers\' decision counters and charts.',
+          "printed side by side with the routers' decision counters and charts.",
       )
       .option('url', { type: 'string', group: MODE, describe: 'drive this OpenAI-compatible endpoint (a router or an engine)' })
       .option('compare', {
@@ -76,7 +76,8 @@ const bench: CommandModule<object, BenchArgs> = {
       .option('capture', {
         type: 'string',
         group: MODE,
-        describe: "with --url: write what that router serves for --duration as a Mooncake-format trace (arrivals, sizes, prefix block ids; never text) to replay with --trace",
+        describe:
+          'with --url: write what that router serves for --duration as a Mooncake-format trace (arrivals, sizes, prefix block ids; never text) to replay with --trace',
       })
       .option('token', { ...ADMIN_TOKEN_OPTION, group: MODE })
       .option('rate', {
@@ -92,7 +93,13 @@ const bench: CommandModule<object, BenchArgs> = {
         describe: 'with --compare and no --rate: mean load as a share of the fleet capacity, bursts included',
         coerce: numberGreaterThan('fleet-load', 0),
       })
-      .option('sessions', { type: 'number', default: 128, group: WORKLOAD, describe: 'conversations open at once', coerce: wholeNumberAtLeast('sessions', 1) })
+      .option('sessions', {
+        type: 'number',
+        default: 128,
+        group: WORKLOAD,
+        describe: 'conversations open at once',
+        coerce: wholeNumberAtLeast('sessions', 1),
+      })
       .option('seed', {
         type: 'number',
         default: 7,
@@ -100,7 +107,13 @@ const bench: CommandModule<object, BenchArgs> = {
         describe: 'workload seed (arrivals, sessions, messages, max_tokens); the simulated fleet uses it too',
         coerce: wholeNumberAtLeast('seed', 0),
       })
-      .option('families', { type: 'number', default: 16, group: WORKLOAD, describe: 'system prompts (prompt families)', coerce: wholeNumberAtLeast('families', 1) })
+      .option('families', {
+        type: 'number',
+        default: 16,
+        group: WORKLOAD,
+        describe: 'system prompts (prompt families)',
+        coerce: wholeNumberAtLeast('families', 1),
+      })
       .option('zipf', {
         type: 'number',
         default: 1.1,
@@ -109,7 +122,13 @@ const bench: CommandModule<object, BenchArgs> = {
         coerce: numberAtLeast('zipf', 0),
       })
       .option('system-tokens', { type: 'string', default: '1000-4000', group: WORKLOAD, describe: 'MIN-MAX tokens of a system prompt' })
-      .option('turns', { type: 'number', default: 4, group: WORKLOAD, describe: 'most turns in a session (uniform 1..N)', coerce: wholeNumberAtLeast('turns', 1) })
+      .option('turns', {
+        type: 'number',
+        default: 4,
+        group: WORKLOAD,
+        describe: 'most turns in a session (uniform 1..N)',
+        coerce: wholeNumberAtLeast('turns', 1),
+      })
       .option('output-tokens', {
         type: 'number',
         default: 48,
@@ -117,10 +136,25 @@ const bench: CommandModule<object, BenchArgs> = {
         describe: 'median max_tokens (lognormal, sigma 0.5)',
         coerce: wholeNumberAtLeast('output-tokens', 1),
       })
-      .option('max-output-tokens', { type: 'number', default: 128, group: WORKLOAD, describe: 'cap on max_tokens', coerce: wholeNumberAtLeast('max-output-tokens', 1) })
+      .option('max-output-tokens', {
+        type: 'number',
+        default: 128,
+        group: WORKLOAD,
+        describe: 'cap on max_tokens',
+        coerce: wholeNumberAtLeast('max-output-tokens', 1),
+      })
       .option('burst', { type: 'string', default: '3x3s/15s', group: WORKLOAD, describe: 'FACTORxSECONDS/PERIOD rate bursts, or off' })
-      .option('duration', { type: 'string', group: RUN, describe: 'how long arrivals go on: 60s, 2m, 500ms or seconds [default: 60s; 30s with --compare]' })
-      .option('warmup', { type: 'string', default: '0s', group: RUN, describe: 'leave requests sent in the first part of the run out of the figures' })
+      .option('duration', {
+        type: 'string',
+        group: RUN,
+        describe: 'how long arrivals go on: 60s, 2m, 500ms or seconds [default: 60s; 30s with --compare]',
+      })
+      .option('warmup', {
+        type: 'string',
+        default: '0s',
+        group: RUN,
+        describe: 'leave requests sent in the first part of the run out of the figures',
+      })
       .option('grace', {
         type: 'string',
         group: RUN,
@@ -136,28 +170,119 @@ const bench: CommandModule<object, BenchArgs> = {
         coerce: wholeNumberAtLeast('max-in-flight', 1),
       })
       .option('json', { type: 'boolean', default: false, group: RUN, describe: 'print one JSON object on stdout, nothing else' })
-      .option('sim-workers', { type: 'number', default: 8, group: FLEET, describe: 'simulated engines per configuration', coerce: wholeNumberAtLeast('sim-workers', 1) })
-      .option('sim-max-running', { type: 'number', default: 8, group: FLEET, describe: 'running-batch cap per engine', coerce: wholeNumberAtLeast('sim-max-running', 1) })
-      .option('sim-speedup', { type: 'number', default: 0.5, group: FLEET, describe: 'simulated time per real time (below 1: a slower model)', coerce: numberGreaterThan('sim-speedup', 0) })
-      .option('sim-kv-blocks', { type: 'number', default: 1024, group: FLEET, describe: 'KV cache blocks per engine (16 tokens each)', coerce: wholeNumberAtLeast('sim-kv-blocks', 1) })
-      .option('trace', { type: 'string', group: TRACE, describe: 'replay a Mooncake-format trace (JSONL: timestamp ms, input_length, output_length, hash_ids) through each configuration' })
-      .option('trace-block-size', { type: 'number', default: 512, group: TRACE, describe: 'tokens per hash id in the trace', coerce: wholeNumberAtLeast('trace-block-size', 1) })
-      .option('trace-speedup', { type: 'number', default: 1, group: TRACE, describe: 'replay the trace this many times faster', coerce: numberGreaterThan('trace-speedup', 0) })
-      .option('trace-limit', { type: 'number', group: TRACE, describe: 'replay only the first N requests', coerce: wholeNumberAtLeast('trace-limit', 1) })
-      .option('trace-window', { type: 'string', group: TRACE, describe: 'replay only requests from START to END seconds of trace time: START..END' })
-      .option('clock', { choices: ['wall', 'virtual'] as const, default: 'wall' as const, group: TRACE, describe: "with --trace: wall replays over HTTP to real processes in real time; virtual runs the router's own code on a simulated clock, no sockets" })
-      .option('slo-ttft-ms', { type: 'number', default: 2000, group: TRACE, describe: 'goodput counts requests whose TTFT is at most this', coerce: numberGreaterThan('slo-ttft-ms', 0) })
+      .option('sim-workers', {
+        type: 'number',
+        default: 8,
+        group: FLEET,
+        describe: 'simulated engines per configuration',
+        coerce: wholeNumberAtLeast('sim-workers', 1),
+      })
+      .option('sim-max-running', {
+        type: 'number',
+        default: 8,
+        group: FLEET,
+        describe: 'running-batch cap per engine',
+        coerce: wholeNumberAtLeast('sim-max-running', 1),
+      })
+      .option('sim-speedup', {
+        type: 'number',
+        default: 0.5,
+        group: FLEET,
+        describe: 'simulated time per real time (below 1: a slower model)',
+        coerce: numberGreaterThan('sim-speedup', 0),
+      })
+      .option('sim-kv-blocks', {
+        type: 'number',
+        default: 1024,
+        group: FLEET,
+        describe: 'KV cache blocks per engine (16 tokens each)',
+        coerce: wholeNumberAtLeast('sim-kv-blocks', 1),
+      })
+      .option('trace', {
+        type: 'string',
+        group: TRACE,
+        describe: 'replay a Mooncake-format trace (JSONL: timestamp ms, input_length, output_length, hash_ids) through each configuration',
+      })
+      .option('trace-block-size', {
+        type: 'number',
+        default: 512,
+        group: TRACE,
+        describe: 'tokens per hash id in the trace',
+        coerce: wholeNumberAtLeast('trace-block-size', 1),
+      })
+      .option('trace-speedup', {
+        type: 'number',
+        default: 1,
+        group: TRACE,
+        describe: 'replay the trace this many times faster',
+        coerce: numberGreaterThan('trace-speedup', 0),
+      })
+      .option('trace-limit', {
+        type: 'number',
+        group: TRACE,
+        describe: 'replay only the first N requests',
+        coerce: wholeNumberAtLeast('trace-limit', 1),
+      })
+      .option('trace-window', {
+        type: 'string',
+        group: TRACE,
+        describe: 'replay only requests from START to END seconds of trace time: START..END',
+      })
+      .option('clock', {
+        choices: ['wall', 'virtual'] as const,
+        default: 'wall' as const,
+        group: TRACE,
+        describe:
+          "with --trace: wall replays over HTTP to real processes in real time; virtual runs the router's own code on a simulated clock, no sockets",
+      })
+      .option('slo-ttft-ms', {
+        type: 'number',
+        default: 2000,
+        group: TRACE,
+        describe: 'goodput counts requests whose TTFT is at most this',
+        coerce: numberGreaterThan('slo-ttft-ms', 0),
+      })
       .option('workload', {
         choices: ['chat', 'gsp'] as const,
         default: 'chat' as const,
         group: WORKLOAD,
         describe: "chat: sessions of the generated chat workload; gsp: SGLang's generated-shared-prefix dataset, replayed like a trace",
       })
-      .option('gsp-num-groups', { type: 'number', default: 64, group: GSP, describe: 'system prompt groups', coerce: wholeNumberAtLeast('gsp-num-groups', 1) })
-      .option('gsp-prompts-per-group', { type: 'number', default: 16, group: GSP, describe: 'prompts (conversations) per group', coerce: wholeNumberAtLeast('gsp-prompts-per-group', 1) })
-      .option('gsp-system-prompt-len', { type: 'number', default: 2048, group: GSP, describe: 'system prompt tokens', coerce: wholeNumberAtLeast('gsp-system-prompt-len', 1) })
-      .option('gsp-question-len', { type: 'number', default: 128, group: GSP, describe: 'question tokens', coerce: wholeNumberAtLeast('gsp-question-len', 1) })
-      .option('gsp-output-len', { type: 'number', default: 256, group: GSP, describe: 'output tokens', coerce: wholeNumberAtLeast('gsp-output-len', 1) })
+      .option('gsp-num-groups', {
+        type: 'number',
+        default: 64,
+        group: GSP,
+        describe: 'system prompt groups',
+        coerce: wholeNumberAtLeast('gsp-num-groups', 1),
+      })
+      .option('gsp-prompts-per-group', {
+        type: 'number',
+        default: 16,
+        group: GSP,
+        describe: 'prompts (conversations) per group',
+        coerce: wholeNumberAtLeast('gsp-prompts-per-group', 1),
+      })
+      .option('gsp-system-prompt-len', {
+        type: 'number',
+        default: 2048,
+        group: GSP,
+        describe: 'system prompt tokens',
+        coerce: wholeNumberAtLeast('gsp-system-prompt-len', 1),
+      })
+      .option('gsp-question-len', {
+        type: 'number',
+        default: 128,
+        group: GSP,
+        describe: 'question tokens',
+        coerce: wholeNumberAtLeast('gsp-question-len', 1),
+      })
+      .option('gsp-output-len', {
+        type: 'number',
+        default: 256,
+        group: GSP,
+        describe: 'output tokens',
+        coerce: wholeNumberAtLeast('gsp-output-len', 1),
+      })
       .option('gsp-range-ratio', {
         type: 'number',
         default: 1,
@@ -168,10 +293,31 @@ const bench: CommandModule<object, BenchArgs> = {
           return v;
         },
       })
-      .option('gsp-num-turns', { type: 'number', default: 1, group: GSP, describe: 'turns per conversation; turn k resends the conversation once turn k-1 finished', coerce: wholeNumberAtLeast('gsp-num-turns', 1) })
-      .option('gsp-group-distribution', { choices: ['uniform', 'zipf'] as const, default: 'uniform' as const, group: GSP, describe: 'how prompts are spread over groups' })
-      .option('gsp-zipf-alpha', { type: 'number', group: GSP, describe: 'with zipf: P(group g) ∝ 1/(g+1)^alpha', coerce: numberGreaterThan('gsp-zipf-alpha', 0) })
-      .option('gsp-ordered', { type: 'boolean', default: false, group: GSP, describe: 'send conversations in group order instead of shuffled' })
+      .option('gsp-num-turns', {
+        type: 'number',
+        default: 1,
+        group: GSP,
+        describe: 'turns per conversation; turn k resends the conversation once turn k-1 finished',
+        coerce: wholeNumberAtLeast('gsp-num-turns', 1),
+      })
+      .option('gsp-group-distribution', {
+        choices: ['uniform', 'zipf'] as const,
+        default: 'uniform' as const,
+        group: GSP,
+        describe: 'how prompts are spread over groups',
+      })
+      .option('gsp-zipf-alpha', {
+        type: 'number',
+        group: GSP,
+        describe: 'with zipf: P(group g) ∝ 1/(g+1)^alpha',
+        coerce: numberGreaterThan('gsp-zipf-alpha', 0),
+      })
+      .option('gsp-ordered', {
+        type: 'boolean',
+        default: false,
+        group: GSP,
+        describe: 'send conversations in group order instead of shuffled',
+      })
       .option('sim-flavor', {
         choices: ['sglang', 'vllm'] as const,
         default: 'sglang' as const,
@@ -179,7 +325,10 @@ const bench: CommandModule<object, BenchArgs> = {
         describe: 'engine API to speak',
       })
       .example('$0 bench --url http://127.0.0.1:30000 --rate 8 --duration 2m', 'a router already running')
-      .example('$0 bench --compare "--policy round_robin" "--policy cache_aware" "--worker-queue-limit 6"', 'three configurations, 8 simulated engines each')
+      .example(
+        '$0 bench --compare "--policy round_robin" "--policy cache_aware" "--worker-queue-limit 6"',
+        'three configurations, 8 simulated engines each',
+      )
       .example('$0 bench --compare "" --sweep worker-queue-limit=2,4,6,8,12 --duration 60s', 'what each queue limit buys, against no limit')
       .example('$0 bench --compare "--policy round_robin" "" --duration 5s --json | jq .runs[].summary.ttft_ms', 'for scripts')
       .epilogue(
@@ -190,17 +339,36 @@ const bench: CommandModule<object, BenchArgs> = {
     const t = argv as unknown as TraceArgs;
     if (t.capture !== undefined) {
       if (argv.url === undefined) throw usageError('--capture listens to a running router: give it with --url');
-      if (t.trace !== undefined || t.workload === 'gsp' || (argv.compare ?? []).length > 0) throw usageError('--capture only records: it takes no --trace, --workload gsp or --compare');
+      if (t.trace !== undefined || t.workload === 'gsp' || (argv.compare ?? []).length > 0)
+        throw usageError('--capture only records: it takes no --trace, --workload gsp or --compare');
       const { parseDuration, runCapture } = await import('../src/bench/index.js');
       const durationMs = parseDuration(argv.duration ?? '60s');
-      if (durationMs === undefined || durationMs <= 0) throw usageError(`--duration takes a duration such as 60s or 10m (got '${String(argv.duration)}')`);
+      if (durationMs === undefined || durationMs <= 0)
+        throw usageError(`--duration takes a duration such as 60s or 10m (got '${String(argv.duration)}')`);
       const stop = new AbortController();
       const onSigint = (): void => stop.abort();
       process.once('SIGINT', onSigint);
       try {
-        const r = await runCapture({ url: argv.url, file: t.capture, durationMs, blockTokens: t['trace-block-size'], token: adminToken(t.token), signal: stop.signal });
-        const line = { file: t.capture, requests: r.requests, dropped: r.dropped, digest: r.digest, block_size: t['trace-block-size'], cut_short_s: r.cutShortMs === undefined ? null : Math.round(r.cutShortMs / 1000) };
-        if (r.cutShortMs !== undefined) process.stderr.write(`warning: the router ended the capture after ${Math.round(r.cutShortMs / 1000)} s (it stopped or restarted); the file has what came before\n`);
+        const r = await runCapture({
+          url: argv.url,
+          file: t.capture,
+          durationMs,
+          blockTokens: t['trace-block-size'],
+          token: adminToken(t.token),
+          signal: stop.signal,
+        });
+        const line = {
+          file: t.capture,
+          requests: r.requests,
+          dropped: r.dropped,
+          digest: r.digest,
+          block_size: t['trace-block-size'],
+          cut_short_s: r.cutShortMs === undefined ? null : Math.round(r.cutShortMs / 1000),
+        };
+        if (r.cutShortMs !== undefined)
+          process.stderr.write(
+            `warning: the router ended the capture after ${Math.round(r.cutShortMs / 1000)} s (it stopped or restarted); the file has what came before\n`,
+          );
         if (argv.json) process.stdout.write(`${JSON.stringify(line)}\n`);
         else
           process.stdout.write(
@@ -219,10 +387,12 @@ const bench: CommandModule<object, BenchArgs> = {
       if (t.trace === undefined && !gsp) throw usageError('--clock virtual replays a trace: give it with --trace FILE (or --workload gsp)');
       if ((t['gsp-group-distribution'] === 'zipf') !== (t['gsp-zipf-alpha'] !== undefined))
         throw usageError('--gsp-zipf-alpha goes with --gsp-group-distribution zipf, and zipf needs it');
-      if (argv.url !== undefined) throw usageError(`${gsp ? '--workload gsp' : '--trace'} runs simulated fleets of its own: it takes no --url`);
+      if (argv.url !== undefined)
+        throw usageError(`${gsp ? '--workload gsp' : '--trace'} runs simulated fleets of its own: it takes no --url`);
       const { parseDuration, runTraceBench } = await import('../src/bench/index.js');
       const timeoutMs = parseDuration(String(argv.timeout));
-      if (timeoutMs === undefined || timeoutMs <= 0) throw usageError(`--timeout takes a duration such as 120s or 2m (got '${String(argv.timeout)}')`);
+      if (timeoutMs === undefined || timeoutMs <= 0)
+        throw usageError(`--timeout takes a duration such as 120s or 2m (got '${String(argv.timeout)}')`);
       process.exitCode = await runTraceBench({
         clock: t.clock,
         simSpeedup: argv['sim-speedup'],

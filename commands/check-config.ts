@@ -33,7 +33,11 @@ const checkConfig: CommandModule<object, CheckConfigArgs> = {
           'Resolves every setting (flags > ROUTERCTL_* env > rc file > defaults) and runs the validator serve runs.\n' +
           'Valid: prints each value and where it came from. Invalid: lists every problem, most important first.',
       )
-      .option('json', { type: 'boolean', describe: 'print one JSON object: valid, errors, warnings, config, origins', group: 'check-config:' })
+      .option('json', {
+        type: 'boolean',
+        describe: 'print one JSON object: valid, errors, warnings, config, origins',
+        group: 'check-config:',
+      })
       .option('probe', {
         type: 'boolean',
         describe: `also contact each worker (${PROBE_TIMEOUT_MS / 1000} s each, in parallel): reachable, models, load reporting, DP size`,
@@ -42,9 +46,14 @@ const checkConfig: CommandModule<object, CheckConfigArgs> = {
       .option('strict', { type: 'boolean', describe: 'exit 1 on warnings too', group: 'check-config:' })
       .example('$0 check-config --policy round_robin --worker-queue-limit 4', 'error: the limit needs --policy cache_aware')
       .example('$0 check-config --config .routerrc.example', 'check an rc file')
-      .example('$0 check-config --worker-urls http://10.0.0.5:30001 http://10.0.0.6:30001 --worker-queue-limit 6 --probe', 'predict an inert queue gate')
+      .example(
+        '$0 check-config --worker-urls http://10.0.0.5:30001 http://10.0.0.6:30001 --worker-queue-limit 6 --probe',
+        'predict an inert queue gate',
+      )
       .example('$0 check-config --json | jq .errors', 'machine-readable report')
-      .epilogue('Exit status: 0 valid (warnings allowed), 1 invalid, or warnings with --strict. Error codes: man routerctl-check-config.') as unknown as Argv<CheckConfigArgs>,
+      .epilogue(
+        'Exit status: 0 valid (warnings allowed), 1 invalid, or warnings with --strict. Error codes: man routerctl-check-config.',
+      ) as unknown as Argv<CheckConfigArgs>,
   handler: async (argv) => {
     process.exitCode = await runCheckConfig(argv);
   },
@@ -107,8 +116,14 @@ function pushDetails(workers: readonly WorkerProbe[]): string[] {
   const w = Math.max(0, ...withPush.map((x) => x.url.length));
   return withPush.map((x) => {
     const p = x.push!;
-    const replay = p.endpoints.replay.length === 0 ? 'replay: none' : `replay: ${p.endpoints.replay.join(' ')} (from ${p.replayFrom === 'config' ? '--kv-events' : p.replayFrom})`;
-    const keying = p.keying === null ? '' : `  keying ${p.keying.tokens / 1000}K tokens: ${p.keying.ms.toFixed(1)} ms (${p.keying.scheme}, block ${p.keying.blockSize})`;
+    const replay =
+      p.endpoints.replay.length === 0
+        ? 'replay: none'
+        : `replay: ${p.endpoints.replay.join(' ')} (from ${p.replayFrom === 'config' ? '--kv-events' : p.replayFrom})`;
+    const keying =
+      p.keying === null
+        ? ''
+        : `  keying ${p.keying.tokens / 1000}K tokens: ${p.keying.ms.toFixed(1)} ms (${p.keying.scheme}, block ${p.keying.blockSize})`;
     return `  ${x.url.padEnd(w)}  kv events: ${p.endpoints.kvEvents.join(' ')}  ${replay}${keying}`;
   });
 }

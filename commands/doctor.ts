@@ -11,7 +11,8 @@ interface DoctorArgs {
 
 const doctor: CommandModule<object, DoctorArgs> = {
   command: 'doctor',
-  describe: 'Where the cached tokens went: a hit-rate breakdown from the router\'s decision records, with one finding and setting per large loss',
+  describe:
+    "Where the cached tokens went: a hit-rate breakdown from the router's decision records, with one finding and setting per large loss",
   builder: (y: Argv) =>
     y
       .usage(
@@ -20,8 +21,15 @@ const doctor: CommandModule<object, DoctorArgs> = {
           'held by no worker (a cold workload, or engines too small), gate diversions, routing misses, capacity (evictions the index did not see, a full KV cache), ' +
           'and a stale index (an engine that lost its cache). Each loss above 5 % gets one finding with the setting to change.',
       )
-      .option('url', { type: 'string', describe: "a live router: its decision ring (GET /admin/decisions)", defaultDescription: 'http://127.0.0.1:30000' })
-      .option('file', { type: 'string', describe: 'records saved earlier: routerctl explain --once --json --limit N output, or an /admin/decisions document' })
+      .option('url', {
+        type: 'string',
+        describe: 'a live router: its decision ring (GET /admin/decisions)',
+        defaultDescription: 'http://127.0.0.1:30000',
+      })
+      .option('file', {
+        type: 'string',
+        describe: 'records saved earlier: routerctl explain --once --json --limit N output, or an /admin/decisions document',
+      })
       .option('json', { type: 'boolean', default: false, describe: 'the breakdown as JSON' })
       .option('token', ADMIN_TOKEN_OPTION)
       .check((argv) => {
@@ -30,8 +38,13 @@ const doctor: CommandModule<object, DoctorArgs> = {
         return true;
       })
       .example('$0 doctor', 'the router on 127.0.0.1:30000')
-      .example('$0 explain --once --json --limit 10000 > decisions.ndjson && $0 doctor --file decisions.ndjson', 'keep the records, diagnose later')
-      .epilogue('Exit status: 0; 1 unreachable, wrong token, not a routerctl router; 2 usage or an unreadable file.') as unknown as Argv<DoctorArgs>,
+      .example(
+        '$0 explain --once --json --limit 10000 > decisions.ndjson && $0 doctor --file decisions.ndjson',
+        'keep the records, diagnose later',
+      )
+      .epilogue(
+        'Exit status: 0; 1 unreachable, wrong token, not a routerctl router; 2 usage or an unreadable file.',
+      ) as unknown as Argv<DoctorArgs>,
   handler: async (argv) => {
     const { runDoctor } = await import('../src/explain/index.js');
     await runDoctor({ url: argv.url, file: argv.file, json: argv.json, token: adminToken(argv.token) });

@@ -47,7 +47,13 @@ const sim: CommandModule<object, SimArgs> = {
   builder: (y: Argv) =>
     y
       .usage('$0 sim [options]\n\nRuns N simulated engines (each its own HTTP port) until SIGINT/SIGTERM.')
-      .option('workers', { alias: 'n', type: 'number', default: 4, describe: 'number of engines', coerce: wholeNumberAtLeast('workers', 1) })
+      .option('workers', {
+        alias: 'n',
+        type: 'number',
+        default: 4,
+        describe: 'number of engines',
+        coerce: wholeNumberAtLeast('workers', 1),
+      })
       .option('port-base', {
         type: 'number',
         default: 31000,
@@ -57,7 +63,12 @@ const sim: CommandModule<object, SimArgs> = {
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' })
       .option('flavor', { choices: ['sglang', 'vllm'] as const, default: 'sglang' as const, describe: 'API and metrics to speak' })
       .option('model', { type: 'string', default: 'sim-llama-3.1-8b', describe: 'served model name' })
-      .option('dp-size', { type: 'number', default: 1, describe: 'data-parallel ranks per engine', coerce: wholeNumberAtLeast('dp-size', 1) })
+      .option('dp-size', {
+        type: 'number',
+        default: 1,
+        describe: 'data-parallel ranks per engine',
+        coerce: wholeNumberAtLeast('dp-size', 1),
+      })
       .option('max-running', {
         type: 'number',
         default: DEFAULT_ENGINE_PARAMS.maxRunning,
@@ -75,7 +86,12 @@ const sim: CommandModule<object, SimArgs> = {
         describe: 'KV cache size per rank in tokens, instead of --kv-blocks (SGLang --max-total-tokens)',
         coerce: wholeNumberAtLeast('max-total-tokens', 1),
       })
-      .option('block-size', { type: 'number', default: DEFAULT_ENGINE_PARAMS.blockSize, describe: 'tokens per KV block', coerce: wholeNumberAtLeast('block-size', 1) })
+      .option('block-size', {
+        type: 'number',
+        default: DEFAULT_ENGINE_PARAMS.blockSize,
+        describe: 'tokens per KV block',
+        coerce: wholeNumberAtLeast('block-size', 1),
+      })
       .option('schedule-policy', {
         choices: SCHEDULE_POLICIES,
         default: SGLANG_SCHEDULER_DEFAULTS.schedulePolicy,
@@ -115,9 +131,14 @@ const sim: CommandModule<object, SimArgs> = {
       .option('kv-events', {
         type: 'boolean',
         default: false,
-        describe: 'publish KV cache events over ZMQ (BlockStored, BlockRemoved, AllBlocksCleared), with a replay socket; /server_info advertises them',
+        describe:
+          'publish KV cache events over ZMQ (BlockStored, BlockRemoved, AllBlocksCleared), with a replay socket; /server_info advertises them',
       })
-      .option('kv-events-format', { choices: ['array', 'map'] as const, default: 'array' as const, describe: 'KV events positional (array) or tagged (map), as engines before and after the format change write them' })
+      .option('kv-events-format', {
+        choices: ['array', 'map'] as const,
+        default: 'array' as const,
+        describe: 'KV events positional (array) or tagged (map), as engines before and after the format change write them',
+      })
       .option('kv-events-topic', { type: 'string', default: '', describe: 'topic of the KV event messages' })
       .option('kv-events-port', {
         type: 'number',
@@ -130,15 +151,20 @@ const sim: CommandModule<object, SimArgs> = {
         describe: "batches each rank's replay socket keeps (SGLang's buffer_steps); needs --kv-events",
         coerce: wholeNumberAtLeast('kv-events-buffer', 1),
       })
-      .option('load-publish', { type: 'boolean', default: false, describe: 'publish SGLang LoadStat over ZMQ (needs --kv-events, as SGLang does)' })
+      .option('load-publish', {
+        type: 'boolean',
+        default: false,
+        describe: 'publish SGLang LoadStat over ZMQ (needs --kv-events, as SGLang does)',
+      })
       .option('as-sglang', {
         type: 'boolean',
         default: false,
-        describe: "pose as a real SGLang engine: no \"simulated\" marker in any JSON, SGLang's SHA-256 block hashes in the KV events",
+        describe: 'pose as a real SGLang engine: no "simulated" marker in any JSON, SGLang\'s SHA-256 block hashes in the KV events',
       })
       .option('tokenizer', {
         type: 'string',
-        describe: "with --as-sglang: the model's tokenizer.json (or its folder, with the chat template) for text and chat prompts; the stand-in tokenizer when unset",
+        describe:
+          "with --as-sglang: the model's tokenizer.json (or its folder, with the chat template) for text and chat prompts; the stand-in tokenizer when unset",
       })
       .option('json', { type: 'boolean', default: false, describe: 'print one JSON object with the URLs' })
       .check((argv) => {
@@ -152,7 +178,7 @@ const sim: CommandModule<object, SimArgs> = {
           }
         }
         if (a['load-publish'] && a.flavor !== 'sglang') {
-          throw usageError('--load-publish is SGLang\'s LoadStat push; vLLM has none (routers poll its /metrics)');
+          throw usageError("--load-publish is SGLang's LoadStat push; vLLM has none (routers poll its /metrics)");
         }
         if (a['kv-events-port'] !== undefined && !a['kv-events']) {
           throw usageError('--kv-events-port places the KV event sockets; it needs --kv-events');
@@ -177,7 +203,9 @@ const sim: CommandModule<object, SimArgs> = {
           throw usageError(`--chunked-prefill-size must be at least --block-size ${a['block-size']}, or -1 (got ${chunk})`);
         }
         if (a['max-total-tokens'] !== undefined && a['max-total-tokens'] < a['block-size']) {
-          throw usageError(`--max-total-tokens must hold at least one block of --block-size ${a['block-size']} (got ${a['max-total-tokens']})`);
+          throw usageError(
+            `--max-total-tokens must hold at least one block of --block-size ${a['block-size']} (got ${a['max-total-tokens']})`,
+          );
         }
         return true;
       })
@@ -185,13 +213,20 @@ const sim: CommandModule<object, SimArgs> = {
       .example('$0 sim -n 2 --port-base 0 --json', 'free ports, machine-readable')
       .example('$0 sim --flavor vllm --dp-size 2 --speedup 10', 'vLLM-style engines with two ranks, 10x faster')
       .example('$0 sim --kv-events --load-publish', 'engines that push KV events and LoadStat as SGLang does')
-      .example('$0 sim --flavor vllm --kv-events --kv-events-port 5557', 'vLLM engines publishing KV events from port 5557, as vLLM does by default')
+      .example(
+        '$0 sim --flavor vllm --kv-events --kv-events-port 5557',
+        'vLLM engines publishing KV events from port 5557, as vLLM does by default',
+      )
       .example('$0 sim --schedule-policy lpm --max-total-tokens 65536', 'SGLang engines sorting by cached prefix, with a small KV pool')
-      .example('$0 sim --as-sglang --tokenizer ./Qwen3-0.6B --kv-events --load-publish', 'engines a router cannot tell from SGLang serving that model') as unknown as Argv<SimArgs>,
+      .example(
+        '$0 sim --as-sglang --tokenizer ./Qwen3-0.6B --kv-events --load-publish',
+        'engines a router cannot tell from SGLang serving that model',
+      ) as unknown as Argv<SimArgs>,
   handler: async (argv) => {
     const { startSimFleet } = await import('../src/sim/index.js');
     // HfChatTokenizer's encodeChat/encodeText are the engine's SimTokenizer; they return a reused view, which the engine copies.
-    const tokenizer = argv.tokenizer === undefined ? undefined : (await import('../src/tokenizer/index.js')).HfChatTokenizer.load(argv.tokenizer);
+    const tokenizer =
+      argv.tokenizer === undefined ? undefined : (await import('../src/tokenizer/index.js')).HfChatTokenizer.load(argv.tokenizer);
     const params: Partial<EngineParams> = { schedulePolicy: argv['schedule-policy'] };
     if (argv['max-prefill-tokens'] !== undefined) params.maxPrefillTokens = argv['max-prefill-tokens'];
     if (argv['chunked-prefill-size'] !== undefined) params.chunkedPrefillSize = argv['chunked-prefill-size'];
@@ -229,7 +264,9 @@ const sim: CommandModule<object, SimArgs> = {
         ...(tokenizer !== undefined ? { tokenizer } : {}),
       });
       // What to give the router as --kv-events: vLLM advertises nothing, so an operator names the endpoints.
-      const kvEventsConfig = argv['kv-events'] ? Object.fromEntries(fleet.servers.map((srv) => [srv.url, srv.engine.push!.kvEventsEntry()])) : null;
+      const kvEventsConfig = argv['kv-events']
+        ? Object.fromEntries(fleet.servers.map((srv) => [srv.url, srv.engine.push!.kvEventsEntry()]))
+        : null;
       if (argv.json) {
         process.stdout.write(
           `${JSON.stringify({
@@ -241,21 +278,30 @@ const sim: CommandModule<object, SimArgs> = {
             as_sglang: argv['as-sglang'],
             tokenizer: argv.tokenizer ?? null,
             ...(argv['kv-events']
-              ? { kv_events: fleet.servers.map((srv) => ({ ...srv.engine.push!.serverInfoBlock(), replay_endpoints: srv.engine.ranks.map((_, r) => srv.engine.push!.replayEndpoint(r)) })) }
+              ? {
+                  kv_events: fleet.servers.map((srv) => ({
+                    ...srv.engine.push!.serverInfoBlock(),
+                    replay_endpoints: srv.engine.ranks.map((_, r) => srv.engine.push!.replayEndpoint(r)),
+                  })),
+                }
               : {}),
             ...(kvEventsConfig ? { kv_events_config: kvEventsConfig } : {}),
           })}\n`,
         );
       } else {
         for (const url of fleet.urls) process.stdout.write(`${url}\n`);
-        process.stderr.write(`routerctl sim: ${fleet.urls.length} simulated ${argv.flavor} engines serving ${argv.model}; Ctrl-C to stop\n`);
+        process.stderr.write(
+          `routerctl sim: ${fleet.urls.length} simulated ${argv.flavor} engines serving ${argv.model}; Ctrl-C to stop\n`,
+        );
         if (argv['as-sglang']) {
           process.stderr.write(
             `routerctl sim: posing as SGLang (no "simulated" marker, SGLang block hashes); prompts tokenized ${argv.tokenizer === undefined ? 'by the stand-in tokenizer (token-id requests need none)' : `with ${argv.tokenizer}`}\n`,
           );
         }
         if (kvEventsConfig && argv.flavor === 'vllm') {
-          process.stderr.write(`routerctl sim: vLLM does not advertise its KV events; give the router --kv-events '${JSON.stringify(kvEventsConfig)}'\n`);
+          process.stderr.write(
+            `routerctl sim: vLLM does not advertise its KV events; give the router --kv-events '${JSON.stringify(kvEventsConfig)}'\n`,
+          );
         }
       }
       await stops.first;

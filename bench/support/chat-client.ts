@@ -35,14 +35,23 @@ export class ChatClient {
     this.agent = new Agent({ connections, keepAliveTimeout: 10_000 });
   }
 
-  async chat(url: string, messages: ChatMessage[], maxTokens: number, o: { requestId?: string; stream?: boolean } = {}): Promise<ChatOutcome> {
+  async chat(
+    url: string,
+    messages: ChatMessage[],
+    maxTokens: number,
+    o: { requestId?: string; stream?: boolean } = {},
+  ): Promise<ChatOutcome> {
     const stream = o.stream ?? false;
     const sentAt = performance.now();
     const res = await request(`${url}/v1/chat/completions`, {
       dispatcher: this.agent,
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(o.requestId ? { 'x-request-id': o.requestId } : {}) },
-      body: JSON.stringify({ messages, max_tokens: maxTokens, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }),
+      body: JSON.stringify({
+        messages,
+        max_tokens: maxTokens,
+        ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+      }),
     });
     const header = res.headers['x-router-decision'];
     const out: ChatOutcome = {
@@ -86,7 +95,11 @@ export class ChatClient {
 
 /** PUT /sim/load on a simulated engine: pin its reported waiting count (null: the real one). */
 export async function pinWaiting(engineUrl: string, waiting: number | null): Promise<void> {
-  const res = await request(`${engineUrl}/sim/load`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ num_waiting_reqs: waiting }) });
+  const res = await request(`${engineUrl}/sim/load`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ num_waiting_reqs: waiting }),
+  });
   await res.body.dump();
   if (res.statusCode !== 200) throw new Error(`PUT ${engineUrl}/sim/load answered ${res.statusCode}`);
 }

@@ -24,13 +24,21 @@ function response(status: string, body: Buffer): Buffer {
 }
 
 const COMPLETION = (() => {
-  const base = { id: 'cmpl-bench', object: 'chat.completion', model: 'fast', choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'stop' }] };
+  const base = {
+    id: 'cmpl-bench',
+    object: 'chat.completion',
+    model: 'fast',
+    choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'stop' }],
+  };
   const pad = 200 - Buffer.byteLength(JSON.stringify(base));
   base.choices[0]!.message.content = 'x'.repeat(Math.max(0, pad));
   return response('200 OK', Buffer.from(JSON.stringify(base)));
 })();
 const MODELS = response('200 OK', Buffer.from(JSON.stringify({ object: 'list', data: [{ id: 'fast', object: 'model' }] })));
-const LOADS = response('200 OK', Buffer.from(JSON.stringify({ loads: [{ dp_rank: 0, num_running_reqs: 0, num_waiting_reqs: 0, num_used_tokens: 0 }] })));
+const LOADS = response(
+  '200 OK',
+  Buffer.from(JSON.stringify({ loads: [{ dp_rank: 0, num_running_reqs: 0, num_waiting_reqs: 0, num_used_tokens: 0 }] })),
+);
 const NOT_FOUND = response('404 Not Found', Buffer.from('{"error":"not found"}'));
 const UNSUPPORTED = Buffer.from('HTTP/1.1 501 Not Implemented\r\ncontent-length: 0\r\nconnection: close\r\n\r\n', 'latin1');
 const MAX_HEAD = 64 * 1024;

@@ -86,7 +86,11 @@ async function trafficWhile(r: Router, more: (s: AdminState) => boolean, rng: Rn
   const client = async (): Promise<void> => {
     while (more(r.state())) {
       const ids = Array.from({ length: PROMPT_MIN + rng.int(PROMPT_SPREAD) }, () => 1 + rng.int(150_000));
-      const res = await fetch(`${r.url}/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input_ids: ids, sampling_params: { max_new_tokens: 2 } }) });
+      const res = await fetch(`${r.url}/generate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ input_ids: ids, sampling_params: { max_new_tokens: 2 } }),
+      });
       await res.arrayBuffer();
       if (res.status !== 200 && ++failed > 100) throw new Error(`/generate answered ${res.status} (${failed} failures)`);
     }
@@ -97,7 +101,8 @@ async function trafficWhile(r: Router, more: (s: AdminState) => boolean, rng: Rn
 
 /** Traffic until the index holds `blocks` blocks (the fleet's KV must hold them: evictions keep it below). */
 async function trafficUntil(r: Router, blocks: number, rng: Rng): Promise<void> {
-  if (blocks > 0.95 * WORKERS * KV_BLOCKS) throw new Error(`${blocks} blocks do not fit in ${WORKERS} engines of ${KV_BLOCKS} KV blocks (--kv-blocks)`);
+  if (blocks > 0.95 * WORKERS * KV_BLOCKS)
+    throw new Error(`${blocks} blocks do not fit in ${WORKERS} engines of ${KV_BLOCKS} KV blocks (--kv-blocks)`);
   await trafficWhile(r, (s) => s.prefix_index.blocks < blocks, rng);
 }
 
@@ -137,7 +142,8 @@ async function timeToAgree(fleet: SimFleet, want: Router, timeoutMs = 60_000): P
   let verdictMs = NaN;
   for (;;) {
     const s = await adminState(late);
-    if (Number.isNaN(verdictMs) && s.workers.every((w) => w.kv_events !== null && w.kv_events.catch_up !== 'pending')) verdictMs = performance.now() - t0;
+    if (Number.isNaN(verdictMs) && s.workers.every((w) => w.kv_events !== null && w.kv_events.catch_up !== 'pending'))
+      verdictMs = performance.now() - t0;
     if (s.prefix_index.digest === target) {
       const agreeMs = performance.now() - t0;
       if (Number.isNaN(verdictMs)) verdictMs = agreeMs;
@@ -157,7 +163,9 @@ async function timeToAgree(fleet: SimFleet, want: Router, timeoutMs = 60_000): P
     }
     if (performance.now() - t0 > timeoutMs) {
       await late.close();
-      throw new Error(`no agreement within ${timeoutMs} ms: digest ${s.prefix_index.digest} (${s.prefix_index.blocks} blocks) against ${target} (${want.state().prefix_index.blocks}); catch-up ${s.workers.map((w) => w.kv_events?.catch_up).join(',')}`);
+      throw new Error(
+        `no agreement within ${timeoutMs} ms: digest ${s.prefix_index.digest} (${s.prefix_index.blocks} blocks) against ${target} (${want.state().prefix_index.blocks}); catch-up ${s.workers.map((w) => w.kv_events?.catch_up).join(',')}`,
+      );
     }
     await sleep(POLL_MS);
   }
@@ -196,7 +204,15 @@ function row(r: Row): string {
 }
 
 async function agreementRows(target: number, seed: number): Promise<Row[]> {
-  const fleet = await startSimFleet({ workers: WORKERS, speedup: SPEEDUP, kvBlocks: KV_BLOCKS, blockSize: BLOCK_SIZE, seed, push: PUSH, asSglang: true });
+  const fleet = await startSimFleet({
+    workers: WORKERS,
+    speedup: SPEEDUP,
+    kvBlocks: KV_BLOCKS,
+    blockSize: BLOCK_SIZE,
+    seed,
+    push: PUSH,
+    asSglang: true,
+  });
   const running = replica(fleet);
   await running.start();
   const rng = new Rng(seed);
@@ -248,7 +264,15 @@ interface PartialResult {
 }
 
 async function partialCatchUp(target: number, buffer: number, seed: number): Promise<PartialResult> {
-  const fleet = await startSimFleet({ workers: WORKERS, speedup: SPEEDUP, kvBlocks: KV_BLOCKS, blockSize: BLOCK_SIZE, seed, push: { ...PUSH, replayBuffer: buffer }, asSglang: true });
+  const fleet = await startSimFleet({
+    workers: WORKERS,
+    speedup: SPEEDUP,
+    kvBlocks: KV_BLOCKS,
+    blockSize: BLOCK_SIZE,
+    seed,
+    push: { ...PUSH, replayBuffer: buffer },
+    asSglang: true,
+  });
   const running = replica(fleet);
   await running.start();
   try {
@@ -292,7 +316,9 @@ export async function lateReplicaBench(): Promise<void> {
       `/generate with ${PROMPT_MIN}–${PROMPT_MIN + PROMPT_SPREAD} fresh random token ids, ${CONCURRENCY} at a time, through the running replica; ${ROUNDS} rounds; digest polled every ${POLL_MS} ms`,
   );
   console.log('');
-  console.log('| target | replica | blocks stored | (block, owner) pairs | batches published | batches replayed | replay requests alone p50 | start() p50 | catch-up done p50 | time to agree p50 | max | rounds | catch-up |');
+  console.log(
+    '| target | replica | blocks stored | (block, owner) pairs | batches published | batches replayed | replay requests alone p50 | start() p50 | catch-up done p50 | time to agree p50 | max | rounds | catch-up |',
+  );
   console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   const published = new Map<number, number>();
   for (const [i, target] of TARGETS.entries()) {
@@ -305,7 +331,9 @@ export async function lateReplicaBench(): Promise<void> {
     `A replay buffer (push option replayBuffer; SGLang's buffer_steps) smaller than the batches published: ${REPLAY_BUFFER > 0 ? `${REPLAY_BUFFER} batches a rank` : 'half the batches a rank published at the target above'}; traffic goes on until each rank published at least twice its buffer:`,
   );
   console.log('');
-  console.log('| target | replay buffer a rank | blocks stored (running replica) | batches published | batches replayed | catch_up | missed batches | blocks held: late / running | held | time to verdict |');
+  console.log(
+    '| target | replay buffer a rank | blocks stored (running replica) | batches published | batches replayed | catch_up | missed batches | blocks held: late / running | held | time to verdict |',
+  );
   console.log('|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|');
   for (const [i, target] of TARGETS.entries()) {
     const buffer = REPLAY_BUFFER > 0 ? REPLAY_BUFFER : Math.max(1, Math.floor(published.get(target)! / WORKERS / 2));

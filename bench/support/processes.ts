@@ -39,7 +39,12 @@ export async function chatThroughput(url: string, seconds: number, concurrency: 
   const until = performance.now() + seconds * 1000;
   const worker = async (): Promise<void> => {
     while (performance.now() < until) {
-      const r = await pool.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body: body(i++) });
+      const r = await pool.request({
+        path: '/v1/chat/completions',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: body(i++),
+      });
       await r.body.dump({ limit: Infinity });
       if (r.statusCode === 200) done++;
     }

@@ -7,7 +7,14 @@ import { createHash } from 'node:crypto';
  * each full page's key in tokens[from, to) (folded as foldHash does) onto `keys`, and
  * returns the last digest.
  */
-export function createHashChain(tokens: ArrayLike<number>, from: number, to: number, pageSize: number, parent: Buffer | undefined, keys: number[]): Buffer | undefined {
+export function createHashChain(
+  tokens: ArrayLike<number>,
+  from: number,
+  to: number,
+  pageSize: number,
+  parent: Buffer | undefined,
+  keys: number[],
+): Buffer | undefined {
   const bytes = Buffer.allocUnsafe(pageSize * 4);
   for (let start = from; start + pageSize <= to; start += pageSize) {
     for (let i = start; i < start + pageSize; i++) bytes.writeUInt32LE(tokens[i]! >>> 0, (i - start) * 4);

@@ -13,7 +13,6 @@ import { runAgainst } from './run.js';
 import type { RunSettings } from './run.js';
 import { workloadJson } from './workload-json.js';
 
-
 /** Everything `routerctl bench` was asked for, validated and with units resolved. */
 export interface BenchOptions {
   url: string | undefined;
@@ -140,7 +139,15 @@ async function benchCompare(o: BenchOptions, io: Io, signal: AbortSignal): Promi
   if (o.json) {
     const report = {
       mode: 'compare',
-      fleet: { workers: o.fleet.workers, max_running: o.fleet.maxRunning, speedup: o.fleet.speedup, kv_blocks: o.fleet.kvBlocks, flavor: o.fleet.flavor, seed: o.fleet.seed, capacity_rps: Math.round(capacity * 10) / 10 },
+      fleet: {
+        workers: o.fleet.workers,
+        max_running: o.fleet.maxRunning,
+        speedup: o.fleet.speedup,
+        kv_blocks: o.fleet.kvBlocks,
+        flavor: o.fleet.flavor,
+        seed: o.fleet.seed,
+        capacity_rps: Math.round(capacity * 10) / 10,
+      },
       duration_s: durationMs / 1000,
       warmup_s: o.warmupMs / 1000,
       load: o.rate === undefined ? o.load : null,

@@ -56,7 +56,10 @@ export async function runCapture(o: CaptureOptions): Promise<CaptureResult> {
   }
   if (res.statusCode !== 200) {
     const text = (await res.body.text().catch(() => '')).slice(0, 200);
-    const why = res.statusCode === 404 ? 'it has no /admin/capture (a routerctl router has; sgl-router does not)' : `GET /admin/capture answered ${res.statusCode}: ${text}`;
+    const why =
+      res.statusCode === 404
+        ? 'it has no /admin/capture (a routerctl router has; sgl-router does not)'
+        : `GET /admin/capture answered ${res.statusCode}: ${text}`;
     throw new RouterctlError(ErrorCodes.UNREACHABLE, `cannot capture from ${base}: ${why}`);
   }
   const seen: Array<{ atMs: number; input: number; output: number; keys: number[] }> = [];
@@ -71,7 +74,12 @@ export async function runCapture(o: CaptureOptions): Promise<CaptureResult> {
         pending = pending.slice(nl + 1);
         if (typeof line.dropped === 'number') dropped += line.dropped;
         if (typeof line.at_ms === 'number' && Array.isArray(line.keys)) {
-          seen.push({ atMs: line.at_ms, input: Math.max(1, line.input_tokens ?? 1), output: Math.max(1, line.output_tokens ?? 1), keys: line.keys });
+          seen.push({
+            atMs: line.at_ms,
+            input: Math.max(1, line.input_tokens ?? 1),
+            output: Math.max(1, line.output_tokens ?? 1),
+            keys: line.keys,
+          });
         }
       }
     }
@@ -87,7 +95,11 @@ export async function runCapture(o: CaptureOptions): Promise<CaptureResult> {
 }
 
 /** Requests in arrival order, timed from the capture's start, keys turned into small ids. */
-function toTrace(seen: ReadonlyArray<{ atMs: number; input: number; output: number; keys: number[] }>, startedAt: number, blockTokens: number): TraceRequest[] {
+function toTrace(
+  seen: ReadonlyArray<{ atMs: number; input: number; output: number; keys: number[] }>,
+  startedAt: number,
+  blockTokens: number,
+): TraceRequest[] {
   const ids = new Map<number, number>();
   let fresh = 0;
   const idOf = (key: number): number => {

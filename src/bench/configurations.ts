@@ -35,14 +35,25 @@ export function buildConfigurations(compare: readonly string[], sweeps: readonly
     for (const point of grid) lists.push([...common, ...point]);
   }
   if (lists.length > 26) throw new ConfigurationError(`${lists.length} configurations is more than 26; compare fewer at a time`);
-  return lists.map((args, i) => ({ letter: String.fromCharCode(65 + i), label: args.length === 0 ? '(defaults)' : args.map(quoteWord).join(' '), args }));
+  return lists.map((args, i) => ({
+    letter: String.fromCharCode(65 + i),
+    label: args.length === 0 ? '(defaults)' : args.map(quoteWord).join(' '),
+    args,
+  }));
 }
 
 /** `worker-queue-limit=2,4,6` (or `--worker-queue-limit=…`) → the flag and its values. */
 export function parseSweep(sweep: string): { flag: string; values: string[] } {
   const eq = sweep.indexOf('=');
   const name = (eq < 0 ? sweep : sweep.slice(0, eq)).trim().replace(/^--/, '');
-  const values = eq < 0 ? [] : sweep.slice(eq + 1).split(',').map((v) => v.trim()).filter(Boolean);
+  const values =
+    eq < 0
+      ? []
+      : sweep
+          .slice(eq + 1)
+          .split(',')
+          .map((v) => v.trim())
+          .filter(Boolean);
   if (!/^[a-z][a-z0-9-]*$/.test(name) || values.length === 0) {
     throw new ConfigurationError(`--sweep takes FLAG=V1,V2,… (e.g. worker-queue-limit=2,4,6), got "${sweep}"`);
   }

@@ -13,13 +13,20 @@ export async function startSimProcess(shape: FleetShape, timeoutMs = 20_000): Pr
   const p = spawnRouterctl('simulated fleet', [
     'sim',
     '--json',
-    '--port-base', '0',
-    '--workers', String(shape.workers),
-    '--max-running', String(shape.maxRunning),
-    '--speedup', String(shape.speedup),
-    '--kv-blocks', String(shape.kvBlocks),
-    '--flavor', shape.flavor,
-    '--seed', String(shape.seed),
+    '--port-base',
+    '0',
+    '--workers',
+    String(shape.workers),
+    '--max-running',
+    String(shape.maxRunning),
+    '--speedup',
+    String(shape.speedup),
+    '--kv-blocks',
+    String(shape.kvBlocks),
+    '--flavor',
+    shape.flavor,
+    '--seed',
+    String(shape.seed),
   ]);
   try {
     const urls = await p.firstLine((line) => {
@@ -41,7 +48,18 @@ export async function startSimProcess(shape: FleetShape, timeoutMs = 20_000): Pr
 export async function startRouterProcess(workerUrls: string[], args: string[], timeoutMs = 20_000): Promise<StartedProcess<string>> {
   // Nothing is in flight when the benchmark stops a router, so its drain pause would only be waited out.
   const drain = args.some((a) => a.split('=')[0] === '--shutdown-drain-secs') ? [] : ['--shutdown-drain-secs', '0'];
-  const p = spawnRouterctl('router', ['serve', '--no-tui', '--port', '0', '--host', '127.0.0.1', '--worker-urls', ...workerUrls, ...drain, ...args]);
+  const p = spawnRouterctl('router', [
+    'serve',
+    '--no-tui',
+    '--port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--worker-urls',
+    ...workerUrls,
+    ...drain,
+    ...args,
+  ]);
   try {
     const url = await p.firstLine((line) => (/^https?:\/\/\S+$/.test(line) ? line : undefined), timeoutMs);
     await waitReady(url, timeoutMs);

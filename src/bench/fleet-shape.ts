@@ -21,10 +21,16 @@ export const ASSUMED_UNCACHED_TOKENS = 500;
  * capacity of a fleet that routes for the cache; one that prefills whole prompts
  * (round robin) has less, which is the point of the comparison.
  */
-export function fleetCapacity(shape: FleetShape, workload: Pick<WorkloadOptions, 'outputMedianTokens' | 'outputSigma' | 'outputMaxTokens'>): number {
+export function fleetCapacity(
+  shape: FleetShape,
+  workload: Pick<WorkloadOptions, 'outputMedianTokens' | 'outputSigma' | 'outputMaxTokens'>,
+): number {
   const p = DEFAULT_ENGINE_PARAMS;
   const r = shape.maxRunning;
-  const meanOutput = Math.min(workload.outputMaxTokens, workload.outputMedianTokens * Math.exp((workload.outputSigma * workload.outputSigma) / 2));
+  const meanOutput = Math.min(
+    workload.outputMaxTokens,
+    workload.outputMedianTokens * Math.exp((workload.outputSigma * workload.outputSigma) / 2),
+  );
   const engineMsPerRequest = (meanOutput * (p.beta0Ms + p.beta2Ms * r)) / r + p.beta1Ms * ASSUMED_UNCACHED_TOKENS;
   return (shape.workers * shape.speedup * 1000) / engineMsPerRequest;
 }

@@ -38,7 +38,9 @@ export interface BenchArgv {
 function duration(flag: string, value: string, allowZero: boolean): number {
   const ms = parseDuration(value);
   if (ms === undefined || (!allowZero && ms <= 0)) {
-    throw usageError(`--${flag} takes a duration such as 60s, 2m, 500ms or a number of seconds${allowZero ? '' : ' greater than 0'} (got "${value}")`);
+    throw usageError(
+      `--${flag} takes a duration such as 60s, 2m, 500ms or a number of seconds${allowZero ? '' : ' greater than 0'} (got "${value}")`,
+    );
   }
   return ms;
 }
@@ -46,8 +48,10 @@ function duration(flag: string, value: string, allowZero: boolean): number {
 /** Cross-flag rules and units: everything a user can get wrong is a one-line usage error here. */
 export function parseBenchArgs(a: BenchArgv): BenchOptions {
   const comparing = (a.compare?.length ?? 0) > 0 || (a.sweep?.length ?? 0) > 0;
-  if (a.url !== undefined && comparing) throw usageError('--url and --compare/--sweep are exclusive: bench one endpoint, or compare configurations on simulated fleets');
-  if (a.url === undefined && !comparing) throw usageError('name what to bench: --url URL, or --compare "ARGS A" "ARGS B" (and/or --sweep FLAG=V1,V2)');
+  if (a.url !== undefined && comparing)
+    throw usageError('--url and --compare/--sweep are exclusive: bench one endpoint, or compare configurations on simulated fleets');
+  if (a.url === undefined && !comparing)
+    throw usageError('name what to bench: --url URL, or --compare "ARGS A" "ARGS B" (and/or --sweep FLAG=V1,V2)');
   let url: string | undefined;
   if (a.url !== undefined) {
     let parsed: URL;
@@ -66,7 +70,8 @@ export function parseBenchArgs(a: BenchArgv): BenchOptions {
     throw usageError(`--system-tokens takes MIN-MAX with 1 <= MIN <= MAX, e.g. 1000-4000 (got "${a['system-tokens']}")`);
   }
   const burst = parseBurst(a.burst);
-  if (!burst) throw usageError(`--burst takes FACTORxSECONDS/PERIOD such as 3x3s/15s (burst no longer than its period), or off (got "${a.burst}")`);
+  if (!burst)
+    throw usageError(`--burst takes FACTORxSECONDS/PERIOD such as 3x3s/15s (burst no longer than its period), or off (got "${a.burst}")`);
   if (a['max-output-tokens'] < a['output-tokens']) throw usageError('--max-output-tokens must be at least --output-tokens');
   const durationMs = a.duration === undefined ? undefined : duration('duration', a.duration, false);
   const warmupMs = duration('warmup', a.warmup, true);

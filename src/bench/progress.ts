@@ -58,12 +58,20 @@ export class ProgressLine {
 }
 
 /** The status line: label, bar, elapsed/total, and live request counts, cut to the terminal width. */
-export function renderProgress(label: string, elapsedMs: number, totalMs: number, c: DriverCounts, columns: number, color: boolean): string {
+export function renderProgress(
+  label: string,
+  elapsedMs: number,
+  totalMs: number,
+  c: DriverCounts,
+  columns: number,
+  color: boolean,
+): string {
   const frac = totalMs > 0 ? Math.min(1, elapsedMs / totalMs) : 1;
   const width = 20;
   const filled = Math.round(frac * width);
   const bar = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
-  const clock = elapsedMs > totalMs ? `${formatDuration(totalMs)} done, finishing` : `${formatDuration(elapsedMs)}/${formatDuration(totalMs)}`;
+  const clock =
+    elapsedMs > totalMs ? `${formatDuration(totalMs)} done, finishing` : `${formatDuration(elapsedMs)}/${formatDuration(totalMs)}`;
   const failed = c.failed > 0 ? paint(`err ${c.failed}`, 'red', color) : `err ${c.failed}`;
   const plain = `${label} ${bar} ${clock}  sent ${c.sent} ok ${c.ok} err ${c.failed} in-flight ${c.inflight}`;
   if (plain.length > columns - 1) return plain.slice(0, Math.max(0, columns - 1));

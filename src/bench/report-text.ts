@@ -49,7 +49,9 @@ export function renderRunReport(run: BenchRun, w: WorkloadOptions, durationMs: n
   const s = run.summary;
   const r = s.requests;
   const out: string[] = [];
-  out.push(`${paint('routerctl bench', 'bold', color)}  ${run.url}${run.model ? `  model ${run.model}` : ''}${run.interrupted ? paint('  (interrupted)', 'yellow', color) : ''}`);
+  out.push(
+    `${paint('routerctl bench', 'bold', color)}  ${run.url}${run.model ? `  model ${run.model}` : ''}${run.interrupted ? paint('  (interrupted)', 'yellow', color) : ''}`,
+  );
   out.push(`workload   ${describeWorkload(w, durationMs)}`);
   out.push(
     `requests   ${r.scheduled} scheduled, ${r.sent} sent, ${r.ok} ok, ${r.failed} failed` +
@@ -57,10 +59,21 @@ export function renderRunReport(run: BenchRun, w: WorkloadOptions, durationMs: n
       `${r.warmup ? `, ${r.warmup} in warm-up (not counted)` : ''}`,
   );
   out.push('');
-  out.push(...table([['', 'p50', 'p90', 'p99', 'mean', 'n'], percentileRow('TTFT ms', s.ttft_ms), percentileRow('ITL ms', s.itl_ms), percentileRow('latency ms', s.latency_ms)]));
+  out.push(
+    ...table([
+      ['', 'p50', 'p90', 'p99', 'mean', 'n'],
+      percentileRow('TTFT ms', s.ttft_ms),
+      percentileRow('ITL ms', s.itl_ms),
+      percentileRow('latency ms', s.latency_ms),
+    ]),
+  );
   out.push('');
-  out.push(`throughput ${s.throughput.requests_per_s.toFixed(2)} req/s, ${s.throughput.output_tokens_per_s.toFixed(0)} output tokens/s over ${s.window_s.toFixed(1)} s`);
-  out.push(`cached     ${pct(s.cache.ratio)} of prompt tokens (${s.cache.cached_tokens} of ${s.cache.prompt_tokens}, engine-reported cached_tokens)`);
+  out.push(
+    `throughput ${s.throughput.requests_per_s.toFixed(2)} req/s, ${s.throughput.output_tokens_per_s.toFixed(0)} output tokens/s over ${s.window_s.toFixed(1)} s`,
+  );
+  out.push(
+    `cached     ${pct(s.cache.ratio)} of prompt tokens (${s.cache.cached_tokens} of ${s.cache.prompt_tokens}, engine-reported cached_tokens)`,
+  );
   const errors = errorsLine(run);
   out.push(`errors     ${s.errors.total > 0 ? paint(errors, 'red', color) : errors}`);
   if (run.router) {
@@ -71,7 +84,9 @@ export function renderRunReport(run: BenchRun, w: WorkloadOptions, durationMs: n
     );
     const routerTtft = run.router.ttft ? histogramQuantile(run.router.ttft, 0.5) : null;
     if (routerTtft !== null) {
-      out.push(`           TTFT p50 ${Math.round(routerTtft * 1000)} ms at the router (${METRIC_NAMES.ttft}, interpolated in its buckets), ${s.ttft_ms.p50 === null ? '-' : Math.round(s.ttft_ms.p50)} ms at this client`);
+      out.push(
+        `           TTFT p50 ${Math.round(routerTtft * 1000)} ms at the router (${METRIC_NAMES.ttft}, interpolated in its buckets), ${s.ttft_ms.p50 === null ? '-' : Math.round(s.ttft_ms.p50)} ms at this client`,
+      );
     }
   }
   out.push(`arrivals   ${run.arrivals.count}, sha256 ${run.arrivals.digest.slice(0, 16)}`);
@@ -97,7 +112,9 @@ export function renderCompareReport(
 ): string {
   const { fleet, workload, color } = ctx;
   const out: string[] = [];
-  out.push(`${paint('routerctl bench --compare', 'bold', color)}${ctx.interrupted ? paint('  (interrupted: the figures cover what ran)', 'yellow', color) : ''}`);
+  out.push(
+    `${paint('routerctl bench --compare', 'bold', color)}${ctx.interrupted ? paint('  (interrupted: the figures cover what ran)', 'yellow', color) : ''}`,
+  );
   out.push(
     `fleet      ${fleet.workers} simulated ${fleet.flavor} engines, max-running ${fleet.maxRunning}, speedup ${fleet.speedup}, ` +
       `kv-blocks ${fleet.kvBlocks}, seed ${fleet.seed} (capacity ~${ctx.capacity.toFixed(1)} req/s when prompts are mostly cached)`,
@@ -163,7 +180,13 @@ export function renderCompareReport(
       color,
       width: chartWidth,
       height: 6,
-      series: [{ name: 'cached', values: runs.map((r) => (r.summary.cache.ratio === null ? null : r.summary.cache.ratio * 100)), color: '\u001b[36m' }],
+      series: [
+        {
+          name: 'cached',
+          values: runs.map((r) => (r.summary.cache.ratio === null ? null : r.summary.cache.ratio * 100)),
+          color: '\u001b[36m',
+        },
+      ],
       min: 0,
       max: 100,
     }),

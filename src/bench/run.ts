@@ -75,7 +75,12 @@ export async function runAgainst(url: string, s: RunSettings, hooks: RunHooks = 
   };
   if (hooks.signal?.aborted) onAbort();
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
-  hooks.progress?.start(hooks.label ?? 'bench', s.durationMs, () => driver.startedAt, (): DriverCounts => driver.counts());
+  hooks.progress?.start(
+    hooks.label ?? 'bench',
+    s.durationMs,
+    () => driver.startedAt,
+    (): DriverCounts => driver.counts(),
+  );
   try {
     await driver.runFor(s.durationMs, s.graceMs);
   } finally {

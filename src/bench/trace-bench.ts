@@ -87,7 +87,14 @@ export async function runTraceBench(o: TraceBenchOptions, out: NodeJS.WritableSt
     const t0 = performance.now();
     const r =
       o.clock === 'virtual'
-        ? runTraceVirtual({ config: resolved[i]!, workers: o.workers, engine: { kvBlocks: o.kvBlocks, maxRunning: o.maxRunning }, seed: o.seed, trace, traceBlockSize: o.traceBlockSize })
+        ? runTraceVirtual({
+            config: resolved[i]!,
+            workers: o.workers,
+            engine: { kvBlocks: o.kvBlocks, maxRunning: o.maxRunning },
+            seed: o.seed,
+            trace,
+            traceBlockSize: o.traceBlockSize,
+          })
         : await replayOverHttp(o, c, trace);
     wallMs.push(performance.now() - t0);
     arms.push(armReport(c, r, o.sloTtftMs));
@@ -137,8 +144,13 @@ async function readTrace(o: TraceBenchOptions): Promise<{ trace: TraceRequest[];
   }
   const { requests, problems } = parseMooncakeTrace(text, o.traceBlockSize);
   if (problems.length > 0) {
-    const shown = problems.slice(0, 3).map((p) => `${file}:${p.line}: ${p.reason}`).join('; ');
-    throw usageError(`${problems.length} line${problems.length === 1 ? '' : 's'} of the trace cannot be replayed: ${shown}${problems.length > 3 ? '; …' : ''}`);
+    const shown = problems
+      .slice(0, 3)
+      .map((p) => `${file}:${p.line}: ${p.reason}`)
+      .join('; ');
+    throw usageError(
+      `${problems.length} line${problems.length === 1 ? '' : 's'} of the trace cannot be replayed: ${shown}${problems.length > 3 ? '; …' : ''}`,
+    );
   }
   const trace = selectTrace(requests, {
     ...(o.window ? { fromMs: o.window[0] * 1000, toMs: o.window[1] * 1000 } : {}),
@@ -152,11 +164,24 @@ async function readTrace(o: TraceBenchOptions): Promise<{ trace: TraceRequest[];
 /** One configuration's fresh simulated fleet and router, as `--compare` starts them, with the trace sent through it. */
 async function replayOverHttp(o: TraceBenchOptions, c: Configuration, trace: readonly TraceRequest[]): Promise<TraceRunResult> {
   o.note?.(`bench: ${c.letter} ${c.label}: starting ${o.workers} simulated engines and a router`);
-  const sim = await startSimProcess({ workers: o.workers, maxRunning: o.maxRunning, speedup: o.simSpeedup, kvBlocks: o.kvBlocks, flavor: 'sglang', seed: o.seed });
+  const sim = await startSimProcess({
+    workers: o.workers,
+    maxRunning: o.maxRunning,
+    speedup: o.simSpeedup,
+    kvBlocks: o.kvBlocks,
+    flavor: 'sglang',
+    seed: o.seed,
+  });
   let router: Awaited<ReturnType<typeof startRouterProcess>> | undefined;
   try {
     router = await startRouterProcess(sim.value, c.args);
-    const r = await runTraceWall({ url: router.value, trace, traceBlockSize: o.traceBlockSize, speedup: o.simSpeedup, timeoutMs: o.timeoutMs });
+    const r = await runTraceWall({
+      url: router.value,
+      trace,
+      traceBlockSize: o.traceBlockSize,
+      speedup: o.simSpeedup,
+      timeoutMs: o.timeoutMs,
+    });
     o.note?.(`bench: ${c.letter} ${c.label}: ${r.finished} finished, ${r.refused} refused, ${r.failures} failed`);
     return r;
   } finally {
@@ -195,13 +220,24 @@ function armReport(c: Configuration, r: TraceRunResult, sloMs: number): TraceArm
   };
 }
 
-function renderTraceReport(report: { clock: string; trace: { file: string | undefined; requests: number; digest: string; block_size: number }; runs: TraceArmReport[]; slo_ttft_ms: number; fleet: { workers: number } }, wallMs: number[]): string[] {
+function renderTraceReport(
+  report: {
+    clock: string;
+    trace: { file: string | undefined; requests: number; digest: string; block_size: number };
+    runs: TraceArmReport[];
+    slo_ttft_ms: number;
+    fleet: { workers: number };
+  },
+  wallMs: number[],
+): string[] {
   const pct = (v: number | null): string => (v === null ? '–' : `${(100 * v).toFixed(1)}%`);
   const ms = (v: number | null): string => (v === null ? '–' : `${v}`);
   const lines = [
     `trace ${report.trace.file}: ${report.trace.requests} requests (digest ${report.trace.digest}), blocks of ${report.trace.block_size} tokens; ${report.fleet.workers} simulated engines; ${report.clock} clock`,
     '',
-    '| | configuration | hit | miss | queued | all_queued | diverted blocks | cached tokens | TTFT p50 / p90 / p99 ms | ITL p50 ms | output tok/s | req/s | goodput (TTFT ≤ ' + report.slo_ttft_ms + ' ms) | wall |',
+    '| | configuration | hit | miss | queued | all_queued | diverted blocks | cached tokens | TTFT p50 / p90 / p99 ms | ITL p50 ms | output tok/s | req/s | goodput (TTFT ≤ ' +
+      report.slo_ttft_ms +
+      ' ms) | wall |',
     '|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|',
   ];
   report.runs.forEach((a, i) => {
@@ -213,6 +249,7 @@ function renderTraceReport(report: { clock: string; trace: { file: string | unde
     );
   });
   const unfinished = report.runs.filter((a) => a.refused + a.failures > 0);
-  for (const a of unfinished) lines.push(`${a.letter}: ${a.refused} refused by an engine (too long for its KV cache), ${a.failures} found no worker`);
+  for (const a of unfinished)
+    lines.push(`${a.letter}: ${a.refused} refused by an engine (too long for its KV cache), ${a.failures} found no worker`);
   return lines;
 }

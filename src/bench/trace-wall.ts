@@ -48,7 +48,11 @@ export async function runTraceWall(o: WallTraceOptions): Promise<TraceRunResult>
     if (wait > 0) await new Promise((res) => setTimeout(res, wait));
     if (o.signal?.aborted) return;
     const sent = performance.now();
-    const body = JSON.stringify({ input_ids: tracePromptTokens(r, o.traceBlockSize), sampling_params: { max_new_tokens: r.outputLength, ignore_eos: true }, stream: true });
+    const body = JSON.stringify({
+      input_ids: tracePromptTokens(r, o.traceBlockSize),
+      sampling_params: { max_new_tokens: r.outputLength, ignore_eos: true },
+      stream: true,
+    });
     const outcome = await streamGenerate(base, body, agent, o.timeoutMs);
     if (outcome.kind === 'refused') result.refused++;
     else if (outcome.kind === 'failed') result.failures++;

@@ -14,7 +14,8 @@ export function wholeNumberAtLeast(flag: string, min: number): (v: number) => nu
 /** A yargs coercer for whole-number flags within [min, max]. */
 export function wholeNumberBetween(flag: string, min: number, max: number): (v: number) => number {
   return (v: number) => {
-    if (!Number.isInteger(v) || v < min || v > max) throw usageError(`--${flag} must be a whole number from ${min} to ${max} (got ${String(v)})`);
+    if (!Number.isInteger(v) || v < min || v > max)
+      throw usageError(`--${flag} must be a whole number from ${min} to ${max} (got ${String(v)})`);
     return v;
   };
 }

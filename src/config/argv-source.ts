@@ -76,7 +76,11 @@ function unknownFlag(name: string, value: unknown): ConfigProblem {
   if (foreign !== undefined) {
     return problem('PARSE_UNKNOWN_FLAG', `unknown flag --${typed}: ${foreign}`, { flag: `--${typed}`, origin: 'flag' });
   }
-  const flags = [CONFIG_PATH_FLAG, ...OPTIONS.map((o) => o.flag), ...OPTIONS.filter((o) => o.type === 'boolean').map((o) => `no-${o.flag}`)];
+  const flags = [
+    CONFIG_PATH_FLAG,
+    ...OPTIONS.map((o) => o.flag),
+    ...OPTIONS.filter((o) => o.type === 'boolean').map((o) => `no-${o.flag}`),
+  ];
   const guess = didYouMean(typed, flags);
   return problem('PARSE_UNKNOWN_FLAG', `unknown flag --${typed}${guess ? `; did you mean --${guess}?` : ''}`, {
     flag: `--${typed}`,

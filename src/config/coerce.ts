@@ -7,9 +7,7 @@ import type { OptionSpec } from './schema.js';
 /** Which kind of source a raw value came from; each delivers values differently. */
 export type SourceKind = 'flag' | 'env' | 'rc';
 
-export type Coerced =
-  | { ok: true; value: unknown }
-  | { ok: false; code: ConfigCodeName; message: string };
+export type Coerced = { ok: true; value: unknown } | { ok: false; code: ConfigCodeName; message: string };
 
 /**
  * Turn one raw value into the option's type, or say why it cannot be read (a parse
@@ -57,11 +55,17 @@ function coerceNumber(spec: OptionSpec, raw: unknown, flag: string, kind: Source
     const text = raw.trim();
     if (DECIMAL.test(text)) n = Number(text);
     else if (!integer && /^[+-]?(?:Infinity|inf)$/i.test(text)) n = text.startsWith('-') ? -Infinity : Infinity;
-    else return { ok: false, code: 'PARSE_NOT_A_NUMBER', message: `invalid value '${shorten(String(raw))}' for ${flag}: expected ${expected}` };
+    else
+      return {
+        ok: false,
+        code: 'PARSE_NOT_A_NUMBER',
+        message: `invalid value '${shorten(String(raw))}' for ${flag}: expected ${expected}`,
+      };
   } else {
     return typeError(flag, expected, raw);
   }
-  if (Number.isNaN(n)) return { ok: false, code: 'PARSE_NOT_A_NUMBER', message: `invalid value '${shorten(String(raw))}' for ${flag}: expected ${expected}` };
+  if (Number.isNaN(n))
+    return { ok: false, code: 'PARSE_NOT_A_NUMBER', message: `invalid value '${shorten(String(raw))}' for ${flag}: expected ${expected}` };
   if (integer && !Number.isSafeInteger(n)) {
     return { ok: false, code: 'PARSE_NOT_A_NUMBER', message: `invalid value '${shorten(String(raw))}' for ${flag}: expected an integer` };
   }
@@ -78,7 +82,11 @@ function coerceBoolean(raw: unknown, flag: string): Coerced {
     const word = raw.trim().toLowerCase();
     if (TRUE_WORDS.has(word)) return { ok: true, value: true };
     if (FALSE_WORDS.has(word)) return { ok: true, value: false };
-    return { ok: false, code: 'PARSE_INVALID_BOOLEAN', message: `invalid value '${shorten(String(raw))}' for ${flag}: expected true or false` };
+    return {
+      ok: false,
+      code: 'PARSE_INVALID_BOOLEAN',
+      message: `invalid value '${shorten(String(raw))}' for ${flag}: expected true or false`,
+    };
   }
   return typeError(flag, 'true or false', raw);
 }

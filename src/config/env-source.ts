@@ -33,7 +33,9 @@ export function readEnv(env: NodeJS.ProcessEnv): EnvSource {
     if (!name.startsWith(ENV_PREFIX) || known.has(name)) continue;
     const guess = didYouMean(name, settingNames);
     if (guess !== undefined) {
-      problems.push(problem('WARN_UNKNOWN_ENV', `${name} is not a routerctl setting and is ignored; did you mean ${guess}?`, { origin: `env ${name}` }));
+      problems.push(
+        problem('WARN_UNKNOWN_ENV', `${name} is not a routerctl setting and is ignored; did you mean ${guess}?`, { origin: `env ${name}` }),
+      );
     }
   }
   const configPath = env[CONFIG_PATH_ENV];

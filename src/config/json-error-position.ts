@@ -55,7 +55,8 @@ export function locateJsonError(text: string): JsonErrorPosition | null {
     }
     for (;;) {
       ws();
-      if (text[i] !== '"') throw unexpected(text[i] === '}' ? 'a property name (no trailing comma in JSON)' : 'a property name in double quotes');
+      if (text[i] !== '"')
+        throw unexpected(text[i] === '}' ? 'a property name (no trailing comma in JSON)' : 'a property name in double quotes');
       string();
       ws();
       if (text[i] !== ':') throw unexpected("':'");

@@ -35,22 +35,30 @@ const SHOWN_FIELDS = ['endpoint', 'replay-endpoint', 'topic', 'dp-size'];
 export function coerceKvEvents(raw: unknown, flag: string, kind: SourceKind): Coerced {
   let value = raw;
   if (typeof raw === 'string') {
-    if (raw.trim() === '') return kind === 'flag' ? { ok: false, code: 'PARSE_MISSING_VALUE', message: `${flag} needs a value` } : { ok: true, value: [] };
+    if (raw.trim() === '')
+      return kind === 'flag' ? { ok: false, code: 'PARSE_MISSING_VALUE', message: `${flag} needs a value` } : { ok: true, value: [] };
     try {
       value = JSON.parse(raw) as unknown;
     } catch (err) {
-      return fail('PARSE_INVALID_TYPE', `invalid value for ${flag}: not JSON (${(err as Error).message}); expected {"http://worker:8000": {"endpoint": "tcp://*:5557"}}`);
+      return fail(
+        'PARSE_INVALID_TYPE',
+        `invalid value for ${flag}: not JSON (${(err as Error).message}); expected {"http://worker:8000": {"endpoint": "tcp://*:5557"}}`,
+      );
     }
   } else if (kind === 'flag' && raw === true) {
     return { ok: false, code: 'PARSE_MISSING_VALUE', message: `${flag} needs a value` };
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return fail('PARSE_INVALID_TYPE', `invalid value for ${flag}: expected a mapping from worker URL (or pattern) to {endpoint, replay-endpoint, topic, dp-size}, got ${kindOf(value)}`);
+    return fail(
+      'PARSE_INVALID_TYPE',
+      `invalid value for ${flag}: expected a mapping from worker URL (or pattern) to {endpoint, replay-endpoint, topic, dp-size}, got ${kindOf(value)}`,
+    );
   }
   const rules: KvEventsRule[] = [];
   for (const [workers, entry] of Object.entries(value as Record<string, unknown>)) {
     const at = `${flag} '${shorten(workers)}'`;
-    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return fail('PARSE_INVALID_TYPE', `invalid value for ${at}: expected a mapping with an endpoint, got ${kindOf(entry)}`);
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry))
+      return fail('PARSE_INVALID_TYPE', `invalid value for ${at}: expected a mapping with an endpoint, got ${kindOf(entry)}`);
     let endpoint: string | undefined;
     let replayEndpoint: string | null = null;
     let topic = '';
@@ -59,29 +67,38 @@ export function coerceKvEvents(raw: unknown, flag: string, kind: SourceKind): Co
       const field = FIELDS[key];
       if (field === undefined) {
         const guess = didYouMean(key, SHOWN_FIELDS);
-        return fail('PARSE_UNKNOWN_KEY', `unknown key ${shorten(key)} in ${at}; ${guess ? `did you mean ${guess}?` : `an entry has ${SHOWN_FIELDS.join(', ')}`}`);
+        return fail(
+          'PARSE_UNKNOWN_KEY',
+          `unknown key ${shorten(key)} in ${at}; ${guess ? `did you mean ${guess}?` : `an entry has ${SHOWN_FIELDS.join(', ')}`}`,
+        );
       }
       if (field === 'engineOnly') continue;
       if (field === 'dpSize') {
-        if (typeof v !== 'number' || !Number.isSafeInteger(v)) return fail('PARSE_NOT_A_NUMBER', `invalid value for ${at} ${key}: expected an integer, got ${kindOf(v)}`);
+        if (typeof v !== 'number' || !Number.isSafeInteger(v))
+          return fail('PARSE_NOT_A_NUMBER', `invalid value for ${at} ${key}: expected an integer, got ${kindOf(v)}`);
         dpSize = v;
         continue;
       }
       if (field === 'enable') {
-        if (v === false) return fail('PARSE_INVALID_TYPE', `${at} says enable_kv_cache_events: false; drop the entry, or turn the engine's events on`);
+        if (v === false)
+          return fail('PARSE_INVALID_TYPE', `${at} says enable_kv_cache_events: false; drop the entry, or turn the engine's events on`);
         continue;
       }
       if (field === 'replayEndpoint' && v === null) continue;
       if (typeof v !== 'string') return fail('PARSE_INVALID_TYPE', `invalid value for ${at} ${key}: expected a string, got ${kindOf(v)}`);
       if (field === 'publisher') {
-        if (v !== 'zmq') return fail('PARSE_INVALID_CHOICE', `${at} has publisher '${shorten(v)}'; the router subscribes to the zmq publisher only`);
+        if (v !== 'zmq')
+          return fail('PARSE_INVALID_CHOICE', `${at} has publisher '${shorten(v)}'; the router subscribes to the zmq publisher only`);
       } else if (field === 'endpoint') endpoint = v.trim();
       else if (field === 'replayEndpoint') replayEndpoint = v.trim() === '' ? null : v.trim();
       else topic = v;
     }
     // A replay-only entry amends an engine that advertises its channels but not its replay socket (SGLang).
     if (endpoint === undefined && replayEndpoint === null) {
-      return fail('PARSE_MISSING_VALUE', `${at} needs an endpoint, e.g. "tcp://*:5557", or a replay-endpoint alone for an engine that advertises its own, e.g. "tcp://*:5558"`);
+      return fail(
+        'PARSE_MISSING_VALUE',
+        `${at} needs an endpoint, e.g. "tcp://*:5557", or a replay-endpoint alone for an engine that advertises its own, e.g. "tcp://*:5558"`,
+      );
     }
     rules.push({ workers: workers.trim(), endpoint: endpoint ?? null, replayEndpoint, topic, dpSize });
   }
@@ -122,9 +139,11 @@ export function checkKvEvents(ctx: RuleContext): void {
     // A replay-only entry: the engine advertises its own endpoint and ranks, so only the replay port is checked.
     else if (kv === null) {
       if (replay.port + rule.dpSize - 1 > 65_535) bad(`${at}: ${rule.dpSize} replay ranks from port ${replay.port} run past 65535`);
-    } else if (replay.host !== kv.host) bad(`${at}: replay-endpoint is on ${replay.host ?? '*'}, endpoint on ${kv.host ?? '*'}; the router reaches both on one host`);
+    } else if (replay.host !== kv.host)
+      bad(`${at}: replay-endpoint is on ${replay.host ?? '*'}, endpoint on ${kv.host ?? '*'}; the router reaches both on one host`);
     else if (replay.port + rule.dpSize - 1 > 65_535) bad(`${at}: ${rule.dpSize} replay ranks from port ${replay.port} run past 65535`);
-    else if (Math.abs(replay.port - kv.port) < rule.dpSize) bad(`${at}: the replay ports overlap the endpoint ports (${rule.dpSize} ranks each)`);
+    else if (Math.abs(replay.port - kv.port) < rule.dpSize)
+      bad(`${at}: the replay ports overlap the endpoint ports (${rule.dpSize} ranks each)`);
   }
 }
 

@@ -10,13 +10,20 @@ import type { ConfigKey, RouterConfig } from './schema.js';
  * down for a deploy and come back before serve starts, so only `--strict` makes them
  * fail the check.
  */
-export function probeWarnings(workers: readonly WorkerProbe[], config: RouterConfig, origins: Partial<Record<ConfigKey, Origin>>): ConfigProblem[] {
+export function probeWarnings(
+  workers: readonly WorkerProbe[],
+  config: RouterConfig,
+  origins: Partial<Record<ConfigKey, Origin>>,
+): ConfigProblem[] {
   const out: ConfigProblem[] = [];
   const at = (key: ConfigKey, flag: string) => ({ flag, origin: origins[key]?.label ?? null });
   const reachable = workers.filter((w) => w.reachable);
 
   for (const w of workers) {
-    if (!w.reachable) out.push(problem('WARN_PROBE_UNREACHABLE', `worker ${w.url} is unreachable: ${w.error ?? 'no answer'}`, at('workerUrls', '--worker-urls')));
+    if (!w.reachable)
+      out.push(
+        problem('WARN_PROBE_UNREACHABLE', `worker ${w.url} is unreachable: ${w.error ?? 'no answer'}`, at('workerUrls', '--worker-urls')),
+      );
   }
 
   const limit = config.workerQueueLimit;
@@ -29,12 +36,13 @@ export function probeWarnings(workers: readonly WorkerProbe[], config: RouterCon
       const message =
         blind.length === reachable.length
           ? `--worker-queue-limit is set but no worker reports load (${names}); the queue gate is inert`
-          : `--worker-queue-limit is set but ${blind.length} of ${reachable.length} workers ${blind.length === 1 ? "reports" : "report"} no load (${names}); the gate will admit them blindly`;
+          : `--worker-queue-limit is set but ${blind.length} of ${reachable.length} workers ${blind.length === 1 ? 'reports' : 'report'} no load (${names}); the gate will admit them blindly`;
       out.push(problem('WARN_PROBE_NO_LOAD', message, at('workerQueueLimit', '--worker-queue-limit')));
     }
     out.push(...dpWarnings(reachable, limit, 'worker-queue-limit', 'limit', at('workerQueueLimit', '--worker-queue-limit')));
     const floor = config.saturationQueueFloor;
-    if (floor !== null) out.push(...dpWarnings(reachable, floor, 'saturation-queue-floor', 'floor', at('saturationQueueFloor', '--saturation-queue-floor')));
+    if (floor !== null)
+      out.push(...dpWarnings(reachable, floor, 'saturation-queue-floor', 'floor', at('saturationQueueFloor', '--saturation-queue-floor')));
   }
 
   for (const w of reachable) {
@@ -61,7 +69,12 @@ export function probeWarnings(workers: readonly WorkerProbe[], config: RouterCon
     const keying = push?.kvEvents && keysByEvents(config) ? push.keying : null;
     if (keying && keying.ms > KEYING_BUDGET_MS) {
       const sglang = keying.scheme === 'sglang';
-      const larger = keying.scheme === 'tokens' ? 'a larger engine block size (vLLM --block-size)' : sglang ? 'a larger engine page size (SGLang --page-size)' : 'a larger engine block size';
+      const larger =
+        keying.scheme === 'tokens'
+          ? 'a larger engine block size (vLLM --block-size)'
+          : sglang
+            ? 'a larger engine page size (SGLang --page-size)'
+            : 'a larger engine block size';
       out.push(
         problem(
           'WARN_PROBE_KEYING_COST',
@@ -76,7 +89,13 @@ export function probeWarnings(workers: readonly WorkerProbe[], config: RouterCon
 
   for (const w of reachable) {
     if (w.models === null || w.models.length === 0) {
-      out.push(problem('WARN_PROBE_NO_MODELS', `worker ${w.url} answered but /v1/models lists no model; the model cannot be discovered from it`, at('workerUrls', '--worker-urls')));
+      out.push(
+        problem(
+          'WARN_PROBE_NO_MODELS',
+          `worker ${w.url} answered but /v1/models lists no model; the model cannot be discovered from it`,
+          at('workerUrls', '--worker-urls'),
+        ),
+      );
     }
   }
   const serving = reachable.filter((w): w is WorkerProbe & { models: string[] } => w.models !== null && w.models.length > 0);
@@ -84,7 +103,11 @@ export function probeWarnings(workers: readonly WorkerProbe[], config: RouterCon
     for (const w of serving) {
       if (!w.models.includes(config.modelId)) {
         out.push(
-          problem('WARN_PROBE_MODEL_MISMATCH', `--model-id ${config.modelId} is not served by ${w.url} (it serves ${w.models.join(', ')})`, at('modelId', '--model-id')),
+          problem(
+            'WARN_PROBE_MODEL_MISMATCH',
+            `--model-id ${config.modelId} is not served by ${w.url} (it serves ${w.models.join(', ')})`,
+            at('modelId', '--model-id'),
+          ),
         );
       }
     }
@@ -92,7 +115,13 @@ export function probeWarnings(workers: readonly WorkerProbe[], config: RouterCon
     const distinct = new Set(serving.map((w) => w.models.join(', ')));
     if (distinct.size > 1) {
       const list = serving.map((w) => `${w.url}: ${w.models.join(', ')}`).join('; ');
-      out.push(problem('WARN_PROBE_MODEL_MISMATCH', `workers serve different models (${list}); set --model-id to the one to route`, at('workerUrls', '--worker-urls')));
+      out.push(
+        problem(
+          'WARN_PROBE_MODEL_MISMATCH',
+          `workers serve different models (${list}); set --model-id to the one to route`,
+          at('workerUrls', '--worker-urls'),
+        ),
+      );
     }
   }
   return out;
@@ -101,7 +130,11 @@ export function probeWarnings(workers: readonly WorkerProbe[], config: RouterCon
 /** Keying one request costs more than this: worth a warning (docs/configuration.md §Probe warnings). */
 const KEYING_BUDGET_MS = 1;
 
-const SCHEME_NAMES = { sglang: "SGLang's SHA-256 page chain", sim: "the simulator's block hash", tokens: "the router's token chain, as vLLM's events are keyed" } as const;
+const SCHEME_NAMES = {
+  sglang: "SGLang's SHA-256 page chain",
+  sim: "the simulator's block hash",
+  tokens: "the router's token chain, as vLLM's events are keyed",
+} as const;
 
 /** The prefix index may be built from KV events: requests are then keyed with the engines' own hashes. */
 function keysByEvents(config: RouterConfig): boolean {
@@ -116,7 +149,11 @@ function keysByEvents(config: RouterConfig): boolean {
  * keeps the index built from requests. The simulator keys with routerctl's stand-in
  * tokenizer, so it needs none.
  */
-function unkeyedWarnings(workers: readonly WorkerProbe[], config: RouterConfig, where: { flag: string; origin: string | null }): ConfigProblem[] {
+function unkeyedWarnings(
+  workers: readonly WorkerProbe[],
+  config: RouterConfig,
+  where: { flag: string; origin: string | null },
+): ConfigProblem[] {
   if (!keysByEvents(config) || config.tokenizer !== null) return [];
   const publishing = workers.filter((w) => w.push?.kvEvents === true && !w.simulated);
   const out: ConfigProblem[] = [];

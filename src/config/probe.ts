@@ -1,5 +1,17 @@
 import { Agent } from 'undici';
-import { decodeLoadStat, getEngineReply, kvEventsRuleFor, mergePushInfo, parseJson, parseModels, parseServerInfo, PushSubscription, pushEndpoint, replayEndpoints, vllmBlockSize } from '../engines/index.js';
+import {
+  decodeLoadStat,
+  getEngineReply,
+  kvEventsRuleFor,
+  mergePushInfo,
+  parseJson,
+  parseModels,
+  parseServerInfo,
+  PushSubscription,
+  pushEndpoint,
+  replayEndpoints,
+  vllmBlockSize,
+} from '../engines/index.js';
 import type { EngineReply, KvEventsRule, PushInfo } from '../engines/index.js';
 import { engineBlockKeys } from '../prefix/index.js';
 import type { EngineHashScheme } from '../prefix/index.js';
@@ -108,7 +120,18 @@ export async function probeWorkers(urls: readonly string[], config: RouterConfig
 
 async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number, rules: readonly KvEventsRule[]): Promise<WorkerProbe> {
   const url = rawUrl.replace(/\/+$/, '');
-  const fact: WorkerProbe = { url, reachable: false, error: null, models: null, engine: null, load: null, dpSize: null, schedulePolicy: null, simulated: false, push: null };
+  const fact: WorkerProbe = {
+    url,
+    reachable: false,
+    error: null,
+    models: null,
+    engine: null,
+    load: null,
+    dpSize: null,
+    schedulePolicy: null,
+    simulated: false,
+    push: null,
+  };
   try {
     new URL(url);
   } catch {
@@ -117,7 +140,12 @@ async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number, rules: 
   const signal = AbortSignal.timeout(timeoutMs);
   const answers: EngineReply[] = [];
   const get = async (path: string): Promise<EngineReply> => {
-    const reply = await getEngineReply(url + path, { dispatcher: agent, signal, timeoutMs, headers: { accept: 'application/json, text/plain' } });
+    const reply = await getEngineReply(url + path, {
+      dispatcher: agent,
+      signal,
+      timeoutMs,
+      headers: { accept: 'application/json, text/plain' },
+    });
     answers.push(reply);
     return reply;
   };
@@ -130,7 +158,15 @@ async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number, rules: 
   // The router's choice (src/router/router.ts eventsVerdict): an unknown engine named by --kv-events is taken for vLLM.
   const vllm = (models?.engine ?? (pushFrom === 'config' ? 'vllm' : 'sglang')) === 'vllm';
   const scheme: EngineHashScheme = vllm ? 'tokens' : simulated ? 'sim' : 'sglang';
-  let push = info ? await probePush(url, info, Math.max(0, timeoutMs - (performance.now() - started)), pushFrom === 'config' ? 'config' : 'engine', scheme) : null;
+  let push = info
+    ? await probePush(
+        url,
+        info,
+        Math.max(0, timeoutMs - (performance.now() - started)),
+        pushFrom === 'config' ? 'config' : 'engine',
+        scheme,
+      )
+    : null;
   // vLLM's events carry their block size, but it says so ahead of time only in /metrics.
   if (push && push.blockSize === null && models?.engine === 'vllm') {
     const metrics = await get('/metrics');
@@ -175,7 +211,12 @@ function measureKeying(workers: WorkerProbe[]): void {
       const tokens = randomTokens(KEYING_PROBE_TOKENS);
       const started = performance.now();
       engineBlockKeys(tokens, push.blockSize, push.scheme);
-      cost = { scheme: push.scheme, blockSize: push.blockSize, tokens: KEYING_PROBE_TOKENS, ms: Math.round((performance.now() - started) * 1000) / 1000 };
+      cost = {
+        scheme: push.scheme,
+        blockSize: push.blockSize,
+        tokens: KEYING_PROBE_TOKENS,
+        ms: Math.round((performance.now() - started) * 1000) / 1000,
+      };
       measured.set(key, cost);
     }
     push.keying = cost;
@@ -193,7 +234,13 @@ function randomTokens(n: number): Int32Array {
  * rank within what is left of the worker's budget (an engine heartbeats every second,
  * so a live channel answers within the probe's 2 s).
  */
-async function probePush(url: string, info: PushInfo, budgetMs: number, from: PushProbe['from'], scheme: EngineHashScheme): Promise<PushProbe> {
+async function probePush(
+  url: string,
+  info: PushInfo,
+  budgetMs: number,
+  from: PushProbe['from'],
+  scheme: EngineHashScheme,
+): Promise<PushProbe> {
   const ranks = Array.from({ length: info.dpSize }, (_, r) => r);
   const endpoints = {
     kvEvents: ranks.map((r) => pushEndpoint(url, info, info.kvPortBase, r)),

@@ -15,7 +15,11 @@ export interface ConfigProblem {
   origin: string | null;
 }
 
-export function problem(name: ConfigCodeName, message: string, where: { flag?: string | null; origin?: string | null } = {}): ConfigProblem {
+export function problem(
+  name: ConfigCodeName,
+  message: string,
+  where: { flag?: string | null; origin?: string | null } = {},
+): ConfigProblem {
   const entry = ConfigCodes[name];
   return {
     code: entry.code,
@@ -51,6 +55,12 @@ export function formatProblem(p: ConfigProblem, options: { color?: boolean } = {
 }
 
 /** The JSON shape of a problem in `check-config --json`: exactly these five keys. */
-export function problemJson(p: ConfigProblem): { code: string; class: ProblemClass; flag: string | null; message: string; origin: string | null } {
+export function problemJson(p: ConfigProblem): {
+  code: string;
+  class: ProblemClass;
+  flag: string | null;
+  message: string;
+  origin: string | null;
+} {
   return { code: p.code, class: p.class, flag: p.flag, message: p.message, origin: p.origin };
 }

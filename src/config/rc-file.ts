@@ -144,7 +144,12 @@ export async function loadRcFile(options: { cwd: string; configPath?: string; co
     } else {
       const first = await firstSearchPlace(cwd);
       if (first?.why) {
-        return { kind: 'failed', problem: problem('PARSE_RC_NOT_FOUND', `cannot read ${displayPath(cwd, first.file)}: ${first.why}; remove it or pass --config`, { origin: displayPath(cwd, first.file) }) };
+        return {
+          kind: 'failed',
+          problem: problem('PARSE_RC_NOT_FOUND', `cannot read ${displayPath(cwd, first.file)}: ${first.why}; remove it or pass --config`, {
+            origin: displayPath(cwd, first.file),
+          }),
+        };
       }
       result = await withinTimeout(explorer.search(cwd), first?.file ?? null);
     }
@@ -156,12 +161,19 @@ export async function loadRcFile(options: { cwd: string; configPath?: string; co
       const display = where === null ? 'the config file' : displayPath(cwd, where);
       return {
         kind: 'failed',
-        problem: problem('PARSE_RC_TIMEOUT', `loading ${display} did not finish within ${RC_LOAD_TIMEOUT_MS / 1000} s; a config module must not wait on anything`, { origin: where === null ? null : display }),
+        problem: problem(
+          'PARSE_RC_TIMEOUT',
+          `loading ${display} did not finish within ${RC_LOAD_TIMEOUT_MS / 1000} s; a config module must not wait on anything`,
+          { origin: where === null ? null : display },
+        ),
       };
     }
     if (err instanceof RcShapeError) {
       const display = file === null ? 'the config file' : displayPath(cwd, file);
-      return { kind: 'failed', problem: problem('PARSE_RC_SHAPE', `${display} must hold a mapping of settings to values, found null`, { origin: display }) };
+      return {
+        kind: 'failed',
+        problem: problem('PARSE_RC_SHAPE', `${display} must hold a mapping of settings to values, found null`, { origin: display }),
+      };
     }
     return { kind: 'failed', problem: syntaxProblem(cwd, file, err) };
   }
@@ -169,7 +181,10 @@ export async function loadRcFile(options: { cwd: string; configPath?: string; co
     if (file === null) return { kind: 'none' };
     // An explicit package.json without a `routerctl` key: say so rather than run on defaults.
     const display = displayPath(cwd, file);
-    return { kind: 'failed', problem: problem('PARSE_RC_SHAPE', `${display} has no "${PACKAGE_PROP}" key`, { flag: '--config', origin: display }) };
+    return {
+      kind: 'failed',
+      problem: problem('PARSE_RC_SHAPE', `${display} has no "${PACKAGE_PROP}" key`, { flag: '--config', origin: display }),
+    };
   }
 
   const found = result.filepath;

@@ -29,7 +29,9 @@ export function readRc(data: Record<string, unknown>, display: string, keyPrefix
       // A file that is mostly not ours (a pasted data set) deserves one line, not one per key.
       if (++unknown <= MAX_LISTED_UNKNOWN_KEYS) {
         const origin = rcOrigin(display, `${keyPrefix}${shorten(key)}`);
-        problems.push(problem('PARSE_UNKNOWN_KEY', `unknown key ${shorten(key)} in ${display}; ${unknownKeyHint(key)}`, { origin: origin.label }));
+        problems.push(
+          problem('PARSE_UNKNOWN_KEY', `unknown key ${shorten(key)} in ${display}; ${unknownKeyHint(key)}`, { origin: origin.label }),
+        );
       }
       continue;
     }
@@ -51,7 +53,11 @@ export function readRc(data: Record<string, unknown>, display: string, keyPrefix
   if (unknown > MAX_LISTED_UNKNOWN_KEYS) {
     const more = unknown - MAX_LISTED_UNKNOWN_KEYS;
     problems.push(
-      problem('PARSE_TOO_MANY_UNKNOWN_KEYS', `${display} has ${more} more unknown key${more === 1 ? '' : 's'} (${unknown} in all); is it a routerctl rc file?`, { origin: display }),
+      problem(
+        'PARSE_TOO_MANY_UNKNOWN_KEYS',
+        `${display} has ${more} more unknown key${more === 1 ? '' : 's'} (${unknown} in all); is it a routerctl rc file?`,
+        { origin: display },
+      ),
     );
   }
   return { entries: [...entries.values()], problems };
@@ -65,6 +71,9 @@ function unknownKeyHint(key: string): string {
   if (kebab === CONFIG_PATH_FLAG) return 'an rc file cannot point to another one (use $import)';
   const foreign = FOREIGN_FLAGS.get(kebab);
   if (foreign !== undefined) return foreign;
-  const guess = didYouMean(kebab, OPTIONS.map((o) => o.flag));
+  const guess = didYouMean(
+    kebab,
+    OPTIONS.map((o) => o.flag),
+  );
   return guess ? `did you mean ${guess}?` : 'see .routerrc.example for every key';
 }

@@ -71,9 +71,13 @@ export async function resolveConfig(input: ResolveInput): Promise<ResolvedConfig
       problems.push(...read.problems);
       if (rc.shadowed.length > 0) {
         problems.push(
-          problem('WARN_MULTIPLE_RC_FILES', `${rc.display} shadows ${rc.shadowed.join(', ')} in the same folder; only ${rc.display} is read`, {
-            origin: rc.display,
-          }),
+          problem(
+            'WARN_MULTIPLE_RC_FILES',
+            `${rc.display} shadows ${rc.shadowed.join(', ')} in the same folder; only ${rc.display} is read`,
+            {
+              origin: rc.display,
+            },
+          ),
         );
       }
     }

@@ -12,14 +12,26 @@ export function checkCrossFlags(ctx: RuleContext): void {
   const staticFleet = config.workerUrls.length > 0;
 
   if (staticFleet && ctx.isSet('simWorkers')) {
-    ctx.push(problem('CROSS_DISCOVERY_CONFLICT', '--worker-urls and --sim-workers are mutually exclusive; pass exactly one', ctx.at('simWorkers')));
+    ctx.push(
+      problem('CROSS_DISCOVERY_CONFLICT', '--worker-urls and --sim-workers are mutually exclusive; pass exactly one', ctx.at('simWorkers')),
+    );
   }
   if (staticFleet && ctx.isSet('simRate')) {
-    ctx.push(problem('CROSS_SIM_ONLY', '--sim-rate requires the embedded simulated fleet; it would be ignored with --worker-urls', ctx.at('simRate')));
+    ctx.push(
+      problem(
+        'CROSS_SIM_ONLY',
+        '--sim-rate requires the embedded simulated fleet; it would be ignored with --worker-urls',
+        ctx.at('simRate'),
+      ),
+    );
   }
   if (ctx.isSet('cbCoolDownSecs') && config.cbThreshold === 0) {
     ctx.push(
-      problem('CROSS_COOL_DOWN_REQUIRES_THRESHOLD', '--cb-cool-down-secs has no effect with --cb-threshold 0 (the circuit breaker is off); drop one of them', ctx.at('cbCoolDownSecs')),
+      problem(
+        'CROSS_COOL_DOWN_REQUIRES_THRESHOLD',
+        '--cb-cool-down-secs has no effect with --cb-threshold 0 (the circuit breaker is off); drop one of them',
+        ctx.at('cbCoolDownSecs'),
+      ),
     );
   }
 
@@ -48,13 +60,23 @@ export function checkCrossFlags(ctx: RuleContext): void {
   if (staticFleet && !ctx.invalid.has('kvEvents') && !ctx.invalid.has('workerUrls')) {
     for (const rule of config.kvEvents) {
       if (!config.workerUrls.some((url) => kvEventsRuleFor([rule], url) !== undefined)) {
-        ctx.push(problem('WARN_KV_EVENTS_UNMATCHED', `--kv-events '${shorten(rule.workers)}' matches none of --worker-urls; check the URL or pattern (* matches anything)`, ctx.at('kvEvents')));
+        ctx.push(
+          problem(
+            'WARN_KV_EVENTS_UNMATCHED',
+            `--kv-events '${shorten(rule.workers)}' matches none of --worker-urls; check the URL or pattern (* matches anything)`,
+            ctx.at('kvEvents'),
+          ),
+        );
       }
     }
   }
   if (config.adminToken === null && !isLoopback(config.host)) {
     ctx.push(
-      problem('WARN_ADMIN_API_OPEN', `--host ${shorten(config.host)} is reachable from other machines and --admin-token is unset, so /admin/* is open to them`, ctx.at('host')),
+      problem(
+        'WARN_ADMIN_API_OPEN',
+        `--host ${shorten(config.host)} is reachable from other machines and --admin-token is unset, so /admin/* is open to them`,
+        ctx.at('host'),
+      ),
     );
   }
 }

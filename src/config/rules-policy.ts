@@ -14,8 +14,18 @@ import type { ConfigCodeName } from './codes.js';
 const FAMILIES: readonly { family: PolicyFamily; policy: Policy; code: ConfigCodeName; message: (flag: string) => string }[] = [
   { family: 'power-of-n', policy: 'power_of_n', code: 'POLICY_REQUIRES_POWER_OF_N', message: (f) => `${f} requires --policy power_of_n` },
   { family: 'pressure-guard', policy: 'cache_aware', code: 'POLICY_PRESSURE_GUARD', message: (f) => `${f} requires --policy cache_aware` },
-  { family: 'cache-tuning', policy: 'cache_aware', code: 'POLICY_REQUIRES_CACHE_AWARE', message: () => 'cache candidate tuning flags require --policy cache_aware' },
-  { family: 'pressure-tuning', policy: 'cache_aware', code: 'POLICY_PRESSURE_TUNING', message: () => 'pressure guard tuning requires --policy cache_aware' },
+  {
+    family: 'cache-tuning',
+    policy: 'cache_aware',
+    code: 'POLICY_REQUIRES_CACHE_AWARE',
+    message: () => 'cache candidate tuning flags require --policy cache_aware',
+  },
+  {
+    family: 'pressure-tuning',
+    policy: 'cache_aware',
+    code: 'POLICY_PRESSURE_TUNING',
+    message: () => 'pressure guard tuning requires --policy cache_aware',
+  },
 ];
 
 export function checkPolicy(ctx: RuleContext): void {

@@ -68,7 +68,11 @@ function checkFloor(ctx: RuleContext): void {
   if (limit === null) {
     ctx.invalid.add('saturationQueueFloor');
     ctx.push(
-      problem('VALUE_FLOOR_REQUIRES_LIMIT', '--saturation-queue-floor requires --worker-queue-limit (there is no diversion to cancel without it)', at),
+      problem(
+        'VALUE_FLOOR_REQUIRES_LIMIT',
+        '--saturation-queue-floor requires --worker-queue-limit (there is no diversion to cancel without it)',
+        at,
+      ),
     );
     return;
   }
@@ -88,10 +92,17 @@ function checkCandidateBounds(ctx: RuleContext): void {
   const max = ctx.config.cacheCandidateMaxWorkers;
   if (min >= 1 && max >= 1 && min <= max) return;
   // Blame the bound the operator set (the defaults, 8 and 32, are consistent).
-  const key: ConfigKey = ctx.isSet('cacheCandidateMinWorkers') && (min < 1 || !ctx.isSet('cacheCandidateMaxWorkers')) ? 'cacheCandidateMinWorkers' : 'cacheCandidateMaxWorkers';
+  const key: ConfigKey =
+    ctx.isSet('cacheCandidateMinWorkers') && (min < 1 || !ctx.isSet('cacheCandidateMaxWorkers'))
+      ? 'cacheCandidateMinWorkers'
+      : 'cacheCandidateMaxWorkers';
   ctx.invalid.add(key);
   ctx.push(
-    problem('VALUE_CANDIDATE_BOUNDS', '--cache-candidate-min-workers and --cache-candidate-max-workers must be positive and min must not exceed max', ctx.at(key)),
+    problem(
+      'VALUE_CANDIDATE_BOUNDS',
+      '--cache-candidate-min-workers and --cache-candidate-max-workers must be positive and min must not exceed max',
+      ctx.at(key),
+    ),
   );
 }
 
@@ -109,8 +120,15 @@ function checkUrls(ctx: RuleContext): void {
     const why = urlProblem(entry);
     if (why !== null) {
       bad = true;
-      ctx.push(why.scheme ? problem('VALUE_URL_SCHEME', `--worker-urls entry '${shorten(entry)}' has unsupported scheme '${shorten(why.scheme)}' (use http or https)`, at)
-        : problem('VALUE_URL_INVALID', `--worker-urls entry '${shorten(entry)}' is not a valid URL: ${shorten(why.reason)}`, at));
+      ctx.push(
+        why.scheme
+          ? problem(
+              'VALUE_URL_SCHEME',
+              `--worker-urls entry '${shorten(entry)}' has unsupported scheme '${shorten(why.scheme)}' (use http or https)`,
+              at,
+            )
+          : problem('VALUE_URL_INVALID', `--worker-urls entry '${shorten(entry)}' is not a valid URL: ${shorten(why.reason)}`, at),
+      );
       continue;
     }
     if (seen.has(entry)) {
@@ -139,12 +157,20 @@ function urlProblem(entry: string): { scheme?: string; reason: string } | null {
 function checkValueWarnings(ctx: RuleContext): void {
   if (ctx.isSet('minLoadChoices') && ctx.config.minLoadChoices === 1) {
     ctx.push(
-      problem('WARN_MIN_LOAD_CHOICES_ONE', '--min-load-choices 1 draws uniformly and leaves no backup for admission or the pressure guards', ctx.at('minLoadChoices')),
+      problem(
+        'WARN_MIN_LOAD_CHOICES_ONE',
+        '--min-load-choices 1 draws uniformly and leaves no backup for admission or the pressure guards',
+        ctx.at('minLoadChoices'),
+      ),
     );
   }
   if (ctx.origins.adminToken.source === 'flag') {
     ctx.push(
-      problem('WARN_SECRET_ON_COMMAND_LINE', '--admin-token on the command line is visible to other users in ps; use ROUTERCTL_ADMIN_TOKEN or the rc file', ctx.at('adminToken')),
+      problem(
+        'WARN_SECRET_ON_COMMAND_LINE',
+        '--admin-token on the command line is visible to other users in ps; use ROUTERCTL_ADMIN_TOKEN or the rc file',
+        ctx.at('adminToken'),
+      ),
     );
   }
 }

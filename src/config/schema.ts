@@ -238,7 +238,8 @@ export const OPTIONS = [
     type: 'number',
     default: null,
     defaultLabel: 'unset',
-    describe: 'absolute pressure gap, in estimated prefill milliseconds, the guard requires instead of tokens; needs engines that report a prefill-time estimate (HTTP-polled engines do not)',
+    describe:
+      'absolute pressure gap, in estimated prefill milliseconds, the guard requires instead of tokens; needs engines that report a prefill-time estimate (HTTP-polled engines do not)',
     group: PRESSURE,
     policyFamily: 'pressure-tuning',
     range: { nonNegative: true },
@@ -298,7 +299,8 @@ export const OPTIONS = [
     flag: 'cache-switch-margin-tokens',
     type: 'integer',
     default: 1024,
-    describe: 'owners whose uncached work is within this many tokens of the least-uncached owner are ranked by prefill pressure; farther ones are out of the running',
+    describe:
+      'owners whose uncached work is within this many tokens of the least-uncached owner are ranked by prefill pressure; farther ones are out of the running',
     group: CACHE,
     policyFamily: 'cache-tuning',
     range: { atLeast: 0 },
@@ -373,7 +375,8 @@ export const OPTIONS = [
     flag: 'decision-log-size',
     type: 'integer',
     default: 4096,
-    describe: 'routing decisions kept for /admin/decisions, routerctl explain and doctor, in a ring allocated at start (about 1 KB each); 0 keeps none',
+    describe:
+      'routing decisions kept for /admin/decisions, routerctl explain and doctor, in a ring allocated at start (about 1 KB each); 0 keeps none',
     group: 'Router internals',
     range: { atLeast: 0 },
   }),
@@ -383,7 +386,8 @@ export const OPTIONS = [
     type: 'enum',
     choices: DECISION_HEADERS,
     default: 'off',
-    describe: "add x-router-decision to every response (decision, matched blocks, the best owner's): 'on' names workers by their position in the pool, 'urls' by URL",
+    describe:
+      "add x-router-decision to every response (decision, matched blocks, the best owner's): 'on' names workers by their position in the pool, 'urls' by URL",
     group: 'Server',
   }),
   opt({
@@ -505,7 +509,8 @@ export const OPTIONS = [
     flag: 'shutdown-drain-secs',
     type: 'number',
     default: 30,
-    describe: 'the ceiling of a graceful stop: in-flight requests get at most this long to finish, then are cut; 0 cuts at once; at most 1800',
+    describe:
+      'the ceiling of a graceful stop: in-flight requests get at most this long to finish, then are cut; 0 cuts at once; at most 1800',
     group: 'Timeouts and shutdown',
     range: { atLeast: 0, atMost: 1800 },
   }),
@@ -534,7 +539,7 @@ export const OPTIONS = [
     // On by default: a hung or failing engine must stop receiving traffic without the
     // operator having thought of it first (docs/retries-and-breaker.md).
     default: 5,
-    describe: 'consecutive failures that open a worker\'s circuit breaker; 0 turns the breaker off',
+    describe: "consecutive failures that open a worker's circuit breaker; 0 turns the breaker off",
     group: 'Circuit breaker',
     range: { atLeast: 0 },
   }),

@@ -44,6 +44,7 @@ function typeHint(spec: OptionSpec): string {
 
 export function formatDefault(value: unknown): string {
   if (value === null) return 'unset';
-  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))).join(' ');
+  if (Array.isArray(value))
+    return value.length === 0 ? 'none' : value.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))).join(' ');
   return String(value);
 }

@@ -100,7 +100,8 @@ export function classifyFailure(err: unknown, timeoutMs: number): { reason: 'tim
   if (e.name === 'TimeoutError' || e.name === 'AbortError' || (typeof e.code === 'string' && TIMEOUT_CODES.has(e.code))) {
     return { reason: 'timeout', detail: `no answer within ${timeoutMs} ms` };
   }
-  const message = typeof e.message === 'string' && e.message !== '' ? e.message.split('\n')[0]! : typeof e.code === 'string' ? e.code : String(err);
+  const message =
+    typeof e.message === 'string' && e.message !== '' ? e.message.split('\n')[0]! : typeof e.code === 'string' ? e.code : String(err);
   return { reason: 'connect', detail: message };
 }
 

@@ -34,4 +34,20 @@ export {
   sequenceFrame,
   SequenceTracker,
 } from './push/index.js';
-export type { BlockHashes, EngineKind, KvEvent, KvEventBatch, KvEventFeedOptions, KvEventsRule, KvCatchUp, KvFeedSink, KvFeedStats, LoadStat, MergedPush, PushFrame, ReplayedBatch, SequenceVerdict, SkippedEvent } from './push/index.js';
+export type {
+  BlockHashes,
+  EngineKind,
+  KvEvent,
+  KvEventBatch,
+  KvEventFeedOptions,
+  KvEventsRule,
+  KvCatchUp,
+  KvFeedSink,
+  KvFeedStats,
+  LoadStat,
+  MergedPush,
+  PushFrame,
+  ReplayedBatch,
+  SequenceVerdict,
+  SkippedEvent,
+} from './push/index.js';

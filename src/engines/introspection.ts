@@ -48,7 +48,13 @@ const CACHE_AWARE_POLICIES = new Set(['lpm', 'dfs-weight']);
 
 /** SGLang GET /server_info or /get_server_info; null without a usable dp_size. */
 export function parseServerInfo(body: unknown): ServerInfo | null {
-  const o = (body ?? {}) as { dp_size?: unknown; schedule_policy?: unknown; kv_events?: unknown; kv_events_config?: unknown; simulated?: unknown };
+  const o = (body ?? {}) as {
+    dp_size?: unknown;
+    schedule_policy?: unknown;
+    kv_events?: unknown;
+    kv_events_config?: unknown;
+    simulated?: unknown;
+  };
   if (typeof o.dp_size !== 'number' || !Number.isInteger(o.dp_size) || o.dp_size <= 0) return null;
   const policy = typeof o.schedule_policy === 'string' ? o.schedule_policy : null;
   return {
@@ -110,7 +116,8 @@ function parsePushInfo(v: unknown, dpSize: number, kvEventsConfig: unknown): Pus
   const host = typeof o.endpoint_host === 'string' && !WILDCARD_HOSTS.has(o.endpoint_host) ? o.endpoint_host : null;
   const ranks = typeof o.dp_size === 'number' && Number.isInteger(o.dp_size) && o.dp_size > 0 ? o.dp_size : dpSize;
   const config = engineKvEventsConfig(kvEventsConfig);
-  const fromDescriptor = tcpEndpoint(o.replay_endpoint) ?? (isPort(o.replay_endpoint_port_base) ? { host, port: o.replay_endpoint_port_base } : null);
+  const fromDescriptor =
+    tcpEndpoint(o.replay_endpoint) ?? (isPort(o.replay_endpoint_port_base) ? { host, port: o.replay_endpoint_port_base } : null);
   const fromConfig = tcpEndpoint(config?.replay_endpoint);
   const replay = fromDescriptor ?? fromConfig;
   const snapshot = tcpEndpoint(o.snapshot_endpoint) ?? tcpEndpoint(config?.snapshot_endpoint);

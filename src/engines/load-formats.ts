@@ -47,9 +47,16 @@ export type LoadShape =
 /** The load endpoints, in the order both the sampler and the probe try them. */
 export type LoadSource = 'v1_loads' | 'get_load' | 'metrics';
 export const LOAD_SOURCES: readonly LoadSource[] = ['v1_loads', 'get_load', 'metrics'];
-export const LOAD_PATHS: Readonly<Record<LoadSource, string>> = { v1_loads: '/v1/loads?include=core', get_load: '/get_load', metrics: '/metrics' };
+export const LOAD_PATHS: Readonly<Record<LoadSource, string>> = {
+  v1_loads: '/v1/loads?include=core',
+  get_load: '/get_load',
+  metrics: '/metrics',
+};
 /** The path without its query, for people. */
-export const LOAD_ENDPOINTS = { v1_loads: '/v1/loads', get_load: '/get_load', metrics: '/metrics' } as const satisfies Record<LoadSource, string>;
+export const LOAD_ENDPOINTS = { v1_loads: '/v1/loads', get_load: '/get_load', metrics: '/metrics' } as const satisfies Record<
+  LoadSource,
+  string
+>;
 
 export type LoadRead =
   | { ok: true; shape: LoadShape; readings: Readings }
@@ -241,7 +248,15 @@ function readVllmMetrics(families: Map<string, ParsedFamily>): LoadRead {
     if (running === undefined) return { ok: false, detail: `vllm:num_requests_running missing for engine ${rank}` };
     const cap = capacity.get(rank) ?? capacity.get(-1);
     const u = usage.get(rank);
-    out.push([rank, { running, waiting, maxTotalTokens: cap, usedTokens: cap !== undefined && u !== undefined ? Math.round(Math.min(1, u) * cap) : undefined }]);
+    out.push([
+      rank,
+      {
+        running,
+        waiting,
+        maxTotalTokens: cap,
+        usedTokens: cap !== undefined && u !== undefined ? Math.round(Math.min(1, u) * cap) : undefined,
+      },
+    ]);
   }
   return finish('vllm_metrics', out);
 }

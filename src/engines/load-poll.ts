@@ -37,7 +37,13 @@ export async function pollEngineLoad(get: (path: string) => Promise<EngineReply>
     const endpoint = LOAD_ENDPOINTS[source];
     const reply = await get(LOAD_PATHS[source]);
     if (reply.kind === 'error') {
-      return { ok: false, reason: reply.reason, detail: `${endpoint}: ${reply.detail}`, answered: reply.reason === 'too_large', ...(noQueue ? { noQueue } : {}) };
+      return {
+        ok: false,
+        reason: reply.reason,
+        detail: `${endpoint}: ${reply.detail}`,
+        answered: reply.reason === 'too_large',
+        ...(noQueue ? { noQueue } : {}),
+      };
     }
     if (reply.kind === 'status') {
       if (reason === 'http_status') detail = `${endpoint} answered ${reply.status}`;

@@ -37,11 +37,7 @@ export function bindError(host: string, port: number, cause: unknown): Routerctl
     );
   }
   if (errno === 'EACCES') {
-    return new RouterctlError(
-      ErrorCodes.BIND_FAILED,
-      `not allowed to listen on ${host}:${port}; use a port above 1023`,
-      { cause },
-    );
+    return new RouterctlError(ErrorCodes.BIND_FAILED, `not allowed to listen on ${host}:${port}; use a port above 1023`, { cause });
   }
   if (errno === 'EADDRNOTAVAIL' || errno === 'ENOTFOUND') {
     return new RouterctlError(

@@ -107,7 +107,11 @@ export function diagnose(records: readonly AdminDecision[]): Diagnosis {
   const [topWorker, top] = ranked[0] ?? [null, undefined];
   const others = ranked.slice(1).filter(([, e]) => e.credited >= HEALTHY_MIN_REQUESTS);
   const lostItsCache =
-    top !== undefined && top.credited > 0 && top.zero / top.credited >= STALE_ZERO_RATE && others.length > 0 && others.every(([, e]) => e.zero / e.credited <= HEALTHY_ZERO_RATE);
+    top !== undefined &&
+    top.credited > 0 &&
+    top.zero / top.credited >= STALE_ZERO_RATE &&
+    others.length > 0 &&
+    others.every(([, e]) => e.zero / e.credited <= HEALTHY_ZERO_RATE);
   const stale = lostItsCache ? top!.zeroTokens : 0;
   for (const [name, e] of byWorker) if (!(lostItsCache && name === topWorker)) evicted += e.zeroTokens;
 
@@ -123,7 +127,9 @@ export function diagnose(records: readonly AdminDecision[]): Diagnosis {
   ).map(([step, tokens]) => ({ step, tokens: Math.round(tokens), share: share(tokens) }));
   const losses = [...ladder].sort((a, b) => b.tokens - a.tokens);
   const dominant = losses[0] && losses[0].share >= 0.01 ? losses[0].step : null;
-  const findings = losses.filter((l) => l.share >= FINDING_AT).map((l) => ({ cause: l.step, share: l.share, text: findingText(l, diversions, topWorker) }));
+  const findings = losses
+    .filter((l) => l.share >= FINDING_AT)
+    .map((l) => ({ cause: l.step, share: l.share, text: findingText(l, diversions, topWorker) }));
   return {
     requests,
     skipped: records.length - requests,
@@ -165,8 +171,11 @@ const LABELS: Record<Loss, string> = {
 /** The ladder and the findings as text. */
 export function formatDiagnosis(d: Diagnosis): string[] {
   const n = (x: number): string => x.toLocaleString('en').padStart(12);
-  const row = (sign: string, label: string, tokens: number): string => `  ${sign} ${label.padEnd(31)}${n(tokens)}  ${pct(d.promptTokens > 0 ? tokens / d.promptTokens : 0).padStart(8)}`;
-  const lines = [`doctor: ${d.requests} request${d.requests === 1 ? '' : 's'} analysed${d.skipped > 0 ? ` (${d.skipped} left out: no prefix key, unfinished, failed, or no cached-token report)` : ''}`];
+  const row = (sign: string, label: string, tokens: number): string =>
+    `  ${sign} ${label.padEnd(31)}${n(tokens)}  ${pct(d.promptTokens > 0 ? tokens / d.promptTokens : 0).padStart(8)}`;
+  const lines = [
+    `doctor: ${d.requests} request${d.requests === 1 ? '' : 's'} analysed${d.skipped > 0 ? ` (${d.skipped} left out: no prefix key, unfinished, failed, or no cached-token report)` : ''}`,
+  ];
   if (d.requests === 0) {
     lines.push('nothing to analyse: no completed request with a prefix key and an engine cached-token report');
     return lines;

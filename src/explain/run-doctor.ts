@@ -30,7 +30,11 @@ async function fetchRecords(url: string, token: string | undefined): Promise<Adm
   try {
     const r = await getText(`${base}/admin/decisions?limit=10000`, { dispatcher: agent, token });
     if (r.status === 401) throw unauthorized(base, token !== undefined);
-    if (r.status !== 200) throw new RouterctlError(ErrorCodes.NOT_A_ROUTER, `the router at ${base} has no /admin/decisions (${r.status}): doctor needs routerctl serve with --decision-log-size above 0`);
+    if (r.status !== 200)
+      throw new RouterctlError(
+        ErrorCodes.NOT_A_ROUTER,
+        `the router at ${base} has no /admin/decisions (${r.status}): doctor needs routerctl serve with --decision-log-size above 0`,
+      );
     return (JSON.parse(r.text) as AdminDecisions).decisions;
   } finally {
     await agent.close().catch(() => undefined);

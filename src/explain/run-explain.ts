@@ -30,8 +30,13 @@ export async function runExplain(o: ExplainOptions): Promise<void> {
   const fetchDoc = async (query: string): Promise<AdminDecisions> => {
     const r = await getText(`${base}/admin/decisions?${query}`, { dispatcher: agent, token: o.token });
     if (r.status === 401) throw unauthorized(base, o.token !== undefined);
-    if (r.status === 404) throw new RouterctlError(ErrorCodes.NOT_A_ROUTER, `the router at ${base} has no /admin/decisions: explain needs routerctl serve (with --decision-log-size above 0)`);
-    if (r.status !== 200) throw new RouterctlError(ErrorCodes.NOT_A_ROUTER, `the router at ${base} answered /admin/decisions with ${r.status}`);
+    if (r.status === 404)
+      throw new RouterctlError(
+        ErrorCodes.NOT_A_ROUTER,
+        `the router at ${base} has no /admin/decisions: explain needs routerctl serve (with --decision-log-size above 0)`,
+      );
+    if (r.status !== 200)
+      throw new RouterctlError(ErrorCodes.NOT_A_ROUTER, `the router at ${base} answered /admin/decisions with ${r.status}`);
     try {
       return JSON.parse(r.text) as AdminDecisions;
     } catch {
@@ -50,7 +55,11 @@ export async function runExplain(o: ExplainOptions): Promise<void> {
             : `no decision for request ${o.request} among the router's last ${Math.min(doc.capacity, doc.recorded_total)}; ids come from the x-request-id response header`,
         );
       }
-      out.write(o.json ? `${JSON.stringify(d)}\n` : `${decisionStory(d, { workerQueueLimit: doc.worker_queue_limit, blockSize: doc.block_size }).join('\n')}\n`);
+      out.write(
+        o.json
+          ? `${JSON.stringify(d)}\n`
+          : `${decisionStory(d, { workerQueueLimit: doc.worker_queue_limit, blockSize: doc.block_size }).join('\n')}\n`,
+      );
       return;
     }
     const first = await fetchDoc(`limit=${o.limit}`);

@@ -28,7 +28,9 @@ export function decisionStory(d: AdminDecision, ctx: ReadingContext): string[] {
     d.candidates.forEach((c, i) => lines.push(`${i === 0 ? 'owners:   ' : '          '}${ownerLine(c, d.query_blocks, ctx)}`));
     if (d.more_candidates > 0) lines.push(`          and ${d.more_candidates} more holding fewer blocks`);
   }
-  lines.push(`chose:    ${host(d.worker)}${d.query_blocks > 0 ? `, holding ${blocks(d.matched_blocks, d.query_blocks)}` : ''}: ${why(d, ctx)}`);
+  lines.push(
+    `chose:    ${host(d.worker)}${d.query_blocks > 0 ? `, holding ${blocks(d.matched_blocks, d.query_blocks)}` : ''}: ${why(d, ctx)}`,
+  );
   const lost = givenUp(d);
   if (lost !== null) lines.push(`gave up:  ${lost}`);
   if (d.retried_to !== null) lines.push(`retried:  ${host(d.worker)} failed before answering; the request went to ${host(d.retried_to)}`);
@@ -86,7 +88,10 @@ function engineLine(d: AdminDecision): string {
 export function decisionLine(d: AdminDecision): string {
   const label = (d.decision ?? d.reason).padEnd(19);
   const matched = d.query_blocks > 0 ? ` ${d.matched_blocks}/${d.query_blocks}` : '';
-  const best = d.best_worker !== null && d.best_worker !== d.worker && d.best_matched_blocks > d.matched_blocks ? ` (best ${host(d.best_worker)} ${d.best_matched_blocks})` : '';
+  const best =
+    d.best_worker !== null && d.best_worker !== d.worker && d.best_matched_blocks > d.matched_blocks
+      ? ` (best ${host(d.best_worker)} ${d.best_matched_blocks})`
+      : '';
   const cached = d.cached_tokens === null ? '' : ` cached ${d.cached_tokens}`;
   const ttft = d.ttft_ms === null ? '' : ` ttft ${d.ttft_ms}ms`;
   return `${at(d.at_ms).slice(11, 23)} ${d.request_id}  ${label} → ${host(d.worker)}${matched}${best}${cached}${ttft}`;

@@ -23,7 +23,9 @@ export interface FleetFeedOptions {
 export async function fetchFleetOnce(o: FleetFeedOptions): Promise<{ view: FleetView; snapshots: ReplicaSnapshot[] }> {
   const agent = createAgent();
   try {
-    const snapshots = await Promise.all(o.urls.map((url) => fetchSnapshot({ url, source: o.source, token: o.token, intervalMs: o.intervalMs, dispatcher: agent })));
+    const snapshots = await Promise.all(
+      o.urls.map((url) => fetchSnapshot({ url, source: o.source, token: o.token, intervalMs: o.intervalMs, dispatcher: agent })),
+    );
     const now = Date.now();
     const statuses: ReplicaStatus[] = snapshots.map((snapshot, i) => ({
       url: o.urls[i]!,
@@ -112,8 +114,20 @@ export class FleetFeed implements Store<FleetView | undefined> {
       }
       this.wasLive[i] = s.live;
       const e: FleetEvent = s.live
-        ? { atMs: Date.now(), kind: 'replica_up', worker: null, message: 'router replica answers again: back in the fleet figures', replica: s.url }
-        : { atMs: Date.now(), kind: 'replica_down', worker: null, message: `router replica stopped answering${s.error ? ` (${s.error})` : ''}: left out of the fleet figures`, replica: s.url };
+        ? {
+            atMs: Date.now(),
+            kind: 'replica_up',
+            worker: null,
+            message: 'router replica answers again: back in the fleet figures',
+            replica: s.url,
+          }
+        : {
+            atMs: Date.now(),
+            kind: 'replica_down',
+            worker: null,
+            message: `router replica stopped answering${s.error ? ` (${s.error})` : ''}: left out of the fleet figures`,
+            replica: s.url,
+          };
       this.replicaEvents.push(e);
       if (this.replicaEvents.length > 20) this.replicaEvents.shift();
     });

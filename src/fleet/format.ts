@@ -92,7 +92,10 @@ export function fmtTokens(blocks: number, blockSize: number): string {
 }
 
 /** Per-bucket (not cumulative) counts of a cumulative histogram, with each bucket's lower bound. */
-export function bucketCounts(buckets: ReadonlyArray<{ le: number; count: number }>, total: number): Array<{ from: number; le: number; count: number }> {
+export function bucketCounts(
+  buckets: ReadonlyArray<{ le: number; count: number }>,
+  total: number,
+): Array<{ from: number; le: number; count: number }> {
   const out: Array<{ from: number; le: number; count: number }> = [];
   let prev = 0;
   let prevLe = 0;

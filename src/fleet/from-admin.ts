@@ -34,7 +34,12 @@ export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now())
       requestsTotal: num(w.requests_total),
       gateRejectionsTotal: num(w.gate_rejections_total),
       ...('kv_usage' in w ? { kvUsage: num(w.kv_usage) } : {}),
-      ...(isObject(w.latency) ? { ttft: histogram((w.latency as Record<string, unknown>).ttft_seconds), duration: histogram((w.latency as Record<string, unknown>).duration_seconds) } : {}),
+      ...(isObject(w.latency)
+        ? {
+            ttft: histogram((w.latency as Record<string, unknown>).ttft_seconds),
+            duration: histogram((w.latency as Record<string, unknown>).duration_seconds),
+          }
+        : {}),
     });
   }
   const alerts: Fields<AdminState['alerts']> = isObject(doc.alerts) ? doc.alerts : {};
@@ -64,11 +69,18 @@ export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now())
     gateRejectionsTotal: num(doc.gate_rejections_total) ?? sumKnown(workers.map((w) => w.gateRejectionsTotal)),
     alerts: { allQueued: bool(alerts.all_queued), gateInert: bool(alerts.gate_inert) },
     events: Array.isArray(doc.events)
-      ? doc.events.flatMap((e) => (isObject(e) && typeof e.message === 'string' && typeof e.kind === 'string' ? [{ atMs: num(e.at_ms) ?? 0, kind: e.kind, worker: str(e.worker), message: e.message }] : []))
+      ? doc.events.flatMap((e) =>
+          isObject(e) && typeof e.message === 'string' && typeof e.kind === 'string'
+            ? [{ atMs: num(e.at_ms) ?? 0, kind: e.kind, worker: str(e.worker), message: e.message }]
+            : [],
+        )
       : [],
     ttft: isObject(doc.latency) ? histogram((doc.latency as Record<string, unknown>).ttft_seconds) : null,
     duration: isObject(doc.latency) ? histogram((doc.latency as Record<string, unknown>).duration_seconds) : null,
-    prefixIndex: index && typeof index.digest === 'string' && typeof index.source === 'string' ? { source: index.source, blocks: num(index.blocks), digest: index.digest, notes: kvNotes(raw.workers) } : null,
+    prefixIndex:
+      index && typeof index.digest === 'string' && typeof index.source === 'string'
+        ? { source: index.source, blocks: num(index.blocks), digest: index.digest, notes: kvNotes(raw.workers) }
+        : null,
     blind: [],
   };
 }

@@ -29,7 +29,10 @@ export async function snapshotFromEngine(url: string, o: { dispatcher: Dispatche
         breaker: null,
         waiting: load.waiting,
         running: load.running,
-        kvUsage: load.usedTokens !== null && load.maxTotalTokens !== null && load.maxTotalTokens > 0 ? Math.min(1, load.usedTokens / load.maxTotalTokens) : null,
+        kvUsage:
+          load.usedTokens !== null && load.maxTotalTokens !== null && load.maxTotalTokens > 0
+            ? Math.min(1, load.usedTokens / load.maxTotalTokens)
+            : null,
         sampleAgeMs: 0,
         loadSource: 'poll',
         fresh: true,

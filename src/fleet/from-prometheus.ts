@@ -80,7 +80,10 @@ export function snapshotFromPrometheus(text: string, receivedAt: number = Date.n
   router.policy = inferPolicy(page);
   router.policyInferred = router.policy !== null;
   // The console shows one fleet: decisions and diversions are summed over model_id, and every model is named.
-  const models = new Set([...page.labelValues(METRIC_NAMES.cacheDecisions, 'model_id'), ...page.labelValues(METRIC_NAMES.divertedOverlap, 'model_id')]);
+  const models = new Set([
+    ...page.labelValues(METRIC_NAMES.cacheDecisions, 'model_id'),
+    ...page.labelValues(METRIC_NAMES.divertedOverlap, 'model_id'),
+  ]);
   router.modelId = models.size > 0 ? [...models].sort().join(', ') : null;
   const start = page.processStartTimeS();
   if (start !== null && start > 0) router.uptimeS = Math.max(0, Math.round(receivedAt / 100 - start * 10) / 10);

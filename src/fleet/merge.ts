@@ -1,4 +1,15 @@
-import type { Breaker, DecisionCounts, FleetEvent, FleetView, FleetWorker, Histogram, LatencyQuantiles, ReplicaStatus, RouterInfo, WorkerSnapshot } from './view-model.js';
+import type {
+  Breaker,
+  DecisionCounts,
+  FleetEvent,
+  FleetView,
+  FleetWorker,
+  Histogram,
+  LatencyQuantiles,
+  ReplicaStatus,
+  RouterInfo,
+  WorkerSnapshot,
+} from './view-model.js';
 import { DECISION_LABELS, emptyRouterInfo, hitRatio, sumKnown } from './view-model.js';
 import { histogramQuantile } from './rates.js';
 
@@ -79,15 +90,26 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
     });
     workers.push({
       url,
-      healthy: anyOf(seen.map((p) => p.healthy), false),
+      healthy: anyOf(
+        seen.map((p) => p.healthy),
+        false,
+      ),
       breaker: worstBreaker(seen.map((p) => p.breaker)),
       waiting: freshest?.waiting ?? null,
       running: freshest?.running ?? null,
       sampleAgeMs: freshest?.sampleAgeMs ?? minKnown(seen.map((p) => p.sampleAgeMs)),
       loadSource: freshest?.loadSource ?? null,
       ...(seen.some((p) => p.kvUsage !== undefined) ? { kvUsage: freshest?.kvUsage ?? null } : {}),
-      fresh: freshest?.fresh ?? anyOf(seen.map((p) => p.fresh), true),
-      gated: anyOf(seen.map((p) => p.gated), true),
+      fresh:
+        freshest?.fresh ??
+        anyOf(
+          seen.map((p) => p.fresh),
+          true,
+        ),
+      gated: anyOf(
+        seen.map((p) => p.gated),
+        true,
+      ),
       inflight: sumKnown(seen.map((p) => p.inflight)),
       // One column per replica, in the order given: a replica not counted shows none.
       inflightByReplica: replicas.map((r) => {
@@ -110,8 +132,14 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
   }
 
   const decisions = sumDecisions(snaps.map((s) => s.decisions));
-  const decisionsPerS = sumDecisions(live.map((r) => r.rates?.decisionsPerS ?? null), true);
-  const allQueued = anyOf(snaps.map((s) => s.alerts.allQueued), true);
+  const decisionsPerS = sumDecisions(
+    live.map((r) => r.rates?.decisionsPerS ?? null),
+    true,
+  );
+  const allQueued = anyOf(
+    snaps.map((s) => s.alerts.allQueued),
+    true,
+  );
   const waiting = workers.map((w) => w.waiting).filter((v): v is number => v !== null);
   const sources = new Set(live.map((r) => r.snapshot!.source));
 
@@ -150,7 +178,10 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
     alerts: {
       allQueued,
       allQueuedInferred: allQueued === null && (decisionsPerS?.all_queued ?? 0) > 0,
-      gateInert: anyOf(snaps.map((s) => s.alerts.gateInert), true),
+      gateInert: anyOf(
+        snaps.map((s) => s.alerts.gateInert),
+        true,
+      ),
     },
     fleet: {
       known: waiting.length,
@@ -231,7 +262,10 @@ function quantilesOf(ttft: Histogram | null, e2e: Histogram | null): LatencyQuan
 
 function latencyOf(live: ReplicaStatus[]): FleetView['latency'] {
   return {
-    window: quantilesOf(sumHistograms(live.map((r) => r.rates?.ttftWindow ?? null)), sumHistograms(live.map((r) => r.rates?.durationWindow ?? null))),
+    window: quantilesOf(
+      sumHistograms(live.map((r) => r.rates?.ttftWindow ?? null)),
+      sumHistograms(live.map((r) => r.rates?.durationWindow ?? null)),
+    ),
     overall: quantilesOf(sumHistograms(live.map((r) => r.snapshot!.ttft)), sumHistograms(live.map((r) => r.snapshot!.duration))),
   };
 }

@@ -50,7 +50,10 @@ export function computeRates(prev: ReplicaSnapshot | null | undefined, cur: Repl
         .filter((w) => w.duration !== undefined)
         .map((w) => {
           const p = prevByUrl.get(w.url);
-          return [w.url, { ttft: histogramDelta(p?.ttft ?? null, w.ttft ?? null), duration: histogramDelta(p?.duration ?? null, w.duration ?? null) }] as const;
+          return [
+            w.url,
+            { ttft: histogramDelta(p?.ttft ?? null, w.ttft ?? null), duration: histogramDelta(p?.duration ?? null, w.duration ?? null) },
+          ] as const;
         }),
     ),
   };
@@ -116,4 +119,3 @@ export function histogramQuantile(h: Histogram | null, q: number): number | null
   }
   return h.buckets.at(-1)?.le ?? null;
 }
-

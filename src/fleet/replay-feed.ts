@@ -24,7 +24,10 @@ export function readRecording(path: string): { updates: RecordedUpdate[]; bad: n
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new UsageError(ErrorCodes.USAGE, `cannot read the --replay file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(
+      ErrorCodes.USAGE,
+      `cannot read the --replay file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
   const updates: RecordedUpdate[] = [];
   const bad: number[] = [];
@@ -33,7 +36,14 @@ export function readRecording(path: string): { updates: RecordedUpdate[]; bad: n
     try {
       const o = JSON.parse(line) as Partial<RecordedUpdate>;
       if (typeof o.at !== 'number' || typeof o.replica !== 'string' || typeof o.live !== 'boolean') throw new Error('not an update');
-      updates.push({ at: o.at, replica: o.replica, source: o.source ?? null, live: o.live, error: o.error ?? null, snapshot: o.snapshot ?? null });
+      updates.push({
+        at: o.at,
+        replica: o.replica,
+        source: o.source ?? null,
+        live: o.live,
+        error: o.error ?? null,
+        snapshot: o.snapshot ?? null,
+      });
     } catch {
       bad.push(i + 1);
     }

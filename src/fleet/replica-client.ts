@@ -109,7 +109,16 @@ export class ReplicaClient {
   private accept(snap: ReplicaSnapshot): void {
     this.source = snap.source;
     const rates = this.#window.push(snap);
-    this.status = { url: this.o.url, source: snap.source, live: true, error: null, snapshot: snap, rates, receivedAt: Date.now(), ...(this.#decisions.length > 0 ? { decisions: this.#decisions } : {}) };
+    this.status = {
+      url: this.o.url,
+      source: snap.source,
+      live: true,
+      error: null,
+      snapshot: snap,
+      rates,
+      receivedAt: Date.now(),
+      ...(this.#decisions.length > 0 ? { decisions: this.#decisions } : {}),
+    };
     this.onUpdate(this.status);
   }
 
@@ -119,7 +128,13 @@ export class ReplicaClient {
 
   private acceptDecisions(records: unknown): void {
     if (!Array.isArray(records)) return;
-    const fresh = records.filter((r): r is AdminDecision => typeof r === 'object' && r !== null && typeof (r as AdminDecision).worker === 'string' && typeof (r as AdminDecision).seq === 'number');
+    const fresh = records.filter(
+      (r): r is AdminDecision =>
+        typeof r === 'object' &&
+        r !== null &&
+        typeof (r as AdminDecision).worker === 'string' &&
+        typeof (r as AdminDecision).seq === 'number',
+    );
     if (fresh.length === 0) return;
     this.#decisions = [...this.#decisions, ...fresh].slice(-RECENT_DECISIONS);
     this.status = { ...this.status, decisions: this.#decisions };

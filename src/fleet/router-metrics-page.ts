@@ -38,9 +38,9 @@ export class NotARouterMetricsError extends Error {
   constructor(readonly looksLike: 'sglang-engine' | 'vllm-engine' | 'other') {
     super(
       looksLike === 'sglang-engine'
-        ? 'this is an SGLang engine\'s /metrics (sglang: names), not a router\'s; point --url at the router'
+        ? "this is an SGLang engine's /metrics (sglang: names), not a router's; point --url at the router"
         : looksLike === 'vllm-engine'
-          ? 'this is a vLLM engine\'s /metrics (vllm: names), not a router\'s; point --url at the router'
+          ? "this is a vLLM engine's /metrics (vllm: names), not a router's; point --url at the router"
           : `its /metrics has no ${ROUTER_METRIC_PREFIX}* or smg_* metrics`,
     );
     this.name = 'NotARouterMetricsError';
@@ -80,7 +80,12 @@ export class RouterMetricsPage {
    */
   dialect(): RouterDialect {
     if ([...this.fams.keys()].some((n) => n.startsWith('smg_'))) return 'smg';
-    if (this.fams.has('sgl_router_cb_state') || this.fams.has('sgl_router_running_requests') || this.fams.has('sgl_router_processed_requests_total')) return 'sgl-router-classic';
+    if (
+      this.fams.has('sgl_router_cb_state') ||
+      this.fams.has('sgl_router_running_requests') ||
+      this.fams.has('sgl_router_processed_requests_total')
+    )
+      return 'sgl-router-classic';
     return 'sgl-router';
   }
 

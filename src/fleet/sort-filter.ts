@@ -21,7 +21,8 @@ export function sortWorkers(workers: readonly FleetWorker[], key: SortKey, rever
   const order: Record<SortKey, (a: FleetWorker, b: FleetWorker) => number> = {
     url: byUrl,
     waiting: (a, b) => desc(a.waiting, b.waiting) || desc(a.inflight, b.inflight) || byUrl(a, b),
-    rejections: (a, b) => desc(a.gateRejectionsPerS, b.gateRejectionsPerS) || desc(a.gateRejectionsTotal, b.gateRejectionsTotal) || byUrl(a, b),
+    rejections: (a, b) =>
+      desc(a.gateRejectionsPerS, b.gateRejectionsPerS) || desc(a.gateRejectionsTotal, b.gateRejectionsTotal) || byUrl(a, b),
     running: (a, b) => desc(a.running, b.running) || byUrl(a, b),
     inflight: (a, b) => desc(a.inflight, b.inflight) || byUrl(a, b),
     age: (a, b) => desc(a.sampleAgeMs, b.sampleAgeMs) || byUrl(a, b),

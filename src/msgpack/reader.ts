@@ -146,7 +146,6 @@ export class MsgpackReader {
     return this.bytes.subarray(start, start + n);
   }
 
-
   /** An integer or a float as a JS number (integers beyond 2^53 lose precision: use word64 for hashes). */
   number(): number {
     const at = this.pos;
@@ -363,7 +362,8 @@ export class MsgpackReader {
   /** Claim n bytes; returns where they start. */
   #advance(n: number): number {
     const start = this.pos;
-    if (n < 0 || start + n > this.bytes.length) throw new MsgpackError(`a value at ${start} runs ${start + n - this.bytes.length} bytes past the payload`);
+    if (n < 0 || start + n > this.bytes.length)
+      throw new MsgpackError(`a value at ${start} runs ${start + n - this.bytes.length} bytes past the payload`);
     this.pos = start + n;
     return start;
   }

@@ -86,7 +86,10 @@ export function createTrackedServer(
   const headersTimeout = Math.max(1, Math.min(requestTimeout, Math.round(o.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS)));
   const sockets = new Set<Socket>();
   const answer = (status: ClientErrorStatus): { head: string; body: string; headers: Record<string, string> } => {
-    const { headers, body } = o.clientErrorResponse?.(status) ?? { headers: { 'content-type': 'text/plain' }, body: `${REASONS[status]}\n` };
+    const { headers, body } = o.clientErrorResponse?.(status) ?? {
+      headers: { 'content-type': 'text/plain' },
+      body: `${REASONS[status]}\n`,
+    };
     const all = { ...headers, 'content-length': String(Buffer.byteLength(body)), connection: 'close' };
     let head = `HTTP/1.1 ${status} ${REASONS[status]}\r\n`;
     for (const [k, v] of Object.entries(all)) head += `${k}: ${v}\r\n`;
@@ -105,7 +108,12 @@ export function createTrackedServer(
     handler(req, res);
   };
   const server = createServer(
-    { headersTimeout, requestTimeout, connectionsCheckingInterval: checkingIntervalMs(headersTimeout, requestTimeout), requireHostHeader: false },
+    {
+      headersTimeout,
+      requestTimeout,
+      connectionsCheckingInterval: checkingIntervalMs(headersTimeout, requestTimeout),
+      requireHostHeader: false,
+    },
     checked,
   );
   server.on('checkExpectation', checked);

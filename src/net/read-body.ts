@@ -7,7 +7,12 @@ import type { IncomingMessage } from 'node:http';
  * engine shape); `incomplete`, when given, the error for a client that closed the
  * connection before the body ended (otherwise node's own error is passed on).
  */
-export async function readBodyWithLimit(req: IncomingMessage, limit: number, tooLarge: () => Error, incomplete?: () => Error): Promise<Buffer> {
+export async function readBodyWithLimit(
+  req: IncomingMessage,
+  limit: number,
+  tooLarge: () => Error,
+  incomplete?: () => Error,
+): Promise<Buffer> {
   const { chunks, length } = await readBodyChunks(req, limit, tooLarge, incomplete);
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
 }

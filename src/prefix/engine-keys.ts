@@ -122,7 +122,10 @@ class SglangChains {
       this.#heldKeys += length;
     }
     this.#checkpoints.set(mark, c);
-    while (this.#checkpoints.size > SglangChains.MAX_CHECKPOINTS || (this.#heldKeys > SglangChains.MAX_HELD_KEYS && this.#checkpoints.size > 1)) {
+    while (
+      this.#checkpoints.size > SglangChains.MAX_CHECKPOINTS ||
+      (this.#heldKeys > SglangChains.MAX_HELD_KEYS && this.#checkpoints.size > 1)
+    ) {
       // Least recently used first: the Map keeps insertion order, and a hit re-inserts.
       const [oldest, gone] = this.#checkpoints.entries().next().value as [number, Checkpoint];
       this.#checkpoints.delete(oldest);

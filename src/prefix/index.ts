@@ -1,5 +1,13 @@
 export { tokenize, pieces, countTokens, fnv1a32 } from './tokenizer.js';
-export { ASSISTANT_PROMPT, MESSAGE_CLOSE, MESSAGE_FRAME_CHARS, messageOpen, renderChat, renderedChatChars, contentText } from './chat-template.js';
+export {
+  ASSISTANT_PROMPT,
+  MESSAGE_CLOSE,
+  MESSAGE_FRAME_CHARS,
+  messageOpen,
+  renderChat,
+  renderedChatChars,
+  contentText,
+} from './chat-template.js';
 export type { ChatMessage } from './chat-template.js';
 export { blockHashes, chatBlockHashes, promptBytes, textBlockHashes, textDigest } from './block-hash.js';
 export { sglangPageChain, sglangPageHashes } from './sglang-page-hash.js';

@@ -54,4 +54,3 @@ export function keyChainOf(tokens: ArrayLike<number>, blockSize: number): number
   keyChain(KEY_CHAIN_ROOT, tokens, 0, n, blockSize, out);
   return out;
 }
-

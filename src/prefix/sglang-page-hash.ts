@@ -30,9 +30,18 @@ export function sglangPageChain(
   page: (digest: Buffer) => void,
 ): Buffer | undefined {
   let last = parent;
-  pageChainWords(tokens, from, to, pageSize, parent === undefined ? new Int32Array(8) : digestWords(parent), parent !== undefined, undefined, (d) => {
-    last = digestBytes(d);
-    page(last);
-  });
+  pageChainWords(
+    tokens,
+    from,
+    to,
+    pageSize,
+    parent === undefined ? new Int32Array(8) : digestWords(parent),
+    parent !== undefined,
+    undefined,
+    (d) => {
+      last = digestBytes(d);
+      page(last);
+    },
+  );
   return last;
 }

@@ -274,8 +274,7 @@ export function parsePrometheusText(text: string, options?: ParseOptions): Map<s
       lastName = name;
       lastFamily = fam;
     }
-    const sample: ParsedSample =
-      timestampMs === undefined ? { name, labels, value } : { name, labels, value, timestampMs };
+    const sample: ParsedSample = timestampMs === undefined ? { name, labels, value } : { name, labels, value, timestampMs };
     fam.samples.push(sample);
     return undefined;
   }
@@ -290,11 +289,7 @@ function familyFor(families: Map<string, ParsedFamily>, name: string): ParsedFam
   return fam;
 }
 
-function resolveFamily(
-  families: Map<string, ParsedFamily>,
-  declared: ReadonlyMap<string, string>,
-  name: string,
-): ParsedFamily {
+function resolveFamily(families: Map<string, ParsedFamily>, declared: ReadonlyMap<string, string>, name: string): ParsedFamily {
   // An explicit TYPE for the full name wins: Python's 0.0.4 output declares `x_created` and
   // `x_total` as families of their own.
   if (!declared.has(name)) {
@@ -521,10 +516,7 @@ function labelKey(labels: Record<string, string>): string {
  * counter). For a histogram or summary, the `_count` samples are summed instead: bucket and
  * quantile values do not add up to anything meaningful, the observation count does.
  */
-export function sumSamples(
-  family: ParsedFamily | undefined,
-  filter?: (labels: Record<string, string>) => boolean,
-): number | undefined {
+export function sumSamples(family: ParsedFamily | undefined, filter?: (labels: Record<string, string>) => boolean): number | undefined {
   if (family === undefined) return undefined;
   let a: string;
   let b: string;

@@ -119,7 +119,9 @@ export class Router {
       now: () => performance.now(),
       pushed: (w) => this.loadPush.isLive(w),
       onStatus: (w, s) =>
-        s.ok ? this.log.info('load sampling ok', { worker: w.url, source: s.source }) : this.log.warn('no load sample', { worker: w.url, reason: s.reason }),
+        s.ok
+          ? this.log.info('load sampling ok', { worker: w.url, source: s.source })
+          : this.log.warn('no load sample', { worker: w.url, reason: s.reason }),
     });
     this.decisions = new DecisionRing(c.decisionLogSize);
     this.kvIndex = new KvEventIndex(this.index, this.log, { maxBlocks: c.prefixIndexMaxBlocks });
@@ -167,7 +169,17 @@ export class Router {
         this.registry.workers.flatMap((w) => {
           const k = this.kvIndex.status(w);
           if (k === undefined) return [];
-          return [{ url: w.url, batches: k.stats.batches, gapsRepaired: k.stats.gapsRepaired, gapsLost: k.stats.gapsLost, decodeErrors: k.stats.decodeErrors, lagSeconds: k.lagSeconds, catchUp: k.stats.catchUp }];
+          return [
+            {
+              url: w.url,
+              batches: k.stats.batches,
+              gapsRepaired: k.stats.gapsRepaired,
+              gapsLost: k.stats.gapsLost,
+              decodeErrors: k.stats.decodeErrors,
+              lagSeconds: k.lagSeconds,
+              catchUp: k.stats.catchUp,
+            },
+          ];
         }),
     });
     const model = (): string => this.modelId ?? UNKNOWN_MODEL;
@@ -225,7 +237,8 @@ export class Router {
   /** Learn the workers, start sampling load, and listen. */
   async start(): Promise<string> {
     // A tokenizer that cannot be read stops the start with one line (RCTL_E_TOKENIZER).
-    if (this.config.tokenizer !== null && this.config.prefixSource !== 'requests') this.tokenizer = HfChatTokenizer.load(this.config.tokenizer);
+    if (this.config.tokenizer !== null && this.config.prefixSource !== 'requests')
+      this.tokenizer = HfChatTokenizer.load(this.config.tokenizer);
     await this.registry.introspectAll();
     this.applyPrefixSource();
     if (this.modelId === null) this.modelId = this.discoverModel();
@@ -245,7 +258,10 @@ export class Router {
     this.address = this.server.address() as AddressInfo;
     this.ready = true;
     const c = this.config;
-    const limit = c.policy === 'cache_aware' ? `, worker-queue-limit ${c.workerQueueLimit ?? 'unset (gate off)'}${c.saturationQueueFloor !== null ? `, floor ${c.saturationQueueFloor}` : ''}, prefix from ${this.prefixSource}` : '';
+    const limit =
+      c.policy === 'cache_aware'
+        ? `, worker-queue-limit ${c.workerQueueLimit ?? 'unset (gate off)'}${c.saturationQueueFloor !== null ? `, floor ${c.saturationQueueFloor}` : ''}, prefix from ${this.prefixSource}`
+        : '';
     const n = this.registry.workers.length;
     this.events.started(`routing ${n} worker${n === 1 ? '' : 's'} at ${this.url}: policy ${c.policy}${limit}`);
     return this.url;
@@ -254,21 +270,49 @@ export class Router {
   /** Apply `--prefix-source` (choosePrefixSource: docs/routing.md §Prefix from engine events), and say what was chosen and why. */
   private applyPrefixSource(): void {
     const c = this.config;
-    const inputs = { wanted: c.prefixSource, usesPrefix: this.relay.usesPrefix, tokenizer: this.tokenizer !== undefined, blockSize: c.blockSize };
+    const inputs = {
+      wanted: c.prefixSource,
+      usesPrefix: this.relay.usesPrefix,
+      tokenizer: this.tokenizer !== undefined,
+      blockSize: c.blockSize,
+    };
     const choice = choosePrefixSource(this.registry.workers, inputs);
     if (choice.source === 'requests') {
-      if (choice.reason !== null) (c.prefixSource === 'events' ? this.log.warn : this.log.info)('prefix index built from requests, not KV events', { prefix_source: c.prefixSource, reason: choice.reason });
+      if (choice.reason !== null)
+        (c.prefixSource === 'events' ? this.log.warn : this.log.info)('prefix index built from requests, not KV events', {
+          prefix_source: c.prefixSource,
+          reason: choice.reason,
+        });
       return;
     }
     const { keying, indexed, unindexed } = choice;
     const { scheme, blockSize } = keying;
     this.prefixSource = 'events';
-    this.keying = { by: 'tokens', blockSize, tokenizer: this.promptTokenizer(keying.tokenizer), keys: (tokens) => engineBlockKeys(tokens, blockSize, scheme) };
+    this.keying = {
+      by: 'tokens',
+      blockSize,
+      tokenizer: this.promptTokenizer(keying.tokenizer),
+      keys: (tokens) => engineBlockKeys(tokens, blockSize, scheme),
+    };
     this.relay.recordsOwners = false;
-    if (c.predictedPrefixTtlMs > 0) this.prefixLookup.predicted = new PredictedPrefixes({ ttlMs: c.predictedPrefixTtlMs, capacity: PREDICTED_PREFIXES, now: () => performance.now() });
-    if (unindexed.length > 0) this.log.warn('KV events: some workers are not indexed (they never count as prefix owners)', { workers: unindexed.join('; ') });
-    this.log.info('prefix index built from KV events', { workers: indexed.length, hash: scheme, block_size: blockSize, tokenizer: keying.tokenizer });
-    if (keying.tokenizer === 'none') this.log.warn('KV events without --tokenizer: token-id requests are keyed as the engines name their blocks; text prompts are routed without prefix affinity (sgl_router_prefix_unkeyed_requests_total)');
+    if (c.predictedPrefixTtlMs > 0)
+      this.prefixLookup.predicted = new PredictedPrefixes({
+        ttlMs: c.predictedPrefixTtlMs,
+        capacity: PREDICTED_PREFIXES,
+        now: () => performance.now(),
+      });
+    if (unindexed.length > 0)
+      this.log.warn('KV events: some workers are not indexed (they never count as prefix owners)', { workers: unindexed.join('; ') });
+    this.log.info('prefix index built from KV events', {
+      workers: indexed.length,
+      hash: scheme,
+      block_size: blockSize,
+      tokenizer: keying.tokenizer,
+    });
+    if (keying.tokenizer === 'none')
+      this.log.warn(
+        'KV events without --tokenizer: token-id requests are keyed as the engines name their blocks; text prompts are routed without prefix affinity (sgl_router_prefix_unkeyed_requests_total)',
+      );
     // A worker introspected later (it was down at start) joins once its facts are known.
     this.registry.onIntrospected = (w) => {
       const v = eventKeying(w.info, inputs).keying;
@@ -284,7 +328,8 @@ export class Router {
     if (tok === undefined) return null;
     return {
       // A model's template reads string contents; parts (images, audio) become tokens the router cannot know.
-      chat: (m) => (m.every((x) => typeof x.content === 'string' || x.content === undefined || x.content === null) ? tok.encodeChat(m) : undefined),
+      chat: (m) =>
+        m.every((x) => typeof x.content === 'string' || x.content === undefined || x.content === null) ? tok.encodeChat(m) : undefined,
       text: (t) => tok.encodeText(t),
     };
   }
@@ -293,8 +338,15 @@ export class Router {
     const push = w.info.push!;
     const replay = replayEndpoints(w.url, push);
     // Where they were found is logged with the worker's channels (worker-registry); their absence costs every later replica.
-    if (replay.length === 0) this.log.warn('KV events: no replay endpoint known; a router replica started later begins empty', { worker: w.url });
-    this.kvIndex.attach(w, { info: push, engine: eventFormat(w.info), replayEndpoints: replay, keying: keying.scheme === 'tokens' ? 'tokens' : 'engine_hash', blockSize: keying.blockSize });
+    if (replay.length === 0)
+      this.log.warn('KV events: no replay endpoint known; a router replica started later begins empty', { worker: w.url });
+    this.kvIndex.attach(w, {
+      info: push,
+      engine: eventFormat(w.info),
+      replayEndpoints: replay,
+      keying: keying.scheme === 'tokens' ? 'tokens' : 'engine_hash',
+      blockSize: keying.blockSize,
+    });
   }
 
   /** A request the keying could not key: counted, and said once per reason. */
@@ -452,7 +504,9 @@ export class Router {
         case '/v1/models':
           return this.sendJson(res, 200, {
             object: 'list',
-            data: this.modelId ? [{ id: this.modelId, object: 'model', created: Math.floor(this.startedAt / 1000), owned_by: 'routerctl' }] : [],
+            data: this.modelId
+              ? [{ id: this.modelId, object: 'model', created: Math.floor(this.startedAt / 1000), owned_by: 'routerctl' }]
+              : [],
           });
         case '/healthz':
           return this.sendJson(res, 200, { status: 'ok' });
@@ -502,7 +556,11 @@ export class Router {
     return {
       worker_queue_limit: this.config.workerQueueLimit,
       block_size: this.keyBlockSize,
-      capacity: this.decisions.capacity, recorded_total: this.decisions.total, memory_bytes: this.decisions.memoryBytes, decisions: this.decisions.query(filter) };
+      capacity: this.decisions.capacity,
+      recorded_total: this.decisions.total,
+      memory_bytes: this.decisions.memoryBytes,
+      decisions: this.decisions.query(filter),
+    };
   }
 
   private sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -515,4 +573,13 @@ export class Router {
 /** Requests remembered at once for the event gap: far more than arrive within one prefill. */
 const PREDICTED_PREFIXES = 4096;
 
-const GET_ROUTES = { '/v1/models': 1, '/healthz': 1, '/readyz': 1, '/metrics': 1, '/admin/state': 1, '/admin/stream': 1, '/admin/decisions': 1, '/admin/capture': 1 };
+const GET_ROUTES = {
+  '/v1/models': 1,
+  '/healthz': 1,
+  '/readyz': 1,
+  '/metrics': 1,
+  '/admin/state': 1,
+  '/admin/stream': 1,
+  '/admin/decisions': 1,
+  '/admin/capture': 1,
+};

@@ -21,9 +21,7 @@ import { RouterctlError } from '../errors/index.js';
 import { serveUntilStopped, startRouter } from './run-router.js';
 
 export type ToRouterChild = { type: 'start'; config: RouterConfig } | { type: 'stop'; signal: StopSignal };
-export type FromRouterChild =
-  | { type: 'listening'; url: string }
-  | { type: 'failed'; code: string; message: string; exitCode: number };
+export type FromRouterChild = { type: 'listening'; url: string } | { type: 'failed'; code: string; message: string; exitCode: number };
 
 const CONSOLE = 'console';
 const stops = new StopSignals().listen(['SIGTERM', 'SIGINT', 'SIGHUP']);
@@ -41,7 +39,12 @@ async function start(config: RouterConfig): Promise<void> {
     running = await startRouter(config);
   } catch (err) {
     const e = err instanceof RouterctlError ? err : undefined;
-    send({ type: 'failed', code: e?.code ?? 'RCTL_E_INTERNAL', message: e?.message ?? (err as Error)?.message ?? String(err), exitCode: e?.exitCode ?? 1 });
+    send({
+      type: 'failed',
+      code: e?.code ?? 'RCTL_E_INTERNAL',
+      message: e?.message ?? (err as Error)?.message ?? String(err),
+      exitCode: e?.exitCode ?? 1,
+    });
     process.exitCode = e?.exitCode ?? 1;
     process.disconnect?.();
     return;

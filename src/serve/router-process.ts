@@ -104,10 +104,13 @@ export class RouterProcess {
     }
     if (this.child.connected) this.child.send({ type: 'stop', signal } satisfies ToRouterChild);
     else this.child.kill(signal);
-    const t = setTimeout(() => {
-      this.killedByUs = true;
-      this.child.kill('SIGKILL');
-    }, this.stops === 1 ? this.drainMs + DRAIN_KILL_GRACE_MS : CUT_KILL_MS);
+    const t = setTimeout(
+      () => {
+        this.killedByUs = true;
+        this.child.kill('SIGKILL');
+      },
+      this.stops === 1 ? this.drainMs + DRAIN_KILL_GRACE_MS : CUT_KILL_MS,
+    );
     void this.exited.then(() => clearTimeout(t));
   }
 

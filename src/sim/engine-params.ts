@@ -96,7 +96,8 @@ export function invalidEngineParams(p: Readonly<EngineParams>, flavor: Flavor): 
     if (p.chunkedPrefillSize !== -1 && !whole(p.chunkedPrefillSize, p.blockSize)) {
       return `chunkedPrefillSize must be -1 (off) or a whole number of at least the block size ${p.blockSize} (got ${p.chunkedPrefillSize})`;
     }
-    if (!SCHEDULE_POLICIES.includes(p.schedulePolicy)) return `schedulePolicy must be one of ${SCHEDULE_POLICIES.join(', ')} (got ${String(p.schedulePolicy)})`;
+    if (!SCHEDULE_POLICIES.includes(p.schedulePolicy))
+      return `schedulePolicy must be one of ${SCHEDULE_POLICIES.join(', ')} (got ${String(p.schedulePolicy)})`;
   } else {
     if (!whole(p.maxNumBatchedTokens, 1)) return `maxNumBatchedTokens must be a whole number of at least 1 (got ${p.maxNumBatchedTokens})`;
     if (!whole(p.longPrefillTokenThreshold, 0)) {

@@ -5,7 +5,13 @@ export { SimEngine } from './sim-engine.js';
 export type { SimControls } from './sim-engine.js';
 export { EngineCore } from './engine-core.js';
 export type { EngineLoad, EngineCounters } from './engine-core.js';
-export { DEFAULT_ENGINE_PARAMS, SCHEDULE_POLICIES, SGLANG_SCHEDULER_DEFAULTS, VLLM_SCHEDULER_DEFAULTS, invalidEngineParams } from './engine-params.js';
+export {
+  DEFAULT_ENGINE_PARAMS,
+  SCHEDULE_POLICIES,
+  SGLANG_SCHEDULER_DEFAULTS,
+  VLLM_SCHEDULER_DEFAULTS,
+  invalidEngineParams,
+} from './engine-params.js';
 export type { EngineParams, SchedulePolicy } from './engine-params.js';
 export { ManualClock, RealClock } from './clock.js';
 export type { Clock } from './clock.js';

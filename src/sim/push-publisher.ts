@@ -96,7 +96,19 @@ export class SimPushPublisher {
       const ranks: RankChannels[] = [];
       try {
         for (let r = 0; r < dp; r++) {
-          const ch: RankChannels = { kv: undefined, replay: undefined, load: undefined, kvSeq: 0, loadSeq: 0, pending: [], flushQueued: false, buffer: [], digests: new Map(), lastLoad: '', lastLoadAt: -Infinity };
+          const ch: RankChannels = {
+            kv: undefined,
+            replay: undefined,
+            load: undefined,
+            kvSeq: 0,
+            loadSeq: 0,
+            pending: [],
+            flushQueued: false,
+            buffer: [],
+            digests: new Map(),
+            lastLoad: '',
+            lastLoadAt: -Infinity,
+          };
           ranks.push(ch);
           if (opts.kvEvents) {
             ch.kv = new Publisher({ linger: 0, sendHighWaterMark: 100_000 });
@@ -243,13 +255,22 @@ export class SimPushPublisher {
     return {
       stored: (hashes, parent, first, tokens) => {
         const end = (first + hashes.length) * bs;
-        if (tokens.length < end) throw new Error(`KV cache stored blocks ${first}..${first + hashes.length - 1} of a ${tokens.length}-token sequence`);
+        if (tokens.length < end)
+          throw new Error(`KV cache stored blocks ${first}..${first + hashes.length - 1} of a ${tokens.length}-token sequence`);
         const ids = tokens.slice(first * bs, end);
         if (this.#sglangHashes) {
           const { wire, parentWire } = this.#sglangRun(ch, hashes, parent, first, tokens);
           this.#queue(rank, ch, this.#storedEvent(wire, parentWire, ids));
         } else {
-          this.#queue(rank, ch, this.#storedEvent(hashes.map((h) => this.#wireHash(h)), parent === null ? null : this.#wireHash(parent), ids));
+          this.#queue(
+            rank,
+            ch,
+            this.#storedEvent(
+              hashes.map((h) => this.#wireHash(h)),
+              parent === null ? null : this.#wireHash(parent),
+              ids,
+            ),
+          );
         }
       },
       removed: (hashes) => {
@@ -281,7 +302,13 @@ export class SimPushPublisher {
    * own hashes. The parent is cached (the request storing the run pins it), so its
    * digest is known; were it not, the chain is computed again from the first token.
    */
-  #sglangRun(ch: RankChannels, hashes: readonly number[], parent: number | null, first: number, tokens: readonly number[]): { wire: bigint[]; parentWire: bigint | null } {
+  #sglangRun(
+    ch: RankChannels,
+    hashes: readonly number[],
+    parent: number | null,
+    first: number,
+    tokens: readonly number[],
+  ): { wire: bigint[]; parentWire: bigint | null } {
     const bs = this.#engine.params.blockSize;
     let parentDigest = parent === null ? undefined : ch.digests.get(parent);
     if (parentDigest === undefined && first > 0) parentDigest = sglangPageChain(tokens, 0, first * bs, bs, undefined, () => undefined);
@@ -322,7 +349,8 @@ export class SimPushPublisher {
         ['lora_id', null],
         ['medium', 'GPU'],
       ];
-      if (vllm) entries.push(['lora_name', null], ['extra_keys', wire.map(() => null)], ['group_idx', 0], ['kv_cache_spec_kind', 'full_attention']);
+      if (vllm)
+        entries.push(['lora_name', null], ['extra_keys', wire.map(() => null)], ['group_idx', 0], ['kv_cache_spec_kind', 'full_attention']);
       return new MsgpackMap(entries);
     }
     // vLLM positional: every field up to the spec kind (the sliding window's default is trimmed).
@@ -333,7 +361,13 @@ export class SimPushPublisher {
 
   #removedEvent(wire: bigint[]): MsgpackValue {
     const vllm = this.#engine.flavor === 'vllm';
-    if (this.#opts.kvFormat === 'map') return new MsgpackMap([['type', 'BlockRemoved'], ['block_hashes', wire], ['medium', 'GPU'], ...(vllm ? ([['group_idx', 0]] as Array<[string, MsgpackValue]>) : [])]);
+    if (this.#opts.kvFormat === 'map')
+      return new MsgpackMap([
+        ['type', 'BlockRemoved'],
+        ['block_hashes', wire],
+        ['medium', 'GPU'],
+        ...(vllm ? ([['group_idx', 0]] as Array<[string, MsgpackValue]>) : []),
+      ]);
     return vllm ? ['BlockRemoved', wire, 'GPU', 0] : ['BlockRemoved', wire, 'GPU'];
   }
 
@@ -382,7 +416,15 @@ export class SimPushPublisher {
     for (const [r, ch] of this.#ranks.entries()) {
       const l = loads[r]!;
       // SGLang withholds waiting-uncached tokens unless its schedule policy is cache-aware.
-      const stat: MsgpackValue = ['LoadStat', l.running, l.waiting, l.usedTokens, l.maxTotalTokens, r, lpm ? l.waitingUncachedTokens : null];
+      const stat: MsgpackValue = [
+        'LoadStat',
+        l.running,
+        l.waiting,
+        l.usedTokens,
+        l.maxTotalTokens,
+        r,
+        lpm ? l.waitingUncachedTokens : null,
+      ];
       const key = JSON.stringify(stat);
       if (key === ch.lastLoad && now - ch.lastLoadAt < LOAD_HEARTBEAT_MS) continue;
       ch.lastLoad = key;

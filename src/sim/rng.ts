@@ -3,7 +3,7 @@ export class Rng {
   private state: number;
 
   constructor(seed: number) {
-    this.state = (seed >>> 0) || 0x9e3779b9;
+    this.state = seed >>> 0 || 0x9e3779b9;
   }
 
   /** Uniform in [0, 1). */

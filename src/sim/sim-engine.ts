@@ -77,7 +77,10 @@ export class SimEngine {
     this.maxTotalTokensFlag = opts.maxTotalTokens ?? null;
     this.asSglang = opts.asSglang ?? false;
     if (this.asSglang && opts.flavor !== 'sglang') throw new Error(`asSglang poses as SGLang; it cannot be a ${opts.flavor} engine`);
-    if (opts.tokenizer && !this.asSglang) throw new Error('a tokenizer is only taken with asSglang: otherwise the engine says it is simulated, and routers key it with the stand-in tokenizer');
+    if (opts.tokenizer && !this.asSglang)
+      throw new Error(
+        'a tokenizer is only taken with asSglang: otherwise the engine says it is simulated, and routers key it with the stand-in tokenizer',
+      );
     this.tokenizer = opts.tokenizer ?? STAND_IN_TOKENIZER;
     this.ranks = Array.from({ length: opts.dpSize }, (_, r) => new EngineCore(opts.params, opts.clock, opts.seed, r, opts.flavor));
     this.failureRng = new Rng(opts.seed ^ 0x5bd1e995);

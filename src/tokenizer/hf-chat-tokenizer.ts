@@ -58,11 +58,25 @@ export class HfChatTokenizer {
   private constructor(tokenizerJson: Record<string, unknown>, config: Record<string, unknown>, template: string | undefined) {
     this.#tokenizer = new Tokenizer(tokenizerJson, config);
     this.#template = template === undefined ? undefined : new Template(template);
-    const special = (v: unknown): string => (typeof v === 'string' ? v : typeof (v as { content?: unknown })?.content === 'string' ? (v as { content: string }).content : '');
-    this.#templateVars = { bos_token: special(config.bos_token), eos_token: special(config.eos_token), pad_token: special(config.pad_token), unk_token: special(config.unk_token) };
+    const special = (v: unknown): string =>
+      typeof v === 'string' ? v : typeof (v as { content?: unknown })?.content === 'string' ? (v as { content: string }).content : '';
+    this.#templateVars = {
+      bos_token: special(config.bos_token),
+      eos_token: special(config.eos_token),
+      pad_token: special(config.pad_token),
+      unk_token: special(config.unk_token),
+    };
     const added = Array.isArray(tokenizerJson.added_tokens) ? (tokenizerJson.added_tokens as Array<Record<string, unknown>>) : [];
     // Only tokens the tokenizer itself splits at exactly, with no whitespace absorbed on either side.
-    const clean = added.filter((t) => typeof t.content === 'string' && t.content !== '' && t.lstrip !== true && t.rstrip !== true && t.single_word !== true && t.normalized !== true);
+    const clean = added.filter(
+      (t) =>
+        typeof t.content === 'string' &&
+        t.content !== '' &&
+        t.lstrip !== true &&
+        t.rstrip !== true &&
+        t.single_word !== true &&
+        t.normalized !== true,
+    );
     this.#addedIds = new Map(clean.map((t) => [t.content as string, t.id as number]));
     const contents = [...this.#addedIds.keys()].sort((a, b) => b.length - a.length);
     this.#splitter = contents.length > 0 ? new RegExp(contents.map(escapeRegExp).join('|'), 'g') : null;
@@ -77,7 +91,8 @@ export class HfChatTokenizer {
     const file = existsSync(where) && statSync(where).isDirectory() ? path.join(where, 'tokenizer.json') : where;
     const dir = path.dirname(file);
     const json = readJson(file, 'tokenizer.json');
-    if (!isObject(json.model)) throw tokenizerError(`${file} is not a Hugging Face tokenizer.json (it has no "model"); pass the file or the folder holding it`);
+    if (!isObject(json.model))
+      throw tokenizerError(`${file} is not a Hugging Face tokenizer.json (it has no "model"); pass the file or the folder holding it`);
     const configFile = path.join(dir, 'tokenizer_config.json');
     const config = existsSync(configFile) ? readJson(configFile, 'tokenizer_config.json') : {};
     let template = pickTemplate(config.chat_template);
@@ -90,10 +105,10 @@ export class HfChatTokenizer {
     }
   }
 
-
   /** The prompt an engine builds from these messages (the generation prompt added). */
   renderChat(messages: readonly TemplateMessage[]): string {
-    if (!this.#template) throw tokenizerError('the tokenizer has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)');
+    if (!this.#template)
+      throw tokenizerError('the tokenizer has no chat template (tokenizer_config.json "chat_template" or chat_template.jinja)');
     return this.#template.render({ ...this.#templateVars, messages, add_generation_prompt: true });
   }
 

@@ -1,5 +1,20 @@
 import { paint } from '../cli/index.js';
-import { DASH, bucketCounts, fmtAge, fmtCount, fmtDuration, fmtInt, fmtPct, fmtSeconds, fmtTokens, nonEmptySpan, pad, shortUrl, waitingLevel , sourceName } from '../fleet/index.js';
+import {
+  DASH,
+  bucketCounts,
+  fmtAge,
+  fmtCount,
+  fmtDuration,
+  fmtInt,
+  fmtPct,
+  fmtSeconds,
+  fmtTokens,
+  nonEmptySpan,
+  pad,
+  shortUrl,
+  waitingLevel,
+  sourceName,
+} from '../fleet/index.js';
 import { filterWorkers, sortWorkers } from '../fleet/index.js';
 import type { FleetView, FleetWorker, SortKey } from '../fleet/index.js';
 
@@ -25,7 +40,8 @@ export function formatOnce(view: FleetView, o: OnceOptions): string {
   for (const line of headerLines(view)) lines.push(line);
   if (view.alerts.allQueued) lines.push(c('ALERT fleet saturated: every worker is at or over the queue limit (all_queued)', 'red'));
   else if (view.alerts.allQueuedInferred) lines.push(c('ALERT all_queued decisions are being booked: the fleet is saturated', 'red'));
-  if (view.alerts.gateInert) lines.push(c('ALERT queue gate inert: no worker has a fresh load sample, so --worker-queue-limit does nothing', 'yellow'));
+  if (view.alerts.gateInert)
+    lines.push(c('ALERT queue gate inert: no worker has a fresh load sample, so --worker-queue-limit does nothing', 'yellow'));
   lines.push('');
 
   const multi = view.replicas.length > 1 && view.source !== 'engine';
@@ -50,7 +66,11 @@ export function formatOnce(view: FleetView, o: OnceOptions): string {
   }
   const widths = cols.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const right = new Set(cols.map((h, i) => (['WAITING', 'RUNNING', 'INFLIGHT', 'GATE-REJ'].includes(h) ? i : -1)));
-  const render = (row: string[]): string => row.map((cell, i) => pad(cell, widths[i]!, right.has(i) ? 'right' : 'left')).join('  ').trimEnd();
+  const render = (row: string[]): string =>
+    row
+      .map((cell, i) => pad(cell, widths[i]!, right.has(i) ? 'right' : 'left'))
+      .join('  ')
+      .trimEnd();
   lines.push(render(cols));
   rows.forEach((row, i) => {
     const style = styles[i];
@@ -63,7 +83,9 @@ export function formatOnce(view: FleetView, o: OnceOptions): string {
 
   const d = view.decisions;
   if (d) {
-    lines.push(`decisions   cache_hit ${d.cache_hit} · cache_miss ${d.cache_miss} · cache_worker_queued ${d.cache_worker_queued} · all_queued ${d.all_queued}`);
+    lines.push(
+      `decisions   cache_hit ${d.cache_hit} · cache_miss ${d.cache_miss} · cache_worker_queued ${d.cache_worker_queued} · all_queued ${d.all_queued}`,
+    );
     lines.push(`hit ratio   ${fmtPct(view.hitRatio)} (cache_hit / (cache_hit + cache_miss + cache_worker_queued); all_queued left out)`);
   } else {
     lines.push('decisions   – (this router books no cache-aware decisions)');
@@ -80,13 +102,17 @@ export function formatOnce(view: FleetView, o: OnceOptions): string {
   const blockSize = r.blockSize ?? o.blockSize;
   if (h && h.count > 0) {
     const mean = h.sum / h.count;
-    lines.push(`diverted overlap  ${h.count} diversions, mean ${mean.toFixed(1)} blocks (${fmtTokens(mean, blockSize)} tokens at ${blockSize} tokens/block)`);
+    lines.push(
+      `diverted overlap  ${h.count} diversions, mean ${mean.toFixed(1)} blocks (${fmtTokens(mean, blockSize)} tokens at ${blockSize} tokens/block)`,
+    );
     const span = nonEmptySpan(bucketCounts(h.buckets, h.count));
     const max = Math.max(...span.map((b) => b.count));
     for (const b of span) {
       const label = b.le === Infinity ? `>${fmtCount(b.from)}` : `≤${fmtCount(b.le)}`;
       const tokens = b.le === Infinity ? '' : `${fmtTokens(b.le, blockSize)} tok`;
-      lines.push(`  ${pad(label, 6)} ${pad(tokens, 10)} ${pad(String(b.count), 6, 'right')}  ${'#'.repeat(Math.max(1, Math.round((b.count / max) * 30)))}`);
+      lines.push(
+        `  ${pad(label, 6)} ${pad(tokens, 10)} ${pad(String(b.count), 6, 'right')}  ${'#'.repeat(Math.max(1, Math.round((b.count / max) * 30)))}`,
+      );
     }
   } else if (h) {
     lines.push('diverted overlap  no diversions yet');
@@ -107,18 +133,24 @@ function headerLines(view: FleetView): string[] {
     r.simulated ? 'SIMULATED' : undefined,
   ].filter(Boolean);
   const out = [`router ${view.replicas.map((x) => x.url).join(', ')} · ${parts.join(' · ')}`];
-  const index = view.prefixIndex.agree === null ? '' : ` · index (${view.prefixIndex.source ?? '?'}) ${view.prefixIndex.agree ? 'same on all replicas' : 'differs between replicas'}`;
-  out.push(`source ${sourceName(view)}${view.mismatched.length > 0 ? ` · replicas disagree on ${view.mismatched.join(', ')}` : ''}${index}`);
+  const index =
+    view.prefixIndex.agree === null
+      ? ''
+      : ` · index (${view.prefixIndex.source ?? '?'}) ${view.prefixIndex.agree ? 'same on all replicas' : 'differs between replicas'}`;
+  out.push(
+    `source ${sourceName(view)}${view.mismatched.length > 0 ? ` · replicas disagree on ${view.mismatched.join(', ')}` : ''}${index}`,
+  );
   for (const note of view.prefixIndex.notes) out.push(`KV index: ${note}`);
   const lat = view.latency.overall;
   if (lat.requests > 0) {
-    out.push(`latency since start (${lat.requests} requests)  end-to-end p50 ${fmtSeconds(lat.e2eP50)} p99 ${fmtSeconds(lat.e2eP99)} · TTFT p50 ${fmtSeconds(lat.ttftP50)} p99 ${fmtSeconds(lat.ttftP99)}`);
+    out.push(
+      `latency since start (${lat.requests} requests)  end-to-end p50 ${fmtSeconds(lat.e2eP50)} p99 ${fmtSeconds(lat.e2eP99)} · TTFT p50 ${fmtSeconds(lat.ttftP50)} p99 ${fmtSeconds(lat.ttftP99)}`,
+    );
   }
   // A replica that does not answer is left out of every figure below: say which.
   for (const d of view.replicas.filter((x) => !x.live)) out.push(`DOWN ${d.url}: ${d.error ?? 'no answer'} (not counted)`);
   return out;
 }
-
 
 function sampleText(w: FleetWorker): string {
   if (w.sampleAgeMs === null) return w.fresh === false ? 'none' : DASH;

@@ -17,12 +17,22 @@ export class Recorder {
     try {
       this.#fd = openSync(path, 'a');
     } catch (err) {
-      throw new UsageError(ErrorCodes.USAGE, `cannot write the --record file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new UsageError(
+        ErrorCodes.USAGE,
+        `cannot write the --record file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
   }
 
   write(status: ReplicaStatus): void {
-    const line = JSON.stringify({ at: status.receivedAt ?? Date.now(), replica: status.url, source: status.source, live: status.live, error: status.error, snapshot: status.snapshot });
+    const line = JSON.stringify({
+      at: status.receivedAt ?? Date.now(),
+      replica: status.url,
+      source: status.source,
+      live: status.live,
+      error: status.error,
+      snapshot: status.snapshot,
+    });
     writeSync(this.#fd, `${line}\n`);
     this.lines++;
   }

@@ -75,7 +75,9 @@ async function runMode(o: TopOptions, urls: string[], feedOptions: FleetFeedOpti
   }
   if (o.once || !interactive) {
     const { view } = await fetchFleetOnce(feedOptions);
-    process.stdout.write(formatOnce(view, { color: colorEnabled(process.stdout), sort: o.sort, reverse: o.reverse, filter: o.filter, blockSize: o.blockSize }));
+    process.stdout.write(
+      formatOnce(view, { color: colorEnabled(process.stdout), sort: o.sort, reverse: o.reverse, filter: o.filter, blockSize: o.blockSize }),
+    );
     return;
   }
 
@@ -122,14 +124,27 @@ async function untilStopped(screen: { close(): void; done: Promise<void> }, clos
  */
 async function runReplay(o: TopOptions, file: string): Promise<void> {
   const { updates, bad } = readRecording(file);
-  if (bad.length > 0) process.stderr.write(`routerctl top: ${bad.length} line${bad.length === 1 ? '' : 's'} of ${file} are not recorded updates and were left out (line ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ', …' : ''})\n`);
+  if (bad.length > 0)
+    process.stderr.write(
+      `routerctl top: ${bad.length} line${bad.length === 1 ? '' : 's'} of ${file} are not recorded updates and were left out (line ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ', …' : ''})\n`,
+    );
   const feed = new ReplayFeed(updates);
   const interactive = process.stdout.isTTY === true && process.stdin.isTTY === true;
   if (o.json || o.once || !interactive) {
     while (!feed.done) feed.step();
     const view = feed.get()!;
-    if (o.json) process.stdout.write(`${JSON.stringify(fleetJson(view, { sort: o.sort, filter: o.filter, reverse: o.reverse }), null, 2)}\n`);
-    else process.stdout.write(formatOnce(view, { color: colorEnabled(process.stdout), sort: o.sort, reverse: o.reverse, filter: o.filter, blockSize: o.blockSize }));
+    if (o.json)
+      process.stdout.write(`${JSON.stringify(fleetJson(view, { sort: o.sort, filter: o.filter, reverse: o.reverse }), null, 2)}\n`);
+    else
+      process.stdout.write(
+        formatOnce(view, {
+          color: colorEnabled(process.stdout),
+          sort: o.sort,
+          reverse: o.reverse,
+          filter: o.filter,
+          blockSize: o.blockSize,
+        }),
+      );
     return;
   }
   const { runConsole } = await import('../tui/index.js');
@@ -154,4 +169,3 @@ async function runReplay(o: TopOptions, file: string): Promise<void> {
   });
   await untilStopped(screen, () => feed.close());
 }
-

@@ -52,7 +52,13 @@ export function fleetJson(view: FleetView, o: { sort?: SortKey; filter?: string;
     mismatched: view.mismatched,
     prefix_index: { source: view.prefixIndex.source, replicas_agree: view.prefixIndex.agree, notes: view.prefixIndex.notes },
     latency_seconds: {
-      overall: { ttft_p50: view.latency.overall.ttftP50, ttft_p99: view.latency.overall.ttftP99, e2e_p50: view.latency.overall.e2eP50, e2e_p99: view.latency.overall.e2eP99, requests: view.latency.overall.requests },
+      overall: {
+        ttft_p50: view.latency.overall.ttftP50,
+        ttft_p99: view.latency.overall.ttftP99,
+        e2e_p50: view.latency.overall.e2eP50,
+        e2e_p99: view.latency.overall.e2eP99,
+        requests: view.latency.overall.requests,
+      },
     },
     cannot_show: view.blind,
     timestamp_ms: view.at,

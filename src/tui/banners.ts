@@ -55,18 +55,26 @@ export function bannersFor(view: FleetView | undefined, latch: AlertLatch, now: 
       text: ` FLEET SATURATED  all_queued decisions at ${fmtRate(view.decisionsPerS?.all_queued)}/s (inferred from the decision counters; this source has no saturation alert)${times} `,
     });
   } else if (latch.lastSeen !== null && now - latch.lastSeen < LATCH_HOLD_MS) {
-    out.push({ tone: 'yellow', loud: false, text: `all_queued cleared ${fmtAge(now - latch.lastSeen)} ago (${latch.episodes} episode${latch.episodes === 1 ? '' : 's'} this session)` });
+    out.push({
+      tone: 'yellow',
+      loud: false,
+      text: `all_queued cleared ${fmtAge(now - latch.lastSeen)} ago (${latch.episodes} episode${latch.episodes === 1 ? '' : 's'} this session)`,
+    });
   }
   const notes = view.prefixIndex.notes;
   if (notes.length > 0) {
     // Quiet: an incomplete index costs cache hits, not availability.
-    out.push({ tone: 'yellow', loud: false, text: `KV index incomplete · ${notes[0]}${notes.length > 1 ? ` (+${notes.length - 1} more: top --once lists them)` : ''}` });
+    out.push({
+      tone: 'yellow',
+      loud: false,
+      text: `KV index incomplete · ${notes[0]}${notes.length > 1 ? ` (+${notes.length - 1} more: top --once lists them)` : ''}`,
+    });
   }
   if (view.alerts.gateInert === true) {
     out.push({
       tone: 'yellow',
       loud: true,
-      text: ' GATE INERT  --worker-queue-limit is set but no worker has a fresh load sample: the gate admits everyone. Check the engines\' load endpoints ',
+      text: " GATE INERT  --worker-queue-limit is set but no worker has a fresh load sample: the gate admits everyone. Check the engines' load endpoints ",
     });
   }
   return out;

@@ -38,7 +38,8 @@ export interface ChartOptions {
 export function chartLines(series: number[][], o: ChartOptions): string[] {
   const rows = o.height + 1;
   const { cut, axis } = plotted(series, o);
-  if (cut.length === 0 || o.height < 1) return Array.from({ length: rows }, (_, i) => (i === Math.floor(rows / 2) ? ' '.repeat(CHART_LABEL_WIDTH) + ' collecting…' : ''));
+  if (cut.length === 0 || o.height < 1)
+    return Array.from({ length: rows }, (_, i) => (i === Math.floor(rows / 2) ? ' '.repeat(CHART_LABEL_WIDTH) + ' collecting…' : ''));
   const max = axis.max;
   if (o.exact !== undefined && axis.exactRow === null && o.exactSeries !== undefined) {
     cut.splice(o.exactSeries, 1);
@@ -54,7 +55,8 @@ export function chartLines(series: number[][], o: ChartOptions): string[] {
     ...(o.color ? { colors: o.colors } : {}),
   });
   let lines = text.split('\n');
-  if (!o.color && o.marks && cut.length > 1) lines = marked(cut, o.marks, lines, (one) => asciichart.plot([one], { height: o.height, min: 0, max, offset: 2, format }).split('\n'));
+  if (!o.color && o.marks && cut.length > 1)
+    lines = marked(cut, o.marks, lines, (one) => asciichart.plot([one], { height: o.height, min: 0, max, offset: 2, format }).split('\n'));
   // Pinned min/max make asciichart draw exactly height + 1 rows; hold it to that regardless.
   while (lines.length < rows) lines.push('');
   return lines.slice(0, rows);

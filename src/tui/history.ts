@@ -16,7 +16,9 @@ export interface HistorySample {
   e2eP99: number | null;
   ttftP50: number | null;
   /** Each worker's waiting, running and router in-flight counts (null: unknown now). */
-  byWorker: ReadonlyArray<readonly [url: string, waiting: number | null, running: number | null, inflight: number | null, kvUsage: number | null]>;
+  byWorker: ReadonlyArray<
+    readonly [url: string, waiting: number | null, running: number | null, inflight: number | null, kvUsage: number | null]
+  >;
 }
 
 export interface HistorySeries {

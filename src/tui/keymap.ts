@@ -49,7 +49,12 @@ export function activeFilter(s: ConsoleUiState): string {
  * (`order`, the URLs as drawn), Enter opens its detail, and there ↓/↑ go to the next
  * and previous worker; Esc leaves the detail, then drops the selection, then the filter.
  */
-export function reduceKey(s: ConsoleUiState, input: string, key: KeyInfo, order: readonly string[] = []): { state: ConsoleUiState; quit: boolean } {
+export function reduceKey(
+  s: ConsoleUiState,
+  input: string,
+  key: KeyInfo,
+  order: readonly string[] = [],
+): { state: ConsoleUiState; quit: boolean } {
   const keep = { state: s, quit: false };
   if (key.ctrl && input === 'c') return { state: s, quit: true };
   switch (s.mode) {

@@ -95,7 +95,21 @@ export function planLayout(input: LayoutInput): LayoutPlan {
   };
   const room = (): number => budget - planLines(p);
   /** Set a field to the largest value up to `want` that still fits. */
-  const grow = (key: 'header' | 'footer' | 'banners' | 'help' | 'tableHeader' | 'tableRows' | 'panel' | 'histogramTitle' | 'histogramRows' | 'log' | 'lastEvent', want: number): void => {
+  const grow = (
+    key:
+      | 'header'
+      | 'footer'
+      | 'banners'
+      | 'help'
+      | 'tableHeader'
+      | 'tableRows'
+      | 'panel'
+      | 'histogramTitle'
+      | 'histogramRows'
+      | 'log'
+      | 'lastEvent',
+    want: number,
+  ): void => {
     // The log pane's title line comes with its first row.
     const title = key === 'log' && p.log === 0 ? 1 : 0;
     p[key] = Math.max(p[key], Math.min(Math.floor(want), p[key] + room() - title));
@@ -127,7 +141,11 @@ export function planLayout(input: LayoutInput): LayoutPlan {
     p.tableMore = 1;
   }
   grow('panel', input.panel);
-  if (input.hasDecisions) attempt(() => (p.decisions = 'compact'), () => (p.decisions = 'none'));
+  if (input.hasDecisions)
+    attempt(
+      () => (p.decisions = 'compact'),
+      () => (p.decisions = 'none'),
+    );
 
   // Every remaining worker before any chart: a hidden queue is worse than a missing chart.
   if (n > p.tableRows) {
@@ -148,7 +166,11 @@ export function planLayout(input: LayoutInput): LayoutPlan {
     if (p.histogramTitle > 0) grow('histogramRows', Math.min(input.histogramRows, MAX_HISTOGRAM_ROWS));
   }
   // Side by side with the histogram, the full decision table is nearly free.
-  if (p.wide && p.decisions === 'compact') attempt(() => (p.decisions = 'full'), () => (p.decisions = 'compact'));
+  if (p.wide && p.decisions === 'compact')
+    attempt(
+      () => (p.decisions = 'full'),
+      () => (p.decisions = 'compact'),
+    );
 
   const wantLog = input.logLines > 0;
   if (wantLog && room() >= 12) grow('log', Math.min(input.logLines, 5));
@@ -157,7 +179,10 @@ export function planLayout(input: LayoutInput): LayoutPlan {
   if (r >= MIN_CHART_LINES) {
     // The queue chart first, then decisions, then latency: side by side when wide,
     // stacked otherwise, as many as get at least the minimum each.
-    const others: Array<'decisionChart' | 'latencyChart'> = [...(input.hasDecisions ? ['decisionChart' as const] : []), ...(input.hasLatency ? ['latencyChart' as const] : [])];
+    const others: Array<'decisionChart' | 'latencyChart'> = [
+      ...(input.hasDecisions ? ['decisionChart' as const] : []),
+      ...(input.hasLatency ? ['latencyChart' as const] : []),
+    ];
     if (p.wide) {
       p.waitingChart = Math.min(r, MAX_CHART_LINES) - 2;
       for (const k of others) p[k] = p.waitingChart;
@@ -172,7 +197,11 @@ export function planLayout(input: LayoutInput): LayoutPlan {
     }
   }
 
-  if (!p.wide && p.decisions === 'compact') attempt(() => (p.decisions = 'full'), () => (p.decisions = 'compact'));
+  if (!p.wide && p.decisions === 'compact')
+    attempt(
+      () => (p.decisions = 'full'),
+      () => (p.decisions = 'compact'),
+    );
   if (wantLog) {
     if (p.log === 0 && room() >= 3) grow('log', Math.min(input.logLines, 10));
     else if (p.log > 0) grow('log', Math.min(input.logLines, 10));

@@ -27,7 +27,10 @@ export function planColumns(opts: { width: number; workers: readonly FleetWorker
   const maxWaiting = Math.max(0, ...opts.workers.map((w) => w.waiting ?? 0));
   const num = opts.limit !== null ? `${maxWaiting}/${opts.limit}`.length : String(maxWaiting).length;
   const waitingWidth = (opts.limit !== null ? BAR_WIDTH + 1 : 0) + Math.max(num, opts.limit !== null ? 4 : 7);
-  const perReplica = Math.max(8, ...opts.workers.map((w) => w.inflightByReplica.map((v) => (v === null ? '–' : String(v))).join('|').length));
+  const perReplica = Math.max(
+    8,
+    ...opts.workers.map((w) => w.inflightByReplica.map((v) => (v === null ? '–' : String(v))).join('|').length),
+  );
   let cols: Column[] = [
     { id: 'worker', title: 'WORKER', width: 0, align: 'left' },
     { id: 'waiting', title: 'WAITING', width: waitingWidth, align: 'left' },

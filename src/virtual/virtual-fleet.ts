@@ -36,7 +36,15 @@ export class VirtualFleet {
     this.params = { ...DEFAULT_ENGINE_PARAMS, ...o.engine };
     this.engines = Array.from(
       { length: o.workers },
-      (_, i) => new SimEngine({ flavor: o.flavor ?? 'sglang', model: 'virtual', dpSize: 1, params: this.params, seed: o.seed + i, clock: this.clock }),
+      (_, i) =>
+        new SimEngine({
+          flavor: o.flavor ?? 'sglang',
+          model: 'virtual',
+          dpSize: 1,
+          params: this.params,
+          seed: o.seed + i,
+          clock: this.clock,
+        }),
     );
     this.workers = this.engines.map((_, i) => ({ id: `virtual://engine-${i}`, slot: i, inflight: 0 }));
     this.table = new LoadTable(c.loadFreshnessMs);
@@ -48,7 +56,11 @@ export class VirtualFleet {
       this.table.setInPool(w, true);
     }
     this.index = new PrefixIndex({ maxBlocks: c.prefixIndexMaxBlocks });
-    this.prefix = new PrefixLookup(this.index, (slot) => this.workers[slot], () => true);
+    this.prefix = new PrefixLookup(
+      this.index,
+      (slot) => this.workers[slot],
+      () => true,
+    );
     this.policy = createPolicy(c);
     const rng = new Rng(o.seed ^ 0x2545f491);
     this.random = () => rng.next();
@@ -60,7 +72,11 @@ export class VirtualFleet {
    * same /v1/loads reader as over HTTP (so freshness and staleness are modelled);
    * `onReading` sees each engine's readings as they enter the load table.
    */
-  startSampling(endMs: number | (() => boolean), onReading?: (now: number, engine: number, readings: Iterable<readonly [number, RankReading]>) => void, onRound?: (now: number) => void): void {
+  startSampling(
+    endMs: number | (() => boolean),
+    onReading?: (now: number, engine: number, readings: Iterable<readonly [number, RankReading]>) => void,
+    onRound?: (now: number) => void,
+  ): void {
     const sample = (): void => {
       const now = this.clock.now();
       this.engines.forEach((e, i) => {

@@ -100,7 +100,18 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
     }
     return windows[i]!;
   };
-  const result: VirtualRunResult = { windows, decisions: zeroDecisions(), sent: 0, finished: 0, refused: 0, failures: 0, ttftMs: [], misses: { noCandidate: 0, capacity: 0 }, promptTokens: 0, cachedTokens: 0 };
+  const result: VirtualRunResult = {
+    windows,
+    decisions: zeroDecisions(),
+    sent: 0,
+    finished: 0,
+    refused: 0,
+    failures: 0,
+    ttftMs: [],
+    misses: { noCandidate: 0, capacity: 0 },
+    promptTokens: 0,
+    cachedTokens: 0,
+  };
   const endMs = opts.durationS * 1000;
 
   // Load sampling: each poll reads what the engine's /v1/loads would say now.
@@ -139,7 +150,13 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
     const { prefixHashes, inputTokens } = textKey(text, c.blockSize);
     const view = table.view(now);
     const hints = policy.usesPrefix ? new Int32Array(prefixHashes.length) : undefined;
-    const outcome = policy.select({ pool: view, load: view, inputTokens, prefix: policy.usesPrefix ? prefix.signal(prefixHashes, hints) : undefined, random });
+    const outcome = policy.select({
+      pool: view,
+      load: view,
+      inputTokens,
+      prefix: policy.usesPrefix ? prefix.signal(prefixHashes, hints) : undefined,
+      random,
+    });
     const win = windowAt(now);
     if (!outcome.ok) {
       win.failures++;

@@ -85,7 +85,13 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
     const hashes = blockHashes(tokens, c.blockSize);
     const view = table.view(now);
     const hints = policy.usesPrefix ? new Int32Array(hashes.length) : undefined;
-    const outcome = policy.select({ pool: view, load: view, inputTokens: tokens.length, prefix: policy.usesPrefix ? prefix.signal(hashes, hints) : undefined, random });
+    const outcome = policy.select({
+      pool: view,
+      load: view,
+      inputTokens: tokens.length,
+      prefix: policy.usesPrefix ? prefix.signal(hashes, hints) : undefined,
+      random,
+    });
     if (!outcome.ok) {
       result.failures++;
       settled(i);

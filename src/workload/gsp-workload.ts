@@ -82,7 +82,13 @@ export function gspTrace(o: GspOptions): TraceRequest[] {
       segments.push([`q${i}.${k}`, draw(o.questionLen)]);
       const hashIds = blockIds(segments, ids);
       const input = segments.reduce((a, [, n]) => a + n, 0);
-      out.push({ atMs: previous < 0 ? Math.round(t) : 0, inputLength: input, outputLength: output, hashIds, ...(previous >= 0 ? { after: previous } : {}) });
+      out.push({
+        atMs: previous < 0 ? Math.round(t) : 0,
+        inputLength: input,
+        outputLength: output,
+        hashIds,
+        ...(previous >= 0 ? { after: previous } : {}),
+      });
       previous = out.length - 1;
       segments.push([`a${i}.${k}`, output]);
     }

@@ -49,9 +49,14 @@ export function parseMooncakeTrace(text: string, blockSize: number): { requests:
     }
     const whole = (k: string, min: number): number | string => {
       const v = o[k];
-      return typeof v === 'number' && Number.isSafeInteger(v) && v >= min ? v : `${k} is ${v === undefined ? 'missing' : JSON.stringify(v)?.slice(0, 32)}, not a whole number${min > 0 ? ` ≥ ${min}` : ''}`;
+      return typeof v === 'number' && Number.isSafeInteger(v) && v >= min
+        ? v
+        : `${k} is ${v === undefined ? 'missing' : JSON.stringify(v)?.slice(0, 32)}, not a whole number${min > 0 ? ` ≥ ${min}` : ''}`;
     };
-    const at = typeof o.timestamp === 'number' && Number.isFinite(o.timestamp) && o.timestamp >= 0 ? o.timestamp : `timestamp is ${o.timestamp === undefined ? 'missing' : JSON.stringify(o.timestamp)?.slice(0, 32)}, not a number ≥ 0`;
+    const at =
+      typeof o.timestamp === 'number' && Number.isFinite(o.timestamp) && o.timestamp >= 0
+        ? o.timestamp
+        : `timestamp is ${o.timestamp === undefined ? 'missing' : JSON.stringify(o.timestamp)?.slice(0, 32)}, not a number ≥ 0`;
     const input = whole('input_length', 1);
     const output = whole('output_length', 1);
     const ids = o.hash_ids;
@@ -67,7 +72,10 @@ export function parseMooncakeTrace(text: string, blockSize: number): { requests:
     }
     const want = Math.ceil((input as number) / blockSize);
     if (ids.length !== want) {
-      problems.push({ line: n, reason: `${ids.length} hash_ids for ${input} input tokens; blocks of ${blockSize} need ${want} (--trace-block-size?)` });
+      problems.push({
+        line: n,
+        reason: `${ids.length} hash_ids for ${input} input tokens; blocks of ${blockSize} need ${want} (--trace-block-size?)`,
+      });
       return;
     }
     requests.push({ atMs: at as number, inputLength: input as number, outputLength: output as number, hashIds: ids as number[] });
@@ -79,7 +87,10 @@ export function parseMooncakeTrace(text: string, blockSize: number): { requests:
  * The part of a trace to replay: requests from `fromMs` to `toMs` (trace time), the
  * first `limit` of them, re-timed from 0 and compressed by `speedup`.
  */
-export function selectTrace(requests: readonly TraceRequest[], o: { fromMs?: number; toMs?: number; limit?: number; speedup?: number }): TraceRequest[] {
+export function selectTrace(
+  requests: readonly TraceRequest[],
+  o: { fromMs?: number; toMs?: number; limit?: number; speedup?: number },
+): TraceRequest[] {
   const from = o.fromMs ?? 0;
   const to = o.toMs ?? Infinity;
   const picked = requests.filter((r) => r.atMs >= from && r.atMs < to).slice(0, o.limit ?? Infinity);
@@ -123,6 +134,7 @@ export function traceFollowers(requests: readonly TraceRequest[]): Map<number, n
 /** A digest of what a run replays, so two runs can be shown to be the same workload. */
 export function traceDigest(requests: readonly TraceRequest[]): string {
   const h = createHash('sha256');
-  for (const r of requests) h.update(`${r.atMs},${r.inputLength},${r.outputLength},${r.hashIds.join(' ')}${r.after === undefined ? '' : `,after ${r.after}`}\n`);
+  for (const r of requests)
+    h.update(`${r.atMs},${r.inputLength},${r.outputLength},${r.hashIds.join(' ')}${r.after === undefined ? '' : `,after ${r.after}`}\n`);
   return h.digest('hex').slice(0, 16);
 }

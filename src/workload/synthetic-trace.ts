@@ -35,7 +35,9 @@ export function conversationTrace(o: ConversationTraceOptions): TraceRequest[] {
   const rng = new Rng(o.seed);
   const exp = (mean: number): number => -Math.log(1 - rng.next()) * mean;
   let nextId = 1_000_000;
-  const systemIds = Array.from({ length: o.apps }, (_, a) => Array.from({ length: Math.floor(o.systemTokens / o.blockSize) }, (_, b) => a * 1000 + b));
+  const systemIds = Array.from({ length: o.apps }, (_, a) =>
+    Array.from({ length: Math.floor(o.systemTokens / o.blockSize) }, (_, b) => a * 1000 + b),
+  );
   const appWeights = Array.from({ length: o.apps }, (_, a) => 1 / (a + 1));
   const weightSum = appWeights.reduce((x, y) => x + y, 0);
   const pickApp = (): number => {
@@ -75,5 +77,9 @@ export function conversationTrace(o: ConversationTraceOptions): TraceRequest[] {
 
 /** One trace request per line, as the published traces write them. */
 export function toMooncakeJsonl(trace: readonly TraceRequest[]): string {
-  return trace.map((r) => JSON.stringify({ timestamp: r.atMs, input_length: r.inputLength, output_length: r.outputLength, hash_ids: r.hashIds })).join('\n') + '\n';
+  return (
+    trace
+      .map((r) => JSON.stringify({ timestamp: r.atMs, input_length: r.inputLength, output_length: r.outputLength, hash_ids: r.hashIds }))
+      .join('\n') + '\n'
+  );
 }

@@ -94,7 +94,16 @@ export class TrafficDriver {
   private stopping: Promise<void> | undefined;
   /** Resolves once every arrival before the horizon has been dispatched (sent, held or shed). */
   readonly dispatched: Promise<void>;
-  private readonly c: Omit<DriverCounts, 'inflight' | 'waiting'> = { dispatched: 0, sent: 0, finished: 0, ok: 0, failed: 0, shed: 0, held: 0, unsent: 0 };
+  private readonly c: Omit<DriverCounts, 'inflight' | 'waiting'> = {
+    dispatched: 0,
+    sent: 0,
+    finished: 0,
+    ok: 0,
+    failed: 0,
+    shed: 0,
+    held: 0,
+    unsent: 0,
+  };
 
   constructor(workload: Workload, opts: DriverOptions) {
     this.workload = workload;

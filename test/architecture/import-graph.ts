@@ -25,8 +25,12 @@ export function compiledImports(root: string, dist: string, folders: readonly st
       if (entry.isDirectory()) visit(rel);
       else if (rel.endsWith('.js') && hasSource(root, rel)) {
         const text = readFileSync(path.join(dist, rel), 'utf8');
-        for (const [re, dynamic] of [[STATIC, false], [DYNAMIC, true]] as const) {
-          for (const m of text.matchAll(re)) edges.push({ from: rel, to: path.posix.normalize(path.posix.join(path.posix.dirname(rel), m[1]!)), dynamic });
+        for (const [re, dynamic] of [
+          [STATIC, false],
+          [DYNAMIC, true],
+        ] as const) {
+          for (const m of text.matchAll(re))
+            edges.push({ from: rel, to: path.posix.normalize(path.posix.join(path.posix.dirname(rel), m[1]!)), dynamic });
         }
       }
     }

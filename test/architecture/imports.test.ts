@@ -39,7 +39,9 @@ describe('the import graph of the compiled program', () => {
   });
 
   it('ranks every area under src/', () => {
-    const areas = readdirSync(path.join(root, 'src'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `src/${d.name}`);
+    const areas = readdirSync(path.join(root, 'src'), { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => `src/${d.name}`);
     expect(areas.filter((a) => !(a in RANKS))).toEqual([]);
   });
 

@@ -58,7 +58,8 @@ describe('router counters from /metrics', () => {
   });
 
   it('finds OpenMetrics-style counter families too', () => {
-    const om = '# TYPE sgl_router_cache_aware_decisions counter\nsgl_router_cache_aware_decisions_total{model_id="m",decision="cache_hit"} 3\n# EOF\n';
+    const om =
+      '# TYPE sgl_router_cache_aware_decisions counter\nsgl_router_cache_aware_decisions_total{model_id="m",decision="cache_hit"} 3\n# EOF\n';
     expect(readRouterCounters(om)!.decisions.cache_hit).toBe(3);
   });
 

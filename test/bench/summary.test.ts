@@ -24,7 +24,18 @@ function result(over: Partial<RequestResult>): RequestResult {
   };
 }
 
-const counts: DriverCounts = { dispatched: 10, sent: 9, finished: 9, ok: 6, failed: 3, inflight: 0, shed: 1, held: 2, waiting: 0, unsent: 0 };
+const counts: DriverCounts = {
+  dispatched: 10,
+  sent: 9,
+  finished: 9,
+  ok: 6,
+  failed: 3,
+  inflight: 0,
+  shed: 1,
+  held: 2,
+  waiting: 0,
+  unsent: 0,
+};
 
 describe('percentiles', () => {
   it('uses nearest rank: every figure is a value some request saw', () => {

@@ -60,15 +60,19 @@ describe('TTFT at the client and at the router agree on a saturated run', () => 
 
   it('medians within 20 %', async () => {
     const ttfts: number[] = [];
-    const run = await runAgainst(router.url, {
-      workload: { ...DEFAULT_WORKLOAD, rate: 60, burstFactor: 1, outputMedianTokens: 32, outputMaxTokens: 64 },
-      durationMs: 6000,
-      graceMs: 8000,
-      warmupMs: 0,
-      timeoutMs: 30_000,
-      maxInFlight: 512,
-      model: undefined,
-    }, { onResult: (r) => void (r.ttftMs !== undefined && ttfts.push(r.ttftMs)) });
+    const run = await runAgainst(
+      router.url,
+      {
+        workload: { ...DEFAULT_WORKLOAD, rate: 60, burstFactor: 1, outputMedianTokens: 32, outputMaxTokens: 64 },
+        durationMs: 6000,
+        graceMs: 8000,
+        warmupMs: 0,
+        timeoutMs: 30_000,
+        maxInFlight: 512,
+        model: undefined,
+      },
+      { onResult: (r) => void (r.ttftMs !== undefined && ttfts.push(r.ttftMs)) },
+    );
     const client = run.summary.ttft_ms.p50;
     const atRouter = run.router?.ttft ? histogramQuantile(run.router.ttft, 0.5) : null;
     expect(client).not.toBeNull();
@@ -80,7 +84,9 @@ describe('TTFT at the client and at the router agree on a saturated run', () => 
     // its buckets. Buckets here are up to twice as wide as their lower bound, so the
     // like-for-like check puts the client's own TTFTs in the same buckets first.
     const h = run.router!.ttft!;
-    const clientInRouterBuckets = histogramQuantile({ le: h.le, counts: h.le.map((le) => ttfts.filter((t) => t / 1000 <= le).length), total: ttfts.length }, 0.5)! * 1000;
+    const clientInRouterBuckets =
+      histogramQuantile({ le: h.le, counts: h.le.map((le) => ttfts.filter((t) => t / 1000 <= le).length), total: ttfts.length }, 0.5)! *
+      1000;
     const msg = `client ${client} ms (${Math.round(clientInRouterBuckets)} ms in the router's buckets), router ${Math.round(routerMs)} ms`;
     expect(Math.abs(clientInRouterBuckets - routerMs) / routerMs, msg).toBeLessThanOrEqual(0.2);
     // And the exact client median lies in the router's bucket of its own median.

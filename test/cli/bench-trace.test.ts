@@ -24,7 +24,14 @@ beforeAll(async () => {
     t += -Math.log(1 - rnd()) * 100;
     const g = Math.floor(rnd() ** 2 * 8);
     const ids = [g * 10, g * 10 + 1, g * 10 + 2, ...Array.from({ length: 1 + Math.floor(rnd() * 2) }, () => own++)];
-    lines.push(JSON.stringify({ timestamp: Math.round(t), input_length: (ids.length - 1) * 512 + 1 + Math.floor(rnd() * 511), output_length: 16 + Math.floor(rnd() * 48), hash_ids: ids }));
+    lines.push(
+      JSON.stringify({
+        timestamp: Math.round(t),
+        input_length: (ids.length - 1) * 512 + 1 + Math.floor(rnd() * 511),
+        output_length: 16 + Math.floor(rnd() * 48),
+        hash_ids: ids,
+      }),
+    );
   }
   await writeFile(trace, `${lines.join('\n')}\n`);
 });
@@ -32,13 +39,28 @@ afterAll(async () => rm(dir, { recursive: true, force: true }));
 
 describe('routerctl bench --trace --clock virtual', () => {
   it('two runs with the same seed print byte-identical JSON; round robin reuses less than cache_aware', async () => {
-    const args = ['bench', '--trace', trace, '--clock', 'virtual', '--compare', '--policy round_robin', '', '--sweep', 'worker-queue-limit=4', '--json'];
+    const args = [
+      'bench',
+      '--trace',
+      trace,
+      '--clock',
+      'virtual',
+      '--compare',
+      '--policy round_robin',
+      '',
+      '--sweep',
+      'worker-queue-limit=4',
+      '--json',
+    ];
     const a = await runCli(args);
     const b = await runCli(args);
     expect(a.stderr).toBe('');
     expect(a.code).toBe(0);
     expect(a.stdout).toBe(b.stdout);
-    const report = JSON.parse(a.stdout) as { trace: { requests: number; digest: string }; runs: Array<{ label: string; finished: number; cached_token_ratio: number; decisions: Record<string, number> }> };
+    const report = JSON.parse(a.stdout) as {
+      trace: { requests: number; digest: string };
+      runs: Array<{ label: string; finished: number; cached_token_ratio: number; decisions: Record<string, number> }>;
+    };
     expect(report.trace.requests).toBe(200);
     expect(report.trace.digest).toMatch(/^[0-9a-f]{16}$/);
     expect(report.runs.map((r) => r.label)).toEqual(['--policy round_robin', '(defaults)', '--worker-queue-limit 4']);
@@ -53,7 +75,9 @@ describe('routerctl bench --trace --clock virtual', () => {
   it('the text report has one row per configuration and names the digest', async () => {
     const r = await runCli(['bench', '--trace', trace, '--clock', 'virtual', '--trace-limit', '50']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^trace trace\.jsonl: 50 requests \(digest [0-9a-f]{16}\), blocks of 512 tokens; 8 simulated engines; virtual clock\n/);
+    expect(r.stdout).toMatch(
+      /^trace trace\.jsonl: 50 requests \(digest [0-9a-f]{16}\), blocks of 512 tokens; 8 simulated engines; virtual clock\n/,
+    );
     expect(r.stdout).toMatch(/\| A \| \(defaults\) \| [\d.]+% \|/);
     // The TTFT chart under the table, plain under NO_COLOR.
     expect(r.stdout).toMatch(/\nTTFT by configuration \(simulated ms\)   lines: p99   p90   p50\n/);
@@ -63,7 +87,10 @@ describe('routerctl bench --trace --clock virtual', () => {
   it.each([
     [['--clock', 'virtual'], /^error RCTL_E_USAGE: --clock virtual replays a trace: give it with --trace FILE \(or --workload gsp\)/],
     [['--trace', 'T', '--workload', 'gsp'], /^error RCTL_E_USAGE: --trace and --workload gsp are two workloads: give one/],
-    [['--workload', 'gsp', '--gsp-group-distribution', 'zipf'], /--gsp-zipf-alpha goes with --gsp-group-distribution zipf, and zipf needs it/],
+    [
+      ['--workload', 'gsp', '--gsp-group-distribution', 'zipf'],
+      /--gsp-zipf-alpha goes with --gsp-group-distribution zipf, and zipf needs it/,
+    ],
     [['--workload', 'gsp', '--url', 'http://127.0.0.1:9'], /--workload gsp runs simulated fleets of its own: it takes no --url/],
     [['--trace', 'T', '--clock', 'virtual', '--trace-window', '5..2'], /--trace-window takes START\.\.END seconds with END after START/],
   ])('%j is refused in one line', async (args, message) => {
@@ -89,7 +116,11 @@ describe('routerctl bench --trace --clock virtual', () => {
     const wall = await runCli([...args, '--clock', 'wall']);
     expect(wall.code).toBe(0);
     const virtual = await runCli([...args, '--clock', 'virtual']);
-    type Report = { clock: string; trace: { digest: string }; runs: Array<{ finished: number; decisions: Record<string, number>; cached_token_ratio: number }> };
+    type Report = {
+      clock: string;
+      trace: { digest: string };
+      runs: Array<{ finished: number; decisions: Record<string, number>; cached_token_ratio: number }>;
+    };
     const w = JSON.parse(wall.stdout) as Report;
     const v = JSON.parse(virtual.stdout) as Report;
     expect(w.clock).toBe('wall');
@@ -102,13 +133,34 @@ describe('routerctl bench --trace --clock virtual', () => {
     expect(Math.abs(w.runs[0]!.cached_token_ratio - v.runs[0]!.cached_token_ratio)).toBeLessThan(0.05);
   }, 60_000);
 
-  it('--workload gsp replays SGLang\'s shared-prefix dataset, multi-turn included, byte-identically for a seed', async () => {
-    const args = ['bench', '--workload', 'gsp', '--gsp-num-groups', '4', '--gsp-prompts-per-group', '4', '--gsp-num-turns', '2', '--rate', '8', '--clock', 'virtual', '--compare', '--policy round_robin', '', '--json'];
+  it("--workload gsp replays SGLang's shared-prefix dataset, multi-turn included, byte-identically for a seed", async () => {
+    const args = [
+      'bench',
+      '--workload',
+      'gsp',
+      '--gsp-num-groups',
+      '4',
+      '--gsp-prompts-per-group',
+      '4',
+      '--gsp-num-turns',
+      '2',
+      '--rate',
+      '8',
+      '--clock',
+      'virtual',
+      '--compare',
+      '--policy round_robin',
+      '',
+      '--json',
+    ];
     const a = await runCli(args);
     const b = await runCli(args);
     expect(a.code).toBe(0);
     expect(a.stdout).toBe(b.stdout);
-    const report = JSON.parse(a.stdout) as { trace: { file: string; requests: number; block_size: number }; runs: Array<{ finished: number; cached_token_ratio: number }> };
+    const report = JSON.parse(a.stdout) as {
+      trace: { file: string; requests: number; block_size: number };
+      runs: Array<{ finished: number; cached_token_ratio: number }>;
+    };
     expect(report.trace).toMatchObject({ file: 'gsp', requests: 32, block_size: 16 });
     for (const r of report.runs) expect(r.finished).toBe(32);
     // The second turn resends the first with its answer: cache-aware routing finds it.

@@ -44,7 +44,9 @@ describe('routerctl bench --url (built binary)', () => {
   it('against a router answering 503: counts the errors by status and cause, prints the summary, exits 1 within duration + grace', async () => {
     const server = await fake({ kind: 'status', status: 503, code: 'no_healthy_workers' });
     const t0 = Date.now();
-    const r = await runCli(['bench', '--url', server.url, '--rate', '20', '--duration', '2s', '--grace', '1s', '--json'], { timeoutMs: 20_000 });
+    const r = await runCli(['bench', '--url', server.url, '--rate', '20', '--duration', '2s', '--grace', '1s', '--json'], {
+      timeoutMs: 20_000,
+    });
     const elapsed = Date.now() - t0;
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout) as UrlReport;
@@ -62,7 +64,9 @@ describe('routerctl bench --url (built binary)', () => {
   it('against a router that stalls: cuts the stragglers at duration + grace and reports them', async () => {
     const server = await fake({ kind: 'stall' });
     const t0 = Date.now();
-    const r = await runCli(['bench', '--url', server.url, '--rate', '10', '--duration', '2s', '--grace', '1s', '--json'], { timeoutMs: 20_000 });
+    const r = await runCli(['bench', '--url', server.url, '--rate', '10', '--duration', '2s', '--grace', '1s', '--json'], {
+      timeoutMs: 20_000,
+    });
     const elapsed = Date.now() - t0;
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout) as UrlReport;
@@ -132,7 +136,19 @@ describe('routerctl bench usage errors', () => {
 describe('routerctl bench --compare (built binary)', () => {
   it('runs two configurations for 5 s on a tiny fleet: same arrivals, every table field, decision counters, nothing left running', async () => {
     const r = await runCli(
-      ['bench', '--compare', '--policy round_robin', '--policy cache_aware --worker-queue-limit 4', '--sim-workers', '2', '--duration', '5s', '--grace', '2s', '--json'],
+      [
+        'bench',
+        '--compare',
+        '--policy round_robin',
+        '--policy cache_aware --worker-queue-limit 4',
+        '--sim-workers',
+        '2',
+        '--duration',
+        '5s',
+        '--grace',
+        '2s',
+        '--json',
+      ],
       { timeoutMs: 90_000 },
     );
     expect(r.stderr).not.toMatch(/error/i);
@@ -200,7 +216,10 @@ describe('routerctl bench --compare (built binary)', () => {
       bench.child.kill('SIGTERM');
       const { code } = await bench.exited(15_000);
       expect(code).toBe(130);
-      const report = JSON.parse(bench.stdout()) as { interrupted: boolean; runs: Array<{ url: string; worker_urls: string[]; interrupted: boolean }> };
+      const report = JSON.parse(bench.stdout()) as {
+        interrupted: boolean;
+        runs: Array<{ url: string; worker_urls: string[]; interrupted: boolean }>;
+      };
       expect(report.interrupted).toBe(true);
       expect(report.runs.length).toBeLessThanOrEqual(1);
       for (const url of report.runs.flatMap((x) => [x.url, ...x.worker_urls])) expect(await refused(url)).toBe(true);

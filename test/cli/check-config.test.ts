@@ -46,9 +46,18 @@ describe('routerctl check-config: exit codes and lines', () => {
 
   it.each([
     [['--policy', 'round_robin', '--worker-queue-limit', '0'], 'error RCTL_E_VALUE_RANGE: --worker-queue-limit must be at least 1'],
-    [['--policy', 'round_robin', '--worker-queue-limit', '4'], 'error RCTL_E_POLICY_REQUIRES_CACHE_AWARE: cache candidate tuning flags require --policy cache_aware (--worker-queue-limit)'],
-    [['--saturation-queue-floor', '2'], 'error RCTL_E_VALUE_FLOOR_REQUIRES_LIMIT: --saturation-queue-floor requires --worker-queue-limit (there is no diversion to cancel without it)'],
-    [['--worker-queue-limit', '4', '--saturation-queue-floor', '5'], 'error RCTL_E_VALUE_FLOOR_ABOVE_LIMIT: --saturation-queue-floor (5) must be at most --worker-queue-limit (4)'],
+    [
+      ['--policy', 'round_robin', '--worker-queue-limit', '4'],
+      'error RCTL_E_POLICY_REQUIRES_CACHE_AWARE: cache candidate tuning flags require --policy cache_aware (--worker-queue-limit)',
+    ],
+    [
+      ['--saturation-queue-floor', '2'],
+      'error RCTL_E_VALUE_FLOOR_REQUIRES_LIMIT: --saturation-queue-floor requires --worker-queue-limit (there is no diversion to cancel without it)',
+    ],
+    [
+      ['--worker-queue-limit', '4', '--saturation-queue-floor', '5'],
+      'error RCTL_E_VALUE_FLOOR_ABOVE_LIMIT: --saturation-queue-floor (5) must be at most --worker-queue-limit (4)',
+    ],
     [['--min-load-choices', '0'], 'error RCTL_E_VALUE_RANGE: --min-load-choices must be at least 1'],
     [['--polcy', 'random'], 'error RCTL_E_PARSE_UNKNOWN_FLAG: unknown flag --polcy; did you mean --policy?'],
   ])('exits 1 for %j with the error first', async (args, first) => {
@@ -59,7 +68,17 @@ describe('routerctl check-config: exit codes and lines', () => {
   });
 
   it('lists every problem, most important class first, then a summary', async () => {
-    const r = await check(['--cb-cool-down-secs', '5', '--cb-threshold', '0', '--policy', 'round_robin', '--worker-queue-limit', '0', '--bogus']);
+    const r = await check([
+      '--cb-cool-down-secs',
+      '5',
+      '--cb-threshold',
+      '0',
+      '--policy',
+      'round_robin',
+      '--worker-queue-limit',
+      '0',
+      '--bogus',
+    ]);
     expect(r.code).toBe(1);
     expect(r.stdout.trimEnd().split('\n')).toEqual([
       'error RCTL_E_PARSE_UNKNOWN_FLAG: unknown flag --bogus',
@@ -89,7 +108,8 @@ describe('routerctl check-config: exit codes and lines', () => {
   it('has help with the settings grouped', async () => {
     const r = await check(['--help']);
     expect(r.code).toBe(0);
-    for (const heading of ['Discovery:', 'Cache-aware routing (--policy cache_aware):', 'check-config:']) expect(r.stdout).toContain(heading);
+    for (const heading of ['Discovery:', 'Cache-aware routing (--policy cache_aware):', 'check-config:'])
+      expect(r.stdout).toContain(heading);
     expect(r.stdout).toContain('--worker-queue-limit');
   });
 });
@@ -101,7 +121,13 @@ describe('routerctl check-config --json', () => {
     const report = json(r.stdout);
     expect(Object.keys(report)).toEqual(['valid', 'errors', 'warnings', 'config', 'origins', 'rcFile', 'probe']);
     expect(report.valid).toBe(false);
-    expect(report.errors[0]).toEqual({ code: 'RCTL_E_VALUE_RANGE', class: 'value', flag: '--worker-queue-limit', message: '--worker-queue-limit must be at least 1', origin: 'flag' });
+    expect(report.errors[0]).toEqual({
+      code: 'RCTL_E_VALUE_RANGE',
+      class: 'value',
+      flag: '--worker-queue-limit',
+      message: '--worker-queue-limit must be at least 1',
+      origin: 'flag',
+    });
     expect(report.errors[1]).toMatchObject({ code: 'RCTL_E_POLICY_REQUIRES_CACHE_AWARE', class: 'policy' });
     expect(report.config).toMatchObject({ policy: 'round_robin', 'worker-queue-limit': 0, 'min-load-choices': 2, 'worker-urls': [] });
     expect(report.origins).toMatchObject({ policy: 'flag', 'min-load-choices': 'default' });
@@ -174,12 +200,22 @@ describe('routerctl check-config with rc files', () => {
   it('names an unknown rc key with a did-you-mean', async () => {
     await write('.routerrc.json', '{"worker-queue-limt": 4}');
     const r = await check([]);
-    expect(r.stdout.split('\n')[0]).toBe('error RCTL_E_PARSE_UNKNOWN_KEY: unknown key worker-queue-limt in .routerrc.json; did you mean worker-queue-limit? (from .routerrc.json:worker-queue-limt)');
+    expect(r.stdout.split('\n')[0]).toBe(
+      'error RCTL_E_PARSE_UNKNOWN_KEY: unknown key worker-queue-limt in .routerrc.json; did you mean worker-queue-limit? (from .routerrc.json:worker-queue-limt)',
+    );
   });
 
   it.each([
-    ['.routerrc', 'policy: cache_aware\n  worker-queue-limit: 4\n', 'error RCTL_E_PARSE_RC_SYNTAX: cannot parse ../.routerrc: bad indentation of a mapping entry (line 2, column 21)'],
-    ['.routerrc.json', '{\n  "worker-queue-limit": 4,\n  "policy": cache_aware\n}\n', "error RCTL_E_PARSE_RC_SYNTAX: cannot parse ../.routerrc.json: unexpected 'c', expected a value (line 3, column 13)"],
+    [
+      '.routerrc',
+      'policy: cache_aware\n  worker-queue-limit: 4\n',
+      'error RCTL_E_PARSE_RC_SYNTAX: cannot parse ../.routerrc: bad indentation of a mapping entry (line 2, column 21)',
+    ],
+    [
+      '.routerrc.json',
+      '{\n  "worker-queue-limit": 4,\n  "policy": cache_aware\n}\n',
+      "error RCTL_E_PARSE_RC_SYNTAX: cannot parse ../.routerrc.json: unexpected 'c', expected a value (line 3, column 13)",
+    ],
   ])('reports a broken %s in one line with its position, no stack trace', async (name, text, line) => {
     await write(name, text);
     await mkdir(path.join(root, 'sub'));
@@ -229,7 +265,11 @@ describe('routerctl check-config --probe against simulated engines', () => {
   let down: string;
   beforeAll(async () => {
     fleet = await startSimFleet({ workers: 2, host: '127.0.0.1', portBase: 0, speedup: 50 });
-    await fetch(`${fleet.urls[1]}/sim/config`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ load_reporting: false }) });
+    await fetch(`${fleet.urls[1]}/sim/config`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ load_reporting: false }),
+    });
     const s = createServer();
     await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
     down = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
@@ -242,9 +282,18 @@ describe('routerctl check-config --probe against simulated engines', () => {
     const r = await check(['--worker-urls', reporting, silent, down, '--worker-queue-limit', '4', '--probe']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('probe (2000 ms per worker):');
-    expect(r.stdout).toContain(`warning RCTL_W_PROBE_NO_LOAD: --worker-queue-limit is set but 1 of 2 workers reports no load (${silent}); the gate will admit them blindly`);
-    expect(r.stdout).toMatch(new RegExp(`warning RCTL_W_PROBE_UNREACHABLE: worker ${down.replace(/[.:/]/g, '\\$&')} is unreachable: .*ECONNREFUSED`));
-    expect(r.stdout).toMatch(new RegExp(`^ {2}${reporting.replace(/[.:/]/g, '\\$&')} +reachable +sglang +models: sim-llama-3.1-8b +load: /v1/loads \\(waiting 0\\) +dp-size 1$`, 'm'));
+    expect(r.stdout).toContain(
+      `warning RCTL_W_PROBE_NO_LOAD: --worker-queue-limit is set but 1 of 2 workers reports no load (${silent}); the gate will admit them blindly`,
+    );
+    expect(r.stdout).toMatch(
+      new RegExp(`warning RCTL_W_PROBE_UNREACHABLE: worker ${down.replace(/[.:/]/g, '\\$&')} is unreachable: .*ECONNREFUSED`),
+    );
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^ {2}${reporting.replace(/[.:/]/g, '\\$&')} +reachable +sglang +models: sim-llama-3.1-8b +load: /v1/loads \\(waiting 0\\) +dp-size 1$`,
+        'm',
+      ),
+    );
   });
 
   it('fails with --strict, and reports the facts in --json', async () => {

@@ -33,9 +33,24 @@ async function streamTokens(url: string, maxTokens: number): Promise<{ tokens: n
 }
 
 /** Long streams on an engine running in real time (~6 ms a token): in flight for many seconds. */
-async function saturated(drainSecs: number, extra: string[] = []): Promise<{ url: string; streams: Array<Promise<{ tokens: number; cut: boolean }>> }> {
+async function saturated(
+  drainSecs: number,
+  extra: string[] = [],
+): Promise<{ url: string; streams: Array<Promise<{ tokens: number; cut: boolean }>> }> {
   fleet = await startSimFleet({ workers: 1, portBase: 0, speedup: 1 });
-  serve = startCli(['serve', '--no-tui', '--port', '0', '--shutdown-drain-secs', String(drainSecs), '--log-format', 'json', ...extra, '--worker-urls', ...fleet.urls]);
+  serve = startCli([
+    'serve',
+    '--no-tui',
+    '--port',
+    '0',
+    '--shutdown-drain-secs',
+    String(drainSecs),
+    '--log-format',
+    'json',
+    ...extra,
+    '--worker-urls',
+    ...fleet.urls,
+  ]);
   const [url] = await serve.waitFor(/^http:\/\/127\.0\.0\.1:\d+$/m);
   const streams = Array.from({ length: 4 }, () => streamTokens(url, 5000));
   // Every stream admitted and flowing before the signal.
@@ -77,7 +92,18 @@ describe('routerctl serve (built binary)', () => {
 
   it('SIGTERM on an idle router: /readyz 503 at once, new generations 503 shutting_down, serving through the pause, clean exit 0 at the drain time', async () => {
     fleet = await startSimFleet({ workers: 1, portBase: 0, speedup: 50 });
-    serve = startCli(['serve', '--no-tui', '--port', '0', '--shutdown-drain-secs', '2', '--log-format', 'json', '--worker-urls', ...fleet.urls]);
+    serve = startCli([
+      'serve',
+      '--no-tui',
+      '--port',
+      '0',
+      '--shutdown-drain-secs',
+      '2',
+      '--log-format',
+      'json',
+      '--worker-urls',
+      ...fleet.urls,
+    ]);
     const [url] = await serve.waitFor(/^http:\/\/127\.0\.0\.1:\d+$/m);
     expect((await rawRequest(`${url}/readyz`)).status).toBe(200);
     const t0 = Date.now();
@@ -87,7 +113,10 @@ describe('routerctl serve (built binary)', () => {
     expect(ready.status).toBe(503);
     expect(ready.headers.connection).toBe('close');
     expect((await rawRequest(`${url}/v1/models`)).status).toBe(200);
-    const refused = await rawRequest(`${url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ messages: [{ role: 'user', content: 'late' }] }) });
+    const refused = await rawRequest(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'late' }] }),
+    });
     expect(refused.status).toBe(503);
     expect(refused.headers['x-router-error-code']).toBe('shutting_down');
     expect((await serve.exited(8000)).code).toBe(0);
@@ -118,7 +147,18 @@ describe('routerctl serve (built binary)', () => {
 
   it('idle, a second SIGTERM during the readiness pause forces the stop: status 143, not 0', async () => {
     fleet = await startSimFleet({ workers: 1, portBase: 0, speedup: 1 });
-    serve = startCli(['serve', '--no-tui', '--port', '0', '--shutdown-drain-secs', '5', '--log-format', 'json', '--worker-urls', ...fleet.urls]);
+    serve = startCli([
+      'serve',
+      '--no-tui',
+      '--port',
+      '0',
+      '--shutdown-drain-secs',
+      '5',
+      '--log-format',
+      'json',
+      '--worker-urls',
+      ...fleet.urls,
+    ]);
     await serve.waitFor(/^http:\/\/127\.0\.0\.1:\d+$/m);
     serve.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
@@ -148,7 +188,10 @@ describe('routerctl serve (built binary)', () => {
     const state = (await rawRequest(`${url}/admin/state`)).json() as { router: { simulated: boolean }; workers: Array<{ url: string }> };
     expect(state.router.simulated).toBe(true);
     expect(state.workers).toHaveLength(2);
-    const r = await rawRequest(`${url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }) });
+    const r = await rawRequest(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }),
+    });
     expect(r.status).toBe(200);
     serve.child.kill('SIGTERM');
     expect((await serve.exited(10_000)).code).toBe(0);

@@ -44,13 +44,23 @@ describe('routerctl sim (built binary)', () => {
     const sim = startCli(['sim', '-n', '2', '--port-base', '0', '--flavor', 'vllm', '--kv-events', '--json']);
     try {
       const [line] = await sim.waitFor(/^\{.*\}\n/m);
-      const info = JSON.parse(line) as { urls: string[]; kv_events_config: Record<string, { endpoint: string; 'replay-endpoint': string; 'dp-size': number }> };
+      const info = JSON.parse(line) as {
+        urls: string[];
+        kv_events_config: Record<string, { endpoint: string; 'replay-endpoint': string; 'dp-size': number }>;
+      };
       expect(Object.keys(info.kv_events_config)).toEqual(info.urls);
       for (const e of Object.values(info.kv_events_config)) {
         expect(e.endpoint).toMatch(/^tcp:\/\/\*:\d+$/);
         expect(e['dp-size']).toBe(1);
       }
-      const probe = await runCli(['check-config', '--worker-urls', ...info.urls, '--kv-events', JSON.stringify(info.kv_events_config), '--probe']);
+      const probe = await runCli([
+        'check-config',
+        '--worker-urls',
+        ...info.urls,
+        '--kv-events',
+        JSON.stringify(info.kv_events_config),
+        '--probe',
+      ]);
       expect(probe.code).toBe(0);
       expect(probe.stdout).toMatch(/vllm .*kv events \(--kv-events\) \(block 16\)/);
       sim.child.kill('SIGINT');
@@ -61,10 +71,29 @@ describe('routerctl sim (built binary)', () => {
   });
 
   it('--as-sglang --tokenizer <qwen3> --json: no simulated marker in /server_info or /v1/models, the replay buffer in kv_events_config', async () => {
-    const sim = startCli(['sim', '-n', '1', '--port-base', '0', '--as-sglang', '--tokenizer', QWEN3, '--kv-events', '--kv-events-buffer', '7', '--load-publish', '--json']);
+    const sim = startCli([
+      'sim',
+      '-n',
+      '1',
+      '--port-base',
+      '0',
+      '--as-sglang',
+      '--tokenizer',
+      QWEN3,
+      '--kv-events',
+      '--kv-events-buffer',
+      '7',
+      '--load-publish',
+      '--json',
+    ]);
     try {
       const [line] = await sim.waitFor(/^\{.*\}\n/m);
-      const out = JSON.parse(line) as { urls: string[]; as_sglang: boolean; tokenizer: string; kv_events: Array<{ replay_endpoints: string[] }> };
+      const out = JSON.parse(line) as {
+        urls: string[];
+        as_sglang: boolean;
+        tokenizer: string;
+        kv_events: Array<{ replay_endpoints: string[] }>;
+      };
       expect(out).toMatchObject({ as_sglang: true, tokenizer: QWEN3 });
       expect(out.kv_events[0]!.replay_endpoints).toHaveLength(1);
       const url = out.urls[0]!;
@@ -75,7 +104,9 @@ describe('routerctl sim (built binary)', () => {
       const models = (await getJson(`${url}/v1/models`)) as { data: Array<Record<string, unknown>> };
       expect(models.data[0]).not.toHaveProperty('simulated');
       // Rendered by the Qwen3 template, <|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n is 9 of its tokens.
-      const chat = (await post(`${url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'hello' }], max_tokens: 1 })).json() as { usage: { prompt_tokens: number } };
+      const chat = (await post(`${url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'hello' }], max_tokens: 1 })).json() as {
+        usage: { prompt_tokens: number };
+      };
       expect(chat.usage.prompt_tokens).toBe(9);
       sim.child.kill('SIGINT');
       expect((await sim.exited()).code).toBe(0);
@@ -92,8 +123,14 @@ describe('routerctl sim (built binary)', () => {
     [['sim', '--kv-events-port', '5557'], /--kv-events-port places the KV event sockets; it needs --kv-events/],
     [['sim', '--workers', '0'], /--workers must be a whole number of at least 1/],
     [['sim', '--flavor', 'tgi'], /^error RCTL_E_USAGE: invalid value 'tgi' for --flavor: expected one of sglang, vllm\n/],
-    [['sim', '--flavor', 'vlm'], /^error RCTL_E_USAGE: invalid value 'vlm' for --flavor: expected one of sglang, vllm \(did you mean vllm\?\)\n/],
-    [['top', '--sort', 'wating'], /^error RCTL_E_USAGE: invalid value 'wating' for --sort: expected one of waiting, rejections, running, inflight, age, url \(did you mean waiting\?\)\n/],
+    [
+      ['sim', '--flavor', 'vlm'],
+      /^error RCTL_E_USAGE: invalid value 'vlm' for --flavor: expected one of sglang, vllm \(did you mean vllm\?\)\n/,
+    ],
+    [
+      ['top', '--sort', 'wating'],
+      /^error RCTL_E_USAGE: invalid value 'wating' for --sort: expected one of waiting, rejections, running, inflight, age, url \(did you mean waiting\?\)\n/,
+    ],
     [['sim', '--kv-events', '--kv-events-format', 'mapp'], /did you mean map\?/],
     [['sim', '--flavor', 'vllm', '--kv-events', '--load-publish'], /--load-publish is SGLang's LoadStat push; vLLM has none/],
     [['sim', '--speedup', '-1'], /--speedup must be a number greater than 0/],
@@ -104,7 +141,12 @@ describe('routerctl sim (built binary)', () => {
     expect(r.stderr).toMatch(message);
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
     // The error is one line; a usage hint may follow it.
-    expect(r.stderr.trimEnd().split('\n').filter((l) => !l.startsWith('run routerctl'))).toHaveLength(1);
+    expect(
+      r.stderr
+        .trimEnd()
+        .split('\n')
+        .filter((l) => !l.startsWith('run routerctl')),
+    ).toHaveLength(1);
   });
 
   it('says so when the port is taken', async () => {

@@ -35,13 +35,16 @@ export function assertBuilt(): void {
  * caller, and HOME/XDG_CONFIG_HOME pointed at `home` so no rc file of the machine's
  * user is found.
  */
-export function runCli(args: readonly string[], options: { cwd: string; home: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CliResult> {
+export function runCli(
+  args: readonly string[],
+  options: { cwd: string; home: string; env?: NodeJS.ProcessEnv; timeoutMs?: number },
+): Promise<CliResult> {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ROUTERCTL_') && k !== 'NO_COLOR') env[k] = v;
   Object.assign(env, { HOME: options.home, XDG_CONFIG_HOME: path.join(options.home, '.config'), FORCE_COLOR: '0' }, options.env);
   return new Promise((resolve) => {
     execFile(process.execPath, [bin, ...args], { cwd: options.cwd, env, timeout: options.timeoutMs ?? 20_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
       resolve({ code, stdout, stderr });
     });
   });

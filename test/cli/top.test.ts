@@ -20,7 +20,10 @@ function assertBuilt(): void {
   for (const dir of ['src/top', 'src/fleet', 'src/tui', 'src/tui/components']) {
     for (const f of readdirSync(path.join(root, dir)).filter((n) => /\.tsx?$/.test(n))) {
       const out = path.join(root, 'dist', dir, f.replace(/\.tsx?$/, '.js'));
-      if (statSync(out, { throwIfNoEntry: false })?.mtimeMs === undefined || statSync(out).mtimeMs < statSync(path.join(root, dir, f)).mtimeMs) {
+      if (
+        statSync(out, { throwIfNoEntry: false })?.mtimeMs === undefined ||
+        statSync(out).mtimeMs < statSync(path.join(root, dir, f)).mtimeMs
+      ) {
         throw new Error(`dist/ is missing or older than ${dir}/${f}: run npx tsc -p . first (npm test does)`);
       }
     }
@@ -85,7 +88,10 @@ describe('routerctl top against a running router (admin API)', () => {
     expect(rowOf(r.stdout, fleet.urls[1]!)).toMatch(/\s4\/6\s.*\sno\s/);
     expect(rowOf(r.stdout, fleet.urls[2]!)).toMatch(/\s0\/6\s.*\sno\s/);
     // Sorted by waiting: the longest queue first.
-    const order = r.stdout.split('\n').filter((l) => l.startsWith('127.0.0.1:')).map((l) => l.split(/\s+/)[1]);
+    const order = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('127.0.0.1:'))
+      .map((l) => l.split(/\s+/)[1]);
     expect(order).toEqual(['9/6', '4/6', '0/6']);
     expect(r.stdout).not.toMatch(/\u001b\[/);
   });
@@ -93,7 +99,12 @@ describe('routerctl top against a running router (admin API)', () => {
   it('--json prints the merged state with the pinned waiting counts', async () => {
     const r = await runCli(['top', '--url', router.url, '--json']);
     expect(r.code).toBe(0);
-    const j = JSON.parse(r.stdout) as { source: string; router: { worker_queue_limit: number }; workers: Array<{ url: string; waiting: number; gated: boolean; fresh: boolean }>; replicas: unknown[] };
+    const j = JSON.parse(r.stdout) as {
+      source: string;
+      router: { worker_queue_limit: number };
+      workers: Array<{ url: string; waiting: number; gated: boolean; fresh: boolean }>;
+      replicas: unknown[];
+    };
     expect(j.source).toBe('admin');
     expect(j.router.worker_queue_limit).toBe(6);
     expect(j.replicas).toHaveLength(1);
@@ -115,7 +126,7 @@ describe('routerctl top against a running router (admin API)', () => {
     expect(rowOf(once.stdout, fleet.urls[0]!)).toMatch(/9\/6 .* 0\|0 /);
   });
 
-  it('--source prometheus reads the same router\'s /metrics, and says what it cannot show', async () => {
+  it("--source prometheus reads the same router's /metrics, and says what it cannot show", async () => {
     const r = await runCli(['top', '--url', router.url, '--once', '--source', 'prometheus']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('source prometheus /metrics');
@@ -137,7 +148,7 @@ describe('routerctl top against a running router (admin API)', () => {
   });
 });
 
-describe('routerctl top against a Prometheus endpoint with the reference router\'s names', () => {
+describe("routerctl top against a Prometheus endpoint with the reference router's names", () => {
   let url: string;
   beforeAll(async () => {
     url = await serveText({ '/metrics': rustMetrics });
@@ -180,8 +191,10 @@ describe('routerctl top against a Prometheus endpoint with the reference router\
     expect(r.stderr).toMatch(/^error RCTL_E_NOT_A_ROUTER: .*no routerctl admin API/);
   });
 
-  it('an engine\'s /metrics is not a router\'s', async () => {
-    const engine = await serveText({ '/metrics': readFileSync(path.join(root, 'test/prometheus/fixtures/sglang-engine-metrics.txt'), 'utf8') });
+  it("an engine's /metrics is not a router's", async () => {
+    const engine = await serveText({
+      '/metrics': readFileSync(path.join(root, 'test/prometheus/fixtures/sglang-engine-metrics.txt'), 'utf8'),
+    });
     const r = await runCli(['top', '--url', engine, '--once']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error RCTL_E_NOT_A_ROUTER: .*SGLang engine/);
@@ -275,7 +288,12 @@ describe('routerctl top --engines (no router)', () => {
   it('--json shows each engine of both flavours with its queue summed over ranks, and says what it cannot show', async () => {
     const r = await runCli(['top', '--engines', ...sglang.urls, ...vllm.urls, '--json']);
     expect(r.code).toBe(0);
-    const j = JSON.parse(r.stdout) as { source: string; workers: Array<{ url: string; waiting: number; running: number; gated: unknown }>; cannot_show: string[]; decisions: unknown };
+    const j = JSON.parse(r.stdout) as {
+      source: string;
+      workers: Array<{ url: string; waiting: number; running: number; gated: unknown }>;
+      cannot_show: string[];
+      decisions: unknown;
+    };
     expect(j.source).toBe('engine');
     expect(j.workers.map((w) => [w.url, w.waiting])).toEqual([
       [sglang.urls[0], 7],
@@ -326,10 +344,17 @@ describe('routerctl top --json --watch and --record', () => {
       await cli.waitFor(/(\{.*\}\n){3}/s, 10_000);
       cli.child.kill('SIGINT');
       expect((await cli.exited(5000)).code).toBe(0);
-      const lines = cli.stdout().trim().split('\n').map((l) => JSON.parse(l) as { workers: unknown[] });
+      const lines = cli
+        .stdout()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { workers: unknown[] });
       expect(lines.length).toBeGreaterThanOrEqual(3);
       expect(lines.every((l) => l.workers.length === 2)).toBe(true);
-      const recorded = read(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { at: number; replica: string; source: string; live: boolean; snapshot: { workers: unknown[] } });
+      const recorded = read(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { at: number; replica: string; source: string; live: boolean; snapshot: { workers: unknown[] } });
       expect(recorded.length).toBeGreaterThanOrEqual(2);
       expect(recorded[0]).toMatchObject({ replica: router.url, source: 'admin', live: true });
       expect(recorded[0]!.snapshot.workers).toHaveLength(2);
@@ -339,7 +364,9 @@ describe('routerctl top --json --watch and --record', () => {
       const replayed = await runCli(['top', '--replay', file, '--json']);
       expect(replayed.code).toBe(0);
       expect((JSON.parse(replayed.stdout) as { workers: unknown[] }).workers).toHaveLength(2);
-      expect(replayed.stderr).toMatch(new RegExp(`1 line of .* are not recorded updates and were left out \\(line ${recorded.length + 1}\\)`));
+      expect(replayed.stderr).toMatch(
+        new RegExp(`1 line of .* are not recorded updates and were left out \\(line ${recorded.length + 1}\\)`),
+      );
       const once = await runCli(['top', '--replay', file, '--once']);
       expect(once.code).toBe(0);
       expect(once.stdout).toContain('source admin API');

@@ -23,7 +23,18 @@ describe('the code catalogue', () => {
     for (const e of entries) {
       expect(page, e.code).toContain(`\\fB${e.code}\\fR (${e.class.replace('-', '\\-')})`);
     }
-    for (const section of ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'OPTIONS', 'FILES', 'ENVIRONMENT', 'EXIT STATUS', 'ERROR CODES', 'EXAMPLES', 'SEE ALSO']) {
+    for (const section of [
+      'NAME',
+      'SYNOPSIS',
+      'DESCRIPTION',
+      'OPTIONS',
+      'FILES',
+      'ENVIRONMENT',
+      'EXIT STATUS',
+      'ERROR CODES',
+      'EXAMPLES',
+      'SEE ALSO',
+    ]) {
       expect(page).toContain(`.SH ${section}\n`);
     }
   });
@@ -41,19 +52,35 @@ describe('formatProblem', () => {
 
   it.each([
     ['a flag value', base, 'error RCTL_E_VALUE_RANGE: --worker-queue-limit must be at least 1'],
-    ['an rc value', { ...base, origin: '.routerrc:worker-queue-limit' }, 'error RCTL_E_VALUE_RANGE: --worker-queue-limit must be at least 1 (from .routerrc:worker-queue-limit)'],
+    [
+      'an rc value',
+      { ...base, origin: '.routerrc:worker-queue-limit' },
+      'error RCTL_E_VALUE_RANGE: --worker-queue-limit must be at least 1 (from .routerrc:worker-queue-limit)',
+    ],
     [
       'a message that does not name its flag',
-      { ...base, code: 'RCTL_E_POLICY_REQUIRES_CACHE_AWARE', class: 'policy', message: 'cache candidate tuning flags require --policy cache_aware', origin: 'env ROUTERCTL_WORKER_QUEUE_LIMIT' },
+      {
+        ...base,
+        code: 'RCTL_E_POLICY_REQUIRES_CACHE_AWARE',
+        class: 'policy',
+        message: 'cache candidate tuning flags require --policy cache_aware',
+        origin: 'env ROUTERCTL_WORKER_QUEUE_LIMIT',
+      },
       'error RCTL_E_POLICY_REQUIRES_CACHE_AWARE: cache candidate tuning flags require --policy cache_aware (--worker-queue-limit from env ROUTERCTL_WORKER_QUEUE_LIMIT)',
     ],
-    ['a warning', { ...base, code: 'RCTL_W_MIN_LOAD_CHOICES_ONE', severity: 'warning', message: 'x', flag: null, origin: null }, 'warning RCTL_W_MIN_LOAD_CHOICES_ONE: x'],
+    [
+      'a warning',
+      { ...base, code: 'RCTL_W_MIN_LOAD_CHOICES_ONE', severity: 'warning', message: 'x', flag: null, origin: null },
+      'warning RCTL_W_MIN_LOAD_CHOICES_ONE: x',
+    ],
   ] as [string, ConfigProblem, string][])('%s', (_name, p, line) => {
     expect(formatProblem(p)).toBe(line);
   });
 
   it('paints the label only when colour is on', () => {
-    expect(formatProblem(base, { color: true })).toBe('\u001b[31merror\u001b[39m RCTL_E_VALUE_RANGE: --worker-queue-limit must be at least 1');
+    expect(formatProblem(base, { color: true })).toBe(
+      '\u001b[31merror\u001b[39m RCTL_E_VALUE_RANGE: --worker-queue-limit must be at least 1',
+    );
   });
 
   it('serialises exactly the five documented keys', () => {

@@ -15,22 +15,47 @@ import { emptyDir } from './support.js';
 const CASES = 2000;
 const FILES = RC_SEARCH_PLACES.filter((p) => !p.endsWith('.js') && !p.endsWith('.mjs') && !p.endsWith('.cjs'));
 const FLAGS = OPTIONS.map((o) => o.flag);
-const KEYS = [...FLAGS, ...OPTIONS.map((o) => o.key), 'worker-queue-limt', 'policy ', '', '__proto__', 'constructor', '$import', 'config', 'routerctl'];
+const KEYS = [
+  ...FLAGS,
+  ...OPTIONS.map((o) => o.key),
+  'worker-queue-limt',
+  'policy ',
+  '',
+  '__proto__',
+  'constructor',
+  '$import',
+  'config',
+  'routerctl',
+];
 
 function value(rng: Rng, depth = 0): unknown {
   switch (rng.int(depth > 2 ? 9 : 12)) {
-    case 0: return null;
-    case 1: return rng.next() < 0.5;
-    case 2: return rng.int(20) - 5;
-    case 3: return [1e308, -0, 2 ** 53 + 1, 0.5, 1e-9, -1][rng.int(6)];
-    case 4: return ['cache_aware', 'round_robin', 'http://127.0.0.1:1', 'ftp://x', '  ', '6', 'true', 'yes', 'NaN', '0x10', '1e3', 'ü\u0000'][rng.int(12)];
-    case 5: return 'z'.repeat(rng.int(5) === 0 ? 100_000 : rng.int(40));
-    case 6: return String.fromCharCode(...Array.from({ length: rng.int(30) }, () => rng.int(0xffff)));
-    case 7: return rng.int(1000) / 7;
-    case 8: return '';
-    case 9: return Array.from({ length: rng.int(4) }, () => value(rng, depth + 1));
-    case 10: return Object.fromEntries(Array.from({ length: rng.int(4) }, () => [KEYS[rng.int(KEYS.length)]!, value(rng, depth + 1)]));
-    default: return { nested: value(rng, depth + 1) };
+    case 0:
+      return null;
+    case 1:
+      return rng.next() < 0.5;
+    case 2:
+      return rng.int(20) - 5;
+    case 3:
+      return [1e308, -0, 2 ** 53 + 1, 0.5, 1e-9, -1][rng.int(6)];
+    case 4:
+      return ['cache_aware', 'round_robin', 'http://127.0.0.1:1', 'ftp://x', '  ', '6', 'true', 'yes', 'NaN', '0x10', '1e3', 'ü\u0000'][
+        rng.int(12)
+      ];
+    case 5:
+      return 'z'.repeat(rng.int(5) === 0 ? 100_000 : rng.int(40));
+    case 6:
+      return String.fromCharCode(...Array.from({ length: rng.int(30) }, () => rng.int(0xffff)));
+    case 7:
+      return rng.int(1000) / 7;
+    case 8:
+      return '';
+    case 9:
+      return Array.from({ length: rng.int(4) }, () => value(rng, depth + 1));
+    case 10:
+      return Object.fromEntries(Array.from({ length: rng.int(4) }, () => [KEYS[rng.int(KEYS.length)]!, value(rng, depth + 1)]));
+    default:
+      return { nested: value(rng, depth + 1) };
   }
 }
 
@@ -40,16 +65,36 @@ function document(rng: Rng, file: string): string {
   const wrapped = file === 'package.json' ? { name: 'x', routerctl: rng.next() < 0.8 ? data : value(rng) } : data;
   let text: string;
   if (file.endsWith('.json') || rng.next() < 0.5) text = JSON.stringify(wrapped);
-  else text = Object.entries(data).map(([k, v]) => `${k}: ${JSON.stringify(v) ?? ''}`).join('\n') + '\n';
+  else
+    text =
+      Object.entries(data)
+        .map(([k, v]) => `${k}: ${JSON.stringify(v) ?? ''}`)
+        .join('\n') + '\n';
   switch (rng.int(8)) {
-    case 0: return text.slice(0, rng.int(text.length + 1));
+    case 0:
+      return text.slice(0, rng.int(text.length + 1));
     case 1: {
       const b = Buffer.from(text);
       for (let i = rng.int(4); i >= 0 && b.length > 0; i--) b[rng.int(b.length)] = rng.int(256);
       return b.toString('latin1');
     }
-    case 2: return ['&a [*a]', '!!js/function "x"', '- a\n- b', 'a: &x 1\nb: *x\nc: *y', '---\n---\n', ':', '\t\tpolicy: x', 'null', '~', '"x"', '42', '{{{{'][rng.int(12)]!;
-    default: return text;
+    case 2:
+      return [
+        '&a [*a]',
+        '!!js/function "x"',
+        '- a\n- b',
+        'a: &x 1\nb: *x\nc: *y',
+        '---\n---\n',
+        ':',
+        '\t\tpolicy: x',
+        'null',
+        '~',
+        '"x"',
+        '42',
+        '{{{{',
+      ][rng.int(12)]!;
+    default:
+      return text;
   }
 }
 
@@ -81,7 +126,13 @@ describe('config loader fuzz', () => {
     // than allocator noise.
     expect(process.memoryUsage().rss - rssAtQuarter).toBeLessThan(128 * 1024 * 1024);
     // The generator reaches the loader's main refusals, or the test proves little.
-    for (const code of ['RCTL_E_PARSE_RC_SYNTAX', 'RCTL_E_PARSE_UNKNOWN_KEY', 'RCTL_E_PARSE_INVALID_TYPE', 'RCTL_E_PARSE_RC_SHAPE', 'RCTL_E_PARSE_NOT_A_NUMBER']) {
+    for (const code of [
+      'RCTL_E_PARSE_RC_SYNTAX',
+      'RCTL_E_PARSE_UNKNOWN_KEY',
+      'RCTL_E_PARSE_INVALID_TYPE',
+      'RCTL_E_PARSE_RC_SHAPE',
+      'RCTL_E_PARSE_NOT_A_NUMBER',
+    ]) {
       expect(seen, code).toContain(code);
     }
   }, 60_000);

@@ -45,7 +45,9 @@ describe('rc files that load to nothing usable', () => {
     await write('.routerrc', 'worker-queue-limit: 5\n');
     await write('app/.routerrc', 'null\n');
     const r = await resolveIn('app');
-    expect(r.errors.map((e) => [e.code, e.message])).toEqual([['RCTL_E_PARSE_RC_SHAPE', '.routerrc must hold a mapping of settings to values, found null']]);
+    expect(r.errors.map((e) => [e.code, e.message])).toEqual([
+      ['RCTL_E_PARSE_RC_SHAPE', '.routerrc must hold a mapping of settings to values, found null'],
+    ]);
     expect(r.config.workerQueueLimit).toBeNull();
   });
 

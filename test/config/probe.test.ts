@@ -43,7 +43,9 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
 });
 
-const models = (id = 'm', owner = 'sglang') => ({ '/v1/models': { body: { object: 'list', data: [{ id, object: 'model', owned_by: owner }] } } });
+const models = (id = 'm', owner = 'sglang') => ({
+  '/v1/models': { body: { object: 'list', data: [{ id, object: 'model', owned_by: owner }] } },
+});
 // The index built from requests unless a test says otherwise: the keying-cost and unkeyed-text
 // predictions concern only an index built from KV events, and are tested on their own.
 const config = (over: Partial<RouterConfig> = {}): RouterConfig => ({ ...defaultConfig(), prefixSource: 'requests', ...over });
@@ -52,14 +54,38 @@ describe('probe: every load shape a real engine publishes', () => {
   it.each([
     [
       '/v1/loads, two ranks',
-      { ...models(), '/v1/loads': { body: { loads: [{ dp_rank: 0, num_waiting_reqs: 2, num_running_reqs: 1 }, { dp_rank: 1, num_waiting_reqs: 3, num_running_reqs: 4 }] } }, '/get_server_info': { body: { dp_size: 2 } } },
+      {
+        ...models(),
+        '/v1/loads': {
+          body: {
+            loads: [
+              { dp_rank: 0, num_waiting_reqs: 2, num_running_reqs: 1 },
+              { dp_rank: 1, num_waiting_reqs: 3, num_running_reqs: 4 },
+            ],
+          },
+        },
+        '/get_server_info': { body: { dp_size: 2 } },
+      },
       { endpoint: '/v1/loads', waiting: 5, running: 5, ranks: 2 },
       2,
     ],
-    ['legacy /get_load {"load": N}', { ...models(), '/get_load': { body: { load: 3 } } }, { endpoint: '/get_load', waiting: null, running: null, ranks: null }, null],
+    [
+      'legacy /get_load {"load": N}',
+      { ...models(), '/get_load': { body: { load: 3 } } },
+      { endpoint: '/get_load', waiting: null, running: null, ranks: null },
+      null,
+    ],
     [
       '/get_load array of ranks',
-      { ...models(), '/get_load': { body: [{ dp_rank: 0, num_reqs: 3, num_waiting_reqs: 1, num_tokens: 100 }, { dp_rank: 1, num_reqs: 2, num_waiting_reqs: 2, num_tokens: 10 }] } },
+      {
+        ...models(),
+        '/get_load': {
+          body: [
+            { dp_rank: 0, num_reqs: 3, num_waiting_reqs: 1, num_tokens: 100 },
+            { dp_rank: 1, num_reqs: 2, num_waiting_reqs: 2, num_tokens: 10 },
+          ],
+        },
+      },
       // num_reqs is running + waiting; num_tokens is KV in use plus queued prompt tokens.
       { endpoint: '/get_load', shape: 'sglang_get_load', waiting: 3, running: 2, ranks: 2, totalTokens: 110, usedTokens: null },
       2,
@@ -75,19 +101,31 @@ describe('probe: every load shape a real engine publishes', () => {
       {
         ...models(),
         '/server_info': { body: { dp_size: 2 } },
-        '/metrics': { body: '# TYPE sglang:num_queue_reqs gauge\nsglang:num_queue_reqs{model_name="m",dp_rank="0"} 2\nsglang:num_queue_reqs{model_name="m",dp_rank="1"} 1\nsglang:num_running_reqs{model_name="m",dp_rank="0"} 7\nsglang:num_running_reqs{model_name="m",dp_rank="1"} 0\n' },
+        '/metrics': {
+          body: '# TYPE sglang:num_queue_reqs gauge\nsglang:num_queue_reqs{model_name="m",dp_rank="0"} 2\nsglang:num_queue_reqs{model_name="m",dp_rank="1"} 1\nsglang:num_running_reqs{model_name="m",dp_rank="0"} 7\nsglang:num_running_reqs{model_name="m",dp_rank="1"} 0\n',
+        },
       },
       { endpoint: '/metrics', waiting: 3, running: 7, ranks: 2 },
       2,
     ],
     [
       'vLLM /metrics',
-      { ...models('m', 'vllm'), '/metrics': { body: 'vllm:num_requests_waiting{model_name="m",engine="0"} 4.0\nvllm:num_requests_running{model_name="m",engine="0"} 9.0\n' } },
+      {
+        ...models('m', 'vllm'),
+        '/metrics': {
+          body: 'vllm:num_requests_waiting{model_name="m",engine="0"} 4.0\nvllm:num_requests_running{model_name="m",engine="0"} 9.0\n',
+        },
+      },
       { endpoint: '/metrics', waiting: 4, running: 9, ranks: 1 },
       1,
     ],
     ['no load anywhere', { ...models(), '/metrics': { body: 'process_cpu_seconds_total 1\n' } }, null, null],
-    ['a malformed /v1/loads falls through to /get_load', { ...models(), '/v1/loads': { body: { loads: [{ dp_rank: 0 }] } }, '/get_load': { body: [{ num_reqs: 8, num_waiting_reqs: 6 }] } }, { endpoint: '/get_load', waiting: 6, running: 2 }, 1],
+    [
+      'a malformed /v1/loads falls through to /get_load',
+      { ...models(), '/v1/loads': { body: { loads: [{ dp_rank: 0 }] } }, '/get_load': { body: [{ num_reqs: 8, num_waiting_reqs: 6 }] } },
+      { endpoint: '/get_load', waiting: 6, running: 2 },
+      1,
+    ],
   ] as [string, Routes, Record<string, unknown> | null, number | null][])('%s', async (_name, routes, load, dpSize) => {
     const url = await fakeEngine(routes);
     const { workers } = await probeWorkers([url], config(), { timeoutMs: 2000 });
@@ -108,9 +146,18 @@ describe('probe: predictions', () => {
   it('warns that the gate is inert when no worker reports load', async () => {
     const a = await fakeEngine(models());
     const b = await fakeEngine(models());
-    const { warnings } = await probeWorkers([a, b], config({ workerQueueLimit: 4 }), { origins: { workerQueueLimit: { source: 'flag', label: 'flag' } } });
+    const { warnings } = await probeWorkers([a, b], config({ workerQueueLimit: 4 }), {
+      origins: { workerQueueLimit: { source: 'flag', label: 'flag' } },
+    });
     expect(warnings).toMatchObject([
-      { code: 'RCTL_W_PROBE_NO_LOAD', class: 'probe', severity: 'warning', flag: '--worker-queue-limit', origin: 'flag', message: `--worker-queue-limit is set but no worker reports load (${a}, ${b}); the queue gate is inert` },
+      {
+        code: 'RCTL_W_PROBE_NO_LOAD',
+        class: 'probe',
+        severity: 'warning',
+        flag: '--worker-queue-limit',
+        origin: 'flag',
+        message: `--worker-queue-limit is set but no worker reports load (${a}, ${b}); the queue gate is inert`,
+      },
     ]);
   });
 
@@ -129,11 +176,21 @@ describe('probe: predictions', () => {
   });
 
   it('reminds that limit and floor apply to the sum over DP ranks', async () => {
-    const a = await fakeEngine({ ...models(), '/server_info': { body: { dp_size: 4 } }, '/v1/loads': { body: { loads: [0, 1, 2, 3].map((r) => ({ dp_rank: r, num_waiting_reqs: 0, num_running_reqs: 0 })) } } });
+    const a = await fakeEngine({
+      ...models(),
+      '/server_info': { body: { dp_size: 4 } },
+      '/v1/loads': { body: { loads: [0, 1, 2, 3].map((r) => ({ dp_rank: r, num_waiting_reqs: 0, num_running_reqs: 0 })) } },
+    });
     const { warnings } = await probeWorkers([a], config({ workerQueueLimit: 6, saturationQueueFloor: 2 }));
     expect(warnings.map((w) => [w.code, w.message])).toEqual([
-      ['RCTL_W_PROBE_DP_SCALE', `--worker-queue-limit 6 with dp-size 4: the limit applies to the sum over ranks, about 1.5 waiting per rank (${a})`],
-      ['RCTL_W_PROBE_DP_SCALE', `--saturation-queue-floor 2 with dp-size 4: the floor applies to the sum over ranks, about 0.5 waiting per rank (${a})`],
+      [
+        'RCTL_W_PROBE_DP_SCALE',
+        `--worker-queue-limit 6 with dp-size 4: the limit applies to the sum over ranks, about 1.5 waiting per rank (${a})`,
+      ],
+      [
+        'RCTL_W_PROBE_DP_SCALE',
+        `--saturation-queue-floor 2 with dp-size 4: the floor applies to the sum over ranks, about 0.5 waiting per rank (${a})`,
+      ],
     ]);
   });
 
@@ -143,7 +200,9 @@ describe('probe: predictions', () => {
     const named = await probeWorkers([a, b], config({ modelId: 'llama' }));
     expect(named.warnings.map((w) => w.message)).toEqual([`--model-id llama is not served by ${b} (it serves qwen)`]);
     const discovered = await probeWorkers([a, b], config());
-    expect(discovered.warnings.map((w) => w.message)).toEqual([`workers serve different models (${a}: llama; ${b}: qwen); set --model-id to the one to route`]);
+    expect(discovered.warnings.map((w) => w.message)).toEqual([
+      `workers serve different models (${a}: llama; ${b}: qwen); set --model-id to the one to route`,
+    ]);
   });
 
   it('warns when a worker answers but lists no model', async () => {
@@ -160,7 +219,9 @@ describe('probe: unreachable workers are warnings, not crashes', () => {
     const { workers, warnings } = await probeWorkers([url], config({ workerQueueLimit: 4 }));
     expect(workers[0]).toMatchObject({ url, reachable: false, models: null, load: null });
     expect(workers[0]!.error).toContain('ECONNREFUSED');
-    expect(warnings).toMatchObject([{ code: 'RCTL_W_PROBE_UNREACHABLE', message: expect.stringContaining(`worker ${url} is unreachable: `) }]);
+    expect(warnings).toMatchObject([
+      { code: 'RCTL_W_PROBE_UNREACHABLE', message: expect.stringContaining(`worker ${url} is unreachable: `) },
+    ]);
   });
 
   it('workers that never answer cost one time budget, in parallel', async () => {
@@ -194,7 +255,9 @@ describe('probe against simulated engines', () => {
     expect(workers[1]).toMatchObject({ reachable: true, load: null });
     expect(workers[2]).toMatchObject({ reachable: false });
     const noLoad = warnings.find((w) => w.code === 'RCTL_W_PROBE_NO_LOAD');
-    expect(noLoad?.message).toBe(`--worker-queue-limit is set but 1 of 2 workers reports no load (${silent}); the gate will admit them blindly`);
+    expect(noLoad?.message).toBe(
+      `--worker-queue-limit is set but 1 of 2 workers reports no load (${silent}); the gate will admit them blindly`,
+    );
     expect(noLoad?.message).not.toContain(reporting);
     expect(warnings.map((w) => w.code).sort()).toEqual(['RCTL_W_PROBE_NO_LOAD', 'RCTL_W_PROBE_UNREACHABLE']);
   });
@@ -202,7 +265,11 @@ describe('probe against simulated engines', () => {
 
 describe('probe: push channels (docs/engine-push.md §Discovery)', () => {
   it('reports load by push, KV events, their block size and replay sockets for engines that publish', async () => {
-    const pushing = await startSimFleet({ workers: 1, blockSize: 32, push: { kvEvents: true, kvFormat: 'map', loadPublish: true, topic: '' } });
+    const pushing = await startSimFleet({
+      workers: 1,
+      blockSize: 32,
+      push: { kvEvents: true, kvFormat: 'map', loadPublish: true, topic: '' },
+    });
     try {
       const { workers, warnings } = await probeWorkers(pushing.urls, config({ blockSize: 32 }));
       expect(workers[0]!.push).toMatchObject({ kvEvents: true, blockSize: 32, load: 'live', from: 'engine', scheme: 'sim' });
@@ -224,7 +291,21 @@ describe('probe: push channels (docs/engine-push.md §Discovery)', () => {
     const url = await fakeEngine({
       ...models(),
       '/v1/loads': { body: { loads: [{ dp_rank: 0, num_waiting_reqs: 0, num_running_reqs: 0 }] } },
-      '/server_info': { body: { dp_size: 1, kv_events: { publisher: 'zmq', endpoint_host: '*', endpoint_port_base: port, topic: '', block_size: 16, dp_size: 1, load_endpoint_port_base: port, load_topic: 'load' } } },
+      '/server_info': {
+        body: {
+          dp_size: 1,
+          kv_events: {
+            publisher: 'zmq',
+            endpoint_host: '*',
+            endpoint_port_base: port,
+            topic: '',
+            block_size: 16,
+            dp_size: 1,
+            load_endpoint_port_base: port,
+            load_topic: 'load',
+          },
+        },
+      },
     });
     const { workers, warnings } = await probeWorkers([url], config(), { timeoutMs: 800 });
     expect(workers[0]!.push).toMatchObject({ kvEvents: true, load: 'silent' });
@@ -233,12 +314,26 @@ describe('probe: push channels (docs/engine-push.md §Discovery)', () => {
   });
 
   it('a vLLM engine named by --kv-events: its endpoints from the entry, its block size from /metrics', async () => {
-    const vllm = await startSimFleet({ workers: 1, flavor: 'vllm', blockSize: 32, push: { kvEvents: true, kvFormat: 'map', loadPublish: false, topic: 'kv' } });
+    const vllm = await startSimFleet({
+      workers: 1,
+      flavor: 'vllm',
+      blockSize: 32,
+      push: { kvEvents: true, kvFormat: 'map', loadPublish: false, topic: 'kv' },
+    });
     try {
       const e = vllm.servers[0]!.engine.push!.kvEventsEntry()!;
-      const kvEvents = [{ workers: 'http://127.0.0.*', endpoint: e.endpoint, replayEndpoint: e['replay-endpoint'], topic: 'kv', dpSize: 1 }];
+      const kvEvents = [
+        { workers: 'http://127.0.0.*', endpoint: e.endpoint, replayEndpoint: e['replay-endpoint'], topic: 'kv', dpSize: 1 },
+      ];
       const { workers, warnings } = await probeWorkers(vllm.urls, config({ blockSize: 16, kvEvents }));
-      expect(workers[0]!.push).toMatchObject({ kvEvents: true, blockSize: 32, load: null, from: 'config', replayFrom: 'config', scheme: 'tokens' });
+      expect(workers[0]!.push).toMatchObject({
+        kvEvents: true,
+        blockSize: 32,
+        load: null,
+        from: 'config',
+        replayFrom: 'config',
+        scheme: 'tokens',
+      });
       expect(workers[0]!.push!.endpoints.kvEvents).toEqual([e.endpoint.replace('*', '127.0.0.1')]);
       expect(workers[0]!.push!.endpoints.replay).toEqual([e['replay-endpoint'].replace('*', '127.0.0.1')]);
       expect(warnings).toEqual([]);
@@ -259,14 +354,24 @@ describe('probe: push channels (docs/engine-push.md §Discovery)', () => {
 
 /** Bodies as real engines serve them (test/engines/fixtures/README.md). */
 const fixture = (name: string): string => readFileSync(new URL(`../engines/fixtures/${name}`, import.meta.url), 'utf8');
-const sglang = (name: string): Routes => ({ ...models('Qwen/Qwen3-0.6B'), '/server_info': { body: JSON.parse(fixture(`sglang-server-info-${name}.json`)) as unknown } });
+const sglang = (name: string): Routes => ({
+  ...models('Qwen/Qwen3-0.6B'),
+  '/server_info': { body: JSON.parse(fixture(`sglang-server-info-${name}.json`)) as unknown },
+});
 const eventsConfig = (over: Partial<RouterConfig> = {}): RouterConfig => config({ policy: 'cache_aware', prefixSource: 'events', ...over });
 
 describe('probe: KV events as SGLang and vLLM publish them (test/engines/fixtures)', () => {
   it('SGLang with replay_endpoint in its --kv-events-config: the replay socket, read from kv_events_config; no replay warning', async () => {
     const url = await fakeEngine(sglang('no-load'));
     const { workers, warnings } = await probeWorkers([url], config());
-    expect(workers[0]!.push).toMatchObject({ kvEvents: true, blockSize: 16, load: null, from: 'engine', replayFrom: 'kv_events_config', scheme: 'sglang' });
+    expect(workers[0]!.push).toMatchObject({
+      kvEvents: true,
+      blockSize: 16,
+      load: null,
+      from: 'engine',
+      replayFrom: 'kv_events_config',
+      scheme: 'sglang',
+    });
     expect(workers[0]!.push!.endpoints).toEqual({ kvEvents: ['tcp://127.0.0.1:5557'], load: [], replay: ['tcp://127.0.0.1:5558'] });
     expect(workers[0]!.simulated).toBe(false);
     expect(warnings).toEqual([]);
@@ -331,20 +436,37 @@ describe('probe: KV events as SGLang and vLLM publish them (test/engines/fixture
   });
 
   it.each([
-    ['events', (url: string) => `--prefix-source events without --tokenizer: the text prompts (chat, completions, text) of the SGLang worker ${url} will be routed without prefix affinity and counted in sgl_router_prefix_unkeyed_requests_total{reason="no_tokenizer"}; token-id requests (/generate input_ids, completions with token-id prompts) are keyed by the engine's hash; set --tokenizer PATH to the model's tokenizer.json`],
-    ['auto', (url: string) => `--prefix-source auto without --tokenizer: the SGLang worker ${url} publishes KV events, but text prompts cannot be keyed as the engine tokenizes them, so the prefix index will be built from requests; set --tokenizer PATH to the model's tokenizer.json, or --prefix-source events if the traffic is token ids (/generate input_ids)`],
-  ] as const)('--prefix-source %s without --tokenizer: predicts what the router will do with SGLang text prompts', async (prefixSource, expected) => {
-    const url = await fakeEngine(sglang('no-load'));
-    const { warnings } = await probeWorkers([url], eventsConfig({ prefixSource }), { origins: { tokenizer: { source: 'default', label: 'default' } } });
-    const unkeyed = warnings.filter((w) => w.code === 'RCTL_W_PROBE_UNKEYED_TEXT');
-    expect(unkeyed).toMatchObject([{ class: 'probe', flag: '--tokenizer' }]);
-    expect(unkeyed[0]!.message).toBe(expected(url));
-  });
+    [
+      'events',
+      (url: string) =>
+        `--prefix-source events without --tokenizer: the text prompts (chat, completions, text) of the SGLang worker ${url} will be routed without prefix affinity and counted in sgl_router_prefix_unkeyed_requests_total{reason="no_tokenizer"}; token-id requests (/generate input_ids, completions with token-id prompts) are keyed by the engine's hash; set --tokenizer PATH to the model's tokenizer.json`,
+    ],
+    [
+      'auto',
+      (url: string) =>
+        `--prefix-source auto without --tokenizer: the SGLang worker ${url} publishes KV events, but text prompts cannot be keyed as the engine tokenizes them, so the prefix index will be built from requests; set --tokenizer PATH to the model's tokenizer.json, or --prefix-source events if the traffic is token ids (/generate input_ids)`,
+    ],
+  ] as const)(
+    '--prefix-source %s without --tokenizer: predicts what the router will do with SGLang text prompts',
+    async (prefixSource, expected) => {
+      const url = await fakeEngine(sglang('no-load'));
+      const { warnings } = await probeWorkers([url], eventsConfig({ prefixSource }), {
+        origins: { tokenizer: { source: 'default', label: 'default' } },
+      });
+      const unkeyed = warnings.filter((w) => w.code === 'RCTL_W_PROBE_UNKEYED_TEXT');
+      expect(unkeyed).toMatchObject([{ class: 'probe', flag: '--tokenizer' }]);
+      expect(unkeyed[0]!.message).toBe(expected(url));
+    },
+  );
 
   it('no unkeyed-text warning with --tokenizer, with --prefix-source requests, under another policy, or for workers without KV events', async () => {
     const url = await fakeEngine(sglang('no-load'));
     const none = await fakeEngine(sglang('no-kv-events'));
-    for (const c of [eventsConfig({ tokenizer: 'tokenizer.json' }), eventsConfig({ prefixSource: 'requests' }), eventsConfig({ policy: 'round_robin' })]) {
+    for (const c of [
+      eventsConfig({ tokenizer: 'tokenizer.json' }),
+      eventsConfig({ prefixSource: 'requests' }),
+      eventsConfig({ policy: 'round_robin' }),
+    ]) {
       expect((await probeWorkers([url], c)).warnings.map((w) => w.code)).not.toContain('RCTL_W_PROBE_UNKEYED_TEXT');
     }
     expect((await probeWorkers([none], eventsConfig())).warnings).toEqual([]);
@@ -355,11 +477,19 @@ describe('probe: KV events as SGLang and vLLM publish them (test/engines/fixture
     const kvEvents = [{ workers: url, endpoint: 'tcp://*:5557', replayEndpoint: 'tcp://*:5558', topic: 'kv-events', dpSize: 1 }];
     const { workers, warnings } = await probeWorkers([url], eventsConfig({ kvEvents }));
     expect(workers[0]).toMatchObject({ engine: 'vllm', load: { endpoint: '/metrics', waiting: 1, running: 2 } });
-    expect(workers[0]!.push).toMatchObject({ blockSize: 32, from: 'config', replayFrom: 'config', scheme: 'tokens', keying: { scheme: 'tokens', blockSize: 32 } });
+    expect(workers[0]!.push).toMatchObject({
+      blockSize: 32,
+      from: 'config',
+      replayFrom: 'config',
+      scheme: 'tokens',
+      keying: { scheme: 'tokens', blockSize: 32 },
+    });
     expect(workers[0]!.push!.endpoints).toEqual({ kvEvents: ['tcp://127.0.0.1:5557'], load: [], replay: ['tcp://127.0.0.1:5558'] });
     const unkeyed = warnings.find((w) => w.code === 'RCTL_W_PROBE_UNKEYED_TEXT');
     expect(unkeyed?.message).toContain(`of the vLLM worker ${url} will be routed without prefix affinity`);
-    expect(unkeyed?.message).toContain('token-id requests (/generate input_ids, completions with token-id prompts) are keyed by their tokens, as its events key their blocks');
+    expect(unkeyed?.message).toContain(
+      'token-id requests (/generate input_ids, completions with token-id prompts) are keyed by their tokens, as its events key their blocks',
+    );
   });
 
   it("routerctl's simulator keys with its stand-in tokenizer: no unkeyed-text warning", async () => {

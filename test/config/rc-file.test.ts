@@ -82,7 +82,10 @@ describe('finding the rc file', () => {
     const r = await resolveIn();
     expect(r.config.workerQueueLimit).toBe(5);
     expect(r.warnings).toMatchObject([
-      { code: 'RCTL_W_MULTIPLE_RC_FILES', message: '.routerrc shadows .routerrc.yaml, package.json#routerctl in the same folder; only .routerrc is read' },
+      {
+        code: 'RCTL_W_MULTIPLE_RC_FILES',
+        message: '.routerrc shadows .routerrc.yaml, package.json#routerctl in the same folder; only .routerrc is read',
+      },
     ]);
   });
 
@@ -94,7 +97,9 @@ describe('finding the rc file', () => {
 
   it('reports a missing --config file', async () => {
     const r = await resolveIn('.', 'nope.yaml');
-    expect(r.errors).toMatchObject([{ code: 'RCTL_E_PARSE_RC_NOT_FOUND', message: 'cannot read --config nope.yaml: no such file', flag: '--config' }]);
+    expect(r.errors).toMatchObject([
+      { code: 'RCTL_E_PARSE_RC_NOT_FOUND', message: 'cannot read --config nope.yaml: no such file', flag: '--config' },
+    ]);
   });
 
   it('refuses TypeScript config files (loading them would write a file)', async () => {
@@ -107,12 +112,36 @@ describe('finding the rc file', () => {
 
 describe('broken rc files: one line, the file and the position', () => {
   it.each([
-    ['.routerrc', 'policy: cache_aware\n  worker-queue-limit: 4\n', 'cannot parse .routerrc: bad indentation of a mapping entry (line 2, column 21)'],
-    ['.routerrc.yaml', 'worker-urls: [http://a:1\n', 'cannot parse .routerrc.yaml: unexpected end of the stream within a flow collection (line 2, column 1)'],
-    ['.routerrc.json', '{\n  "worker-queue-limit": 4,\n  "policy": cache_aware\n}\n', "cannot parse .routerrc.json: unexpected 'c', expected a value (line 3, column 13)"],
-    ['.routerrc.json', '{\n  "worker-queue-limit": 4,\n}\n', "cannot parse .routerrc.json: unexpected '}', expected a property name (no trailing comma in JSON) (line 3, column 1)"],
-    ['.routerrc.json', '{"policy": "cache_aware"', 'cannot parse .routerrc.json: unexpected end of input, expected \',\' or \'}\' (line 1, column 25)'],
-    ['package.json', '{"routerctl": {"policy": "random",}}', "cannot parse package.json: unexpected '}', expected a property name (no trailing comma in JSON) (line 1, column 35)"],
+    [
+      '.routerrc',
+      'policy: cache_aware\n  worker-queue-limit: 4\n',
+      'cannot parse .routerrc: bad indentation of a mapping entry (line 2, column 21)',
+    ],
+    [
+      '.routerrc.yaml',
+      'worker-urls: [http://a:1\n',
+      'cannot parse .routerrc.yaml: unexpected end of the stream within a flow collection (line 2, column 1)',
+    ],
+    [
+      '.routerrc.json',
+      '{\n  "worker-queue-limit": 4,\n  "policy": cache_aware\n}\n',
+      "cannot parse .routerrc.json: unexpected 'c', expected a value (line 3, column 13)",
+    ],
+    [
+      '.routerrc.json',
+      '{\n  "worker-queue-limit": 4,\n}\n',
+      "cannot parse .routerrc.json: unexpected '}', expected a property name (no trailing comma in JSON) (line 3, column 1)",
+    ],
+    [
+      '.routerrc.json',
+      '{"policy": "cache_aware"',
+      "cannot parse .routerrc.json: unexpected end of input, expected ',' or '}' (line 1, column 25)",
+    ],
+    [
+      'package.json',
+      '{"routerctl": {"policy": "random",}}',
+      "cannot parse package.json: unexpected '}', expected a property name (no trailing comma in JSON) (line 1, column 35)",
+    ],
   ])('%s %#', async (name, text, message) => {
     await write(name, text);
     const r = await resolveIn();
@@ -131,13 +160,17 @@ describe('broken rc files: one line, the file and the position', () => {
   it('a JS config that throws names the file and line', async () => {
     await write('routerctl.config.mjs', 'const limit = 4;\nthrow new Error("no fleet named prod");\nexport default { limit };\n');
     const r = await resolveIn();
-    expect(r.errors).toMatchObject([{ code: 'RCTL_E_PARSE_RC_SYNTAX', message: 'cannot load routerctl.config.mjs: no fleet named prod (line 2, column 7)' }]);
+    expect(r.errors).toMatchObject([
+      { code: 'RCTL_E_PARSE_RC_SYNTAX', message: 'cannot load routerctl.config.mjs: no fleet named prod (line 2, column 7)' },
+    ]);
   });
 
   it('an rc file that is not a mapping', async () => {
     await write('.routerrc', '- 1\n- 2\n');
     const r = await resolveIn();
-    expect(r.errors).toMatchObject([{ code: 'RCTL_E_PARSE_RC_SHAPE', message: '.routerrc must hold a mapping of settings to values, found a list' }]);
+    expect(r.errors).toMatchObject([
+      { code: 'RCTL_E_PARSE_RC_SHAPE', message: '.routerrc must hold a mapping of settings to values, found a list' },
+    ]);
   });
 
   it('an empty rc file is an empty configuration', async () => {

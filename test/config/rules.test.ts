@@ -9,87 +9,223 @@ const table: [string, string[], FirstError | null][] = [
   // Rust router test worker_queue_limit_requires_cache_aware_and_a_positive_value
   // (docs/configuration.md §Why value errors come before policy errors)
   ['limit 4 is accepted', ['--worker-queue-limit', '4'], null],
-  ['limit 4 under power_of_n is a policy error', ['--policy', 'power_of_n', '--worker-queue-limit', '4'],
-    { code: 'RCTL_E_POLICY_REQUIRES_CACHE_AWARE', message: 'cache candidate tuning flags require --policy cache_aware', flag: '--worker-queue-limit' }],
-  ['limit 4 under round_robin is a policy error', ['--policy', 'round_robin', '--worker-queue-limit', '4'],
-    { code: 'RCTL_E_POLICY_REQUIRES_CACHE_AWARE', message: 'cache candidate tuning flags require --policy cache_aware' }],
-  ['limit 0 under cache_aware', ['--worker-queue-limit', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--worker-queue-limit must be at least 1' }],
-  ['limit 0 under power_of_n: the value error wins', ['--policy', 'power_of_n', '--worker-queue-limit', '0'],
-    { code: 'RCTL_E_VALUE_RANGE', message: '--worker-queue-limit must be at least 1' }],
-  ['limit 0 under round_robin: the value error wins', ['--policy', 'round_robin', '--worker-queue-limit', '0'],
-    { code: 'RCTL_E_VALUE_RANGE', message: '--worker-queue-limit must be at least 1' }],
+  [
+    'limit 4 under power_of_n is a policy error',
+    ['--policy', 'power_of_n', '--worker-queue-limit', '4'],
+    {
+      code: 'RCTL_E_POLICY_REQUIRES_CACHE_AWARE',
+      message: 'cache candidate tuning flags require --policy cache_aware',
+      flag: '--worker-queue-limit',
+    },
+  ],
+  [
+    'limit 4 under round_robin is a policy error',
+    ['--policy', 'round_robin', '--worker-queue-limit', '4'],
+    { code: 'RCTL_E_POLICY_REQUIRES_CACHE_AWARE', message: 'cache candidate tuning flags require --policy cache_aware' },
+  ],
+  [
+    'limit 0 under cache_aware',
+    ['--worker-queue-limit', '0'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--worker-queue-limit must be at least 1' },
+  ],
+  [
+    'limit 0 under power_of_n: the value error wins',
+    ['--policy', 'power_of_n', '--worker-queue-limit', '0'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--worker-queue-limit must be at least 1' },
+  ],
+  [
+    'limit 0 under round_robin: the value error wins',
+    ['--policy', 'round_robin', '--worker-queue-limit', '0'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--worker-queue-limit must be at least 1' },
+  ],
   ['negative limit', ['--worker-queue-limit', '-3'], { code: 'RCTL_E_VALUE_RANGE', message: '--worker-queue-limit must be at least 1' }],
 
   // Rust router test saturation_queue_floor_requires_the_queue_gate_and_stays_below_it
   // (docs/configuration.md §Value rules)
   ['floor 2 with limit 4 is accepted', ['--worker-queue-limit', '4', '--saturation-queue-floor', '2'], null],
   ['floor equal to the limit is accepted', ['--worker-queue-limit', '4', '--saturation-queue-floor', '4'], null],
-  ['floor without a limit names both flags', ['--saturation-queue-floor', '2'], {
-    code: 'RCTL_E_VALUE_FLOOR_REQUIRES_LIMIT',
-    message: '--saturation-queue-floor requires --worker-queue-limit (there is no diversion to cancel without it)',
-  }],
-  ['floor 5 above limit 4 says at most, with both numbers', ['--worker-queue-limit', '4', '--saturation-queue-floor', '5'], {
-    code: 'RCTL_E_VALUE_FLOOR_ABOVE_LIMIT',
-    message: '--saturation-queue-floor (5) must be at most --worker-queue-limit (4)',
-  }],
-  ['floor 0', ['--worker-queue-limit', '4', '--saturation-queue-floor', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--saturation-queue-floor must be at least 1' }],
-  ['floor 2 with limit 4 under power_of_n is a policy error', ['--policy', 'power_of_n', '--worker-queue-limit', '4', '--saturation-queue-floor', '2'],
-    { code: 'RCTL_E_POLICY_REQUIRES_CACHE_AWARE', message: 'cache candidate tuning flags require --policy cache_aware' }],
-  ['floor without a limit under round_robin: the value error wins', ['--policy', 'round_robin', '--saturation-queue-floor', '2'],
-    { code: 'RCTL_E_VALUE_FLOOR_REQUIRES_LIMIT', message: '--saturation-queue-floor requires --worker-queue-limit (there is no diversion to cancel without it)' }],
+  [
+    'floor without a limit names both flags',
+    ['--saturation-queue-floor', '2'],
+    {
+      code: 'RCTL_E_VALUE_FLOOR_REQUIRES_LIMIT',
+      message: '--saturation-queue-floor requires --worker-queue-limit (there is no diversion to cancel without it)',
+    },
+  ],
+  [
+    'floor 5 above limit 4 says at most, with both numbers',
+    ['--worker-queue-limit', '4', '--saturation-queue-floor', '5'],
+    {
+      code: 'RCTL_E_VALUE_FLOOR_ABOVE_LIMIT',
+      message: '--saturation-queue-floor (5) must be at most --worker-queue-limit (4)',
+    },
+  ],
+  [
+    'floor 0',
+    ['--worker-queue-limit', '4', '--saturation-queue-floor', '0'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--saturation-queue-floor must be at least 1' },
+  ],
+  [
+    'floor 2 with limit 4 under power_of_n is a policy error',
+    ['--policy', 'power_of_n', '--worker-queue-limit', '4', '--saturation-queue-floor', '2'],
+    { code: 'RCTL_E_POLICY_REQUIRES_CACHE_AWARE', message: 'cache candidate tuning flags require --policy cache_aware' },
+  ],
+  [
+    'floor without a limit under round_robin: the value error wins',
+    ['--policy', 'round_robin', '--saturation-queue-floor', '2'],
+    {
+      code: 'RCTL_E_VALUE_FLOOR_REQUIRES_LIMIT',
+      message: '--saturation-queue-floor requires --worker-queue-limit (there is no diversion to cancel without it)',
+    },
+  ],
 
   // Rust router test min_load_choices_is_plumbed_and_validated (docs/configuration.md §Value rules, §Policy rules)
   ['min-load-choices 5 is accepted', ['--min-load-choices', '5'], null],
   ['min-load-choices 0', ['--min-load-choices', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--min-load-choices must be at least 1' }],
-  ['min-load-choices 3 under power_of_n is a policy error', ['--policy', 'power_of_n', '--min-load-choices', '3'],
-    { code: 'RCTL_E_POLICY_REQUIRES_CACHE_AWARE', message: 'cache candidate tuning flags require --policy cache_aware', flag: '--min-load-choices' }],
+  [
+    'min-load-choices 3 under power_of_n is a policy error',
+    ['--policy', 'power_of_n', '--min-load-choices', '3'],
+    {
+      code: 'RCTL_E_POLICY_REQUIRES_CACHE_AWARE',
+      message: 'cache candidate tuning flags require --policy cache_aware',
+      flag: '--min-load-choices',
+    },
+  ],
 
   // Rust router test cache_candidate_cli_rejects_invalid_bounds (docs/configuration.md §Value rules)
-  ['candidate min 0', ['--cache-candidate-min-workers', '0'], {
-    code: 'RCTL_E_VALUE_CANDIDATE_BOUNDS', message: '--cache-candidate-min-workers and --cache-candidate-max-workers must be positive and min must not exceed max', flag: '--cache-candidate-min-workers' }],
-  ['candidate max 0', ['--cache-candidate-max-workers', '0'], {
-    code: 'RCTL_E_VALUE_CANDIDATE_BOUNDS', message: '--cache-candidate-min-workers and --cache-candidate-max-workers must be positive and min must not exceed max', flag: '--cache-candidate-max-workers' }],
-  ['candidate min above max', ['--cache-candidate-min-workers', '10', '--cache-candidate-max-workers', '4'], {
-    code: 'RCTL_E_VALUE_CANDIDATE_BOUNDS', message: '--cache-candidate-min-workers and --cache-candidate-max-workers must be positive and min must not exceed max' }],
-  ['candidate min above the default max', ['--cache-candidate-min-workers', '40'], {
-    code: 'RCTL_E_VALUE_CANDIDATE_BOUNDS', message: '--cache-candidate-min-workers and --cache-candidate-max-workers must be positive and min must not exceed max', flag: '--cache-candidate-min-workers' }],
+  [
+    'candidate min 0',
+    ['--cache-candidate-min-workers', '0'],
+    {
+      code: 'RCTL_E_VALUE_CANDIDATE_BOUNDS',
+      message: '--cache-candidate-min-workers and --cache-candidate-max-workers must be positive and min must not exceed max',
+      flag: '--cache-candidate-min-workers',
+    },
+  ],
+  [
+    'candidate max 0',
+    ['--cache-candidate-max-workers', '0'],
+    {
+      code: 'RCTL_E_VALUE_CANDIDATE_BOUNDS',
+      message: '--cache-candidate-min-workers and --cache-candidate-max-workers must be positive and min must not exceed max',
+      flag: '--cache-candidate-max-workers',
+    },
+  ],
+  [
+    'candidate min above max',
+    ['--cache-candidate-min-workers', '10', '--cache-candidate-max-workers', '4'],
+    {
+      code: 'RCTL_E_VALUE_CANDIDATE_BOUNDS',
+      message: '--cache-candidate-min-workers and --cache-candidate-max-workers must be positive and min must not exceed max',
+    },
+  ],
+  [
+    'candidate min above the default max',
+    ['--cache-candidate-min-workers', '40'],
+    {
+      code: 'RCTL_E_VALUE_CANDIDATE_BOUNDS',
+      message: '--cache-candidate-min-workers and --cache-candidate-max-workers must be positive and min must not exceed max',
+      flag: '--cache-candidate-min-workers',
+    },
+  ],
   ['candidate min = max is accepted', ['--cache-candidate-min-workers', '4', '--cache-candidate-max-workers', '4'], null],
-  ['candidate ratio above 1', ['--cache-candidate-ratio', '1.5'], { code: 'RCTL_E_VALUE_RANGE', message: '--cache-candidate-ratio must be finite and in [0, 1]' }],
+  [
+    'candidate ratio above 1',
+    ['--cache-candidate-ratio', '1.5'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--cache-candidate-ratio must be finite and in [0, 1]' },
+  ],
   ['candidate ratio 0 and 1 are accepted', ['--cache-candidate-ratio', '1', '--cache-affinity-min-match-ratio', '0'], null],
-  ['min match ratio below 0', ['--cache-affinity-min-match-ratio', '-0.1'], { code: 'RCTL_E_VALUE_RANGE', message: '--cache-affinity-min-match-ratio must be finite and in [0, 1]' }],
-  ['min matched tokens below 0', ['--cache-affinity-min-matched-tokens', '-1'], { code: 'RCTL_E_VALUE_RANGE', message: '--cache-affinity-min-matched-tokens must be at least 0' }],
+  [
+    'min match ratio below 0',
+    ['--cache-affinity-min-match-ratio', '-0.1'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--cache-affinity-min-match-ratio must be finite and in [0, 1]' },
+  ],
+  [
+    'min matched tokens below 0',
+    ['--cache-affinity-min-matched-tokens', '-1'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--cache-affinity-min-matched-tokens must be at least 0' },
+  ],
   ['switch margin 0 is accepted', ['--cache-switch-margin-tokens', '0'], null],
 
   // Rust router test native_cache_pressure_flags_build_the_guard_contract (docs/configuration.md §Pressure guard)
-  ['pressure-rel-threshold 1 is not > 1', ['--pressure-rel-threshold', '1'], { code: 'RCTL_E_VALUE_RANGE', message: '--pressure-rel-threshold must be finite and greater than 1' }],
-  ['pressure-rel-threshold infinite', ['--pressure-rel-threshold', 'Infinity'], { code: 'RCTL_E_VALUE_RANGE', message: '--pressure-rel-threshold must be finite and greater than 1' }],
-  ['pressure-abs-threshold-ms negative', ['--pressure-abs-threshold-ms', '-5'], { code: 'RCTL_E_VALUE_RANGE', message: '--pressure-abs-threshold-ms must be finite and non-negative' }],
-  ['pressure tuning under cache_aware is accepted', ['--pressure-rel-threshold', '2', '--pressure-abs-threshold-ms', '0', '--pressure-abs-threshold-tokens', '64'], null],
-  ['pressure tuning under random', ['--policy', 'random', '--pressure-rel-threshold', '2'],
-    { code: 'RCTL_E_POLICY_PRESSURE_TUNING', message: 'pressure guard tuning requires --policy cache_aware', flag: '--pressure-rel-threshold' }],
-  ['disable-pressure-guard under round_robin', ['--policy', 'round_robin', '--disable-pressure-guard'],
-    { code: 'RCTL_E_POLICY_PRESSURE_GUARD', message: '--disable-pressure-guard requires --policy cache_aware' }],
+  [
+    'pressure-rel-threshold 1 is not > 1',
+    ['--pressure-rel-threshold', '1'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--pressure-rel-threshold must be finite and greater than 1' },
+  ],
+  [
+    'pressure-rel-threshold infinite',
+    ['--pressure-rel-threshold', 'Infinity'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--pressure-rel-threshold must be finite and greater than 1' },
+  ],
+  [
+    'pressure-abs-threshold-ms negative',
+    ['--pressure-abs-threshold-ms', '-5'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--pressure-abs-threshold-ms must be finite and non-negative' },
+  ],
+  [
+    'pressure tuning under cache_aware is accepted',
+    ['--pressure-rel-threshold', '2', '--pressure-abs-threshold-ms', '0', '--pressure-abs-threshold-tokens', '64'],
+    null,
+  ],
+  [
+    'pressure tuning under random',
+    ['--policy', 'random', '--pressure-rel-threshold', '2'],
+    {
+      code: 'RCTL_E_POLICY_PRESSURE_TUNING',
+      message: 'pressure guard tuning requires --policy cache_aware',
+      flag: '--pressure-rel-threshold',
+    },
+  ],
+  [
+    'disable-pressure-guard under round_robin',
+    ['--policy', 'round_robin', '--disable-pressure-guard'],
+    { code: 'RCTL_E_POLICY_PRESSURE_GUARD', message: '--disable-pressure-guard requires --policy cache_aware' },
+  ],
   ['disable-pressure-guard under cache_aware is accepted', ['--disable-pressure-guard'], null],
 
   // power-of-n belongs to power_of_n (routerctl has no reorg mode)
   ['power-of-n-choices under power_of_n is accepted', ['--policy', 'power_of_n', '--power-of-n-choices', '3'], null],
-  ['power-of-n-choices under cache_aware', ['--power-of-n-choices', '3'],
-    { code: 'RCTL_E_POLICY_REQUIRES_POWER_OF_N', message: '--power-of-n-choices requires --policy power_of_n' }],
-  ['power-of-n-choices 0: the value error wins', ['--power-of-n-choices', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--power-of-n-choices must be at least 1' }],
+  [
+    'power-of-n-choices under cache_aware',
+    ['--power-of-n-choices', '3'],
+    { code: 'RCTL_E_POLICY_REQUIRES_POWER_OF_N', message: '--power-of-n-choices requires --policy power_of_n' },
+  ],
+  [
+    'power-of-n-choices 0: the value error wins',
+    ['--power-of-n-choices', '0'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--power-of-n-choices must be at least 1' },
+  ],
 
   // Rust router test shutdown_drain_secs_past_the_ceiling_is_rejected, and the other ranges
   // (docs/configuration.md §Value rules)
-  ['drain 18000 is past the ceiling', ['--shutdown-drain-secs', '18000'], { code: 'RCTL_E_VALUE_RANGE', message: '--shutdown-drain-secs must be at most 1800 (got 18000)' }],
+  [
+    'drain 18000 is past the ceiling',
+    ['--shutdown-drain-secs', '18000'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--shutdown-drain-secs must be at most 1800 (got 18000)' },
+  ],
   ['drain 1800 and 0 are accepted', ['--shutdown-drain-secs', '1800'], null],
   ['drain 0 is accepted', ['--shutdown-drain-secs', '0'], null],
   ['port above 65535', ['--port', '70000'], { code: 'RCTL_E_VALUE_RANGE', message: '--port must be at most 65535 (got 70000)' }],
   ['port 0 is accepted', ['--port', '0'], null],
-  ['poll interval 0', ['--load-poll-interval-ms', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--load-poll-interval-ms must be greater than 0' }],
+  [
+    'poll interval 0',
+    ['--load-poll-interval-ms', '0'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--load-poll-interval-ms must be greater than 0' },
+  ],
   ['freshness 0', ['--load-freshness-ms', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--load-freshness-ms must be greater than 0' }],
   ['load timeout 0', ['--load-timeout-ms', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--load-timeout-ms must be greater than 0' }],
-  ['request timeout 0', ['--request-timeout-secs', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--request-timeout-secs must be finite and greater than 0' }],
+  [
+    'request timeout 0',
+    ['--request-timeout-secs', '0'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--request-timeout-secs must be finite and greater than 0' },
+  ],
   ['block size 0', ['--block-size', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--block-size must be at least 1' }],
-  ['prefix index 0 blocks', ['--prefix-index-max-blocks', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--prefix-index-max-blocks must be at least 1' }],
+  [
+    'prefix index 0 blocks',
+    ['--prefix-index-max-blocks', '0'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--prefix-index-max-blocks must be at least 1' },
+  ],
   ['max body 0 bytes', ['--max-body-bytes', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--max-body-bytes must be at least 1' }],
   ['sim-workers 0', ['--sim-workers', '0'], { code: 'RCTL_E_VALUE_RANGE', message: '--sim-workers must be at least 1' }],
   ['sim-rate negative', ['--sim-rate', '-1'], { code: 'RCTL_E_VALUE_RANGE', message: '--sim-rate must be finite and non-negative' }],
@@ -101,40 +237,114 @@ const table: [string, string[], FirstError | null][] = [
   // URLs (docs/configuration.md §Value rules)
   ['two http(s) URLs are accepted', ['--worker-urls', 'http://10.0.0.5:30001', 'https://w2.example:443/'], null],
   ['space-separated URLs in one argument are accepted', ['--worker-urls', 'http://a:1 http://b:1'], null],
-  ['missing scheme', ['--worker-urls', 'localhost:8000'],
-    { code: 'RCTL_E_VALUE_URL_INVALID', message: "--worker-urls entry 'localhost:8000' is not a valid URL: missing scheme, e.g. http://host:port" }],
-  ['unparseable URL', ['--worker-urls', 'http://[::1:8000'], { code: 'RCTL_E_VALUE_URL_INVALID', message: "--worker-urls entry 'http://[::1:8000' is not a valid URL: cannot be parsed" }],
-  ['unsupported scheme', ['--worker-urls', 'grpc://w1:30001'],
-    { code: 'RCTL_E_VALUE_URL_SCHEME', message: "--worker-urls entry 'grpc://w1:30001' has unsupported scheme 'grpc' (use http or https)" }],
-  ['duplicates after trimming a trailing slash', ['--worker-urls', 'http://w1:30001', 'http://w1:30001/'],
-    { code: 'RCTL_E_VALUE_URL_DUPLICATE', message: "--worker-urls contains duplicate entry 'http://w1:30001'" }],
-  ['whitespace-only entry', ['--worker-urls', ' '], { code: 'RCTL_E_VALUE_URL_EMPTY', message: '--worker-urls must not contain empty or whitespace-only entries' }],
+  [
+    'missing scheme',
+    ['--worker-urls', 'localhost:8000'],
+    {
+      code: 'RCTL_E_VALUE_URL_INVALID',
+      message: "--worker-urls entry 'localhost:8000' is not a valid URL: missing scheme, e.g. http://host:port",
+    },
+  ],
+  [
+    'unparseable URL',
+    ['--worker-urls', 'http://[::1:8000'],
+    { code: 'RCTL_E_VALUE_URL_INVALID', message: "--worker-urls entry 'http://[::1:8000' is not a valid URL: cannot be parsed" },
+  ],
+  [
+    'unsupported scheme',
+    ['--worker-urls', 'grpc://w1:30001'],
+    { code: 'RCTL_E_VALUE_URL_SCHEME', message: "--worker-urls entry 'grpc://w1:30001' has unsupported scheme 'grpc' (use http or https)" },
+  ],
+  [
+    'duplicates after trimming a trailing slash',
+    ['--worker-urls', 'http://w1:30001', 'http://w1:30001/'],
+    { code: 'RCTL_E_VALUE_URL_DUPLICATE', message: "--worker-urls contains duplicate entry 'http://w1:30001'" },
+  ],
+  [
+    'whitespace-only entry',
+    ['--worker-urls', ' '],
+    { code: 'RCTL_E_VALUE_URL_EMPTY', message: '--worker-urls must not contain empty or whitespace-only entries' },
+  ],
 
   // discovery and cross-flag (docs/configuration.md §Cross-flag rules)
-  ['worker URLs with sim workers', ['--worker-urls', 'http://w1:1', '--sim-workers', '2'],
-    { code: 'RCTL_E_CROSS_DISCOVERY_CONFLICT', message: '--worker-urls and --sim-workers are mutually exclusive; pass exactly one' }],
+  [
+    'worker URLs with sim workers',
+    ['--worker-urls', 'http://w1:1', '--sim-workers', '2'],
+    { code: 'RCTL_E_CROSS_DISCOVERY_CONFLICT', message: '--worker-urls and --sim-workers are mutually exclusive; pass exactly one' },
+  ],
   ['sim workers alone are accepted', ['--sim-workers', '8', '--sim-rate', '12.5'], null],
-  ['sim rate with worker URLs', ['--worker-urls', 'http://w1:1', '--sim-rate', '5'],
-    { code: 'RCTL_E_CROSS_SIM_ONLY', message: '--sim-rate requires the embedded simulated fleet; it would be ignored with --worker-urls' }],
-  ['cool-down with the breaker off', ['--cb-threshold', '0', '--cb-cool-down-secs', '10'],
-    { code: 'RCTL_E_CROSS_COOL_DOWN_REQUIRES_THRESHOLD', message: '--cb-cool-down-secs has no effect with --cb-threshold 0 (the circuit breaker is off); drop one of them' }],
+  [
+    'sim rate with worker URLs',
+    ['--worker-urls', 'http://w1:1', '--sim-rate', '5'],
+    { code: 'RCTL_E_CROSS_SIM_ONLY', message: '--sim-rate requires the embedded simulated fleet; it would be ignored with --worker-urls' },
+  ],
+  [
+    'cool-down with the breaker off',
+    ['--cb-threshold', '0', '--cb-cool-down-secs', '10'],
+    {
+      code: 'RCTL_E_CROSS_COOL_DOWN_REQUIRES_THRESHOLD',
+      message: '--cb-cool-down-secs has no effect with --cb-threshold 0 (the circuit breaker is off); drop one of them',
+    },
+  ],
   ['cool-down alone is accepted (the breaker is on by default)', ['--cb-cool-down-secs', '10'], null],
   ['cool-down with threshold is accepted', ['--cb-threshold', '5', '--cb-cool-down-secs', '10'], null],
 
   // parse errors
-  ['unknown flag gets a did-you-mean', ['--worker-queue-limt', '4'],
-    { code: 'RCTL_E_PARSE_UNKNOWN_FLAG', message: 'unknown flag --worker-queue-limt; did you mean --worker-queue-limit?', flag: '--worker-queue-limt' }],
+  [
+    'unknown flag gets a did-you-mean',
+    ['--worker-queue-limt', '4'],
+    {
+      code: 'RCTL_E_PARSE_UNKNOWN_FLAG',
+      message: 'unknown flag --worker-queue-limt; did you mean --worker-queue-limit?',
+      flag: '--worker-queue-limt',
+    },
+  ],
   ['unknown negated flag', ['--no-tuii'], { code: 'RCTL_E_PARSE_UNKNOWN_FLAG', message: 'unknown flag --no-tuii; did you mean --no-tui?' }],
-  ['a Rust router flag routerctl lacks', ['--chat-routing', 'reorg'],
-    { code: 'RCTL_E_PARSE_UNKNOWN_FLAG', message: 'unknown flag --chat-routing: routerctl has no reorg mode; --policy selects the implementation' }],
-  ['non-number', ['--worker-queue-limit', 'abc'], { code: 'RCTL_E_PARSE_NOT_A_NUMBER', message: "invalid value 'abc' for --worker-queue-limit: expected an integer" }],
-  ['fraction for an integer', ['--worker-queue-limit', '2.5'], { code: 'RCTL_E_PARSE_NOT_A_NUMBER', message: "invalid value '2.5' for --worker-queue-limit: expected an integer" }],
-  ['flag without its value', ['--worker-queue-limit'], { code: 'RCTL_E_PARSE_MISSING_VALUE', message: '--worker-queue-limit needs a value' }],
-  ['unknown policy (the removed cache_aware_zmq)', ['--policy', 'cache_aware_zmq'],
-    { code: 'RCTL_E_PARSE_INVALID_CHOICE', message: "invalid value 'cache_aware_zmq' for --policy: expected one of round_robin, random, power_of_n, cache_aware" }],
-  ['policy typo gets a did-you-mean', ['--policy', 'cache-aware'],
-    { code: 'RCTL_E_PARSE_INVALID_CHOICE', message: "invalid value 'cache-aware' for --policy: expected one of round_robin, random, power_of_n, cache_aware (did you mean cache_aware?)" }],
-  ['unknown log format', ['--log-format', 'xml'], { code: 'RCTL_E_PARSE_INVALID_CHOICE', message: "invalid value 'xml' for --log-format: expected one of text, json" }],
+  [
+    'a Rust router flag routerctl lacks',
+    ['--chat-routing', 'reorg'],
+    {
+      code: 'RCTL_E_PARSE_UNKNOWN_FLAG',
+      message: 'unknown flag --chat-routing: routerctl has no reorg mode; --policy selects the implementation',
+    },
+  ],
+  [
+    'non-number',
+    ['--worker-queue-limit', 'abc'],
+    { code: 'RCTL_E_PARSE_NOT_A_NUMBER', message: "invalid value 'abc' for --worker-queue-limit: expected an integer" },
+  ],
+  [
+    'fraction for an integer',
+    ['--worker-queue-limit', '2.5'],
+    { code: 'RCTL_E_PARSE_NOT_A_NUMBER', message: "invalid value '2.5' for --worker-queue-limit: expected an integer" },
+  ],
+  [
+    'flag without its value',
+    ['--worker-queue-limit'],
+    { code: 'RCTL_E_PARSE_MISSING_VALUE', message: '--worker-queue-limit needs a value' },
+  ],
+  [
+    'unknown policy (the removed cache_aware_zmq)',
+    ['--policy', 'cache_aware_zmq'],
+    {
+      code: 'RCTL_E_PARSE_INVALID_CHOICE',
+      message: "invalid value 'cache_aware_zmq' for --policy: expected one of round_robin, random, power_of_n, cache_aware",
+    },
+  ],
+  [
+    'policy typo gets a did-you-mean',
+    ['--policy', 'cache-aware'],
+    {
+      code: 'RCTL_E_PARSE_INVALID_CHOICE',
+      message:
+        "invalid value 'cache-aware' for --policy: expected one of round_robin, random, power_of_n, cache_aware (did you mean cache_aware?)",
+    },
+  ],
+  [
+    'unknown log format',
+    ['--log-format', 'xml'],
+    { code: 'RCTL_E_PARSE_INVALID_CHOICE', message: "invalid value 'xml' for --log-format: expected one of text, json" },
+  ],
   ['stray positional', ['serve-now'], { code: 'RCTL_E_PARSE_UNEXPECTED_ARGUMENT', message: "unexpected argument 'serve-now'" }],
 ];
 
@@ -162,7 +372,7 @@ describe('resolved values (docs/configuration.md §Flags)', () => {
     expect(r.config).toMatchObject({ workerQueueLimit: 4, saturationQueueFloor: 2, minLoadChoices: 5 });
   });
 
-  it('defaults host, port, policy and timeouts (cache_aware is routerctl\'s default policy)', async () => {
+  it("defaults host, port, policy and timeouts (cache_aware is routerctl's default policy)", async () => {
     const { config } = await resolveArgs([]);
     expect(config).toMatchObject({
       host: '127.0.0.1',
@@ -210,11 +420,18 @@ describe('resolved values (docs/configuration.md §Flags)', () => {
 describe('class order', () => {
   it('lists every problem, parse before value before policy before cross-flag', async () => {
     const r = await resolveArgs([
-      '--cb-cool-down-secs', '3', '--cb-threshold', '0', // cross-flag
-      '--policy', 'round_robin',
-      '--worker-queue-limit', '0', // value, and policy
-      '--bogus', '1', // parse
-      '--min-load-choices', '3', // policy
+      '--cb-cool-down-secs',
+      '3',
+      '--cb-threshold',
+      '0', // cross-flag
+      '--policy',
+      'round_robin',
+      '--worker-queue-limit',
+      '0', // value, and policy
+      '--bogus',
+      '1', // parse
+      '--min-load-choices',
+      '3', // policy
     ]);
     expect(r.errors.map((e) => e.class)).toEqual(['parse', 'value', 'policy', 'policy', 'cross-flag']);
     expect(r.errors.map((e) => e.code)).toEqual([
@@ -224,7 +441,13 @@ describe('class order', () => {
       'RCTL_E_POLICY_REQUIRES_CACHE_AWARE',
       'RCTL_E_CROSS_COOL_DOWN_REQUIRES_THRESHOLD',
     ]);
-    expect(r.errors.map((e) => e.flag)).toEqual(['--bogus', '--worker-queue-limit', '--worker-queue-limit', '--min-load-choices', '--cb-cool-down-secs']);
+    expect(r.errors.map((e) => e.flag)).toEqual([
+      '--bogus',
+      '--worker-queue-limit',
+      '--worker-queue-limit',
+      '--min-load-choices',
+      '--cb-cool-down-secs',
+    ]);
   });
 
   it('keeps the reference order inside the value class (limit, floor, choices)', async () => {
@@ -259,7 +482,12 @@ describe('warnings', () => {
     ['an env variable close to a setting', [], { ROUTERCTL_WORKER_QUEUE_LIMT: '4' }, 'RCTL_W_UNKNOWN_ENV'],
     ['an unrelated ROUTERCTL_ variable', [], { ROUTERCTL_DEBUG: '1', ROUTERCTL_SOMETHING_ELSE_ENTIRELY: 'x' }, null],
     ['a millisecond pressure threshold no HTTP engine can feed', ['--pressure-abs-threshold-ms', '200'], {}, 'RCTL_W_PRESSURE_MS_UNUSED'],
-    ['a millisecond threshold with the guard off says nothing more', ['--pressure-abs-threshold-ms', '200', '--disable-pressure-guard'], {}, null],
+    [
+      'a millisecond threshold with the guard off says nothing more',
+      ['--pressure-abs-threshold-ms', '200', '--disable-pressure-guard'],
+      {},
+      null,
+    ],
   ];
   it.each(warn)('%s', async (_name, args, env, code) => {
     const r = await resolveArgs(args, { env });

@@ -58,17 +58,29 @@ describe('precedence: flags > ROUTERCTL_* env > rc file > defaults', () => {
     await rc('workerQueueLimit: 0\n');
     const r = await resolve([]);
     expect(r.errors).toMatchObject([
-      { code: 'RCTL_E_VALUE_RANGE', message: '--worker-queue-limit must be at least 1', flag: '--worker-queue-limit', origin: '.routerrc:workerQueueLimit' },
+      {
+        code: 'RCTL_E_VALUE_RANGE',
+        message: '--worker-queue-limit must be at least 1',
+        flag: '--worker-queue-limit',
+        origin: '.routerrc:workerQueueLimit',
+      },
     ]);
   });
 });
 
 describe('rc file keys and values', () => {
   it('accepts kebab-case and camelCase keys, with YAML types', async () => {
-    await rc('policy: cache_aware\nworkerQueueLimit: 4\nsaturation-queue-floor: "2"\ndisablePressureGuard: true\nworker-urls:\n  - http://a:1/\n  - http://b:1\n');
+    await rc(
+      'policy: cache_aware\nworkerQueueLimit: 4\nsaturation-queue-floor: "2"\ndisablePressureGuard: true\nworker-urls:\n  - http://a:1/\n  - http://b:1\n',
+    );
     const r = await resolve([]);
     expect(r.errors).toEqual([]);
-    expect(r.config).toMatchObject({ workerQueueLimit: 4, saturationQueueFloor: 2, disablePressureGuard: true, workerUrls: ['http://a:1', 'http://b:1'] });
+    expect(r.config).toMatchObject({
+      workerQueueLimit: 4,
+      saturationQueueFloor: 2,
+      disablePressureGuard: true,
+      workerUrls: ['http://a:1', 'http://b:1'],
+    });
     expect(r.origins.workerUrls.label).toBe('.routerrc:worker-urls');
   });
 
@@ -91,7 +103,12 @@ describe('rc file keys and values', () => {
     await rc('worker-queue-limt: 4\n');
     const r = await resolve([]);
     expect(r.errors).toMatchObject([
-      { code: 'RCTL_E_PARSE_UNKNOWN_KEY', class: 'parse', message: 'unknown key worker-queue-limt in .routerrc; did you mean worker-queue-limit?', origin: '.routerrc:worker-queue-limt' },
+      {
+        code: 'RCTL_E_PARSE_UNKNOWN_KEY',
+        class: 'parse',
+        message: 'unknown key worker-queue-limt in .routerrc; did you mean worker-queue-limit?',
+        origin: '.routerrc:worker-queue-limt',
+      },
     ]);
   });
 
@@ -112,11 +129,31 @@ describe('rc file keys and values', () => {
   });
 
   it.each([
-    ['a list for a number', 'worker-queue-limit: [4]\n', 'RCTL_E_PARSE_INVALID_TYPE', 'invalid value for --worker-queue-limit: expected an integer, got a list'],
-    ['a mapping for a string', 'model-id: {a: 1}\n', 'RCTL_E_PARSE_INVALID_TYPE', 'invalid value for --model-id: expected a string, got a mapping'],
+    [
+      'a list for a number',
+      'worker-queue-limit: [4]\n',
+      'RCTL_E_PARSE_INVALID_TYPE',
+      'invalid value for --worker-queue-limit: expected an integer, got a list',
+    ],
+    [
+      'a mapping for a string',
+      'model-id: {a: 1}\n',
+      'RCTL_E_PARSE_INVALID_TYPE',
+      'invalid value for --model-id: expected a string, got a mapping',
+    ],
     ['a word for a boolean', 'tui: maybe\n', 'RCTL_E_PARSE_INVALID_BOOLEAN', "invalid value 'maybe' for --tui: expected true or false"],
-    ['a number in a URL list', 'worker-urls: [8000]\n', 'RCTL_E_PARSE_INVALID_TYPE', 'invalid value for --worker-urls: expected a list of URLs, got number 8000'],
-    ['an unknown policy', 'policy: fastest\n', 'RCTL_E_PARSE_INVALID_CHOICE', "invalid value 'fastest' for --policy: expected one of round_robin, random, power_of_n, cache_aware"],
+    [
+      'a number in a URL list',
+      'worker-urls: [8000]\n',
+      'RCTL_E_PARSE_INVALID_TYPE',
+      'invalid value for --worker-urls: expected a list of URLs, got number 8000',
+    ],
+    [
+      'an unknown policy',
+      'policy: fastest\n',
+      'RCTL_E_PARSE_INVALID_CHOICE',
+      "invalid value 'fastest' for --policy: expected one of round_robin, random, power_of_n, cache_aware",
+    ],
   ])('reports %s as a parse problem at its key', async (_name, text, code, message) => {
     await rc(text);
     const r = await resolve([]);
@@ -137,7 +174,13 @@ describe('environment', () => {
       ROUTERCTL_PRESSURE_REL_THRESHOLD: '',
     });
     expect(r.errors).toEqual([]);
-    expect(r.config).toMatchObject({ policy: 'power_of_n', powerOfNChoices: 4, workerUrls: ['http://a:1', 'http://b:1', 'http://c:1'], tui: false, adminToken: 's3cret' });
+    expect(r.config).toMatchObject({
+      policy: 'power_of_n',
+      powerOfNChoices: 4,
+      workerUrls: ['http://a:1', 'http://b:1', 'http://c:1'],
+      tui: false,
+      adminToken: 's3cret',
+    });
     expect(r.origins.tui.label).toBe('env ROUTERCTL_TUI');
     // An empty variable is unset.
     expect(r.origins.pressureRelThreshold.source).toBe('default');
@@ -179,7 +222,7 @@ describe('flags through yargs', () => {
     expect(r.config.modelId).toBe('007');
   });
 
-  it('drops the command word and ignores the command\'s own flags', async () => {
+  it("drops the command word and ignores the command's own flags", async () => {
     const argv = { ...(await parseFlags(['--json', '--worker-queue-limit', '4'])), _: ['check-config'] };
     const r = await resolveConfig({ argv, env: {}, cwd: dir, ignore: ['json'] });
     expect(r.errors).toEqual([]);

@@ -7,7 +7,9 @@ import type { ResolvedConfig } from '../../src/config/index.js';
 
 /** Parse a command line the way serve and check-config do: through the shared yargs options. */
 export async function parseFlags(args: readonly string[]): Promise<Record<string, unknown>> {
-  return (await addConfigOptions(yargs([...args])).exitProcess(false).parseAsync()) as Record<string, unknown>;
+  return (await addConfigOptions(yargs([...args]))
+    .exitProcess(false)
+    .parseAsync()) as Record<string, unknown>;
 }
 
 /** A fresh empty folder, so no rc file from the machine leaks into a test. */
@@ -17,7 +19,10 @@ export async function emptyDir(): Promise<{ dir: string; cleanup: () => Promise<
 }
 
 /** Resolve a command line with no environment and no rc file. */
-export async function resolveArgs(args: readonly string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<ResolvedConfig> {
+export async function resolveArgs(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<ResolvedConfig> {
   const own = options.cwd === undefined ? await emptyDir() : null;
   try {
     return await resolveConfig({ argv: await parseFlags(args), env: options.env ?? {}, cwd: options.cwd ?? own!.dir });

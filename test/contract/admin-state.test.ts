@@ -13,7 +13,8 @@ beforeAll(async () => {
   fleet = await startSimFleet({ workers: 2, portBase: 0, speedup: 100 });
   router = await startTestRouter(fleet.urls, { workerQueueLimit: 4, saturationQueueFloor: 2 });
   const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: 'none' });
-  for (let i = 0; i < 3; i++) await client.chat.completions.create({ model: 'sim-llama-3.1-8b', messages: [{ role: 'user', content: `hello ${i}` }], max_tokens: 2 });
+  for (let i = 0; i < 3; i++)
+    await client.chat.completions.create({ model: 'sim-llama-3.1-8b', messages: [{ role: 'user', content: `hello ${i}` }], max_tokens: 2 });
   // One sample per worker, so the load fields are filled in rather than null.
   for (let i = 0; i < 50 && router.state().workers.some((w) => !w.fresh); i++) await new Promise((r) => setTimeout(r, 20));
 });
@@ -40,7 +41,11 @@ describe('the admin state contract, router to console', () => {
     let text = '';
     while (!text.includes('\n\n')) text += new TextDecoder().decode((await reader.read()).value);
     ctl.abort();
-    const data = text.split('\n').find((l) => l.startsWith('data:'))!.slice(5).trim();
+    const data = text
+      .split('\n')
+      .find((l) => l.startsWith('data:'))!
+      .slice(5)
+      .trim();
     expect(auditAdminDocument(JSON.parse(data))).toEqual({ unknown: [], missing: [] });
   });
 
@@ -48,7 +53,10 @@ describe('the admin state contract, router to console', () => {
     const doc = (await fetchState()) as { router: Record<string, unknown>; workers: Array<Record<string, unknown>> };
     const snap = snapshotFromAdmin(doc)!;
     expect(snap).toBeDefined();
-    const nullsIn = (o: object) => Object.entries(o).filter(([, v]) => v === null).map(([k]) => k);
+    const nullsIn = (o: object) =>
+      Object.entries(o)
+        .filter(([, v]) => v === null)
+        .map(([k]) => k);
     // The router knows every one of these (a floor is set), so none may come out unknown.
     expect(nullsIn(snap.router)).toEqual([]);
     expect(snap.router.blockSize).toBe(doc.router.block_size);

@@ -11,7 +11,10 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DOCS = path.join(ROOT, 'docs');
-const SELF = path.relative(ROOT, fileURLToPath(import.meta.url)).split(path.sep).join('/');
+const SELF = path
+  .relative(ROOT, fileURLToPath(import.meta.url))
+  .split(path.sep)
+  .join('/');
 const SCANNED_DIRS = ['src', 'commands', 'bench', 'test'];
 const CODE_FILE = /\.(ts|tsx|js|mjs|cjs|mts|cts)$/;
 
@@ -274,7 +277,8 @@ function scan(): { findings: Finding[]; citations: number; sections: number; fil
       }
       const parsed = parseCitations(region.text);
       for (let i = region.text.indexOf('§'); i >= 0; i = region.text.indexOf('§', i + 1)) {
-        if (!parsed.sections.has(i)) findings.push({ where: where(i), problem: `"§" that does not begin a heading of a docs/<file>.md citation` });
+        if (!parsed.sections.has(i))
+          findings.push({ where: where(i), problem: `"§" that does not begin a heading of a docs/<file>.md citation` });
       }
       for (const c of parsed.citations) {
         citations++;

@@ -3,7 +3,15 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { kvEventsRuleFor, mergePushInfo, parseServerInfo, pushEndpoint, pushInfoFromRule, replayEndpoints, vllmBlockSize } from '../../src/engines/index.js';
+import {
+  kvEventsRuleFor,
+  mergePushInfo,
+  parseServerInfo,
+  pushEndpoint,
+  pushInfoFromRule,
+  replayEndpoints,
+  vllmBlockSize,
+} from '../../src/engines/index.js';
 import type { KvEventsRule, PushInfo } from '../../src/engines/index.js';
 import { introspectWorker } from '../../src/router/workers/introspect.js';
 
@@ -25,7 +33,10 @@ async function sglangWorker(name: string): Promise<string> {
   const body = fixture(`sglang-server-info-${name}.json`);
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
-    if (path === '/v1/models') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'Qwen/Qwen3-0.6B', object: 'model', owned_by: 'sglang' }] }));
+    if (path === '/v1/models')
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ object: 'list', data: [{ id: 'Qwen/Qwen3-0.6B', object: 'model', owned_by: 'sglang' }] }));
     else if (path === '/server_info') res.writeHead(200, { 'content-type': 'application/json' }).end(body);
     else res.writeHead(404).end('not found');
   });
@@ -35,14 +46,35 @@ async function sglangWorker(name: string): Promise<string> {
 }
 
 const W = 'http://127.0.0.1:30000';
-const kvEndpoints = (url: string, info: PushInfo): string[] => Array.from({ length: info.dpSize }, (_, r) => pushEndpoint(url, info, info.kvPortBase, r));
-const loadEndpoints = (url: string, info: PushInfo): string[] => (info.loadPortBase === null ? [] : Array.from({ length: info.dpSize }, (_, r) => pushEndpoint(url, info, info.loadPortBase!, r)));
-const rule = (workers: string, more: Partial<KvEventsRule>): KvEventsRule => ({ workers, endpoint: null, replayEndpoint: null, topic: '', dpSize: 1, ...more });
+const kvEndpoints = (url: string, info: PushInfo): string[] =>
+  Array.from({ length: info.dpSize }, (_, r) => pushEndpoint(url, info, info.kvPortBase, r));
+const loadEndpoints = (url: string, info: PushInfo): string[] =>
+  info.loadPortBase === null ? [] : Array.from({ length: info.dpSize }, (_, r) => pushEndpoint(url, info, info.loadPortBase!, r));
+const rule = (workers: string, more: Partial<KvEventsRule>): KvEventsRule => ({
+  workers,
+  endpoint: null,
+  replayEndpoint: null,
+  topic: '',
+  dpSize: 1,
+  ...more,
+});
 
 describe('parseServerInfo on SGLang /server_info as it is published', () => {
   it.each([
-    ['load', { kv: ['tcp://127.0.0.1:5557'], replay: ['tcp://127.0.0.1:5558'], load: ['tcp://127.0.0.1:5559'], blockSize: 16, replayFrom: 'kv_events_config' }],
-    ['no-load', { kv: ['tcp://127.0.0.1:5557'], replay: ['tcp://127.0.0.1:5558'], load: [], blockSize: 16, replayFrom: 'kv_events_config' }],
+    [
+      'load',
+      {
+        kv: ['tcp://127.0.0.1:5557'],
+        replay: ['tcp://127.0.0.1:5558'],
+        load: ['tcp://127.0.0.1:5559'],
+        blockSize: 16,
+        replayFrom: 'kv_events_config',
+      },
+    ],
+    [
+      'no-load',
+      { kv: ['tcp://127.0.0.1:5557'], replay: ['tcp://127.0.0.1:5558'], load: [], blockSize: 16, replayFrom: 'kv_events_config' },
+    ],
     [
       'dp2',
       {
@@ -61,14 +93,25 @@ describe('parseServerInfo on SGLang /server_info as it is published', () => {
     const info = parseServerInfo(serverInfo(name));
     expect(info).not.toBeNull();
     const push = info!.push!;
-    expect(push).toMatchObject({ host: null, replayHost: null, blockSize: want.blockSize, replayFrom: want.replayFrom, snapshotPortBase: null });
+    expect(push).toMatchObject({
+      host: null,
+      replayHost: null,
+      blockSize: want.blockSize,
+      replayFrom: want.replayFrom,
+      snapshotPortBase: null,
+    });
     expect(kvEndpoints(W, push)).toEqual(want.kv);
     expect(replayEndpoints(W, push)).toEqual(want.replay);
     expect(loadEndpoints(W, push)).toEqual(want.load);
   });
 
   it('no kv_events (null, and no kv_events_config): no push channels', () => {
-    expect(parseServerInfo(serverInfo('no-kv-events'))).toMatchObject({ dpSize: 1, push: null, schedulePolicy: 'fcfs', cacheAwareSchedule: false });
+    expect(parseServerInfo(serverInfo('no-kv-events'))).toMatchObject({
+      dpSize: 1,
+      push: null,
+      schedulePolicy: 'fcfs',
+      cacheAwareSchedule: false,
+    });
   });
 
   it("the worker URL's host stands in for every wildcard, IPv6 and names included; a named host is kept", () => {
@@ -76,30 +119,60 @@ describe('parseServerInfo on SGLang /server_info as it is published', () => {
     expect(replayEndpoints('http://[fd00::5]:8000', push)).toEqual(['tcp://[fd00::5]:5559', 'tcp://[fd00::5]:5560']);
     expect(replayEndpoints('http://sglang-0.pods:8000/', push)).toEqual(['tcp://sglang-0.pods:5559', 'tcp://sglang-0.pods:5560']);
     for (const wildcard of ['*', '0.0.0.0', '[::]']) {
-      const body = { dp_size: 1, kv_events: { publisher: 'zmq', endpoint_host: '*', endpoint_port_base: 5557 }, kv_events_config: JSON.stringify({ replay_endpoint: `tcp://${wildcard}:6000` }) };
+      const body = {
+        dp_size: 1,
+        kv_events: { publisher: 'zmq', endpoint_host: '*', endpoint_port_base: 5557 },
+        kv_events_config: JSON.stringify({ replay_endpoint: `tcp://${wildcard}:6000` }),
+      };
       expect(replayEndpoints('http://10.0.0.5:8000', parseServerInfo(body)!.push!)).toEqual(['tcp://10.0.0.5:6000']);
     }
-    const named = parseServerInfo({ dp_size: 1, kv_events: { publisher: 'zmq', endpoint_host: '10.0.0.9', endpoint_port_base: 5557 }, kv_events_config: '{"replay_endpoint": "tcp://10.0.0.9:5558"}' })!.push!;
+    const named = parseServerInfo({
+      dp_size: 1,
+      kv_events: { publisher: 'zmq', endpoint_host: '10.0.0.9', endpoint_port_base: 5557 },
+      kv_events_config: '{"replay_endpoint": "tcp://10.0.0.9:5558"}',
+    })!.push!;
     expect(named).toMatchObject({ host: '10.0.0.9', replayHost: '10.0.0.9', replayPortBase: 5558 });
     expect(replayEndpoints('http://10.0.0.5:8000', named)).toEqual(['tcp://10.0.0.9:5558']);
   });
 
   it('kv_events_config as a mapping, not a string, is read the same; its snapshot_endpoint is carried', () => {
-    const body = { dp_size: 2, kv_events: { publisher: 'zmq', endpoint_host: '*', endpoint_port_base: 5557, dp_size: 2 }, kv_events_config: { publisher: 'zmq', endpoint: 'tcp://*:5557', replay_endpoint: 'tcp://*:5559', snapshot_endpoint: 'tcp://*:5561' } };
+    const body = {
+      dp_size: 2,
+      kv_events: { publisher: 'zmq', endpoint_host: '*', endpoint_port_base: 5557, dp_size: 2 },
+      kv_events_config: { publisher: 'zmq', endpoint: 'tcp://*:5557', replay_endpoint: 'tcp://*:5559', snapshot_endpoint: 'tcp://*:5561' },
+    };
     const push = parseServerInfo(body)!.push!;
-    expect(push).toMatchObject({ replayHost: null, replayPortBase: 5559, replayFrom: 'kv_events_config', snapshotHost: null, snapshotPortBase: 5561 });
+    expect(push).toMatchObject({
+      replayHost: null,
+      replayPortBase: 5559,
+      replayFrom: 'kv_events_config',
+      snapshotHost: null,
+      snapshotPortBase: 5561,
+    });
     expect(replayEndpoints(W, push)).toEqual(['tcp://127.0.0.1:5559', 'tcp://127.0.0.1:5560']);
   });
 
   it('a replay key in the descriptor itself wins over kv_events_config: a tcp:// string, or a port base on the endpoint host', () => {
     const kvEventsConfig = '{"replay_endpoint": "tcp://*:5558"}';
     const descriptor = { publisher: 'zmq', endpoint_host: '*', endpoint_port_base: 5557 };
-    const byString = parseServerInfo({ dp_size: 1, kv_events: { ...descriptor, replay_endpoint: 'tcp://*:7000' }, kv_events_config: kvEventsConfig })!.push!;
+    const byString = parseServerInfo({
+      dp_size: 1,
+      kv_events: { ...descriptor, replay_endpoint: 'tcp://*:7000' },
+      kv_events_config: kvEventsConfig,
+    })!.push!;
     expect(byString).toMatchObject({ replayPortBase: 7000, replayFrom: 'descriptor' });
-    const byPort = parseServerInfo({ dp_size: 1, kv_events: { ...descriptor, replay_endpoint_port_base: 7100 }, kv_events_config: kvEventsConfig })!.push!;
+    const byPort = parseServerInfo({
+      dp_size: 1,
+      kv_events: { ...descriptor, replay_endpoint_port_base: 7100 },
+      kv_events_config: kvEventsConfig,
+    })!.push!;
     expect(byPort).toMatchObject({ replayHost: null, replayPortBase: 7100, replayFrom: 'descriptor' });
     // A descriptor key that is not an endpoint falls back to kv_events_config.
-    const junk = parseServerInfo({ dp_size: 1, kv_events: { ...descriptor, replay_endpoint: 'ipc:///tmp/replay', replay_endpoint_port_base: 0 }, kv_events_config: kvEventsConfig })!.push!;
+    const junk = parseServerInfo({
+      dp_size: 1,
+      kv_events: { ...descriptor, replay_endpoint: 'ipc:///tmp/replay', replay_endpoint_port_base: 0 },
+      kv_events_config: kvEventsConfig,
+    })!.push!;
     expect(junk).toMatchObject({ replayPortBase: 5558, replayFrom: 'kv_events_config' });
   });
 
@@ -111,7 +184,11 @@ describe('parseServerInfo on SGLang /server_info as it is published', () => {
     ['a number', 5558],
     ['an empty string', ''],
   ])('kv_events_config %s: no replay, no throw', (_name, kvEventsConfig) => {
-    const push = parseServerInfo({ dp_size: 1, kv_events: { publisher: 'zmq', endpoint_host: '*', endpoint_port_base: 5557 }, kv_events_config: kvEventsConfig })!.push!;
+    const push = parseServerInfo({
+      dp_size: 1,
+      kv_events: { publisher: 'zmq', endpoint_host: '*', endpoint_port_base: 5557 },
+      kv_events_config: kvEventsConfig,
+    })!.push!;
     expect(push).toMatchObject({ replayPortBase: null, replayHost: null, replayFrom: null });
     expect(replayEndpoints(W, push)).toEqual([]);
   });
@@ -120,7 +197,14 @@ describe('parseServerInfo on SGLang /server_info as it is published', () => {
 describe('--kv-events entries as push facts', () => {
   it('an entry with an endpoint: its replay endpoint, from the configuration', () => {
     const info = pushInfoFromRule(rule('http://h', { endpoint: 'tcp://*:5557', replayEndpoint: 'tcp://*:5600', dpSize: 2 }))!;
-    expect(info).toMatchObject({ host: null, kvPortBase: 5557, replayHost: null, replayPortBase: 5600, replayFrom: 'config', loadPortBase: null });
+    expect(info).toMatchObject({
+      host: null,
+      kvPortBase: 5557,
+      replayHost: null,
+      replayPortBase: 5600,
+      replayFrom: 'config',
+      loadPortBase: null,
+    });
     expect(replayEndpoints('http://10.0.0.5:8000', info)).toEqual(['tcp://10.0.0.5:5600', 'tcp://10.0.0.5:5601']);
     expect(pushInfoFromRule(rule('http://h', { endpoint: 'tcp://*:5557' }))).toMatchObject({ replayPortBase: null, replayFrom: null });
   });
@@ -172,7 +256,10 @@ describe("the registry's merge of what a worker advertises with --kv-events, ove
 
   it('an entry with an endpoint replaces the advertised channels: no load push, its own replay', async () => {
     const url = await sglangWorker('load');
-    const { push, pushFrom } = mergePushInfo((await introspectWorker(url, 2000)).push, rule(url, { endpoint: 'tcp://*:7000', replayEndpoint: 'tcp://*:7001' }));
+    const { push, pushFrom } = mergePushInfo(
+      (await introspectWorker(url, 2000)).push,
+      rule(url, { endpoint: 'tcp://*:7000', replayEndpoint: 'tcp://*:7001' }),
+    );
     expect(pushFrom).toBe('config');
     expect(push).toMatchObject({ kvPortBase: 7000, loadPortBase: null, blockSize: null, replayFrom: 'config' });
     expect(replayEndpoints(url, push!)).toEqual(['tcp://127.0.0.1:7001']);

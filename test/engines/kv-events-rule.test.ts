@@ -3,7 +3,14 @@ import { kvEventsRuleFor, parseZmqEndpoint, pushEndpoint, pushInfoFromRule } fro
 import type { KvEventsRule } from '../../src/engines/index.js';
 import { globMatches } from '../../src/engines/push/kv-events-rule.js';
 
-const rule = (workers: string, endpoint: string | null = 'tcp://*:5557', more: Partial<KvEventsRule> = {}): KvEventsRule => ({ workers, endpoint, replayEndpoint: null, topic: '', dpSize: 1, ...more });
+const rule = (workers: string, endpoint: string | null = 'tcp://*:5557', more: Partial<KvEventsRule> = {}): KvEventsRule => ({
+  workers,
+  endpoint,
+  replayEndpoint: null,
+  topic: '',
+  dpSize: 1,
+  ...more,
+});
 
 describe('--kv-events entries (docs/configuration.md §KV event endpoints)', () => {
   it.each([
@@ -37,7 +44,11 @@ describe('--kv-events entries (docs/configuration.md §KV event endpoints)', () 
   });
 
   it('an exact URL wins over patterns; else the first pattern in the order written; trailing slashes do not count', () => {
-    const rules = [rule('http://10.0.0.*', 'tcp://*:1'), rule('http://10.0.0.*:8000', 'tcp://*:2'), rule('http://10.0.0.5:8000/', 'tcp://*:3')];
+    const rules = [
+      rule('http://10.0.0.*', 'tcp://*:1'),
+      rule('http://10.0.0.*:8000', 'tcp://*:2'),
+      rule('http://10.0.0.5:8000/', 'tcp://*:3'),
+    ];
     expect(kvEventsRuleFor(rules, 'http://10.0.0.5:8000')?.endpoint).toBe('tcp://*:3');
     expect(kvEventsRuleFor(rules, 'http://10.0.0.6:8000')?.endpoint).toBe('tcp://*:1');
     expect(kvEventsRuleFor(rules, 'http://10.1.0.6:8000')).toBeUndefined();
@@ -45,7 +56,17 @@ describe('--kv-events entries (docs/configuration.md §KV event endpoints)', () 
 
   it('an entry gives the push facts discovery gives: the worker host for a wildcard, ranks from the port, the replay base', () => {
     const info = pushInfoFromRule(rule('http://h', 'tcp://*:5557', { replayEndpoint: 'tcp://*:5600', topic: 'kv', dpSize: 2 }))!;
-    expect(info).toMatchObject({ host: null, kvPortBase: 5557, kvTopic: 'kv', dpSize: 2, replayHost: null, replayPortBase: 5600, replayFrom: 'config', loadPortBase: null, blockSize: null });
+    expect(info).toMatchObject({
+      host: null,
+      kvPortBase: 5557,
+      kvTopic: 'kv',
+      dpSize: 2,
+      replayHost: null,
+      replayPortBase: 5600,
+      replayFrom: 'config',
+      loadPortBase: null,
+      blockSize: null,
+    });
     expect(pushEndpoint('http://10.0.0.5:8000', info, info.kvPortBase, 1)).toBe('tcp://10.0.0.5:5558');
     const fixed = pushInfoFromRule(rule('http://h', 'tcp://10.9.9.9:5557'))!;
     expect(pushEndpoint('http://10.0.0.5:8000', fixed, fixed.kvPortBase, 0)).toBe('tcp://10.9.9.9:5557');

@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeLoadStat, hashToBigInt, KvEventFeed, parseServerInfo, PushSubscription, pushEndpoint, replayFrom } from '../../src/engines/index.js';
+import {
+  decodeLoadStat,
+  hashToBigInt,
+  KvEventFeed,
+  parseServerInfo,
+  PushSubscription,
+  pushEndpoint,
+  replayFrom,
+} from '../../src/engines/index.js';
 import type { KvEvent, KvEventBatch, LoadStat, PushInfo } from '../../src/engines/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
@@ -24,19 +32,29 @@ async function pushInfo(url: string): Promise<PushInfo> {
 }
 
 /** A /generate request with its own token ids, so the blocks it stores are known. */
-const generate = (url: string, ids: number[], maxTokens = 2) => post(`${url}/generate`, { input_ids: ids, sampling_params: { max_new_tokens: maxTokens, ignore_eos: true } });
+const generate = (url: string, ids: number[], maxTokens = 2) =>
+  post(`${url}/generate`, { input_ids: ids, sampling_params: { max_new_tokens: maxTokens, ignore_eos: true } });
 const ids = (seed: number, n: number): number[] => Array.from({ length: n }, (_, i) => 1000 + seed * 7919 + i);
 
 describe('the simulator publishes as SGLang does, and routerctl reads it', () => {
   it('/server_info advertises the channels; LoadStat arrives per rank and again as a heartbeat while idle', async () => {
-    fleet = await startSimFleet({ workers: 1, dpSize: 2, speedup: 50, push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: 'kv' } });
+    fleet = await startSimFleet({
+      workers: 1,
+      dpSize: 2,
+      speedup: 50,
+      push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: 'kv' },
+    });
     const url = fleet.urls[0]!;
     const info = await pushInfo(url);
     expect(info).toMatchObject({ host: null, kvTopic: 'kv', blockSize: 16, dpSize: 2, loadTopic: 'load' });
     expect(info.loadPortBase).toBe(info.kvPortBase + 4);
     const seen: Array<{ rank: number; stat: LoadStat; seq: number; at: number }> = [];
     for (const rank of [0, 1]) {
-      closers.push(new PushSubscription(pushEndpoint(url, info, info.loadPortBase!, rank), info.loadTopic, (f) => seen.push({ rank, stat: decodeLoadStat(f.payload), seq: f.seq, at: Date.now() })));
+      closers.push(
+        new PushSubscription(pushEndpoint(url, info, info.loadPortBase!, rank), info.loadTopic, (f) =>
+          seen.push({ rank, stat: decodeLoadStat(f.payload), seq: f.seq, at: Date.now() }),
+        ),
+      );
     }
     // Idle: the unchanged reading comes back about once a second from each rank.
     await eventually(async () => seen.filter((s) => s.rank === 1).length >= 2, 4000);
@@ -52,25 +70,31 @@ describe('the simulator publishes as SGLang does, and routerctl reads it', () =>
     expect(hit.at - changed).toBeLessThan(500);
   });
 
-  it.each(['array', 'map'] as const)('KV events (%s form): a request stores its prompt blocks, chained, with its token ids', async (kvFormat) => {
-    fleet = await startSimFleet({ workers: 1, speedup: 50, push: { kvEvents: true, kvFormat, loadPublish: false, topic: '' } });
-    const url = fleet.urls[0]!;
-    const info = await pushInfo(url);
-    const batches: KvEventBatch[] = [];
-    const feed = new KvEventFeed({ endpoint: pushEndpoint(url, info, info.kvPortBase, 0), topic: info.kvTopic, engine: 'sglang' }, { batch: (b) => batches.push(b), reset: () => undefined });
-    closers.push(feed);
-    await new Promise((r) => setTimeout(r, 300)); // a SUB joins a moment after connect (ZMQ's slow joiner)
-    expect((await generate(url, ids(1, 64))).status).toBe(200);
-    const stored = await eventually(async () => {
-      const all = batches.flatMap((b) => b.events).filter((e): e is Extract<KvEvent, { kind: 'stored' }> => e.kind === 'stored');
-      return all.length > 0 ? all : undefined;
-    });
-    const hashes = stored.flatMap((e) => Array.from({ length: e.hashes.count }, (_, i) => hashToBigInt(e.hashes.words, i)));
-    expect(hashes).toHaveLength(4); // 64 prompt tokens = 4 blocks of 16 (+2 generated: no fifth full block)
-    expect(new Set(hashes).size).toBe(4);
-    expect(stored[0]).toMatchObject({ blockSize: 16, medium: 'GPU', tokenCount: 64, parent: null });
-    expect(feed.stats).toMatchObject({ decodeErrors: 0, skippedEvents: 0, gaps: 0 });
-  });
+  it.each(['array', 'map'] as const)(
+    'KV events (%s form): a request stores its prompt blocks, chained, with its token ids',
+    async (kvFormat) => {
+      fleet = await startSimFleet({ workers: 1, speedup: 50, push: { kvEvents: true, kvFormat, loadPublish: false, topic: '' } });
+      const url = fleet.urls[0]!;
+      const info = await pushInfo(url);
+      const batches: KvEventBatch[] = [];
+      const feed = new KvEventFeed(
+        { endpoint: pushEndpoint(url, info, info.kvPortBase, 0), topic: info.kvTopic, engine: 'sglang' },
+        { batch: (b) => batches.push(b), reset: () => undefined },
+      );
+      closers.push(feed);
+      await new Promise((r) => setTimeout(r, 300)); // a SUB joins a moment after connect (ZMQ's slow joiner)
+      expect((await generate(url, ids(1, 64))).status).toBe(200);
+      const stored = await eventually(async () => {
+        const all = batches.flatMap((b) => b.events).filter((e): e is Extract<KvEvent, { kind: 'stored' }> => e.kind === 'stored');
+        return all.length > 0 ? all : undefined;
+      });
+      const hashes = stored.flatMap((e) => Array.from({ length: e.hashes.count }, (_, i) => hashToBigInt(e.hashes.words, i)));
+      expect(hashes).toHaveLength(4); // 64 prompt tokens = 4 blocks of 16 (+2 generated: no fifth full block)
+      expect(new Set(hashes).size).toBe(4);
+      expect(stored[0]).toMatchObject({ blockSize: 16, medium: 'GPU', tokenCount: 64, parent: null });
+      expect(feed.stats).toMatchObject({ decodeErrors: 0, skippedEvents: 0, gaps: 0 });
+    },
+  );
 
   it('a gap is repaired from the replay socket with nothing lost, in order', async () => {
     fleet = await startSimFleet({ workers: 1, speedup: 50, push: { kvEvents: true, kvFormat: 'array', loadPublish: false, topic: '' } });
@@ -78,7 +102,10 @@ describe('the simulator publishes as SGLang does, and routerctl reads it', () =>
     const info = await pushInfo(url);
     const replay = fleet.servers[0]!.engine.push!.replayEndpoint(0);
     const seqs: number[] = [];
-    const feed = new KvEventFeed({ endpoint: pushEndpoint(url, info, info.kvPortBase, 0), topic: '', engine: 'sglang', replayEndpoint: replay }, { batch: (_b, seq) => seqs.push(seq), reset: () => undefined });
+    const feed = new KvEventFeed(
+      { endpoint: pushEndpoint(url, info, info.kvPortBase, 0), topic: '', engine: 'sglang', replayEndpoint: replay },
+      { batch: (_b, seq) => seqs.push(seq), reset: () => undefined },
+    );
     closers.push(feed);
     await new Promise((r) => setTimeout(r, 300));
     await generate(url, ids(1, 48));

@@ -36,13 +36,28 @@ describe('SGLang golden vectors through each page hasher', () => {
   // for large ones (src/prefix/sha256-pages.ts); both must give the published values.
   const published = (t: number[], page: number, hasher: 'js' | 'native'): bigint[] => {
     const out: bigint[] = [];
-    pageChainWords(t, 0, t.length, page, new Int32Array(8), false, undefined, (d) => out.push(BigInt.asIntN(64, (BigInt(d[0]! >>> 0) << 32n) | BigInt(d[1]! >>> 0))), hasher);
+    pageChainWords(
+      t,
+      0,
+      t.length,
+      page,
+      new Int32Array(8),
+      false,
+      undefined,
+      (d) => out.push(BigInt.asIntN(64, (BigInt(d[0]! >>> 0) << 32n) | BigInt(d[1]! >>> 0))),
+      hasher,
+    );
     return out;
   };
   it.each(['js', 'native'] as const)('%s', (hasher) => {
     expect(published([1, 2, 3, 4], 4, hasher)).toEqual([-3488128144981237669n]);
     expect(published([1, 2, 3, 4, 5], 4, hasher)).toEqual([-3488128144981237669n, -3787494577174227566n]);
-    expect(published([10, 20, 30, 40, 50, 60, 70, 80], 2, hasher)).toEqual([978178666101069530n, -895308556211281782n, -8033692805846017938n, 835415944263129316n]);
+    expect(published([10, 20, 30, 40, 50, 60, 70, 80], 2, hasher)).toEqual([
+      978178666101069530n,
+      -895308556211281782n,
+      -8033692805846017938n,
+      835415944263129316n,
+    ]);
   });
 });
 
@@ -53,7 +68,8 @@ describe('checkpoint resume gives the fresh chain', () => {
     return seed % 151_000;
   };
   const tokens = (n: number): number[] => Array.from({ length: n }, rnd);
-  const fresh = (t: readonly number[], page: number): number[] => sglangPageHashes(t.slice(0, Math.floor(t.length / page) * page), page).map(fold);
+  const fresh = (t: readonly number[], page: number): number[] =>
+    sglangPageHashes(t.slice(0, Math.floor(t.length / page) * page), page).map(fold);
 
   it.each([16, 1, 64, 7])('pages of %i: a long prompt, then one sharing its beginning with another tail', (page) => {
     const shared = tokens(2_600); // past two checkpoints (~1,024 tokens each)
@@ -70,7 +86,7 @@ describe('checkpoint resume gives the fresh chain', () => {
     expect(engineBlockKeys(shared.slice(0, span), page, 'sglang')).toEqual(fresh(shared.slice(0, span), page));
   });
 
-  it('the same tokens in another page size do not resume from the first size\'s checkpoints', () => {
+  it("the same tokens in another page size do not resume from the first size's checkpoints", () => {
     const t = tokens(3_000);
     expect(engineBlockKeys(t, 16, 'sglang')).toEqual(fresh(t, 16));
     expect(engineBlockKeys(t, 32, 'sglang')).toEqual(fresh(t, 32));

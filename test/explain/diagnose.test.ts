@@ -32,7 +32,8 @@ function rec(o: Partial<AdminDecision> & { worker?: string }): AdminDecision {
     ...o,
   };
 }
-const hit = (worker: string, cached = 90) => rec({ worker, matched_blocks: 9, best_worker: worker, best_matched_blocks: 9, cached_tokens: cached });
+const hit = (worker: string, cached = 90) =>
+  rec({ worker, matched_blocks: 9, best_worker: worker, best_matched_blocks: 9, cached_tokens: cached });
 const tokensOf = (d: ReturnType<typeof diagnose>) => Object.fromEntries(d.ladder.map((s) => [s.step, s.tokens]));
 
 describe('diagnose: where the prompt tokens went (docs/decisions.md §routerctl doctor)', () => {
@@ -46,14 +47,26 @@ describe('diagnose: where the prompt tokens went (docs/decisions.md §routerctl 
       rec({ worker: 'http://a:1', matched_blocks: 2, best_worker: 'http://a:1', best_matched_blocks: 2, cached_tokens: 40 }), // reuse beyond: 20
     ]);
     expect(d.requests).toBe(6);
-    expect(tokensOf(d)).toEqual({ not_held: 100 + 10 + 20 + 40 + 10 + 80, gate_diversions: 80, routing_misses: 30, capacity: 40, stale_index: 0 });
+    expect(tokensOf(d)).toEqual({
+      not_held: 100 + 10 + 20 + 40 + 10 + 80,
+      gate_diversions: 80,
+      routing_misses: 30,
+      capacity: 40,
+      stale_index: 0,
+    });
     const losses = d.ladder.reduce((a, s) => a + s.tokens, 0);
     expect(d.promptTokens - losses + d.unexpectedReuse).toBe(d.reportedCached);
     expect(d.reportedCached).toBe(0 + 90 + 0 + 30 + 50 + 40);
   });
 
   it('leaves out records without a prefix key, unfinished, failed or without a cached-token report', () => {
-    const d = diagnose([rec({ query_blocks: 0 }), rec({ status: null }), rec({ status: 503 }), rec({ cached_tokens: null }), hit('http://a:1')]);
+    const d = diagnose([
+      rec({ query_blocks: 0 }),
+      rec({ status: null }),
+      rec({ status: 503 }),
+      rec({ cached_tokens: null }),
+      hit('http://a:1'),
+    ]);
     expect(d).toMatchObject({ requests: 1, skipped: 4 });
   });
 
@@ -63,7 +76,15 @@ describe('diagnose: where the prompt tokens went (docs/decisions.md §routerctl 
       'a cold workload larger than the engines: prompts come back after they were evicted, on every worker',
       [
         ...Array.from({ length: 20 }, (_, i) => rec({ decision: 'cache_miss', worker: `http://w${i % 4}:1` })),
-        ...Array.from({ length: 20 }, (_, i) => rec({ worker: `http://w${i % 4}:1`, matched_blocks: 9, best_worker: `http://w${i % 4}:1`, best_matched_blocks: 9, cached_tokens: 0 })),
+        ...Array.from({ length: 20 }, (_, i) =>
+          rec({
+            worker: `http://w${i % 4}:1`,
+            matched_blocks: 9,
+            best_worker: `http://w${i % 4}:1`,
+            best_matched_blocks: 9,
+            cached_tokens: 0,
+          }),
+        ),
       ],
       'not_held',
       /held by no worker when routed/,
@@ -72,7 +93,16 @@ describe('diagnose: where the prompt tokens went (docs/decisions.md §routerctl 
       'a gate set too low on a hot prefix',
       [
         hit('http://a:1'),
-        ...Array.from({ length: 10 }, () => rec({ decision: 'cache_worker_queued', worker: 'http://b:1', best_worker: 'http://a:1', best_matched_blocks: 9, diverted_blocks: 9, cached_tokens: 0 })),
+        ...Array.from({ length: 10 }, () =>
+          rec({
+            decision: 'cache_worker_queued',
+            worker: 'http://b:1',
+            best_worker: 'http://a:1',
+            best_matched_blocks: 9,
+            diverted_blocks: 9,
+            cached_tokens: 0,
+          }),
+        ),
         hit('http://a:1'),
       ],
       'gate_diversions',
@@ -80,10 +110,7 @@ describe('diagnose: where the prompt tokens went (docs/decisions.md §routerctl 
     ],
     [
       'an index made stale by an engine restart: one worker reuses nothing it is credited with',
-      [
-        ...Array.from({ length: 10 }, () => hit('http://b:1')),
-        ...Array.from({ length: 10 }, () => hit('http://a:1', 0)),
-      ],
+      [...Array.from({ length: 10 }, () => hit('http://b:1')), ...Array.from({ length: 10 }, () => hit('http://a:1', 0))],
       'stale_index',
       /the index was stale for a:1: it reused nothing/,
     ],
@@ -104,6 +131,9 @@ describe('diagnose: where the prompt tokens went (docs/decisions.md §routerctl 
   });
 
   it('nothing to analyse is said in words', () => {
-    expect(formatDiagnosis(diagnose([]))).toEqual(['doctor: 0 requests analysed', 'nothing to analyse: no completed request with a prefix key and an engine cached-token report']);
+    expect(formatDiagnosis(diagnose([]))).toEqual([
+      'doctor: 0 requests analysed',
+      'nothing to analyse: no completed request with a prefix key and an engine cached-token report',
+    ]);
   });
 });

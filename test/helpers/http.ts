@@ -18,15 +18,19 @@ export function rawRequest(
   opts: { method?: string; body?: string | Buffer; headers?: Record<string, string> } = {},
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: opts.method ?? 'GET', headers: { 'content-type': 'application/json', ...opts.headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) });
-      });
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      url,
+      { method: opts.method ?? 'GET', headers: { 'content-type': 'application/json', ...opts.headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', (err) => {
       // EPIPE/ECONNRESET after the server already answered are expected for refused bodies.
       if (!(err as NodeJS.ErrnoException).code?.match(/EPIPE|ECONNRESET/)) reject(err);

@@ -9,12 +9,16 @@ import { eventually } from './http.js';
 export async function settled(r: Router): Promise<void> {
   const batches = (): number => r.state().workers.reduce((a, w) => a + (w.kv_events?.batches_total ?? 0), 0);
   let last = -1;
-  await eventually(async () => {
-    const now = batches();
-    const quiet = now === last;
-    last = now;
-    return quiet;
-  }, 5000, 60);
+  await eventually(
+    async () => {
+      const now = batches();
+      const quiet = now === last;
+      last = now;
+      return quiet;
+    },
+    5000,
+    60,
+  );
 }
 
 /**
@@ -40,7 +44,12 @@ export function predictedByWorker(r: Router, tokens: readonly number[], blockSiz
  * client, and count how often the events index predicted exactly the cached tokens
  * the engine then reported (`agree`), and how many requests reused anything (`hits`).
  */
-export async function predictionAgreement(r: Router, total: number, blockSize: number, scheme: EngineHashScheme): Promise<{ agree: number; hits: number }> {
+export async function predictionAgreement(
+  r: Router,
+  total: number,
+  blockSize: number,
+  scheme: EngineHashScheme,
+): Promise<{ agree: number; hits: number }> {
   const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'none', maxRetries: 0 });
   const systems = Array.from({ length: 4 }, (_, i) => `You are assistant number ${i}. `.repeat(40));
   let agree = 0;

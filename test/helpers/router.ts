@@ -6,7 +6,11 @@ import type { Logger } from '../../src/router/index.js';
 import { post } from './http.js';
 
 /** A real router on 127.0.0.1:0 in front of the given workers; defaults tuned for fast tests. */
-export async function startTestRouter(workerUrls: string[], overrides: Partial<RouterConfig> = {}, log: Logger = silentLogger): Promise<Router> {
+export async function startTestRouter(
+  workerUrls: string[],
+  overrides: Partial<RouterConfig> = {},
+  log: Logger = silentLogger,
+): Promise<Router> {
   const config: RouterConfig = {
     ...defaultConfig(),
     host: '127.0.0.1',
@@ -26,7 +30,8 @@ export async function startTestRouter(workerUrls: string[], overrides: Partial<R
 /** A logger that keeps its lines, for asserting on warnings. */
 export function memoryLogger(): Logger & { lines: Array<{ level: string; msg: string; fields?: Record<string, unknown> }> } {
   const lines: Array<{ level: string; msg: string; fields?: Record<string, unknown> }> = [];
-  const at = (level: string) => (msg: string, fields?: Record<string, unknown>) => void lines.push({ level, msg, ...(fields ? { fields } : {}) });
+  const at = (level: string) => (msg: string, fields?: Record<string, unknown>) =>
+    void lines.push({ level, msg, ...(fields ? { fields } : {}) });
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
@@ -36,7 +41,14 @@ export function memoryLogger(): Logger & { lines: Array<{ level: string; msg: st
  */
 export async function sendChat(r: Router, system: string, model = 'sim-llama-3.1-8b'): Promise<string> {
   const before = new Map(r.state().workers.map((w) => [w.url, w.requests_total]));
-  const res = await post(`${r.url}/v1/chat/completions`, { model, messages: [{ role: 'system', content: system }, { role: 'user', content: 'go' }], max_tokens: 2 });
+  const res = await post(`${r.url}/v1/chat/completions`, {
+    model,
+    messages: [
+      { role: 'system', content: system },
+      { role: 'user', content: 'go' },
+    ],
+    max_tokens: 2,
+  });
   expect(res.status).toBe(200);
   const served = r.state().workers.filter((w) => w.requests_total > before.get(w.url)!);
   expect(served).toHaveLength(1);

@@ -21,7 +21,14 @@ describe('encodeMsgpack writes the forms Python msgpack picks', () => {
     ['bin8', new Uint8Array([1, 2, 3]), 'c403010203'],
     ['fixarray', [1, 'a'], '9201a161'],
     ['array16', new Array(16).fill(0), 'dc0010' + '00'.repeat(16)],
-    ['fixmap in insertion order', new MsgpackMap([['b', 1], ['a', 2]]), '82a16201a16102'],
+    [
+      'fixmap in insertion order',
+      new MsgpackMap([
+        ['b', 1],
+        ['a', 2],
+      ]),
+      '82a16201a16102',
+    ],
   ])('%s', (_name, value, hex) => {
     expect(encodeMsgpack(value).toString('hex')).toBe(hex);
   });

@@ -6,23 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { capacityAdmits } from '../../src/router/policies/cache-aware/capacity.js';
 import { DecisionReason } from '../../src/router/policies/cache-aware/decision.js';
-import {
-  resolvePrefill,
-  resolvePrefillAdmitted,
-} from '../../src/router/policies/cache-aware/prefill-admission.js';
+import { resolvePrefill, resolvePrefillAdmitted } from '../../src/router/policies/cache-aware/prefill-admission.js';
 import { comparePressure, lookupOver, workerOfSelf } from '../../src/router/policies/cache-aware/pressure.js';
 import { resolveCacheCandidates } from '../../src/router/policies/cache-aware/resolve-cache-candidates.js';
-import {
-  candidate,
-  EMPTY_LOAD,
-  INPUT_TOKENS,
-  pair,
-  poolOf,
-  proposal,
-  seeded,
-  snapshot,
-  worker,
-} from './fixture.js';
+import { candidate, EMPTY_LOAD, INPUT_TOKENS, pair, poolOf, proposal, seeded, snapshot, worker } from './fixture.js';
 
 const ROOM = 100_000;
 

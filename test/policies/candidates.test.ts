@@ -134,7 +134,11 @@ describe('buildCacheCandidates', () => {
     const mixed = build(all, equalDepth, { load });
     expect(mixed?.candidates.map((c) => c.worker)).toEqual([deep, busyIdleLocal, unsampled, calmBusyLocal]);
     // Without it, engine pressure ranks the equal-depth owners.
-    const engine = build(all, equalDepth.filter(([w]) => w !== unsampled), { load });
+    const engine = build(
+      all,
+      equalDepth.filter(([w]) => w !== unsampled),
+      { load },
+    );
     expect(engine?.candidates.map((c) => c.worker)).toEqual([deep, calmBusyLocal, busyIdleLocal]);
     // Limit 2 keeps the first two in seed order.
     const limited = build(all, equalDepth, {

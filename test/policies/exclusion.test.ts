@@ -20,7 +20,10 @@ const POLICIES: ReadonlyArray<readonly [string, () => Policy]> = [
   ['power_of_n k=5', () => new PowerOfNPolicy(5)],
   ['cache_aware', () => new CacheAwarePolicy(cacheAwareConfig({ minMatchedTokens: 10 }))],
   ['cache_aware gated', () => new CacheAwarePolicy(cacheAwareConfig({ minMatchedTokens: 10, workerQueueLimit: 3 }))],
-  ['cache_aware floor', () => new CacheAwarePolicy(cacheAwareConfig({ minMatchedTokens: 10, workerQueueLimit: 3, saturationQueueFloor: 2 }))],
+  [
+    'cache_aware floor',
+    () => new CacheAwarePolicy(cacheAwareConfig({ minMatchedTokens: 10, workerQueueLimit: 3, saturationQueueFloor: 2 })),
+  ],
 ];
 
 /** Everything an outcome says, minus the sampled log flag (a retry never ticks it). */
@@ -57,7 +60,11 @@ describe('PoolWithout', () => {
     ['unsampled', d],
   ])('hides a worker that is %s, with counters as if it never was a member', (_name, w) => {
     const view = new PoolWithout().over(pool, load, w, gate.floor);
-    const rebuilt = poolOf([a, b, c, d].filter((x) => x !== w), load, gate);
+    const rebuilt = poolOf(
+      [a, b, c, d].filter((x) => x !== w),
+      load,
+      gate,
+    );
     expect({ ...view, workers: [...view.workers], unqueued: [...view.unqueued] }).toEqual({
       workers: rebuilt.workers,
       unqueued: rebuilt.unqueued,
@@ -120,7 +127,15 @@ describe('cache_aware retry after the owner failed', () => {
       [idle, 0, 0, 0, 100_000],
     ]);
     const policy = new CacheAwarePolicy(cacheAwareConfig({ minMatchedTokens: 10, workerQueueLimit: 3 }));
-    const base = context({ workers: [owner, gated, idle], load, gate: { limit: 3 }, prefix: signal(6, [[owner, 6], [gated, 6]]) });
+    const base = context({
+      workers: [owner, gated, idle],
+      load,
+      gate: { limit: 3 },
+      prefix: signal(6, [
+        [owner, 6],
+        [gated, 6],
+      ]),
+    });
     const first = policy.select(base);
     expect(first).toMatchObject({ ok: true, worker: owner, decision: 'cache_hit' });
     const retry = policy.select({ ...base, exclude: owner });
@@ -135,7 +150,15 @@ describe('cache_aware retry after the owner failed', () => {
       [g2, 0, 7, 0, 100_000],
     ]);
     const policy = new CacheAwarePolicy(cacheAwareConfig({ minMatchedTokens: 10, workerQueueLimit: 3 }));
-    const ctx = context({ workers: [owner, g1, g2], load, gate: { limit: 3 }, prefix: signal(6, [[owner, 6], [g2, 3]]) });
+    const ctx = context({
+      workers: [owner, g1, g2],
+      load,
+      gate: { limit: 3 },
+      prefix: signal(6, [
+        [owner, 6],
+        [g2, 3],
+      ]),
+    });
     // With the owner gone the whole remaining pool is queued: the gate falls back and keeps affinity.
     expect(policy.select({ ...ctx, exclude: owner })).toMatchObject({ ok: true, worker: g2, decision: 'all_queued' });
   });
@@ -153,7 +176,14 @@ describe('exclude is exactly "not in the pool" (property, seeded random fleets)'
       for (const w of workers) {
         if (chance(0.2)) continue;
         const capacity = chance(0.3) ? 1_000 : 1_000_000;
-        rows.push([w, chance(0.1) ? 64 : int(0, 40), int(0, 8), int(0, capacity), capacity, { estimateMs: chance(0.3) ? int(0, 900) : undefined }]);
+        rows.push([
+          w,
+          chance(0.1) ? 64 : int(0, 40),
+          int(0, 8),
+          int(0, capacity),
+          capacity,
+          { estimateMs: chance(0.3) ? int(0, 900) : undefined },
+        ]);
       }
       const load = snapshot(rows, run);
       const queryBlocks = int(1, 12);

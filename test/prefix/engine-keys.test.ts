@@ -29,7 +29,9 @@ describe('engineBlockKeys', () => {
         // The same long beginning, then a different tail of varying length: later calls resume from checkpoints.
         const tokens = [...system.slice(0, pageSize === 1 ? 1500 : 5000), ...Array.from({ length: rnd(3000) }, () => rnd(150_000))];
         const full = Math.floor(tokens.length / pageSize) * pageSize;
-        expect(engineBlockKeys(Int32Array.from(tokens), pageSize, 'sglang')).toEqual(sglangPageHashes(tokens.slice(0, full), pageSize).map(fold));
+        expect(engineBlockKeys(Int32Array.from(tokens), pageSize, 'sglang')).toEqual(
+          sglangPageHashes(tokens.slice(0, full), pageSize).map(fold),
+        );
       }
     }
   });
@@ -42,7 +44,9 @@ describe('engineBlockKeys (sglang): the checkpoints memory is bounded by the key
       return Int32Array.from({ length: n }, () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) % 150_000) + 1);
     };
     const hot = fresh(1, 20_000);
-    const want = sglangPageHashes(Array.from(hot.subarray(0, 20_000)), 1).map((h) => foldHash(Number(BigInt.asUintN(64, h) >> 32n), Number(BigInt.asUintN(64, h) & 0xffffffffn)));
+    const want = sglangPageHashes(Array.from(hot.subarray(0, 20_000)), 1).map((h) =>
+      foldHash(Number(BigInt.asUintN(64, h) >> 32n), Number(BigInt.asUintN(64, h) & 0xffffffffn)),
+    );
     for (let k = 0; k < 100; k++) {
       engineBlockKeys(fresh(100 + k, 50_000), 1, 'sglang');
       if (k % 10 === 0) expect(engineBlockKeys(hot, 1, 'sglang')).toEqual(want);

@@ -4,7 +4,7 @@ import { KEY_CHAIN_ROOT, keyChain, keyChainOf } from '../../src/prefix/index.js'
 const tokens = (n: number, seed = 1): number[] => Array.from({ length: n }, (_, i) => (i * 2_654_435_761 + seed) >>> 0);
 
 describe('keyChain: keys that resume from any key (docs/engine-push.md §Keying requests)', () => {
-  it('resumed from block k\'s key, the rest of the chain is the same as from the root', () => {
+  it("resumed from block k's key, the rest of the chain is the same as from the root", () => {
     const t = tokens(16 * 10);
     const whole = keyChainOf(t, 16);
     for (const k of [1, 3, 9]) {

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { blockHashes, chatBlockHashes, countTokens, pieces, renderChat, renderedChatChars, sglangPageHashes, textBlockHashes, tokenize } from '../../src/prefix/index.js';
+import {
+  blockHashes,
+  chatBlockHashes,
+  countTokens,
+  pieces,
+  renderChat,
+  renderedChatChars,
+  sglangPageHashes,
+  textBlockHashes,
+  tokenize,
+} from '../../src/prefix/index.js';
 
 describe('sglangPageHashes (golden vectors from the reference router)', () => {
   it.each([
@@ -84,16 +94,30 @@ describe('blockHashes', () => {
 describe('text keys', () => {
   const chats = [
     [{ role: 'user', content: 'What is KV caching?' }],
-    [{ role: 'system', content: 'Runbook. '.repeat(500) }, { role: 'user', content: 'état — 状態 — 🙂 '.repeat(40) }],
-    [{ role: 'user', content: [{ type: 'text', text: 'part one, ' }, { type: 'image_url' }, { type: 'text', text: 'part two '.repeat(30) }] }],
-    [{ role: 'system', content: '' }, { role: 'user', content: 'x'.repeat(63) }],
+    [
+      { role: 'system', content: 'Runbook. '.repeat(500) },
+      { role: 'user', content: 'état — 状態 — 🙂 '.repeat(40) },
+    ],
+    [
+      {
+        role: 'user',
+        content: [{ type: 'text', text: 'part one, ' }, { type: 'image_url' }, { type: 'text', text: 'part two '.repeat(30) }],
+      },
+    ],
+    [
+      { role: 'system', content: '' },
+      { role: 'user', content: 'x'.repeat(63) },
+    ],
   ];
 
-  it.each(chats.map((c, i) => [i, c] as const))('chat %i: keyed part by part exactly as its rendered text, with its length', (_, messages) => {
-    const text = renderChat(messages);
-    expect(chatBlockHashes(messages, 64)).toEqual({ hashes: textBlockHashes(text, 64), chars: text.length });
-    expect(renderedChatChars(messages)).toBe(text.length);
-  });
+  it.each(chats.map((c, i) => [i, c] as const))(
+    'chat %i: keyed part by part exactly as its rendered text, with its length',
+    (_, messages) => {
+      const text = renderChat(messages);
+      expect(chatBlockHashes(messages, 64)).toEqual({ hashes: textBlockHashes(text, 64), chars: text.length });
+      expect(renderedChatChars(messages)).toBe(text.length);
+    },
+  );
 
   it('keys UTF-8 bytes in whole chunks: a text prefix gives the leading hashes, the partial tail none', () => {
     const long = 'déjà vu — 既視感 '.repeat(200);

@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { digestBytes, digestWords, engineBlockKeys, foldHash, pageChainWords, sglangPageChain, sglangPageHashes } from '../../src/prefix/index.js';
+import {
+  digestBytes,
+  digestWords,
+  engineBlockKeys,
+  foldHash,
+  pageChainWords,
+  sglangPageChain,
+  sglangPageHashes,
+} from '../../src/prefix/index.js';
 import type { PageHasher } from '../../src/prefix/index.js';
 
 /** SGLang's page chain straight from its definition, one node:crypto hash object a page: the reference. */
@@ -37,21 +45,24 @@ const tokens = (n: number): number[] => Array.from({ length: n }, token);
 const HASHERS: PageHasher[] = ['js', 'native'];
 
 describe('pageChainWords: SHA-256 on digest words', () => {
-  it.each(HASHERS)('%s: every page size from 1 to 80, with and without a parent, partial last pages included, equals node:crypto', (hasher) => {
-    // 32 + 4n bytes crosses a compression block's padding edge at n = 6 (56 bytes) and n = 14 without a parent.
-    for (let pageSize = 1; pageSize <= 80; pageSize++) {
-      const t = tokens(pageSize * 3 + rnd(pageSize));
-      const want = reference(t, pageSize);
-      const seen: Buffer[] = [];
-      const keys: number[] = [];
-      const state = new Int32Array(8);
-      const n = pageChainWords(t, 0, t.length, pageSize, state, false, keys, (d) => seen.push(digestBytes(d)), hasher);
-      expect(n).toBe(want.length);
-      expect(seen).toEqual(want);
-      expect(keys).toEqual(want.map(key));
-      expect(digestBytes(state)).toEqual(want[want.length - 1]);
-    }
-  });
+  it.each(HASHERS)(
+    '%s: every page size from 1 to 80, with and without a parent, partial last pages included, equals node:crypto',
+    (hasher) => {
+      // 32 + 4n bytes crosses a compression block's padding edge at n = 6 (56 bytes) and n = 14 without a parent.
+      for (let pageSize = 1; pageSize <= 80; pageSize++) {
+        const t = tokens(pageSize * 3 + rnd(pageSize));
+        const want = reference(t, pageSize);
+        const seen: Buffer[] = [];
+        const keys: number[] = [];
+        const state = new Int32Array(8);
+        const n = pageChainWords(t, 0, t.length, pageSize, state, false, keys, (d) => seen.push(digestBytes(d)), hasher);
+        expect(n).toBe(want.length);
+        expect(seen).toEqual(want);
+        expect(keys).toEqual(want.map(key));
+        expect(digestBytes(state)).toEqual(want[want.length - 1]);
+      }
+    },
+  );
 
   it.each(HASHERS)('%s: the first page with no parent is SHA-256 of its tokens alone', (hasher) => {
     for (const pageSize of [1, 4, 13, 14, 16, 64]) {
@@ -64,7 +75,7 @@ describe('pageChainWords: SHA-256 on digest words', () => {
     }
   });
 
-  it.each(HASHERS)('%s: resumes from a parent\'s words mid-chain', (hasher) => {
+  it.each(HASHERS)("%s: resumes from a parent's words mid-chain", (hasher) => {
     for (const pageSize of [1, 2, 5, 6, 16, 63, 64]) {
       const t = tokens(pageSize * 40);
       const want = reference(t, pageSize);

@@ -96,9 +96,7 @@ describe('ExpositionWriter', () => {
   });
 
   it('formats le like the Go and Rust clients, ending at +Inf equal to _count', () => {
-    const out = new ExpositionWriter()
-      .histogram('h', 'x', [{ bounds: [0.005, 1, 2, 64], counts: [0, 1, 0, 2, 5], sum: 1000 }])
-      .toString();
+    const out = new ExpositionWriter().histogram('h', 'x', [{ bounds: [0.005, 1, 2, 64], counts: [0, 1, 0, 2, 5], sum: 1000 }]).toString();
     expect(out).toBe(
       [
         '# HELP h x',
@@ -141,9 +139,7 @@ describe('writer -> parser round trip', () => {
       ['routerctl_queue_wait_seconds', 'histogram', 9],
       ['routerctl_ttft_seconds', 'histogram', 0],
     ]);
-    expect(families.get('routerctl_odd_values')?.help).toBe(
-      'Help with a backslash \\ and a\nsecond line; "quotes" stay as they are.',
-    );
+    expect(families.get('routerctl_odd_values')?.help).toBe('Help with a backslash \\ and a\nsecond line; "quotes" stay as they are.');
   });
 
   it('recovers values, labels and escapes exactly', () => {

@@ -131,9 +131,7 @@ describe('SGLang engine fixture (Python client 0.0.4 output)', () => {
     const [s, ...rest] = histogramSeries(fam);
     expect(rest).toEqual([]);
     expect(s!.labels).toEqual({ model_name: 'meta-llama/Llama-3.1-8B-Instruct' });
-    expect(s!.buckets.map((b) => b.le)).toEqual([
-      0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, Infinity,
-    ]);
+    expect(s!.buckets.map((b) => b.le)).toEqual([0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, Infinity]);
     expect(s!.buckets[1]).toEqual({ le: 0.2, count: 50 });
     expect(s!.count).toBe(86);
     expect(s!.sum).toBeCloseTo(528.45, 9);
@@ -285,12 +283,7 @@ describe('line syntax', () => {
 
   it('finds escapes after a backslash elsewhere in the text', () => {
     const text = '# HELP m back\\\\slash\nm{a="plain"} 1\nm{a="p\\nq",b="r"} 2\nm{a="plain",b="s\\\\"} 3\nm{a="t"} 4\n';
-    expect(only(text).samples.map((s) => s.labels)).toEqual([
-      { a: 'plain' },
-      { a: 'p\nq', b: 'r' },
-      { a: 'plain', b: 's\\' },
-      { a: 't' },
-    ]);
+    expect(only(text).samples.map((s) => s.labels)).toEqual([{ a: 'plain' }, { a: 'p\nq', b: 'r' }, { a: 'plain', b: 's\\' }, { a: 't' }]);
   });
 
   it('omits timestampMs when there is none', () => {

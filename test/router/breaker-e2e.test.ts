@@ -52,7 +52,9 @@ class RogueEngine {
           return;
         }
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        res.write(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'hel' } }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'hel' } }] })}\n\n`,
+        );
         if (mode === 'ok') res.end('data: [DONE]\n\n');
         else if (mode === 'cut') setTimeout(() => res.socket?.destroy(), 5);
         // 'stall': nothing more, until the router gives up and closes the connection.
@@ -214,7 +216,9 @@ describe('Expect: 100-continue', () => {
     }
     expect(router.state().workers.map((w) => w.breaker)).toEqual(['closed', 'closed']);
     expect(await retries(router)).toBe(0);
-    expect((await post(`${router.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'ordinary' }], max_tokens: 2 })).status).toBe(200);
+    expect(
+      (await post(`${router.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'ordinary' }], max_tokens: 2 })).status,
+    ).toBe(200);
   });
 
   it('the expectation stops at the router: the engine sees no expect header and the exact body length', async () => {
@@ -253,7 +257,11 @@ describe('when every engine fails, the client gets the router envelope', () => {
     for (const u of fleet.urls) await put(`${u}/sim/config`, { failure_rate: 1 });
     for (const streamIt of [false, true]) {
       const before = await retries(router, 'status_500');
-      const res = await post(`${router.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'doomed' }], max_tokens: 2, stream: streamIt });
+      const res = await post(`${router.url}/v1/chat/completions`, {
+        messages: [{ role: 'user', content: 'doomed' }],
+        max_tokens: 2,
+        stream: streamIt,
+      });
       expect(res.status).toBe(502);
       expect(res.headers['x-router-error-code']).toBe('upstream_error');
       expect(res.headers['x-router-upstream-status']).toBe('500');
@@ -293,7 +301,11 @@ describe('when every engine fails, the client gets the router envelope', () => {
     fleet = await startSimFleet({ workers: 2, portBase: 0, speedup: 50 });
     router = await startTestRouter(fleet.urls, { policy: 'round_robin' });
     await fleet.close();
-    const res = await post(`${router.url}/v1/chat/completions`, { model, messages: [{ role: 'user', content: 'nobody home' }], max_tokens: 2 });
+    const res = await post(`${router.url}/v1/chat/completions`, {
+      model,
+      messages: [{ role: 'user', content: 'nobody home' }],
+      max_tokens: 2,
+    });
     expect(res.status).toBe(502);
     expect(res.json()).toEqual(envelope('upstream_unreachable'));
     expect(await retries(router, 'connect')).toBe(1);

@@ -39,7 +39,9 @@ const send = (r: Router, content: string): Promise<string> => sendChat(r, conten
 /** Long requests straight to an engine, past the router; they run until the fleet closes. */
 function occupy(url: string, tag: string, words: number, maxTokens: number): void {
   const content = Array.from({ length: words }, (_, i) => `${tag}${i}`).join(' ');
-  void post(`${url}/v1/chat/completions`, { model, messages: [{ role: 'user', content }], max_tokens: maxTokens, ignore_eos: true }).catch(() => undefined);
+  void post(`${url}/v1/chat/completions`, { model, messages: [{ role: 'user', content }], max_tokens: maxTokens, ignore_eos: true }).catch(
+    () => undefined,
+  );
 }
 
 async function counters(r: Router) {
@@ -61,26 +63,29 @@ const nativeOf = (r: Router, url: string) => {
 };
 
 describe('capacity admission and the pressure guard over real HTTP', () => {
-  it.each(['lpm', 'fcfs'] as const)('schedule policy %s: capacity admission turns away the prefix owner whose KV is full', async (policy) => {
-    const { fleet: f, router: r } = await setup(policy, { maxTotalTokens: 8192, speedup: 1 });
-    const owner = await send(r, prompt('kv'));
-    const other = f.urls.find((u) => u !== owner)!;
-    // Fill the owner's KV with a request the router never saw: its reservation
-    // (prompt and whole output) leaves less room than the next request needs.
-    // ~6,800 prompt tokens pinned, 1,300 more reserved for the output, of 8,192.
-    occupy(owner, 'fill', 3400, 1300);
-    await eventually(async () => {
-      const n = nativeOf(r, owner);
-      // The next request brings ~1,550 input tokens (6,200 characters at 4 per token).
-      return n !== undefined && n.running === 1 && n.maxTotalTokens - n.totalTokens < 1400;
-    }, 8000);
-    const before = await counters(r);
-    expect(await send(r, prompt('kv'))).toBe(other);
-    const after = await counters(r);
-    expect(after.admissionRejected - before.admissionRejected).toBe(1);
-    // Capacity, not the gate, emptied the candidate set.
-    expect(after.cacheMiss - before.cacheMiss).toBe(1);
-  });
+  it.each(['lpm', 'fcfs'] as const)(
+    'schedule policy %s: capacity admission turns away the prefix owner whose KV is full',
+    async (policy) => {
+      const { fleet: f, router: r } = await setup(policy, { maxTotalTokens: 8192, speedup: 1 });
+      const owner = await send(r, prompt('kv'));
+      const other = f.urls.find((u) => u !== owner)!;
+      // Fill the owner's KV with a request the router never saw: its reservation
+      // (prompt and whole output) leaves less room than the next request needs.
+      // ~6,800 prompt tokens pinned, 1,300 more reserved for the output, of 8,192.
+      occupy(owner, 'fill', 3400, 1300);
+      await eventually(async () => {
+        const n = nativeOf(r, owner);
+        // The next request brings ~1,550 input tokens (6,200 characters at 4 per token).
+        return n !== undefined && n.running === 1 && n.maxTotalTokens - n.totalTokens < 1400;
+      }, 8000);
+      const before = await counters(r);
+      expect(await send(r, prompt('kv'))).toBe(other);
+      const after = await counters(r);
+      expect(after.admissionRejected - before.admissionRejected).toBe(1);
+      // Capacity, not the gate, emptied the candidate set.
+      expect(after.cacheMiss - before.cacheMiss).toBe(1);
+    },
+  );
 
   it.each([
     ['lpm', 'fires: the less pressured shallower owner wins', true],

@@ -34,15 +34,28 @@ describe('routerctl bench --capture', () => {
     const cli = startCli(['bench', '--capture', file, '--url', router.url, '--duration', '4s']);
     await eventually(() => router!.capture.active);
     for (let i = 0; i < 4; i++) {
-      const res = await post(`${router.url}/v1/chat/completions`, { model, messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: `question ${i}` }], max_tokens: 3 + i });
+      const res = await post(`${router.url}/v1/chat/completions`, {
+        model,
+        messages: [
+          { role: 'system', content: SYSTEM },
+          { role: 'user', content: `question ${i}` },
+        ],
+        max_tokens: 3 + i,
+      });
       expect(res.status).toBe(200);
     }
-    const other = await post(`${router.url}/v1/chat/completions`, { model, messages: [{ role: 'user', content: 'short and unrelated' }], max_tokens: 2 });
+    const other = await post(`${router.url}/v1/chat/completions`, {
+      model,
+      messages: [{ role: 'user', content: 'short and unrelated' }],
+      max_tokens: 2,
+    });
     expect(other.status).toBe(200);
     const { code } = await cli.exited(15_000);
     expect(cli.stderr()).toBe('');
     expect(code).toBe(0);
-    expect(cli.stdout()).toMatch(/^captured 5 requests to .*captured\.jsonl \(digest [0-9a-f]{16}, blocks of 512 tokens\)\nreplay: routerctl bench --trace /);
+    expect(cli.stdout()).toMatch(
+      /^captured 5 requests to .*captured\.jsonl \(digest [0-9a-f]{16}, blocks of 512 tokens\)\nreplay: routerctl bench --trace /,
+    );
     expect(router.capture.active).toBe(false);
 
     const text = await readFile(file, 'utf8');
@@ -67,7 +80,7 @@ describe('routerctl bench --capture', () => {
     expect((JSON.parse(replay.stdout) as { runs: Array<{ finished: number }> }).runs[0]!.finished).toBe(5);
   }, 30_000);
 
-  it('GET /admin/capture refuses a block size that is not a multiple of the router\'s, and is guarded by the admin token', async () => {
+  it("GET /admin/capture refuses a block size that is not a multiple of the router's, and is guarded by the admin token", async () => {
     fleet = await startSimFleet({ workers: 1, speedup: 50 });
     router = await startTestRouter(fleet.urls, { adminToken: 'sekret' });
     const bad = await rawRequest(`${router.url}/admin/capture?block_tokens=100`, { headers: { authorization: 'Bearer sekret' } });
@@ -85,12 +98,17 @@ describe('routerctl bench --capture', () => {
     const file = path.join(dir, 'cut.jsonl');
     const cli = startCli(['bench', '--capture', file, '--url', router.url, '--duration', '60s']);
     await eventually(() => router!.capture.active);
-    for (let i = 0; i < 2; i++) expect((await post(`${router.url}/v1/chat/completions`, { model, messages: [{ role: 'user', content: `q ${i}` }], max_tokens: 2 })).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await post(`${router.url}/v1/chat/completions`, { model, messages: [{ role: 'user', content: `q ${i}` }], max_tokens: 2 })).status,
+      ).toBe(200);
     await router.close();
     router = undefined;
     const { code } = await cli.exited(15_000);
     expect(code).toBe(0);
-    expect(cli.stderr()).toMatch(/^warning: the router ended the capture after \d+ s \(it stopped or restarted\); the file has what came before\n$/);
+    expect(cli.stderr()).toMatch(
+      /^warning: the router ended the capture after \d+ s \(it stopped or restarted\); the file has what came before\n$/,
+    );
     expect(cli.stdout()).toMatch(/^captured 2 requests to /);
     expect(parseMooncakeTrace(await readFile(file, 'utf8'), 512).requests).toHaveLength(2);
   }, 30_000);

@@ -37,7 +37,11 @@ describe('DecisionRing (docs/decisions.md §Decision record)', () => {
   it.each([
     ['no owners', [], { matched_blocks: 0, best_worker: null, best_matched_blocks: 0 }],
     ['the selected one is not an owner', [owner('http://b', 4)], { matched_blocks: 0, best_worker: 'http://b', best_matched_blocks: 4 }],
-    ['a deeper owner than the selected', [owner('http://a', 2), owner('http://b', 7)], { matched_blocks: 2, best_worker: 'http://b', best_matched_blocks: 7 }],
+    [
+      'a deeper owner than the selected',
+      [owner('http://a', 2), owner('http://b', 7)],
+      { matched_blocks: 2, best_worker: 'http://b', best_matched_blocks: 7 },
+    ],
   ] as const)('%s', (_name, owners, expected) => {
     const ring = new DecisionRing(2);
     record(ring, input('r'), owners);
@@ -51,7 +55,13 @@ describe('DecisionRing (docs/decisions.md §Decision record)', () => {
     ring.complete(seqs[0]!, 200, 5, 1, 2);
     ring.complete(seqs[3]!, 200, 64, 12.34, 56.78);
     ring.retried(seqs[3]!, 'http://b');
-    expect(ring.query({ requestId: 'r4' })[0]).toMatchObject({ status: 200, cached_tokens: 64, ttft_ms: 12.3, duration_ms: 56.8, retried_to: 'http://b' });
+    expect(ring.query({ requestId: 'r4' })[0]).toMatchObject({
+      status: 200,
+      cached_tokens: 64,
+      ttft_ms: 12.3,
+      duration_ms: 56.8,
+      retried_to: 'http://b',
+    });
     expect(ring.query().every((d) => d.request_id !== 'r1')).toBe(true);
     expect(ring.total).toBe(4);
   });

@@ -27,7 +27,14 @@ afterEach(async () => {
 });
 
 async function send(r: Router, id: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
-  const body = JSON.stringify({ model, messages: [{ role: 'system', content: PROMPT }, { role: 'user', content: 'go' }], max_tokens: 2 });
+  const body = JSON.stringify({
+    model,
+    messages: [
+      { role: 'system', content: PROMPT },
+      { role: 'user', content: 'go' },
+    ],
+    max_tokens: 2,
+  });
   const res = await rawRequest(`${r.url}/v1/chat/completions`, { method: 'POST', body, headers: { 'x-request-id': id } });
   expect(res.status).toBe(200);
   return res;
@@ -35,7 +42,9 @@ async function send(r: Router, id: string): Promise<{ status: number; headers: R
 
 async function pin(r: Router, waiting: Record<string, number | null>): Promise<void> {
   for (const [url, n] of Object.entries(waiting)) expect((await put(`${url}/sim/load`, { num_waiting_reqs: n })).status).toBe(200);
-  await eventually(async () => r.state().workers.every((w) => !(w.url in waiting) || (waiting[w.url] === null ? w.waiting === 0 : w.waiting === waiting[w.url])));
+  await eventually(async () =>
+    r.state().workers.every((w) => !(w.url in waiting) || (waiting[w.url] === null ? w.waiting === 0 : w.waiting === waiting[w.url])),
+  );
 }
 
 const record = (r: Router, id: string): AdminDecision => r.decisionsDoc({ requestId: id }).decisions.at(-1)!;
@@ -88,7 +97,12 @@ describe('decision records', () => {
     await send(r, 'all-1');
     const all = record(r, 'all-1');
     expect(all).toMatchObject({ decision: 'all_queued', fleet_all_queued: true, best_matched_blocks: q });
-    expect(all.candidates.map((c) => [c.worker, c.gate, c.waiting]).sort()).toEqual([[a, 'gated', LIMIT], [b, 'gated', LIMIT + 2]].sort());
+    expect(all.candidates.map((c) => [c.worker, c.gate, c.waiting]).sort()).toEqual(
+      [
+        [a, 'gated', LIMIT],
+        [b, 'gated', LIMIT + 2],
+      ].sort(),
+    );
 
     // What the engine reported is on every completed record.
     for (const id of ['miss-1', 'hit-1', 'queued-1', 'all-1']) {
@@ -116,9 +130,11 @@ describe('decision records', () => {
       expect(res.code).toBe(0);
       return res.stdout;
     };
-    const tail = (d: AdminDecision): string => `engine:   status 200, reported ${d.cached_tokens} cached tokens, first byte after ${d.ttft_ms} ms, done after ${d.duration_ms} ms\n`;
+    const tail = (d: AdminDecision): string =>
+      `engine:   status 200, reported ${d.cached_tokens} cached tokens, first byte after ${d.ttft_ms} ms, done after ${d.duration_ms} ms\n`;
     const head = (d: AdminDecision, label: string, reason: string): string =>
-      `request ${d.request_id} at ${new Date(d.at_ms).toISOString()}: ${label} (policy cache_aware, reason ${reason})\n` + `prompt:   ${d.input_tokens} tokens, ${q} prefix blocks of about 16 tokens\n`;
+      `request ${d.request_id} at ${new Date(d.at_ms).toISOString()}: ${label} (policy cache_aware, reason ${reason})\n` +
+      `prompt:   ${d.input_tokens} tokens, ${q} prefix blocks of about 16 tokens\n`;
 
     const m = record(r, 'miss-1');
     expect(await story('miss-1')).toBe(
@@ -143,12 +159,19 @@ describe('decision records', () => {
         tail(w),
     );
     const x = record(r, 'all-1');
-    const owners = x.candidates.map((c, i) => `${i === 0 ? 'owners:   ' : '          '}${host(c.worker)} held ${c.matched_blocks}/${q} blocks, waiting ${c.waiting}: gated (${c.waiting} ≥ limit ${LIMIT})\n`).join('');
+    const owners = x.candidates
+      .map(
+        (c, i) =>
+          `${i === 0 ? 'owners:   ' : '          '}${host(c.worker)} held ${c.matched_blocks}/${q} blocks, waiting ${c.waiting}: gated (${c.waiting} ≥ limit ${LIMIT})\n`,
+      )
+      .join('');
     expect(await story('all-1')).toBe(
       head(x, 'all_queued', x.reason) +
         owners +
         `chose:    ${host(x.worker)}, holding ${x.matched_blocks}/${q} blocks: every worker was at or over the queue limit ${LIMIT}: nowhere better to go, so affinity was kept (all_queued)\n` +
-        (x.best_matched_blocks > x.matched_blocks ? `gave up:  ${x.best_matched_blocks - x.matched_blocks} blocks: ${host(x.best_worker!)} held ${x.best_matched_blocks}, not chosen\n` : '') +
+        (x.best_matched_blocks > x.matched_blocks
+          ? `gave up:  ${x.best_matched_blocks - x.matched_blocks} blocks: ${host(x.best_worker!)} held ${x.best_matched_blocks}, not chosen\n`
+          : '') +
         tail(x),
     );
 
@@ -157,11 +180,17 @@ describe('decision records', () => {
     expect(JSON.parse(json.stdout)).toEqual(record(r, 'hit-1'));
     const none = await runCli(['explain', '--url', r.url, '--request', 'nope']);
     expect(none.code).toBe(1);
-    expect(none.stderr).toBe("error RCTL_E_NO_DECISION: no decision for request nope among the router's last 4; ids come from the x-request-id response header\n");
+    expect(none.stderr).toBe(
+      "error RCTL_E_NO_DECISION: no decision for request nope among the router's last 4; ids come from the x-request-id response header\n",
+    );
     // Following: --once prints the recent ones, one line each.
     const lines = (await runCli(['explain', '--url', r.url, '--once'])).stdout.trim().split('\n');
     expect(lines).toHaveLength(4);
-    expect(lines[2]).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} queued-1  cache_worker_queued +→ ${host(b)} 0/${q} \\(best ${host(a)} ${q}\\) cached \\d+ ttft`));
+    expect(lines[2]).toMatch(
+      new RegExp(
+        `^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} queued-1  cache_worker_queued +→ ${host(b)} 0/${q} \\(best ${host(a)} ${q}\\) cached \\d+ ttft`,
+      ),
+    );
   }, 60_000);
 
   it('a ring of 0 records nothing and says so; the header still works', async () => {
@@ -171,7 +200,9 @@ describe('decision records', () => {
     expect(res.headers['x-router-decision']).toMatch(/^cache_miss; worker=w0; matched=0\/\d+; best=-; best_matched=0\/\d+$/);
     expect(r.decisionsDoc()).toMatchObject({ capacity: 0, recorded_total: 0, memory_bytes: 0, decisions: [] });
     const none = await runCli(['explain', '--url', r.url, '--request', 'x-1']);
-    expect(none.stderr).toMatch(/^error RCTL_E_NO_DECISION: the router at http:\/\/127\.0\.0\.1:\d+ keeps no decisions \(--decision-log-size 0\)/);
+    expect(none.stderr).toMatch(
+      /^error RCTL_E_NO_DECISION: the router at http:\/\/127\.0\.0\.1:\d+ keeps no decisions \(--decision-log-size 0\)/,
+    );
   });
 
   it('without --decision-header no decision header is sent and worker URLs never leave the router', async () => {
@@ -210,7 +241,9 @@ describe('routerctl doctor on a live router', () => {
     expect(live.stderr).toBe('');
     expect(live.code).toBe(0);
     expect(live.stdout).toMatch(/^doctor: 5 requests analysed\n/);
-    expect(live.stdout).toMatch(/findings:\n {2}gate diversions cost \d+\.\d % of prompt tokens \(4 requests sent away from their prefix owner\): raise --worker-queue-limit or add --saturation-queue-floor\n/);
+    expect(live.stdout).toMatch(
+      /findings:\n {2}gate diversions cost \d+\.\d % of prompt tokens \(4 requests sent away from their prefix owner\): raise --worker-queue-limit or add --saturation-queue-floor\n/,
+    );
     const json = JSON.parse((await runCli(['doctor', '--url', r.url, '--json'])).stdout) as { dominant: string; requests: number };
     expect(json).toMatchObject({ dominant: 'gate_diversions', requests: 5 });
     // The same from records saved with explain.
@@ -234,10 +267,21 @@ describe('routerctl doctor on a live router', () => {
 
 describe('routerctl doctor names the cause it was built to find', () => {
   const doctorOf = async (r: Router): Promise<{ dominant: string; ladder: Array<{ step: string; share: number }> }> =>
-    JSON.parse((await runCli(['doctor', '--url', r.url, '--json'])).stdout) as { dominant: string; ladder: Array<{ step: string; share: number }> };
-  const shareOf = (d: { ladder: Array<{ step: string; share: number }> }, step: string): number => d.ladder.find((s) => s.step === step)!.share;
+    JSON.parse((await runCli(['doctor', '--url', r.url, '--json'])).stdout) as {
+      dominant: string;
+      ladder: Array<{ step: string; share: number }>;
+    };
+  const shareOf = (d: { ladder: Array<{ step: string; share: number }> }, step: string): number =>
+    d.ladder.find((s) => s.step === step)!.share;
   const chat = async (r: Router, id: string, system: string): Promise<AdminDecision> => {
-    const body = JSON.stringify({ model, messages: [{ role: 'system', content: system }, { role: 'user', content: 'go' }], max_tokens: 2 });
+    const body = JSON.stringify({
+      model,
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: 'go' },
+      ],
+      max_tokens: 2,
+    });
     expect((await rawRequest(`${r.url}/v1/chat/completions`, { method: 'POST', body, headers: { 'x-request-id': id } })).status).toBe(200);
     return record(r, id);
   };

@@ -35,18 +35,14 @@ const histogram = (name: string, help: string, labels: Record<string, string>): 
   ['0.1', '0.25', '0.5', '1.0', '+Inf'].map((le, i) => `${name}_bucket${labelText({ ...labels, le })} ${py(3 + i)}\n`).join('') +
   `${name}_count${labelText(labels)} 7.0\n${name}_sum${labelText(labels)} 1.8345\n` +
   `# HELP ${name}_created ${help}\n# TYPE ${name}_created gauge\n${name}_created${labelText(labels)} 1.7301234567e+09\n`;
-const PROCESS = '# HELP python_gc_objects_collected_total Objects collected during gc\n# TYPE python_gc_objects_collected_total counter\npython_gc_objects_collected_total{generation="0"} 12034.0\n';
+const PROCESS =
+  '# HELP python_gc_objects_collected_total Objects collected during gc\n# TYPE python_gc_objects_collected_total counter\npython_gc_objects_collected_total{generation="0"} 12034.0\n';
 
 const MODEL = 'meta-llama/Llama-3.1-8B-Instruct';
 
 /** SGLang scheduler gauges for one scheduler (labels as the current collector sets them). */
 function sglangScheduler(labels: Record<string, string>, v: { running: number; waiting: number; used: number }): Row[][] {
-  return [
-    [[labels, v.running]],
-    [[labels, v.waiting]],
-    [[labels, v.used]],
-    [[labels, Math.round((v.used / 400000) * 10000) / 10000]],
-  ];
+  return [[[labels, v.running]], [[labels, v.waiting]], [[labels, v.used]], [[labels, Math.round((v.used / 400000) * 10000) / 10000]]];
 }
 
 function sglangMetrics(schedulers: Array<{ labels: Record<string, string>; running: number; waiting: number; used: number }>): string {
@@ -58,8 +54,16 @@ function sglangMetrics(schedulers: Array<{ labels: Record<string, string>; runni
     gauge('sglang:num_queue_reqs', 'The number of requests in the waiting queue.', pick(1)) +
     gauge('sglang:num_used_tokens', 'The number of used tokens.', pick(2)) +
     gauge('sglang:token_usage', 'The token usage.', pick(3)) +
-    gauge('sglang:gen_throughput', 'The generation throughput (token/s).', schedulers.map((s) => [s.labels, 1523.45] as const)) +
-    gauge('sglang:cache_hit_rate', 'The prefix cache hit rate.', schedulers.map((s) => [s.labels, 0.6123] as const)) +
+    gauge(
+      'sglang:gen_throughput',
+      'The generation throughput (token/s).',
+      schedulers.map((s) => [s.labels, 1523.45] as const),
+    ) +
+    gauge(
+      'sglang:cache_hit_rate',
+      'The prefix cache hit rate.',
+      schedulers.map((s) => [s.labels, 0.6123] as const),
+    ) +
     counter('sglang:prompt_tokens', 'Number of prefill tokens processed.', [[{ model_name: MODEL }, 1234567]]) +
     histogram('sglang:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', { model_name: MODEL })
   );
@@ -82,18 +86,52 @@ function vllmMetrics(opts: { engines: Array<{ running: number; waiting: number; 
   const info = opts.engines.map(
     (_, i) =>
       [
-        { ...(opts.legacy ? {} : { engine: String(i) }), block_size: '16', cache_dtype: 'auto', enable_prefix_caching: 'True', gpu_memory_utilization: '0.9', num_cpu_blocks: '2048', num_gpu_blocks: opts.legacy ? '8192' : '29205' },
+        {
+          ...(opts.legacy ? {} : { engine: String(i) }),
+          block_size: '16',
+          cache_dtype: 'auto',
+          enable_prefix_caching: 'True',
+          gpu_memory_utilization: '0.9',
+          num_cpu_blocks: '2048',
+          num_gpu_blocks: opts.legacy ? '8192' : '29205',
+        },
         1,
       ] as const,
   );
   return (
     PROCESS +
-    (opts.legacy ? gauge('vllm:num_requests_swapped', 'Number of requests swapped to CPU.', rows(() => 0)) : '') +
-    gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', rows((e) => e.running)) +
-    gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', rows((e) => e.waiting)) +
-    gauge(usage, 'KV-cache usage. 1 means 100 percent usage.', rows((e) => e.usage)) +
-    counter(`${prefix}_queries`, 'Prefix cache queries, in terms of number of queried tokens.', rows(() => 88000)) +
-    counter(`${prefix}_hits`, 'Prefix cache hits, in terms of number of cached tokens.', rows(() => 61000)) +
+    (opts.legacy
+      ? gauge(
+          'vllm:num_requests_swapped',
+          'Number of requests swapped to CPU.',
+          rows(() => 0),
+        )
+      : '') +
+    gauge(
+      'vllm:num_requests_running',
+      'Number of requests in model execution batches.',
+      rows((e) => e.running),
+    ) +
+    gauge(
+      'vllm:num_requests_waiting',
+      'Number of requests waiting to be processed.',
+      rows((e) => e.waiting),
+    ) +
+    gauge(
+      usage,
+      'KV-cache usage. 1 means 100 percent usage.',
+      rows((e) => e.usage),
+    ) +
+    counter(
+      `${prefix}_queries`,
+      'Prefix cache queries, in terms of number of queried tokens.',
+      rows(() => 88000),
+    ) +
+    counter(
+      `${prefix}_hits`,
+      'Prefix cache hits, in terms of number of cached tokens.',
+      rows(() => 61000),
+    ) +
     gauge('vllm:cache_config_info', 'Information of the LLMEngine CacheConfig', info) +
     histogram('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', l(0))
   );
@@ -133,8 +171,26 @@ interface Case {
   want: Expected;
 }
 
-const sgl01 = { dp_rank: 0, num_running_reqs: 12, num_waiting_reqs: 3, num_waiting_uncached_tokens: 2048, num_used_tokens: 120000, num_total_tokens: 126000, max_total_num_tokens: 400000, max_running_requests: 256 };
-const sgl11 = { dp_rank: 1, num_running_reqs: 10, num_waiting_reqs: 5, num_waiting_uncached_tokens: 4096, num_used_tokens: 100000, num_total_tokens: 110500, max_total_num_tokens: 400000, max_running_requests: 256 };
+const sgl01 = {
+  dp_rank: 0,
+  num_running_reqs: 12,
+  num_waiting_reqs: 3,
+  num_waiting_uncached_tokens: 2048,
+  num_used_tokens: 120000,
+  num_total_tokens: 126000,
+  max_total_num_tokens: 400000,
+  max_running_requests: 256,
+};
+const sgl11 = {
+  dp_rank: 1,
+  num_running_reqs: 10,
+  num_waiting_reqs: 5,
+  num_waiting_uncached_tokens: 4096,
+  num_used_tokens: 100000,
+  num_total_tokens: 110500,
+  max_total_num_tokens: 400000,
+  max_running_requests: 256,
+};
 const none = { usedTokens: null, totalTokens: null, maxTotalTokens: null, maxRunningRequests: null, waitingUncachedTokens: null };
 
 const CASES: Case[] = [
@@ -145,7 +201,18 @@ const CASES: Case[] = [
       get_load: json([{ dp_rank: 0, num_reqs: 15, num_waiting_reqs: 3, num_tokens: 126000, num_pending_tokens: 6000, ts_tic: 81234.567 }]),
       metrics: text(sglangMetrics([{ labels: sched(0, 0, 0), running: 1, waiting: 1, used: 1 }])),
     },
-    want: { source: 'v1_loads', shape: 'sglang_v1_loads', ranks: 2, waiting: 8, running: 22, usedTokens: 220000, totalTokens: 236500, maxTotalTokens: 800000, maxRunningRequests: 512, waitingUncachedTokens: 6144 },
+    want: {
+      source: 'v1_loads',
+      shape: 'sglang_v1_loads',
+      ranks: 2,
+      waiting: 8,
+      running: 22,
+      usedTokens: 220000,
+      totalTokens: 236500,
+      maxTotalTokens: 800000,
+      maxRunningRequests: 512,
+      waitingUncachedTokens: 6144,
+    },
   },
   {
     name: 'SGLang current /get_load shim, /v1/loads failing: num_tokens is used + pending',
@@ -156,7 +223,16 @@ const CASES: Case[] = [
         { dp_rank: 1, num_reqs: 10, num_waiting_reqs: 0, num_tokens: 90000, num_pending_tokens: 0, ts_tic: 81234.568 },
       ]),
     },
-    want: { source: 'get_load', shape: 'sglang_get_load', ranks: 2, waiting: 3, running: 22, ...none, usedTokens: 210000, totalTokens: 216000 },
+    want: {
+      source: 'get_load',
+      shape: 'sglang_get_load',
+      ranks: 2,
+      waiting: 3,
+      running: 22,
+      ...none,
+      usedTokens: 210000,
+      totalTokens: 216000,
+    },
   },
   {
     name: 'SGLang mid-2025: /get_load array, no /metrics',
@@ -244,9 +320,26 @@ const CASES: Case[] = [
     routes: {
       v1_loads: NOT_FOUND,
       get_load: NOT_FOUND,
-      metrics: text(vllmMetrics({ legacy: false, engines: [{ running: 4, waiting: 2, usage: 0.25 }, { running: 3, waiting: 0, usage: 0.5 }] })),
+      metrics: text(
+        vllmMetrics({
+          legacy: false,
+          engines: [
+            { running: 4, waiting: 2, usage: 0.25 },
+            { running: 3, waiting: 0, usage: 0.5 },
+          ],
+        }),
+      ),
     },
-    want: { source: 'metrics', shape: 'vllm_metrics', ranks: 2, waiting: 2, running: 7, ...none, usedTokens: 116820 + 233640, maxTotalTokens: 2 * 29205 * 16 },
+    want: {
+      source: 'metrics',
+      shape: 'vllm_metrics',
+      ranks: 2,
+      waiting: 2,
+      running: 7,
+      ...none,
+      usedTokens: 116820 + 233640,
+      maxTotalTokens: 2 * 29205 * 16,
+    },
   },
   {
     name: 'vLLM older names: gpu_cache_usage_perc, no engine label',
@@ -255,7 +348,16 @@ const CASES: Case[] = [
       get_load: NOT_FOUND,
       metrics: text(vllmMetrics({ legacy: true, engines: [{ running: 3, waiting: 5, usage: 0.125 }] })),
     },
-    want: { source: 'metrics', shape: 'vllm_metrics', ranks: 1, waiting: 5, running: 3, ...none, usedTokens: 16384, maxTotalTokens: 8192 * 16 },
+    want: {
+      source: 'metrics',
+      shape: 'vllm_metrics',
+      ranks: 1,
+      waiting: 5,
+      running: 3,
+      ...none,
+      usedTokens: 16384,
+      maxTotalTokens: 8192 * 16,
+    },
   },
 ];
 
@@ -276,7 +378,11 @@ async function engine(routes: Partial<Record<LoadSource, Route>>): Promise<strin
   byPath.set('/v1/models', json({ object: 'list', data: [{ id: MODEL, object: 'model', owned_by: 'sglang' }] }));
   const server = createServer((req, res) => {
     const r = byPath.get((req.url ?? '/').split('?')[0]!) ?? NOT_FOUND;
-    res.writeHead(r.status, { 'content-type': r.body.startsWith('{') || r.body.startsWith('[') ? 'application/json' : 'text/plain; version=0.0.4; charset=utf-8' }).end(r.body);
+    res
+      .writeHead(r.status, {
+        'content-type': r.body.startsWith('{') || r.body.startsWith('[') ? 'application/json' : 'text/plain; version=0.0.4; charset=utf-8',
+      })
+      .end(r.body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   servers.push(server);
@@ -332,7 +438,11 @@ describe('one reader for every engine load shape: reader, sampler and probe agre
     });
     const capacity = want.totalTokens !== null && want.maxTotalTokens !== null && want.maxRunningRequests !== null;
     if (capacity) {
-      expect(s.native).toMatchObject({ totalTokens: want.totalTokens, maxRunningRequests: want.maxRunningRequests, maxTotalTokens: want.maxTotalTokens });
+      expect(s.native).toMatchObject({
+        totalTokens: want.totalTokens,
+        maxRunningRequests: want.maxRunningRequests,
+        maxTotalTokens: want.maxTotalTokens,
+      });
     } else {
       expect(s.native).toBeUndefined();
     }
@@ -355,8 +465,14 @@ describe('one reader for every engine load shape: reader, sampler and probe agre
     const bad: Array<[LoadSource, string]> = [
       ['v1_loads', '{"loads": []}'],
       ['v1_loads', '{"loads": [{"dp_rank": 0, "num_running_reqs": 1}]}'],
-      ['v1_loads', '{"loads": [{"dp_rank": 0, "num_running_reqs": 1, "num_waiting_reqs": 2}, {"dp_rank": 0, "num_running_reqs": 1, "num_waiting_reqs": 2}]}'],
-      ['v1_loads', `{"loads": [${Array.from({ length: 1025 }, (_, i) => `{"dp_rank": ${i}, "num_running_reqs": 0, "num_waiting_reqs": 0}`).join(',')}]}`],
+      [
+        'v1_loads',
+        '{"loads": [{"dp_rank": 0, "num_running_reqs": 1, "num_waiting_reqs": 2}, {"dp_rank": 0, "num_running_reqs": 1, "num_waiting_reqs": 2}]}',
+      ],
+      [
+        'v1_loads',
+        `{"loads": [${Array.from({ length: 1025 }, (_, i) => `{"dp_rank": ${i}, "num_running_reqs": 0, "num_waiting_reqs": 0}`).join(',')}]}`,
+      ],
       ['get_load', '[{"dp_rank": 0, "num_reqs": 1, "num_waiting_reqs": 3}]'],
       ['get_load', '[{"dp_rank": 0, "num_reqs": 3, "num_tokens": 100}]'],
       ['get_load', 'not json'],

@@ -77,7 +77,9 @@ describe('EventWatcher', () => {
       const e = r.state().events.find((x) => x.kind === 'worker_gated')!;
       // The first event says what the router routes by.
       expect(r.state().events[0]).toMatchObject({ kind: 'router_started', worker: null });
-      expect(r.state().events[0]!.message).toMatch(/^routing 2 workers at http:\/\/127\.0\.0\.1:\d+: policy cache_aware, worker-queue-limit 6, prefix from requests$/);
+      expect(r.state().events[0]!.message).toMatch(
+        /^routing 2 workers at http:\/\/127\.0\.0\.1:\d+: policy cache_aware, worker-queue-limit 6, prefix from requests$/,
+      );
       expect(e.message).toBe('waiting 8 ≥ limit 6');
       expect(Math.abs(e.at_ms - Date.now())).toBeLessThan(10_000);
     } finally {

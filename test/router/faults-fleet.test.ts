@@ -30,7 +30,14 @@ const N = 120;
 const CONCURRENCY = 12;
 const STREAM_TOKENS = 30;
 const PLAIN_TOKENS = 6;
-const ROUTER_ERRORS = new Set(['upstream_timeout', 'upstream_unreachable', 'upstream_error', 'upstream_overloaded', 'breaker_open', 'no_healthy_workers']);
+const ROUTER_ERRORS = new Set([
+  'upstream_timeout',
+  'upstream_unreachable',
+  'upstream_error',
+  'upstream_overloaded',
+  'breaker_open',
+  'no_healthy_workers',
+]);
 
 const children: RunningCli[] = [];
 const stopped: RunningCli[] = [];
@@ -91,7 +98,10 @@ async function send(url: string, i: number): Promise<Outcome> {
       headers: { 'content-type': 'application/json', 'x-test-id': id },
       body: JSON.stringify({
         model,
-        messages: [{ role: 'system', content: `Team ${i % 7} runbook. `.repeat(40) }, { role: 'user', content: `question ${i}` }],
+        messages: [
+          { role: 'system', content: `Team ${i % 7} runbook. `.repeat(40) },
+          { role: 'user', content: `question ${i}` },
+        ],
         max_tokens: maxTokens,
         ignore_eos: true,
         stream: streamed,
@@ -123,7 +133,10 @@ async function send(url: string, i: number): Promise<Outcome> {
       const body = JSON.parse(text) as { usage?: { completion_tokens?: number } };
       return { ...base, silenceMs: silence, status: 200, kind: body.usage?.completion_tokens === maxTokens ? 'success' : 'malformed' };
     }
-    const events = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+    const events = text
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: '))
+      .map((e) => e.slice(6));
     const dones = events.filter((e) => e === '[DONE]').length;
     type Chunk = { id?: string; error?: unknown; choices?: Array<{ delta?: { content?: string } }> };
     const parse = (e: string): Chunk | undefined => {
@@ -169,84 +182,89 @@ describe('a fleet with killed, stopped and failing engines', () => {
     ['at the default settings', {}],
     // The breaker default proposed in docs/retries-and-breaker.md; identical to the first once it is the default.
     ['with the breaker on (5 failures, 30 s cool-down)', { cbThreshold: 5, cbCoolDownSecs: 30 }],
-  ] as Array<[string, Partial<RouterConfig>]>)('%s: every request is answered in time, none is lost, none is sent twice after bytes reached the client', async (_name, overrides) => {
-    const [killed, frozen] = await Promise.all([startChildEngine(101), startChildEngine(202)]);
-    fleet = await startSimFleet({ workers: 3, portBase: 0, speedup: 20 });
-    const [healthyA, healthyB, failing] = fleet.servers as [EngineServer, EngineServer, EngineServer];
-    expect((await put(`${failing.url}/sim/config`, { failure_rate: 1 })).status).toBe(200);
-    const healthySeen: string[] = [];
-    const failingSeen: string[] = [];
-    recordReceptions(healthyA, healthySeen);
-    recordReceptions(healthyB, healthySeen);
-    recordReceptions(failing, failingSeen);
+  ] as Array<[string, Partial<RouterConfig>]>)(
+    '%s: every request is answered in time, none is lost, none is sent twice after bytes reached the client',
+    async (_name, overrides) => {
+      const [killed, frozen] = await Promise.all([startChildEngine(101), startChildEngine(202)]);
+      fleet = await startSimFleet({ workers: 3, portBase: 0, speedup: 20 });
+      const [healthyA, healthyB, failing] = fleet.servers as [EngineServer, EngineServer, EngineServer];
+      expect((await put(`${failing.url}/sim/config`, { failure_rate: 1 })).status).toBe(200);
+      const healthySeen: string[] = [];
+      const failingSeen: string[] = [];
+      recordReceptions(healthyA, healthySeen);
+      recordReceptions(healthyB, healthySeen);
+      recordReceptions(failing, failingSeen);
 
-    const config: RouterConfig = {
-      ...defaultConfig(),
-      host: '127.0.0.1',
-      port: 0,
-      workerUrls: [killed.url, frozen.url, failing.url, healthyA.url, healthyB.url],
-      requestTimeoutSecs: TIMEOUT_S,
-      shutdownDrainSecs: 0,
-      tui: false,
-      ...overrides,
-    };
-    router = new Router({ config, log: silentLogger, version: 'test' });
-    await router.start();
-    const r = router;
+      const config: RouterConfig = {
+        ...defaultConfig(),
+        host: '127.0.0.1',
+        port: 0,
+        workerUrls: [killed.url, frozen.url, failing.url, healthyA.url, healthyB.url],
+        requestTimeoutSecs: TIMEOUT_S,
+        shutdownDrainSecs: 0,
+        tui: false,
+        ...overrides,
+      };
+      router = new Router({ config, log: silentLogger, version: 'test' });
+      await router.start();
+      const r = router;
 
-    // Break the two victims while they hold requests in flight.
-    let faulted = false;
-    const inflightOn = (u: string) => r.state().workers.find((w) => w.url === u)?.inflight ?? 0;
-    const traffic = drive(r.url, () => {
-      if (faulted || inflightOn(killed.url) === 0 || inflightOn(frozen.url) === 0) return;
-      faulted = true;
-      killed.cli.child.kill('SIGKILL');
-      frozen.cli.child.kill('SIGSTOP');
-      stopped.push(frozen.cli);
-    });
-    const results = await traffic;
-    expect(faulted, 'both victims held requests when the faults were injected').toBe(true);
+      // Break the two victims while they hold requests in flight.
+      let faulted = false;
+      const inflightOn = (u: string) => r.state().workers.find((w) => w.url === u)?.inflight ?? 0;
+      const traffic = drive(r.url, () => {
+        if (faulted || inflightOn(killed.url) === 0 || inflightOn(frozen.url) === 0) return;
+        faulted = true;
+        killed.cli.child.kill('SIGKILL');
+        frozen.cli.child.kill('SIGSTOP');
+        stopped.push(frozen.cli);
+      });
+      const results = await traffic;
+      expect(faulted, 'both victims held requests when the faults were injected').toBe(true);
 
-    // None lost: every request came back, and never waited longer than the timeout
-    // (plus the timers' slack) for its next byte.
-    expect(results).toHaveLength(N);
-    expect(results.filter((o) => o.kind === 'lost')).toEqual([]);
-    expect(results.filter((o) => o.kind === 'malformed')).toEqual([]);
-    for (const o of results) expect(o.silenceMs, o.id).toBeLessThan(TIMEOUT_S * 1000 + TIMER_SLACK_MS);
-    await eventually(async () => r.inflight === 0, 5000);
+      // None lost: every request came back, and never waited longer than the timeout
+      // (plus the timers' slack) for its next byte.
+      expect(results).toHaveLength(N);
+      expect(results.filter((o) => o.kind === 'lost')).toEqual([]);
+      expect(results.filter((o) => o.kind === 'malformed')).toEqual([]);
+      for (const o of results) expect(o.silenceMs, o.id).toBeLessThan(TIMEOUT_S * 1000 + TIMER_SLACK_MS);
+      await eventually(async () => r.inflight === 0, 5000);
 
-    // Engine side: a healthy engine never fails, so a request it received is one it
-    // served. It must be the client's one success, and a request the client saw cut
-    // or failed must never have reached one — that would be a second send.
-    const healthyCount = new Map<string, number>();
-    for (const id of healthySeen) healthyCount.set(id, (healthyCount.get(id) ?? 0) + 1);
-    for (const o of results) {
-      const n = healthyCount.get(o.id) ?? 0;
-      // A healthy engine that was merely slower than the 1 s timeout (a loaded machine)
-      // received the request once and the router gave up on it: one send, not two.
-      if (o.kind === 'success' || o.code === 'upstream_timeout') expect(n, o.id).toBeLessThanOrEqual(1);
-      else expect(n, `${o.id} ${o.kind} ${o.code ?? ''}`).toBe(0);
-    }
-    // At most one retry: no request reached the failing engine twice.
-    expect(failingSeen.length).toBe(new Set(failingSeen).size);
+      // Engine side: a healthy engine never fails, so a request it received is one it
+      // served. It must be the client's one success, and a request the client saw cut
+      // or failed must never have reached one — that would be a second send.
+      const healthyCount = new Map<string, number>();
+      for (const id of healthySeen) healthyCount.set(id, (healthyCount.get(id) ?? 0) + 1);
+      for (const o of results) {
+        const n = healthyCount.get(o.id) ?? 0;
+        // A healthy engine that was merely slower than the 1 s timeout (a loaded machine)
+        // received the request once and the router gave up on it: one send, not two.
+        if (o.kind === 'success' || o.code === 'upstream_timeout') expect(n, o.id).toBeLessThanOrEqual(1);
+        else expect(n, `${o.id} ${o.kind} ${o.code ?? ''}`).toBe(0);
+      }
+      // At most one retry: no request reached the failing engine twice.
+      expect(failingSeen.length).toBe(new Set(failingSeen).size);
 
-    const m = parsePrometheusText((await rawRequest(`${r.url}/metrics`)).text);
-    const retries = (reason: string) => sumSamples(m.get('sgl_router_retries_total'), (l) => l.reason === reason) ?? 0;
-    const by = (k: Outcome['kind']) => results.filter((o) => o.kind === k).length;
-    const summary = {
-      success: by('success'),
-      router_error: by('router_error'),
-      cut: by('cut'),
-      codes: Object.fromEntries([...new Set(results.map((o) => o.code).filter(Boolean))].map((c) => [c, results.filter((o) => o.code === c).length])),
-      retries_500: retries('status_500'),
-      retries_connect: retries('connect'),
-      failing_engine_receptions: failingSeen.length,
-    };
-    console.log(`faults fleet ${_name}:`, JSON.stringify(summary));
-    // The faults really happened, and the retries covered them.
-    expect(retries('status_500')).toBeGreaterThan(0);
-    expect(failingSeen.length).toBeGreaterThan(0);
-    expect(by('success')).toBeGreaterThan(N / 3);
-    if (config.cbThreshold !== null) expect(r.state().workers.find((w) => w.url === failing.url)!.breaker).not.toBe('closed');
-  });
+      const m = parsePrometheusText((await rawRequest(`${r.url}/metrics`)).text);
+      const retries = (reason: string) => sumSamples(m.get('sgl_router_retries_total'), (l) => l.reason === reason) ?? 0;
+      const by = (k: Outcome['kind']) => results.filter((o) => o.kind === k).length;
+      const summary = {
+        success: by('success'),
+        router_error: by('router_error'),
+        cut: by('cut'),
+        codes: Object.fromEntries(
+          [...new Set(results.map((o) => o.code).filter(Boolean))].map((c) => [c, results.filter((o) => o.code === c).length]),
+        ),
+        retries_500: retries('status_500'),
+        retries_connect: retries('connect'),
+        failing_engine_receptions: failingSeen.length,
+      };
+      console.log(`faults fleet ${_name}:`, JSON.stringify(summary));
+      // The faults really happened, and the retries covered them.
+      expect(retries('status_500')).toBeGreaterThan(0);
+      expect(failingSeen.length).toBeGreaterThan(0);
+      expect(by('success')).toBeGreaterThan(N / 3);
+      if (config.cbThreshold !== null) expect(r.state().workers.find((w) => w.url === failing.url)!.breaker).not.toBe('closed');
+    },
+  );
 });

@@ -18,7 +18,11 @@ afterEach(async () => {
 });
 
 /** Stream a chat completion and report what the client saw. */
-async function stream(url: string, maxTokens: number, content = 'fault test'): Promise<{ status: number; tokens: number; errorEvent: boolean }> {
+async function stream(
+  url: string,
+  maxTokens: number,
+  content = 'fault test',
+): Promise<{ status: number; tokens: number; errorEvent: boolean }> {
   const res = await request(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -30,10 +34,15 @@ async function stream(url: string, maxTokens: number, content = 'fault test'): P
   } catch {
     // a cut connection is what the assertion below looks at
   }
-  const events = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+  const events = text
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: '))
+    .map((e) => e.slice(6));
   return {
     status: res.statusCode,
-    tokens: events.filter((e) => e !== '[DONE]' && (JSON.parse(e) as { choices?: Array<{ delta?: { content?: string } }> }).choices?.[0]?.delta?.content).length,
+    tokens: events.filter(
+      (e) => e !== '[DONE]' && (JSON.parse(e) as { choices?: Array<{ delta?: { content?: string } }> }).choices?.[0]?.delta?.content,
+    ).length,
     errorEvent: events.some((e) => e.includes('"error"')),
   };
 }
@@ -54,11 +63,21 @@ describe('faults', () => {
     for (const r of results.filter((x) => x.tokens === 400)) expect(r.errorEvent).toBe(false);
 
     // New requests all succeed: a refused connection is retried on another worker.
-    for (let i = 0; i < 9; i++) expect((await post(`${router.url}/v1/chat/completions`, { messages: [{ role: 'user', content: `after ${i}` }], max_tokens: 2 })).status).toBe(200);
+    for (let i = 0; i < 9; i++)
+      expect(
+        (await post(`${router.url}/v1/chat/completions`, { messages: [{ role: 'user', content: `after ${i}` }], max_tokens: 2 })).status,
+      ).toBe(200);
     expect(router.state().workers.find((w) => w.url === victimUrl)!.breaker).toBe('open');
 
     // The engine comes back on the same port; after the cool-down a probe closes the breaker.
-    const engine = new SimEngine({ flavor: 'sglang', model, dpSize: 1, params: { ...DEFAULT_ENGINE_PARAMS, speedup: 5 }, seed: 9, clock: new RealClock() });
+    const engine = new SimEngine({
+      flavor: 'sglang',
+      model,
+      dpSize: 1,
+      params: { ...DEFAULT_ENGINE_PARAMS, speedup: 5 },
+      seed: 9,
+      clock: new RealClock(),
+    });
     const revived = new EngineServer(engine);
     extra.push(revived);
     await revived.listen('127.0.0.1', Number(new URL(victimUrl).port));
@@ -86,7 +105,9 @@ describe('faults', () => {
       return !by(garbage).fresh && by(garbage).waiting === null && !by(hanging).fresh && by(healthy).fresh;
     }, 8000);
     for (let i = 0; i < 20; i++) {
-      expect((await post(`${router.url}/v1/chat/completions`, { messages: [{ role: 'user', content: `continue ${i}` }], max_tokens: 2 })).status).toBe(200);
+      expect(
+        (await post(`${router.url}/v1/chat/completions`, { messages: [{ role: 'user', content: `continue ${i}` }], max_tokens: 2 })).status,
+      ).toBe(200);
     }
     const by = (u: string) => router!.state().workers.find((w) => w.url === u)!;
     // Garbage is still an answer: that engine stays in the pool. Unanswered (hanging)
@@ -107,18 +128,26 @@ describe('faults', () => {
     let clientErrors = 0;
     for (let batch = 0; batch < N / 30; batch++) {
       const rs = await Promise.all(
-        Array.from({ length: 30 }, (_, i) => post(`${router!.url}/v1/chat/completions`, { messages: [{ role: 'user', content: `r${batch}-${i}` }], max_tokens: 1 })),
+        Array.from({ length: 30 }, (_, i) =>
+          post(`${router!.url}/v1/chat/completions`, { messages: [{ role: 'user', content: `r${batch}-${i}` }], max_tokens: 1 }),
+        ),
       );
       clientErrors += rs.filter((r) => r.status !== 200).length;
     }
-    const metrics = (await request(`${router.url}/metrics`).then((r) => r.body.text()));
+    const metrics = await request(`${router.url}/metrics`).then((r) => r.body.text());
     const retries = [...metrics.matchAll(/^sgl_router_retries_total\{reason="([^"]+)"\} (\d+)/gm)].reduce((a, m) => a + Number(m[2]), 0);
-    const flakyFailures = [...metrics.matchAll(/^sgl_router_worker_requests_total\{worker_url="([^"]+)",model_id="[^"]+",mode="plain",outcome="error"\} (\d+)/gm)]
+    const flakyFailures = [
+      ...metrics.matchAll(
+        /^sgl_router_worker_requests_total\{worker_url="([^"]+)",model_id="[^"]+",mode="plain",outcome="error"\} (\d+)/gm,
+      ),
+    ]
       .filter((m) => m[1] === flaky)
       .reduce((a, m) => a + Number(m[2]), 0);
     // Every injected failure happened before a byte reached the client, and the retry
     // went to a healthy engine: nothing was unretryable, so no client saw an error.
-    console.log(`failure_rate 0.3 on 1 of 3 engines, ${N} requests: engine failures ${flakyFailures}, retries ${retries}, client errors ${clientErrors} (${((100 * clientErrors) / N).toFixed(1)}%)`);
+    console.log(
+      `failure_rate 0.3 on 1 of 3 engines, ${N} requests: engine failures ${flakyFailures}, retries ${retries}, client errors ${clientErrors} (${((100 * clientErrors) / N).toFixed(1)}%)`,
+    );
     expect(flakyFailures).toBeGreaterThan(0);
     expect(retries).toBeGreaterThanOrEqual(flakyFailures);
     expect(clientErrors).toBe(0);

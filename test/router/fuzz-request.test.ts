@@ -23,7 +23,11 @@ const TOKEN = 'fuzz-token';
 
 beforeAll(async () => {
   fleet = await startSimFleet({ workers: 2, portBase: 0, speedup: 500 });
-  router = await startTestRouter(fleet.urls, { clientHeaderTimeoutSecs: 0.3, clientRequestTimeoutSecs: 0.6, maxBodyBytes: 64 * 1024, adminToken: TOKEN }, log);
+  router = await startTestRouter(
+    fleet.urls,
+    { clientHeaderTimeoutSecs: 0.3, clientRequestTimeoutSecs: 0.6, maxBodyBytes: 64 * 1024, adminToken: TOKEN },
+    log,
+  );
 });
 afterAll(async () => {
   await router.close();
@@ -34,14 +38,63 @@ const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[rng.int(xs.length)]!;
 const randomBytes = (rng: Rng, n: number): Buffer => Buffer.from(Array.from({ length: n }, () => rng.int(256)));
 const printable = (rng: Rng, n: number): string => Array.from({ length: n }, () => String.fromCharCode(32 + rng.int(95))).join('');
 
-const METHODS = ['GET', 'GET', 'GET', 'POST', 'POST', 'POST', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'PATCH', 'TRACE', 'CONNECT', 'FOO', 'get', 'G\u0000T', ''];
-const PATHS = ['/v1/chat/completions', '/v1/completions', '/generate', '/v1/models', '/healthz', '/readyz', '/metrics', '/admin/state', '/admin/stream?interval_ms=60000', '/nope', '*', '/'];
+const METHODS = [
+  'GET',
+  'GET',
+  'GET',
+  'POST',
+  'POST',
+  'POST',
+  'HEAD',
+  'OPTIONS',
+  'PUT',
+  'DELETE',
+  'PATCH',
+  'TRACE',
+  'CONNECT',
+  'FOO',
+  'get',
+  'G\u0000T',
+  '',
+];
+const PATHS = [
+  '/v1/chat/completions',
+  '/v1/completions',
+  '/generate',
+  '/v1/models',
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/admin/state',
+  '/admin/stream?interval_ms=60000',
+  '/nope',
+  '*',
+  '/',
+];
 const VERSIONS = ['HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'HTTP/1.1x', 'HTTP/1', 'http/1.1', ''];
-const CONTENT_TYPES = ['application/json', 'application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=z', '', 'application/jsonx', '\u00ff'];
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json',
+  'application/json; charset=utf-8',
+  'APPLICATION/JSON',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=z',
+  '',
+  'application/jsonx',
+  '\u00ff',
+];
 const AUTH = [`Bearer ${TOKEN}`, `bearer ${TOKEN}`, 'Bearer wrong', 'Basic Zm9vOmJhcg==', '', `BEARER   ${TOKEN}`];
 const BODIES: Record<string, unknown>[] = [
   { messages: [{ role: 'user', content: 'hello' }], max_tokens: 2 },
-  { messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }], max_tokens: 1, stream: true },
+  {
+    messages: [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+    ],
+    max_tokens: 1,
+    stream: true,
+  },
   { prompt: 'complete this', max_tokens: 2 },
   { prompt: [1, 2, 3], max_tokens: 1, stream: true },
   { text: 'native', sampling_params: { max_new_tokens: 1 } },
@@ -100,10 +153,12 @@ function fuzzRequest(rng: Rng, close: boolean): Buffer {
     else lines.push(`content-length: ${body.length}`, 'transfer-encoding: chunked');
   }
   const h = rng.int(30);
-  if (h === 0) lines.push(`x-big: ${'b'.repeat(20_000)}`); // past 16 KiB: 431
+  if (h === 0)
+    lines.push(`x-big: ${'b'.repeat(20_000)}`); // past 16 KiB: 431
   else if (h === 1) lines.push('no colon here');
   else if (h === 2) lines.push('bad name: x'.replace(' ', '\u0001'));
-  else if (h === 3) lines.push('x-folded: a', ' continued'); // obs-fold
+  else if (h === 3)
+    lines.push('x-folded: a', ' continued'); // obs-fold
   else if (h === 4) lines.push('expect: 100-continue');
   else if (h === 5) lines.push('expect: teapot');
   else if (h === 6) lines.push('upgrade: websocket', 'connection: upgrade');
@@ -112,7 +167,9 @@ function fuzzRequest(rng: Rng, close: boolean): Buffer {
   const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
   if (!chunked) return Buffer.concat([head, body]);
   const good = rng.int(3) !== 0;
-  const size = good ? body.length.toString(16) : pick(rng, ['zz', '-1', 'fffffffffffffffff', `${body.length.toString(16)};${'e'.repeat(20_000)}`]);
+  const size = good
+    ? body.length.toString(16)
+    : pick(rng, ['zz', '-1', 'fffffffffffffffff', `${body.length.toString(16)};${'e'.repeat(20_000)}`]);
   return Buffer.concat([head, Buffer.from(`${size}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]);
 }
 
@@ -189,7 +246,9 @@ describe('fuzz: the request parser and the HTTP edge over real sockets', () => {
 
     // Slow clients, all at once: headers (past 0.3 s) or a body (past 0.6 s) that trickle in get 408.
     const slowHead = Buffer.from('GET /healthz HTTP/1.1\r\nhost: router\r\nx-slow: yes\r\nconnection: close\r\n\r\n');
-    const slowBody = Buffer.from(`POST /v1/chat/completions HTTP/1.1\r\nhost: router\r\ncontent-type: application/json\r\ncontent-length: 200\r\nconnection: close\r\n\r\n{"messages":[`);
+    const slowBody = Buffer.from(
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: router\r\ncontent-type: application/json\r\ncontent-length: 200\r\nconnection: close\r\n\r\n{"messages":[`,
+    );
     const slow = Array.from({ length: 24 }, (_, i) => {
       const pieces: Array<[Buffer, number]> =
         i % 2 === 0
@@ -207,7 +266,13 @@ describe('fuzz: the request parser and the HTTP edge over real sockets', () => {
         if (k < 7) {
           const req = fuzzRequest(rng, true);
           // Sometimes in small pieces, as a slow network delivers it.
-          const pieces: Array<[Buffer, number]> = rng.int(5) === 0 ? [[req.subarray(0, 7), 5], [req.subarray(7), 0]] : [[req, 0]];
+          const pieces: Array<[Buffer, number]> =
+            rng.int(5) === 0
+              ? [
+                  [req.subarray(0, 7), 5],
+                  [req.subarray(7), 0],
+                ]
+              : [[req, 0]];
           return exchange(pieces, 3000).then((o) => [`request ${JSON.stringify(req.toString('latin1').slice(0, 300))}`, o] as const);
         }
         if (k < 9) {
@@ -233,7 +298,8 @@ describe('fuzz: the request parser and the HTTP edge over real sockets', () => {
 
     expect(cases).toBe(24 * 110 + 24);
     // The mix reached every part of the edge.
-    for (const st of [200, 204, 400, 401, 404, 405, 408, 413, 415, 431]) expect(statusCount.get(st) ?? 0, `status ${st}`).toBeGreaterThan(0);
+    for (const st of [200, 204, 400, 401, 404, 405, 408, 413, 415, 431])
+      expect(statusCount.get(st) ?? 0, `status ${st}`).toBeGreaterThan(0);
     expect(log.lines.filter((l) => l.level === 'error')).toEqual([]);
     // Every connection the fuzz opened is gone from the router too (none held by a stuck parser).
     const open = (router as unknown as { sockets: Set<unknown> }).sockets;

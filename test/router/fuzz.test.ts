@@ -19,7 +19,14 @@ afterAll(async () => {
 
 const VALID: Record<string, unknown>[] = [
   { model: 'sim-llama-3.1-8b', messages: [{ role: 'user', content: 'hello' }], max_tokens: 3 },
-  { messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }], max_tokens: 2, stream: true },
+  {
+    messages: [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+    ],
+    max_tokens: 2,
+    stream: true,
+  },
   { prompt: 'complete this', max_tokens: 2 },
   { prompt: [1, 2, 3, 4, 5], max_tokens: 1, stream: true, stream_options: { include_usage: true } },
   { text: 'native', sampling_params: { max_new_tokens: 2 } },

@@ -33,12 +33,15 @@ function expectEnvelope(r: { status: number | undefined; json(): unknown }, stat
 }
 
 describe('/admin/stream interval_ms', () => {
-  it.each(['99999999999', 'abc', '1.5', '1e3', '50', '99', '60001', '-1', '', ' 500', '0x100'])('refuses %j with a 400 envelope', async (q) => {
-    const r = await rawRequest(`${router.url}/admin/stream?interval_ms=${encodeURIComponent(q)}`);
-    expect(r.status).toBe(400);
-    expect(r.headers['x-router-error-code']).toBe('bad_request');
-    expect(r.json()).toMatchObject({ error: { code: 'bad_request', message: expect.stringContaining('from 100 to 60000') } });
-  });
+  it.each(['99999999999', 'abc', '1.5', '1e3', '50', '99', '60001', '-1', '', ' 500', '0x100'])(
+    'refuses %j with a 400 envelope',
+    async (q) => {
+      const r = await rawRequest(`${router.url}/admin/stream?interval_ms=${encodeURIComponent(q)}`);
+      expect(r.status).toBe(400);
+      expect(r.headers['x-router-error-code']).toBe('bad_request');
+      expect(r.json()).toMatchObject({ error: { code: 'bad_request', message: expect.stringContaining('from 100 to 60000') } });
+    },
+  );
 
   it('accepts the bounds, and sends at the asked pace (not every millisecond)', async () => {
     for (const q of ['60000', '100']) {
@@ -54,7 +57,7 @@ describe('/admin/stream interval_ms', () => {
       }
       clearTimeout(t);
       if (q === '60000') expect(events).toBe(1);
-      else expect(events).toBeGreaterThanOrEqual(4), expect(events).toBeLessThanOrEqual(8);
+      else (expect(events).toBeGreaterThanOrEqual(4), expect(events).toBeLessThanOrEqual(8));
     }
   });
 });
@@ -80,7 +83,11 @@ describe('errors at the protocol edge', () => {
 
   it('an unknown Expect is ignored; an Upgrade is served as HTTP/1.1 and the connection closed', async () => {
     expect((await rawExchange(router.url, head('GET /healthz HTTP/1.1', { expect: 'teapot', connection: 'close' }))).status).toBe(200);
-    const up = await rawExchange(router.url, head('GET /healthz HTTP/1.1', { upgrade: 'h2c', connection: 'Upgrade, HTTP2-Settings', 'http2-settings': 'AAMAAABkAAQAAP__' }) + head('GET /readyz HTTP/1.1'));
+    const up = await rawExchange(
+      router.url,
+      head('GET /healthz HTTP/1.1', { upgrade: 'h2c', connection: 'Upgrade, HTTP2-Settings', 'http2-settings': 'AAMAAABkAAQAAP__' }) +
+        head('GET /readyz HTTP/1.1'),
+    );
     expect(up.status).toBe(200);
     expect(up.text).not.toMatch(/HTTP\/1\.1 101/);
     expect(up.closedByServer).toBe(true);
@@ -93,7 +100,15 @@ describe('errors at the protocol edge', () => {
 
   it('headers that trickle in past --client-header-timeout-secs get a 408 envelope', async () => {
     const t0 = Date.now();
-    const r = await rawExchange(router.url, [['GET /healthz HTTP/1.1\r\n', 200], ['x-a: 1\r\n', 200], ['x-b: 2\r\n', 2000]], { waitMs: 4000 });
+    const r = await rawExchange(
+      router.url,
+      [
+        ['GET /healthz HTTP/1.1\r\n', 200],
+        ['x-a: 1\r\n', 200],
+        ['x-b: 2\r\n', 2000],
+      ],
+      { waitMs: 4000 },
+    );
     expectEnvelope(r, 408, 'request_timeout');
     expect(Date.now() - t0).toBeLessThan(2000);
   });
@@ -114,7 +129,8 @@ describe('errors at the protocol edge', () => {
 
   it('a client that aborts its upload is no 500 and no error log; a half-closed one gets a 400 envelope', async () => {
     const before = errorLines().length;
-    const upload = head('POST /v1/chat/completions HTTP/1.1', { 'content-type': 'application/json', 'content-length': '1000' }) + '{"messages": [';
+    const upload =
+      head('POST /v1/chat/completions HTTP/1.1', { 'content-type': 'application/json', 'content-length': '1000' }) + '{"messages": [';
     const aborted = await rawExchange(router.url, [[upload, 100]], { destroyAfter: true });
     expect(aborted.status).toBeUndefined();
     const halfClosed = await rawExchange(router.url, [[upload, 100]], { endAfter: true });
@@ -130,7 +146,11 @@ describe('errors at the protocol edge', () => {
 describe('pipelining', () => {
   it('an error for a request queued behind a streaming one waits its turn, and both are answered', async () => {
     const body = JSON.stringify({ messages: [{ role: 'user', content: 'pipelined' }], max_tokens: 30, ignore_eos: true, stream: true });
-    const first = head('POST /v1/chat/completions HTTP/1.1', { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }) + body;
+    const first =
+      head('POST /v1/chat/completions HTTP/1.1', {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+      }) + body;
     const r = await rawExchange(router.url, first + head('GET /nope HTTP/1.1', { connection: 'close' }), { waitMs: 5000 });
     expect(r.status).toBe(200);
     const done = r.text.indexOf('data: [DONE]');
@@ -160,7 +180,10 @@ describe('methods', () => {
     const get = await rawRequest(`${router.url}/healthz`, { method: 'OPTIONS' });
     expect(get.status).toBe(204);
     expect(get.headers.allow).toBe('GET, HEAD, OPTIONS');
-    const post = await rawRequest(`${router.url}/v1/chat/completions`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const post = await rawRequest(`${router.url}/v1/chat/completions`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(post.status).toBe(204);
     expect(post.headers.allow).toBe('POST, OPTIONS');
     expect(post.headers['access-control-allow-origin']).toBeUndefined();
@@ -187,7 +210,9 @@ describe('generation content type', () => {
       const s = connect(Number(port), '127.0.0.1');
       let text = '';
       s.on('data', (c) => (text += c.toString()));
-      s.on('end', () => resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1]), code: /x-router-error-code: (\S+)/.exec(text)?.[1] }));
+      s.on('end', () =>
+        resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1]), code: /x-router-error-code: (\S+)/.exec(text)?.[1] }),
+      );
       s.on('error', reject);
       // No half-close: node:http drops a request whose client sends FIN before the answer.
       s.write(
@@ -195,12 +220,17 @@ describe('generation content type', () => {
       );
     });
 
-  it.each(['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonp', 'application/json-seq', ''])(
-    'refuses %j with 415 (a cross-site page can send it without a preflight, or it is not JSON)',
-    async (ct) => {
-      expect(await send(ct)).toEqual({ status: 415, code: 'unsupported_media_type' });
-    },
-  );
+  it.each([
+    'text/plain',
+    'text/plain;charset=UTF-8',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/jsonp',
+    'application/json-seq',
+    '',
+  ])('refuses %j with 415 (a cross-site page can send it without a preflight, or it is not JSON)', async (ct) => {
+    expect(await send(ct)).toEqual({ status: 415, code: 'unsupported_media_type' });
+  });
 
   it('refuses a body with no content type (a Blob or ArrayBuffer from a web page)', async () => {
     expect(await send(undefined)).toEqual({ status: 415, code: 'unsupported_media_type' });
@@ -215,7 +245,10 @@ describe('router answers', () => {
   it('a 404 for an unknown model does not echo a huge name back', async () => {
     const r2 = await startTestRouter(fleet.urls, { modelId: 'served' });
     try {
-      const r = await rawRequest(`${r2.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm'.repeat(100_000), messages: [{ role: 'user', content: 'x' }] }) });
+      const r = await rawRequest(`${r2.url}/v1/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'm'.repeat(100_000), messages: [{ role: 'user', content: 'x' }] }),
+      });
       expect(r.status).toBe(404);
       const message = (r.json() as { error: { message: string } }).error.message;
       expect(message.length).toBeLessThan(400);
@@ -243,9 +276,14 @@ describe('router answers', () => {
 
   it('--max-connections closes connections past the cap', async () => {
     const r2 = await startTestRouter(fleet.urls, { maxConnections: 2 });
-    const held = await Promise.all([0, 1].map(() => new Promise<ReturnType<typeof connect>>((res) => {
-      const s = connect(Number(new URL(r2.url).port), '127.0.0.1', () => res(s));
-    })));
+    const held = await Promise.all(
+      [0, 1].map(
+        () =>
+          new Promise<ReturnType<typeof connect>>((res) => {
+            const s = connect(Number(new URL(r2.url).port), '127.0.0.1', () => res(s));
+          }),
+      ),
+    );
     try {
       await new Promise((r) => setTimeout(r, 50));
       const third = await rawExchange(r2.url, head('GET /healthz HTTP/1.1'), { waitMs: 1000 });
@@ -284,8 +322,11 @@ describe('the error catalogue', () => {
     }
   });
 
-  it.each(Object.entries(API_ERROR_CODES))('%s is listed with its status in man routerctl-serve (ERRORS) and docs/http-edge.md', (code, { status }) => {
-    expect(errors).toMatch(new RegExp(`^\\.B ${status} ${code}$`, 'm'));
-    expect(doc).toMatch(new RegExp(`\\| ${status} \\| \`${code}\` \\|`));
-  });
+  it.each(Object.entries(API_ERROR_CODES))(
+    '%s is listed with its status in man routerctl-serve (ERRORS) and docs/http-edge.md',
+    (code, { status }) => {
+      expect(errors).toMatch(new RegExp(`^\\.B ${status} ${code}$`, 'm'));
+      expect(doc).toMatch(new RegExp(`\\| ${status} \\| \`${code}\` \\|`));
+    },
+  );
 });

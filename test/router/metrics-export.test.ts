@@ -34,19 +34,45 @@ describe('cache-aware series', () => {
   ])('%s', (_name, cacheAware) => {
     const families = parsePrometheusText(metrics(cacheAware).render());
     for (const name of CACHE_AWARE_FAMILIES) expect(families.has(name), name).toBe(cacheAware);
-    for (const name of ['sgl_router_policy_decisions_total', 'sgl_router_retries_total', 'sgl_router_prefix_index_blocks']) expect(families.has(name), name).toBe(true);
-    if (cacheAware) expect(families.get('sgl_router_cache_aware_decisions_total')!.samples.map((s) => s.labels.decision).sort()).toEqual(['all_queued', 'cache_hit', 'cache_miss', 'cache_worker_queued']);
+    for (const name of ['sgl_router_policy_decisions_total', 'sgl_router_retries_total', 'sgl_router_prefix_index_blocks'])
+      expect(families.has(name), name).toBe(true);
+    if (cacheAware)
+      expect(
+        families
+          .get('sgl_router_cache_aware_decisions_total')!
+          .samples.map((s) => s.labels.decision)
+          .sort(),
+      ).toEqual(['all_queued', 'cache_hit', 'cache_miss', 'cache_worker_queued']);
   });
 });
 
 describe('saturation-pin log line', () => {
   it('carries the limit and floor in force', () => {
     const lines: string[] = [];
-    const booker = new SelectionBooker(metrics(true), createLogger('json', (l) => lines.push(l)), 'cache_aware', () => 'm', 4, 2);
-    const pin = { ok: true, worker: { id: 'http://w1', slot: 0, inflight: 0 }, backup: undefined, reason: 'saturation_pin', decision: 'all_queued' } as SelectionOutcome;
+    const booker = new SelectionBooker(
+      metrics(true),
+      createLogger('json', (l) => lines.push(l)),
+      'cache_aware',
+      () => 'm',
+      4,
+      2,
+    );
+    const pin = {
+      ok: true,
+      worker: { id: 'http://w1', slot: 0, inflight: 0 },
+      backup: undefined,
+      reason: 'saturation_pin',
+      decision: 'all_queued',
+    } as SelectionOutcome;
     booker.book(pin, 3);
     booker.book(pin, 3); // sampled 1 in 64: one line
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'info', worker: 'http://w1', worker_queue_limit: 4, saturation_queue_floor: 2, model: 'm' });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 'info',
+      worker: 'http://w1',
+      worker_queue_limit: 4,
+      saturation_queue_floor: 2,
+      model: 'm',
+    });
   });
 });

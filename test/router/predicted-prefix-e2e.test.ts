@@ -29,9 +29,23 @@ async function burst(r: Router, seed: number): Promise<{ engines: Set<string>; r
   const system = systemPrompt(seed);
   const before = new Map(r.state().workers.map((w) => [w.url, w.requests_total]));
   const replies = await Promise.all(
-    Array.from({ length: 8 }, (_, k) => client.chat.completions.create({ model: 'sim-llama-3.1-8b', messages: [{ role: 'system', content: system }, { role: 'user', content: `question ${k}` }], max_tokens: 2 })),
+    Array.from({ length: 8 }, (_, k) =>
+      client.chat.completions.create({
+        model: 'sim-llama-3.1-8b',
+        messages: [
+          { role: 'system', content: system },
+          { role: 'user', content: `question ${k}` },
+        ],
+        max_tokens: 2,
+      }),
+    ),
   );
-  const engines = new Set(r.state().workers.filter((w) => w.requests_total > before.get(w.url)!).map((w) => w.url));
+  const engines = new Set(
+    r
+      .state()
+      .workers.filter((w) => w.requests_total > before.get(w.url)!)
+      .map((w) => w.url),
+  );
   return {
     engines,
     reused: replies.reduce((a, x) => a + (x.usage?.prompt_tokens_details?.cached_tokens ?? 0), 0),
@@ -41,7 +55,9 @@ async function burst(r: Router, seed: number): Promise<{ engines: Set<string>; r
 
 describe('the event gap', () => {
   it('siblings sent at once follow the first to its engine and reuse its prefill; with predictions off they scatter', async () => {
-    const fleet = closing(await startSimFleet({ workers: 4, speedup: 1, push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: '' } }));
+    const fleet = closing(
+      await startSimFleet({ workers: 4, speedup: 1, push: { kvEvents: true, kvFormat: 'array', loadPublish: true, topic: '' } }),
+    );
     const on = closing(await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events' }));
     const off = closing(await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events', predictedPrefixTtlMs: 0 }));
     const a = await burst(on, 1);
@@ -57,7 +73,7 @@ describe('the event gap', () => {
 describe('PredictedPrefixes', () => {
   const w = (id: string): PolicyWorker => ({ id, slot: 0, inflight: 0 }) as unknown as PolicyWorker;
   const [x, y] = [w('x'), w('y')];
-  const chain = (n: number, from = 0): number[] => Array.from({ length: n }, (_, i) => i < from ? i : 1000 + i);
+  const chain = (n: number, from = 0): number[] => Array.from({ length: n }, (_, i) => (i < from ? i : 1000 + i));
 
   it('sharedDepth finds where two chained key sequences part', () => {
     const a = chain(100);
@@ -76,7 +92,10 @@ describe('PredictedPrefixes', () => {
     const sibling = [...sent.slice(0, 30), 7, 8, 9];
     const matches: PrefixMatch[] = [{ worker: y, blocks: 5 }];
     p.deepen(sibling, matches, () => true);
-    expect(matches).toEqual([{ worker: y, blocks: 5 }, { worker: x, blocks: 30 }]);
+    expect(matches).toEqual([
+      { worker: y, blocks: 5 },
+      { worker: x, blocks: 30 },
+    ]);
     // The index now holds all the engine stored: confirmed, and gone.
     const confirmed: PrefixMatch[] = [{ worker: x, blocks: 40 }];
     p.deepen(sibling, confirmed, () => true);

@@ -43,7 +43,10 @@ describe('prefix index from KV events', () => {
     fleet = await startSimFleet({ workers: 1, speedup: 50, push: pushing });
     const r = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events' });
     routers.push(r);
-    expect((await post(`${r.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'hello there '.repeat(50) }], max_tokens: 2 })).status).toBe(200);
+    expect(
+      (await post(`${r.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'hello there '.repeat(50) }], max_tokens: 2 }))
+        .status,
+    ).toBe(200);
     await eventually(async () => r.state().prefix_index.blocks > 0);
     expect((await post(`${fleet.urls[0]}/flush_cache`, {})).status).toBe(200);
     await eventually(async () => r.state().prefix_index.blocks === 0);
@@ -92,7 +95,11 @@ describe('prefix index from KV events: broken streams', () => {
     await settled(a);
     // Paused: the engine goes on numbering and storing batches, but sends none.
     expect((await put(`${url}/sim/push`, { kv_events: 'paused' })).status).toBe(200);
-    for (let k = 0; k < 3; k++) await post(`${a.url}/v1/chat/completions`, { messages: [{ role: 'user', content: `during the gap ${k} `.repeat(40) }], max_tokens: 2 });
+    for (let k = 0; k < 3; k++)
+      await post(`${a.url}/v1/chat/completions`, {
+        messages: [{ role: 'user', content: `during the gap ${k} `.repeat(40) }],
+        max_tokens: 2,
+      });
     expect((await put(`${url}/sim/push`, { kv_events: 'live' })).status).toBe(200);
     await post(`${a.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'after the gap '.repeat(40) }], max_tokens: 2 });
     await eventually(async () => a.state().workers[0]!.kv_events!.gaps_total === 1 && a.state().workers[0]!.kv_events!.repaired_total > 0);
@@ -110,7 +117,8 @@ describe('prefix index from KV events: broken streams', () => {
     const r = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events' });
     routers.push(r);
     const url = fleet.urls[0]!;
-    for (let k = 0; k < 3; k++) await post(`${r.url}/v1/chat/completions`, { messages: [{ role: 'user', content: `old ${k} `.repeat(60) }], max_tokens: 2 });
+    for (let k = 0; k < 3; k++)
+      await post(`${r.url}/v1/chat/completions`, { messages: [{ role: 'user', content: `old ${k} `.repeat(60) }], max_tokens: 2 });
     await settled(r);
     const before = r.state().prefix_index.blocks;
     expect(before).toBeGreaterThan(0);
@@ -132,8 +140,23 @@ describe('--tokenizer', () => {
     const { Router } = await import('../../src/router/index.js');
     const { defaultConfig } = await import('../../src/config/index.js');
     const { silentLogger } = await import('../../src/router/index.js');
-    const r = new Router({ config: { ...defaultConfig(), workerUrls: fleet.urls, port: 0, policy: 'cache_aware', prefixSource: 'events', tokenizer: '/nonexistent/tokenizer.json', tui: false }, log: silentLogger, version: 'test' });
-    await expect(r.start()).rejects.toMatchObject({ code: 'RCTL_E_TOKENIZER', message: expect.stringMatching(/^cannot read tokenizer\.json at \/nonexistent\/tokenizer\.json: ENOENT$/) as unknown as string });
+    const r = new Router({
+      config: {
+        ...defaultConfig(),
+        workerUrls: fleet.urls,
+        port: 0,
+        policy: 'cache_aware',
+        prefixSource: 'events',
+        tokenizer: '/nonexistent/tokenizer.json',
+        tui: false,
+      },
+      log: silentLogger,
+      version: 'test',
+    });
+    await expect(r.start()).rejects.toMatchObject({
+      code: 'RCTL_E_TOKENIZER',
+      message: expect.stringMatching(/^cannot read tokenizer\.json at \/nonexistent\/tokenizer\.json: ENOENT$/) as unknown as string,
+    });
     await r.close();
   });
 });

@@ -41,13 +41,30 @@ function tokenIds(seed: number, n = 1700): number[] {
 }
 
 function bodyFor(route: Route, prompt: string | number[]): Record<string, unknown> {
-  if (route === 'chat') return { model: MODEL, messages: [{ role: 'system', content: prompt as string }, { role: 'user', content: 'What do I do first?' }], max_tokens: 2 };
+  if (route === 'chat')
+    return {
+      model: MODEL,
+      messages: [
+        { role: 'system', content: prompt as string },
+        { role: 'user', content: 'What do I do first?' },
+      ],
+      max_tokens: 2,
+    };
   if (route === 'completions') return { model: MODEL, prompt, max_tokens: 2 };
-  return { model: MODEL, ...(typeof prompt === 'string' ? { text: prompt } : { input_ids: prompt }), sampling_params: { max_new_tokens: 2 } };
+  return {
+    model: MODEL,
+    ...(typeof prompt === 'string' ? { text: prompt } : { input_ids: prompt }),
+    sampling_params: { max_new_tokens: 2 },
+  };
 }
 
 /** One request through the router, by the official client where the route is OpenAI's; returns the worker that served it and its decision record. */
-async function throughRouter(r: Router, route: Route, body: Record<string, unknown>, id: string): Promise<{ served: string; record: AdminDecision }> {
+async function throughRouter(
+  r: Router,
+  route: Route,
+  body: Record<string, unknown>,
+  id: string,
+): Promise<{ served: string; record: AdminDecision }> {
   const before = new Map(r.state().workers.map((w) => [w.url, w.requests_total]));
   const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'none', maxRetries: 0 });
   const headers = { 'x-request-id': id };
@@ -75,7 +92,13 @@ async function heldOnlyByB(r: Router, fleet: SimFleet, route: Route, body: Recor
   });
 }
 
-async function expectSteeredToB(r: Router, fleet: SimFleet, route: Route, body: Record<string, unknown>, id: string): Promise<AdminDecision> {
+async function expectSteeredToB(
+  r: Router,
+  fleet: SimFleet,
+  route: Route,
+  body: Record<string, unknown>,
+  id: string,
+): Promise<AdminDecision> {
   await heldOnlyByB(r, fleet, route, body);
   const { served, record } = await throughRouter(r, route, body, id);
   const b = fleet.urls[1]!;
@@ -87,7 +110,13 @@ async function expectSteeredToB(r: Router, fleet: SimFleet, route: Route, body: 
   return record;
 }
 
-function describeFleet(name: string, tag: string, fleetOpts: Partial<SimFleetOptions>, routerOpts: Partial<RouterConfig>, cases: ReadonlyArray<[string, Route, string | number[]]>): void {
+function describeFleet(
+  name: string,
+  tag: string,
+  fleetOpts: Partial<SimFleetOptions>,
+  routerOpts: Partial<RouterConfig>,
+  cases: ReadonlyArray<[string, Route, string | number[]]>,
+): void {
   describe(name, () => {
     let fleet: SimFleet;
     let r: Router;
@@ -114,19 +143,31 @@ describeFleet('simulator (its own hash and stand-in tokenizer), --prefix-source 
   ['generate, input_ids', 'generate', tokenIds(12)],
 ]);
 
-describeFleet('sim --as-sglang with the Qwen3 tokenizer (SGLang SHA-256 pages), router --tokenizer, --prefix-source auto', 'sglang', { asSglang: true, tokenizer: HfChatTokenizer.load(QWEN3) }, { tokenizer: QWEN3 }, [
-  ['chat', 'chat', document('chat as SGLang')],
-  ['completions, text', 'completions', document('completions as SGLang')],
-  ['generate, text', 'generate', document('generate as SGLang')],
-  ['generate, input_ids', 'generate', tokenIds(21)],
-]);
+describeFleet(
+  'sim --as-sglang with the Qwen3 tokenizer (SGLang SHA-256 pages), router --tokenizer, --prefix-source auto',
+  'sglang',
+  { asSglang: true, tokenizer: HfChatTokenizer.load(QWEN3) },
+  { tokenizer: QWEN3 },
+  [
+    ['chat', 'chat', document('chat as SGLang')],
+    ['completions, text', 'completions', document('completions as SGLang')],
+    ['generate, text', 'generate', document('generate as SGLang')],
+    ['generate, input_ids', 'generate', tokenIds(21)],
+  ],
+);
 
 describe('simulated vLLM (blocks keyed by the tokens its events carry), endpoints from --kv-events without replay, blocks of 32', () => {
   let fleet: SimFleet;
   let r: Router;
   beforeAll(async () => {
     // Its block size comes from its /metrics (vllm:cache_config_info), not from --block-size (16 here).
-    fleet = await startSimFleet({ workers: 2, speedup: 50, flavor: 'vllm', blockSize: 32, push: { kvEvents: true, kvFormat: 'map', loadPublish: false, topic: 'kv' } });
+    fleet = await startSimFleet({
+      workers: 2,
+      speedup: 50,
+      flavor: 'vllm',
+      blockSize: 32,
+      push: { kvEvents: true, kvFormat: 'map', loadPublish: false, topic: 'kv' },
+    });
     // What an operator writes for vLLM, here without the replay socket.
     const kvEvents = fleet.servers.map((s) => {
       const e = s.engine.push!.kvEventsEntry()!;
@@ -151,7 +192,9 @@ describe('simulated vLLM (blocks keyed by the tokens its events carry), endpoint
     expect(r.state().router.block_size).toBe(32);
     for (const w of r.state().workers) {
       expect(w.kv_events).toMatchObject({ keying: 'tokens', block_size: 32, replay_endpoints: [], replay_from: null, catch_up: 'none' });
-      expect(w.kv_events!.note).toBe("no replay endpoint: a router replica started later begins empty (set replay_endpoint in the engine's --kv-events-config)");
+      expect(w.kv_events!.note).toBe(
+        "no replay endpoint: a router replica started later begins empty (set replay_endpoint in the engine's --kv-events-config)",
+      );
     }
   });
 });

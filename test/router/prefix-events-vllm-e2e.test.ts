@@ -50,7 +50,12 @@ const agreement = (r: Router, total: number): Promise<{ agree: number; hits: num
 describe('vLLM KV events named by --kv-events, keyed by their tokens', () => {
   it('predicts exactly the cached tokens the engine then reports', async () => {
     const fleet = await vllmFleet(3);
-    const r = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events', workerQueueLimit: 6, kvEvents: rulesFor(fleet) });
+    const r = await startTestRouter(fleet.urls, {
+      policy: 'cache_aware',
+      prefixSource: 'events',
+      workerQueueLimit: 6,
+      kvEvents: rulesFor(fleet),
+    });
     routers.push(r);
     expect(r.state().prefix_index.source).toBe('events');
     for (const w of r.state().workers) {
@@ -76,7 +81,13 @@ describe('vLLM KV events named by --kv-events, keyed by their tokens', () => {
     const a = await vllmFleet(1, { host: '127.0.0.2', port });
     const b = await vllmFleet(1, { host: '127.0.0.3', port });
     const urls = [...a.urls, ...b.urls];
-    const rule: KvEventsRule = { workers: 'http://127.0.0.*', endpoint: `tcp://*:${port}`, replayEndpoint: `tcp://*:${port + 1}`, topic: 'kv-events', dpSize: 1 };
+    const rule: KvEventsRule = {
+      workers: 'http://127.0.0.*',
+      endpoint: `tcp://*:${port}`,
+      replayEndpoint: `tcp://*:${port + 1}`,
+      topic: 'kv-events',
+      dpSize: 1,
+    };
     const r = await startTestRouter(urls, { policy: 'cache_aware', prefixSource: 'auto', kvEvents: [rule] });
     routers.push(r);
     expect(r.state().prefix_index.source).toBe('events');
@@ -112,10 +123,18 @@ describe('vLLM KV events named by --kv-events, keyed by their tokens', () => {
 
   it('a wrong port is a feed that stays silent, not a crash: requests still route', async () => {
     const fleet = await vllmFleet(1);
-    const r = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'events', kvEvents: [{ workers: fleet.urls[0]!, endpoint: 'tcp://127.0.0.1:1', replayEndpoint: null, topic: '', dpSize: 1 }] });
+    const r = await startTestRouter(fleet.urls, {
+      policy: 'cache_aware',
+      prefixSource: 'events',
+      kvEvents: [{ workers: fleet.urls[0]!, endpoint: 'tcp://127.0.0.1:1', replayEndpoint: null, topic: '', dpSize: 1 }],
+    });
     routers.push(r);
     const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'none', maxRetries: 0 });
-    const res = await client.chat.completions.create({ model: 'sim-llama-3.1-8b', messages: [{ role: 'user', content: 'hello' }], max_tokens: 2 });
+    const res = await client.chat.completions.create({
+      model: 'sim-llama-3.1-8b',
+      messages: [{ role: 'user', content: 'hello' }],
+      max_tokens: 2,
+    });
     expect(res.choices[0]!.message.content).toBeTruthy();
     expect(r.state().workers[0]!.kv_events!.batches_total).toBe(0);
   });

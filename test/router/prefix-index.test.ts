@@ -3,7 +3,11 @@ import { PrefixIndex } from '../../src/router/state/prefix_index/index.js';
 import { blockHashes } from '../../src/prefix/index.js';
 import { Rng } from '../../src/sim/rng.js';
 
-const chain = (seed: number, n: number): number[] => blockHashes(Array.from({ length: n * 4 }, (_, i) => seed * 1000 + i), 4);
+const chain = (seed: number, n: number): number[] =>
+  blockHashes(
+    Array.from({ length: n * 4 }, (_, i) => seed * 1000 + i),
+    4,
+  );
 
 function matches(index: PrefixIndex, hashes: number[]): Record<number, number> {
   const buf = index.newMatchBuffer();

@@ -32,7 +32,14 @@ describe('prefix keying follows the policy', () => {
     router = await startTestRouter(fleet.urls, { policy });
     const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: 'none', maxRetries: 0 });
     for (let i = 0; i < 3; i++) {
-      const r = await client.chat.completions.create({ model: 'sim-llama-3.1-8b', max_tokens: 4, messages: [{ role: 'system', content: system }, { role: 'user', content: `question ${i}` }] });
+      const r = await client.chat.completions.create({
+        model: 'sim-llama-3.1-8b',
+        max_tokens: 4,
+        messages: [
+          { role: 'system', content: system },
+          { role: 'user', content: `question ${i}` },
+        ],
+      });
       expect(r.choices[0]?.message.content?.length).toBeGreaterThan(0);
     }
     expect(router.index.size > 0).toBe(indexed);
@@ -41,14 +48,27 @@ describe('prefix keying follows the policy', () => {
 
 describe('long bodies', () => {
   it('a 1 MB chat body of multi-byte text, read in many chunks, is parsed, keyed and forwarded byte for byte', async () => {
-    fleet = await startSimFleet({ workers: 2, portBase: 0, host: '127.0.0.1', seed: 4, params: { speedup: 100, maxModelLen: 1_000_000, kvBlocks: 32768 } });
+    fleet = await startSimFleet({
+      workers: 2,
+      portBase: 0,
+      host: '127.0.0.1',
+      seed: 4,
+      params: { speedup: 100, maxModelLen: 1_000_000, kvBlocks: 32768 },
+    });
     router = await startTestRouter(fleet.urls, { policy: 'cache_aware' });
     const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: 'none', maxRetries: 0 });
     // Three-byte characters: chunk boundaries fall inside them.
     const doc = '状態の記録 — état '.repeat(40_000);
     expect(Buffer.byteLength(doc)).toBeGreaterThan(1_000_000);
     for (const question of ['first', 'second']) {
-      const r = await client.chat.completions.create({ model: 'sim-llama-3.1-8b', max_tokens: 4, messages: [{ role: 'system', content: doc }, { role: 'user', content: question }] });
+      const r = await client.chat.completions.create({
+        model: 'sim-llama-3.1-8b',
+        max_tokens: 4,
+        messages: [
+          { role: 'system', content: doc },
+          { role: 'user', content: question },
+        ],
+      });
       expect(r.choices[0]?.message.content?.length).toBeGreaterThan(0);
     }
     // The second request found the first one's prefix: the key survived the chunking.

@@ -11,15 +11,29 @@ import type { WorkerInfo } from '../../src/router/workers/worker.js';
  * workers described by real engines' /server_info bodies (test/engines/fixtures, traced
  * to the engines' source there) and a vLLM --kv-events entry.
  */
-const fixture = (name: string): PushInfo | null => parseServerInfo(JSON.parse(readFileSync(new URL(`../engines/fixtures/${name}`, import.meta.url), 'utf8')))!.push;
-const info = (over: Partial<WorkerInfo>): WorkerInfo => ({ dpSize: 1, models: ['m'], flavor: 'sglang', nativeScheduling: false, push: null, pushFrom: null, simulated: false, ...over });
+const fixture = (name: string): PushInfo | null =>
+  parseServerInfo(JSON.parse(readFileSync(new URL(`../engines/fixtures/${name}`, import.meta.url), 'utf8')))!.push;
+const info = (over: Partial<WorkerInfo>): WorkerInfo => ({
+  dpSize: 1,
+  models: ['m'],
+  flavor: 'sglang',
+  nativeScheduling: false,
+  push: null,
+  pushFrom: null,
+  simulated: false,
+  ...over,
+});
 
 /** SGLang publishing in pages of 16 (load push on), and the live example's page size of 1. */
 const SGLANG_16 = info({ push: fixture('sglang-server-info-load.json'), pushFrom: 'engine' });
 const SGLANG_1 = info({ push: fixture('sglang-server-info-block1.json'), pushFrom: 'engine' });
 const SGLANG_SILENT = info({ push: fixture('sglang-server-info-no-kv-events.json') });
 const SIM = info({ push: fixture('sglang-server-info-load.json'), pushFrom: 'engine', simulated: true });
-const VLLM = info({ flavor: 'vllm', push: pushInfoFromRule({ workers: 'http://v', endpoint: 'tcp://*:5557', replayEndpoint: null, topic: '', dpSize: 1 }), pushFrom: 'config' });
+const VLLM = info({
+  flavor: 'vllm',
+  push: pushInfoFromRule({ workers: 'http://v', endpoint: 'tcp://*:5557', replayEndpoint: null, topic: '', dpSize: 1 }),
+  pushFrom: 'config',
+});
 const VLLM_SILENT = info({ flavor: 'vllm' });
 
 const at = (...infos: WorkerInfo[]) => infos.map((i, k) => ({ url: `http://w${k}`, info: i }));
@@ -36,14 +50,44 @@ describe('choosePrefixSource', () => {
     ['auto, simulators', [SIM, SIM], {}, 'events sim hash in blocks of 16'],
     ['auto, SGLang with a tokenizer', [SGLANG_16, SGLANG_16], { tokenizer: true }, 'events sglang hash in blocks of 16, model tokenizer'],
     ['auto, SGLang without a tokenizer: text could not be keyed', [SGLANG_16, SGLANG_16], {}, 'requests: text prompts cannot be keyed'],
-    ['events, SGLang without a tokenizer: token ids only', [SGLANG_16, SGLANG_16], { wanted: 'events' }, 'events sglang hash in blocks of 16, no tokenizer'],
-    ['events, SGLang at its default page size of 1, --block-size 16', [SGLANG_1, SGLANG_1], { wanted: 'events' }, 'events sglang hash in blocks of 1, no tokenizer'],
+    [
+      'events, SGLang without a tokenizer: token ids only',
+      [SGLANG_16, SGLANG_16],
+      { wanted: 'events' },
+      'events sglang hash in blocks of 16, no tokenizer',
+    ],
+    [
+      'events, SGLang at its default page size of 1, --block-size 16',
+      [SGLANG_1, SGLANG_1],
+      { wanted: 'events' },
+      'events sglang hash in blocks of 1, no tokenizer',
+    ],
     ['auto, one worker silent', [SIM, SGLANG_SILENT], {}, 'requests: http://w1: publishes no KV events'],
-    ['events, one worker silent: the other indexed', [SIM, SGLANG_SILENT], { wanted: 'events' }, 'events sim hash in blocks of 16; unindexed http://w1: publishes no KV events'],
+    [
+      'events, one worker silent: the other indexed',
+      [SIM, SGLANG_SILENT],
+      { wanted: 'events' },
+      'events sim hash in blocks of 16; unindexed http://w1: publishes no KV events',
+    ],
     ['two block sizes', [SGLANG_16, SGLANG_1], { wanted: 'events' }, 'requests: the workers name their KV blocks differently'],
-    ['the simulator beside a real SGLang', [SIM, SGLANG_16], { wanted: 'events', tokenizer: true }, 'requests: the workers name their KV blocks differently'],
-    ['vLLM from --kv-events, at --block-size, with a tokenizer', [VLLM, VLLM], { tokenizer: true, blockSize: 32 }, 'events tokens hash in blocks of 32, model tokenizer'],
-    ['vLLM not named by --kv-events', [VLLM_SILENT], { wanted: 'events' }, 'requests: http://w0: publishes no KV events the router knows of'],
+    [
+      'the simulator beside a real SGLang',
+      [SIM, SGLANG_16],
+      { wanted: 'events', tokenizer: true },
+      'requests: the workers name their KV blocks differently',
+    ],
+    [
+      'vLLM from --kv-events, at --block-size, with a tokenizer',
+      [VLLM, VLLM],
+      { tokenizer: true, blockSize: 32 },
+      'events tokens hash in blocks of 32, model tokenizer',
+    ],
+    [
+      'vLLM not named by --kv-events',
+      [VLLM_SILENT],
+      { wanted: 'events' },
+      'requests: http://w0: publishes no KV events the router knows of',
+    ],
     ['no workers', [], { wanted: 'events' }, 'requests: no workers'],
   ])('%s', (_, infos, over, expected) => {
     const c = choosePrefixSource(at(...infos), { ...base, ...over });

@@ -56,7 +56,10 @@ describe('router data path with the official openai client', () => {
     const one = async (i: number): Promise<number> => {
       const stream = await client.chat.completions.create({
         model,
-        messages: [{ role: 'system', content: 'Shared system prompt for the concurrency test. '.repeat(20) }, { role: 'user', content: `request ${i}` }],
+        messages: [
+          { role: 'system', content: 'Shared system prompt for the concurrency test. '.repeat(20) },
+          { role: 'user', content: `request ${i}` },
+        ],
         max_tokens: 24,
         stream: true,
         // @ts-expect-error SGLang/vLLM extension

@@ -16,7 +16,11 @@ export interface RawExchange {
  * `waitMs` passes. For what no HTTP client will send: broken request lines, header
  * overflows, slow headers, aborted uploads.
  */
-export function rawExchange(url: string, chunks: string | Buffer | Array<[string | Buffer, number]>, opts: { waitMs?: number; endAfter?: boolean; destroyAfter?: boolean } = {}): Promise<RawExchange> {
+export function rawExchange(
+  url: string,
+  chunks: string | Buffer | Array<[string | Buffer, number]>,
+  opts: { waitMs?: number; endAfter?: boolean; destroyAfter?: boolean } = {},
+): Promise<RawExchange> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
     const socket: Socket = connect(Number(port), hostname);
@@ -30,7 +34,12 @@ export function rawExchange(url: string, chunks: string | Buffer | Array<[string
       socket.destroy();
       const text = Buffer.concat(got).toString('utf8');
       const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
-      resolve({ text, status: m ? Number(m[1]) : undefined, closedByServer, json: () => JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) });
+      resolve({
+        text,
+        status: m ? Number(m[1]) : undefined,
+        closedByServer,
+        json: () => JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)),
+      });
     };
     const timer = setTimeout(finish, opts.waitMs ?? 3000);
     socket.on('data', (c: Buffer) => got.push(c));

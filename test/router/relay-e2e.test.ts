@@ -172,7 +172,10 @@ describe('the relay', () => {
       res.end('{}');
     });
     const long = JSON.stringify({ model, messages: [{ role: 'user', content: 'abc '.repeat(200_000) }], max_tokens: 4 });
-    const req = httpRequest(`${r.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(long)) } });
+    const req = httpRequest(`${r.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(long)) },
+    });
     const done = new Promise<IncomingMessage>((resolve) => req.once('response', resolve));
     // Written in 64 KiB pieces with pauses, so the router reads it in many chunks.
     const bytes = Buffer.from(long);

@@ -60,7 +60,10 @@ async function attemptedBy(r: Router, fn: () => Promise<unknown>): Promise<strin
 
 /** Matched depth per worker URL for these messages, read from the router's prefix index. */
 function ownerDepths(r: Router, messages: Messages): { blocks: number; depth: (url: string) => number } {
-  const hashes = parseInferenceRequest('chat', Buffer.from(JSON.stringify({ messages })), { by: 'text', blockSize: r.config.blockSize }).prefixHashes;
+  const hashes = parseInferenceRequest('chat', Buffer.from(JSON.stringify({ messages })), {
+    by: 'text',
+    blockSize: r.config.blockSize,
+  }).prefixHashes;
   const buf = r.index.newMatchBuffer();
   const n = r.index.match(hashes, buf);
   const depths = new Map<string, number>();
@@ -84,7 +87,10 @@ describe('a retry is a fresh selection through the ladder', () => {
         : client.chat.completions.create({ model, messages, max_tokens: 3 }).then((c) => c.choices[0]?.message.content ?? '');
 
     for (let round = 0; round < 3; round++) {
-      const base: Messages = [{ role: 'system', content: system(`round ${round}`) }, { role: 'user', content: 'go' }];
+      const base: Messages = [
+        { role: 'system', content: system(`round ${round}`) },
+        { role: 'user', content: 'go' },
+      ];
       // Two owners of the base prefix: the first by cache miss, the second by diverting off it.
       const [owner] = await attemptedBy(r, () => chat(base));
       await pin(r, { [owner!]: LIMIT });
@@ -97,7 +103,10 @@ describe('a retry is a fresh selection through the ladder', () => {
       await pin(r, { [coOwner!]: LIMIT + 1, [gatedOther]: LIMIT + 2 });
       expect((await put(`${owner}/sim/config`, { failure_rate: 1 })).status).toBe(200);
 
-      const deeper: Messages = [base[0]!, { role: 'user', content: `go deeper, round ${round}: ${'more detail for this question. '.repeat(40)}` }];
+      const deeper: Messages = [
+        base[0]!,
+        { role: 'user', content: `go deeper, round ${round}: ${'more detail for this question. '.repeat(40)}` },
+      ];
       const before = await counters(r);
       const served = await attemptedBy(r, async () => expect(await chat(deeper, round === 1)).not.toBe(''));
       const after = await counters(r);
@@ -126,7 +135,10 @@ describe('a retry is a fresh selection through the ladder', () => {
     router = await startTestRouter(fleet.urls, { workerQueueLimit: LIMIT });
     const r = router;
     const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-    const base: Messages = [{ role: 'system', content: system('refused') }, { role: 'user', content: 'go' }];
+    const base: Messages = [
+      { role: 'system', content: system('refused') },
+      { role: 'user', content: 'go' },
+    ];
     const [owner] = await attemptedBy(r, () => client.chat.completions.create({ model, messages: base, max_tokens: 2 }));
     const [gated, unqueued] = fleet.urls.filter((u) => u !== owner) as [string, string];
     await pin(r, { [gated]: LIMIT });

@@ -8,8 +8,26 @@ describe('SeriesIndex', () => {
   it.each([
     ['no labels: one series', 0, [[], []], 1],
     ['one label', 1, [['a'], ['b'], ['a']], 2],
-    ['label tuples that a joined key could confuse stay apart', 2, [['a\u0001b', 'c'], ['a', 'b\u0001c'], ['a', 'b\u0001c']], 2],
-    ['prefix tuples stay apart', 3, [['x', 'y', 'z'], ['x', 'y', 'w'], ['x', 'v', 'z']], 3],
+    [
+      'label tuples that a joined key could confuse stay apart',
+      2,
+      [
+        ['a\u0001b', 'c'],
+        ['a', 'b\u0001c'],
+        ['a', 'b\u0001c'],
+      ],
+      2,
+    ],
+    [
+      'prefix tuples stay apart',
+      3,
+      [
+        ['x', 'y', 'z'],
+        ['x', 'y', 'w'],
+        ['x', 'v', 'z'],
+      ],
+      3,
+    ],
   ])('%s', (_n, depth, tuples, distinct) => {
     const idx = new SeriesIndex<S>(depth);
     for (const t of tuples) (idx.get(t) ?? idx.create(t, make)).n++;
@@ -24,7 +42,10 @@ describe('SeriesIndex', () => {
     idx.create(labels, make);
     labels[0] = 'changed';
     idx.create(['w0', 'm'], make);
-    expect(idx.values().map((s) => s.labels)).toEqual([['w1', 'm'], ['w0', 'm']]);
+    expect(idx.values().map((s) => s.labels)).toEqual([
+      ['w1', 'm'],
+      ['w0', 'm'],
+    ]);
     expect(idx.get(['changed', 'm'])).toBeUndefined();
   });
 });

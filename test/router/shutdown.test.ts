@@ -31,7 +31,10 @@ function longStream(url: string, maxTokens = 5000): Promise<'done' | 'cut'> {
     .catch(() => 'cut' as const);
 }
 
-async function saturatedRouter(drainSecs: number, n = 3): Promise<{ streams: Array<Promise<'done' | 'cut'>>; log: ReturnType<typeof memoryLogger> }> {
+async function saturatedRouter(
+  drainSecs: number,
+  n = 3,
+): Promise<{ streams: Array<Promise<'done' | 'cut'>>; log: ReturnType<typeof memoryLogger> }> {
   fleet = await startSimFleet({ workers: 1, portBase: 0, speedup: 1 });
   const log = memoryLogger();
   router = await startTestRouter(fleet.urls, { shutdownDrainSecs: drainSecs }, log);
@@ -53,7 +56,9 @@ describe('Router.shutdown: a drain with a ceiling', () => {
     expect(took).toBeGreaterThanOrEqual(450);
     expect(took).toBeLessThan(2000);
     expect(await Promise.all(streams)).toEqual(['cut', 'cut', 'cut']);
-    expect(cutLines(log)).toEqual([{ level: 'warn', msg: 'drain time is up: cutting in-flight requests', fields: expect.objectContaining({ cut: 3, drain_s: 0.5 }) }]);
+    expect(cutLines(log)).toEqual([
+      { level: 'warn', msg: 'drain time is up: cutting in-flight requests', fields: expect.objectContaining({ cut: 3, drain_s: 0.5 }) },
+    ]);
     expect(router!.inflight).toBe(0);
   });
 
@@ -64,7 +69,10 @@ describe('Router.shutdown: a drain with a ceiling', () => {
     const ready = await rawRequest(`${router.url}/readyz`);
     expect(ready.status).toBe(503);
     expect(ready.json()).toMatchObject({ status: 'draining' });
-    const r = await rawRequest(`${router.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ messages: [{ role: 'user', content: 'x' }] }) });
+    const r = await rawRequest(`${router.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'x' }] }),
+    });
     expect(r.status).toBe(503);
     expect(r.headers['x-router-error-code']).toBe('shutting_down');
     expect(r.headers.connection).toBe('close');
@@ -156,7 +164,15 @@ describe("the console's router process obeys the same ceiling", () => {
   async function startChild(drainSecs: number) {
     const { RouterProcess } = await load();
     fleet = await startSimFleet({ workers: 1, portBase: 0, speedup: 1 });
-    const rp = await RouterProcess.start({ ...defaultConfig(), host: '127.0.0.1', port: 0, workerUrls: fleet.urls, shutdownDrainSecs: drainSecs, tui: false, logFormat: 'json' });
+    const rp = await RouterProcess.start({
+      ...defaultConfig(),
+      host: '127.0.0.1',
+      port: 0,
+      workerUrls: fleet.urls,
+      shutdownDrainSecs: drainSecs,
+      tui: false,
+      logFormat: 'json',
+    });
     const streams = [longStream(rp.url), longStream(rp.url)];
     for (let i = 0; i < 100; i++) {
       const s = (await rawRequest(`${rp.url}/admin/state`)).json() as { workers: Array<{ inflight: number }> };

@@ -55,11 +55,18 @@ describe('headers sent to a worker', () => {
   });
 
   it('responses keep their own end-to-end headers (Expect is a request header only)', () => {
-    expect(endToEndHeaders({ 'content-type': 'text/event-stream', connection: 'close', 'x-engine': '1' })).toEqual({ 'content-type': 'text/event-stream', 'x-engine': '1' });
+    expect(endToEndHeaders({ 'content-type': 'text/event-stream', connection: 'close', 'x-engine': '1' })).toEqual({
+      'content-type': 'text/event-stream',
+      'x-engine': '1',
+    });
   });
 
   it.each([
-    ['a framed body keeps its length', { 'content-type': 'application/json', 'content-length': '42' }, { 'content-type': 'application/json', 'content-length': '42' }],
+    [
+      'a framed body keeps its length',
+      { 'content-type': 'application/json', 'content-length': '42' },
+      { 'content-type': 'application/json', 'content-length': '42' },
+    ],
     ['a chunked body loses both (node chunks it again)', { 'content-length': '42', 'transfer-encoding': 'chunked' }, {}],
     ['names in Connection go', { connection: 'keep-alive, x-hop', 'x-hop': '1', 'x-end': '2' }, { 'x-end': '2' }],
     ['a plain Connection names nothing', { connection: 'Keep-Alive', 'keep-alive': 'timeout=5', 'x-end': '2' }, { 'x-end': '2' }],

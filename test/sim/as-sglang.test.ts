@@ -40,7 +40,13 @@ const storedHashes = (e: Stored): bigint[] => Array.from({ length: e.hashes.coun
 
 /** Start one engine with KV events, subscribe to rank 0 the way a router would from /server_info, and collect the batches. */
 async function startWithEvents(o: Partial<SimFleetOptions>): Promise<{ url: string; seen: Seen[]; info: Record<string, unknown> }> {
-  fleet = await startSimFleet({ workers: 1, speedup: 50, asSglang: true, ...o, push: { kvEvents: true, kvFormat: 'array', loadPublish: false, topic: '', ...o.push } });
+  fleet = await startSimFleet({
+    workers: 1,
+    speedup: 50,
+    asSglang: true,
+    ...o,
+    push: { kvEvents: true, kvFormat: 'array', loadPublish: false, topic: '', ...o.push },
+  });
   const url = fleet.urls[0]!;
   const info = (await getJson(`${url}/server_info`)) as Record<string, unknown>;
   const kv = info.kv_events as { endpoint_port_base: number; topic: string };
@@ -51,7 +57,8 @@ async function startWithEvents(o: Partial<SimFleetOptions>): Promise<{ url: stri
   const seen: Seen[] = [];
   void (async () => {
     try {
-      for await (const [, seq, payload] of sub) seen.push({ seq: Number(seq!.readBigInt64BE(0)), events: [...decodeKvEventBatch(payload!, 'sglang', { tokens: true }).events] });
+      for await (const [, seq, payload] of sub)
+        seen.push({ seq: Number(seq!.readBigInt64BE(0)), events: [...decodeKvEventBatch(payload!, 'sglang', { tokens: true }).events] });
     } catch {
       // Closed.
     }
@@ -62,10 +69,13 @@ async function startWithEvents(o: Partial<SimFleetOptions>): Promise<{ url: stri
 
 const stored = (seen: Seen[]): Stored[] => seen.flatMap((b) => b.events).filter((e): e is Stored => e.kind === 'stored');
 const removed = (seen: Seen[]): bigint[] =>
-  seen.flatMap((b) => b.events).flatMap((e) => (e.kind === 'removed' ? Array.from({ length: e.hashes.count }, (_, i) => signed(e.hashes.words, i)) : []));
+  seen
+    .flatMap((b) => b.events)
+    .flatMap((e) => (e.kind === 'removed' ? Array.from({ length: e.hashes.count }, (_, i) => signed(e.hashes.words, i)) : []));
 
 /** A /generate with known token ids; one output token, so the finished sequence adds no full block of its own here. */
-const generate = (url: string, ids: number[], maxNewTokens = 1) => post(`${url}/generate`, { input_ids: ids, sampling_params: { max_new_tokens: maxNewTokens, ignore_eos: true } });
+const generate = (url: string, ids: number[], maxNewTokens = 1) =>
+  post(`${url}/generate`, { input_ids: ids, sampling_params: { max_new_tokens: maxNewTokens, ignore_eos: true } });
 
 describe('posing as SGLang: KV events carry SGLang block hashes', () => {
   it('golden vector: [1,2,3,4] at block size 4', async () => {
@@ -106,14 +116,20 @@ describe('posing as SGLang: KV events carry SGLang block hashes', () => {
     const aHashes = sglangPageHashes(a, 2);
     const bHashes = sglangPageHashes(b, 2);
     // Both requests' events are in (the eviction and b's store go out in different scheduler steps).
-    const gone = await eventually(async () => (removed(seen).length > 0 && stored(seen).flatMap(storedHashes).includes(bHashes[3]!) ? removed(seen) : undefined));
+    const gone = await eventually(async () =>
+      removed(seen).length > 0 && stored(seen).flatMap(storedHashes).includes(bHashes[3]!) ? removed(seen) : undefined,
+    );
     expect(gone).toHaveLength(3);
     for (const h of gone) expect(aHashes).toContain(h);
     const before = stored(seen).length;
     await generate(url, a);
     const again = await eventually(async () => (stored(seen).length > before ? stored(seen).slice(before) : undefined));
     expect(again.flatMap(storedHashes).every((h) => aHashes.includes(h))).toBe(true);
-    expect(stored(seen).flatMap(storedHashes).filter((h) => !aHashes.includes(h))).toEqual(bHashes);
+    expect(
+      stored(seen)
+        .flatMap(storedHashes)
+        .filter((h) => !aHashes.includes(h)),
+    ).toEqual(bHashes);
   });
 
   it('after a restart the chain starts again from the root, with the same hashes', async () => {
@@ -147,7 +163,9 @@ describe('posing as SGLang: prompts tokenized with the model tokenizer', () => {
 
     const text = 'The quick brown fox jumps over the lazy dog, again and again and again.';
     const textIds = Array.from(tok.encodeText(text));
-    const gen = (await post(`${url}/generate`, { text, sampling_params: { max_new_tokens: 1 } })).json() as { meta_info: { prompt_tokens: number } };
+    const gen = (await post(`${url}/generate`, { text, sampling_params: { max_new_tokens: 1 } })).json() as {
+      meta_info: { prompt_tokens: number };
+    };
     expect(gen.meta_info.prompt_tokens).toBe(textIds.length);
 
     // The engine copied each prompt out of the tokenizer's reused buffer: both runs carry their own ids, hashed as SGLang.
@@ -165,14 +183,19 @@ describe('posing as SGLang: prompts tokenized with the model tokenizer', () => {
 
   it('input_ids are taken as they are', async () => {
     fleet = await startSimFleet({ workers: 1, speedup: 50, asSglang: true, tokenizer: tok });
-    const gen = (await post(`${fleet.urls[0]}/generate`, { input_ids: [5, 6, 7], sampling_params: { max_new_tokens: 1 } })).json() as { meta_info: { prompt_tokens: number } };
+    const gen = (await post(`${fleet.urls[0]}/generate`, { input_ids: [5, 6, 7], sampling_params: { max_new_tokens: 1 } })).json() as {
+      meta_info: { prompt_tokens: number };
+    };
     expect(gen.meta_info.prompt_tokens).toBe(3);
   });
 });
 
 describe('the replay buffer keeps buffer_steps batches', () => {
   it('with replayBuffer 5 and more than 5 batches published, a replay from 0 starts past seq 0', async () => {
-    const { url, seen, info } = await startWithEvents({ blockSize: 4, push: { kvEvents: true, kvFormat: 'array', loadPublish: false, topic: '', replayBuffer: 5 } });
+    const { url, seen, info } = await startWithEvents({
+      blockSize: 4,
+      push: { kvEvents: true, kvFormat: 'array', loadPublish: false, topic: '', replayBuffer: 5 },
+    });
     const config = JSON.parse(info.kv_events_config as string) as { replay_endpoint: string; buffer_steps: number };
     expect(config.buffer_steps).toBe(5);
     for (let k = 0; k < 8; k++) await generate(url, [100 + k, 2, 3, 4, 5, 6, 7, 8]);

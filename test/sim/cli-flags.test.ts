@@ -19,7 +19,18 @@ async function withSim(args: string[], fn: (url: string) => Promise<void>): Prom
 describe('routerctl sim scheduler flags', () => {
   it('SGLang flags reach /server_info and /v1/loads', async () => {
     await withSim(
-      ['--schedule-policy', 'lpm', '--max-total-tokens', '4010', '--max-prefill-tokens', '4096', '--chunked-prefill-size', '2048', '--max-running', '6'],
+      [
+        '--schedule-policy',
+        'lpm',
+        '--max-total-tokens',
+        '4010',
+        '--max-prefill-tokens',
+        '4096',
+        '--chunked-prefill-size',
+        '2048',
+        '--max-running',
+        '6',
+      ],
       async (url) => {
         expect(await getJson(`${url}/server_info`)).toMatchObject({
           schedule_policy: 'lpm',
@@ -48,10 +59,13 @@ describe('routerctl sim scheduler flags', () => {
   });
 
   it('vLLM flags are accepted with --flavor vllm, and --kv-blocks shows in cache_config_info', async () => {
-    await withSim(['--flavor', 'vllm', '--max-num-batched-tokens', '2048', '--long-prefill-token-threshold', '512', '--kv-blocks', '300'], async (url) => {
-      const m = parsePrometheusText((await rawRequest(`${url}/metrics`)).text);
-      expect(m.get('vllm:cache_config_info')!.samples[0]!.labels).toMatchObject({ num_gpu_blocks: '300', block_size: '16' });
-    });
+    await withSim(
+      ['--flavor', 'vllm', '--max-num-batched-tokens', '2048', '--long-prefill-token-threshold', '512', '--kv-blocks', '300'],
+      async (url) => {
+        const m = parsePrometheusText((await rawRequest(`${url}/metrics`)).text);
+        expect(m.get('vllm:cache_config_info')!.samples[0]!.labels).toMatchObject({ num_gpu_blocks: '300', block_size: '16' });
+      },
+    );
   });
 
   it.each([

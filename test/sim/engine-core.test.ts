@@ -13,10 +13,13 @@ function setup(overrides: Partial<EngineParams> = {}) {
   const tokens = new Map<SimRequest, number[]>();
   const submit = (prompt: number[], maxTokens = 16, ignoreEos = true) => {
     const seen: number[] = [];
-    const res = core.submit({ promptTokens: prompt, maxTokens, ignoreEos }, {
-      onToken: (_p, _i, at) => seen.push(at),
-      onFinish: (r) => done.push(r),
-    });
+    const res = core.submit(
+      { promptTokens: prompt, maxTokens, ignoreEos },
+      {
+        onToken: (_p, _i, at) => seen.push(at),
+        onFinish: (r) => done.push(r),
+      },
+    );
     if (!res.ok) throw new Error(res.reason);
     tokens.set(res.request, seen);
     return res.request;
@@ -79,7 +82,10 @@ describe('EngineCore under a manual clock', () => {
       const core = new EngineCore(DEFAULT_ENGINE_PARAMS, clock, seed);
       const out: number[] = [];
       for (let i = 0; i < 5; i++) {
-        const r = core.submit({ promptTokens: [1, 2, 3], maxTokens: 1000, ignoreEos: false }, { onToken() {}, onFinish: (q) => out.push(q.completionTokens) });
+        const r = core.submit(
+          { promptTokens: [1, 2, 3], maxTokens: 1000, ignoreEos: false },
+          { onToken() {}, onFinish: (q) => out.push(q.completionTokens) },
+        );
         expect(r.ok).toBe(true);
       }
       clock.runUntilIdle();
@@ -102,12 +108,18 @@ describe('EngineCore under a manual clock', () => {
   it('caches generated blocks, so the next turn of a conversation hits them', () => {
     const { clock, core } = setup();
     const system = 'You are a support bot for a GPU cluster. '.repeat(30);
-    const history = [{ role: 'system', content: system }, { role: 'user', content: 'first question' }];
+    const history = [
+      { role: 'system', content: system },
+      { role: 'user', content: 'first question' },
+    ];
     let reply = '';
-    const r1 = core.submit({ promptTokens: tokenize(renderChat(history)), maxTokens: 64, ignoreEos: true }, {
-      onToken: (p) => (reply += p),
-      onFinish() {},
-    });
+    const r1 = core.submit(
+      { promptTokens: tokenize(renderChat(history)), maxTokens: 64, ignoreEos: true },
+      {
+        onToken: (p) => (reply += p),
+        onFinish() {},
+      },
+    );
     clock.runUntilIdle();
     expect(r1.ok).toBe(true);
     const turn2 = renderChat([...history, { role: 'assistant', content: reply }, { role: 'user', content: 'second' }]);
@@ -136,7 +148,10 @@ describe('EngineCore under a manual clock', () => {
   it('refuses what can never fit and a full queue', () => {
     const { core } = setup({ kvBlocks: 10, maxQueued: 1, maxRunning: 1 });
     const obs = { onToken() {}, onFinish() {} };
-    expect(core.submit({ promptTokens: new Array(200).fill(1), maxTokens: 1, ignoreEos: true }, obs)).toEqual({ ok: false, reason: 'too_long' });
+    expect(core.submit({ promptTokens: new Array(200).fill(1), maxTokens: 1, ignoreEos: true }, obs)).toEqual({
+      ok: false,
+      reason: 'too_long',
+    });
     expect(core.submit({ promptTokens: [1], maxTokens: 1, ignoreEos: true }, obs).ok).toBe(true);
     expect(core.submit({ promptTokens: [1], maxTokens: 1, ignoreEos: true }, obs)).toEqual({ ok: false, reason: 'queue_full' });
   });

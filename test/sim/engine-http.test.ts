@@ -73,7 +73,10 @@ describe('simulated engine over HTTP with the official openai client', () => {
     expect(body.meta_info.finish_reason.type).toBe('length');
     expect(body.meta_info.prompt_tokens).toBe(5);
     const s = await post(`${url}/generate`, { text: 'stream me', stream: true, sampling_params: { max_new_tokens: 3, ignore_eos: true } });
-    const events = s.text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+    const events = s.text
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: '))
+      .map((e) => e.slice(6));
     expect(events.at(-1)).toBe('[DONE]');
     const texts = events.slice(0, -1).map((e) => (JSON.parse(e) as { text: string }).text);
     for (let i = 1; i < texts.length; i++) expect(texts[i]!.startsWith(texts[i - 1]!)).toBe(true);
@@ -83,7 +86,12 @@ describe('simulated engine over HTTP with the official openai client', () => {
     const u = fleet.urls[1]!;
     const c = new OpenAI({ baseURL: `${u}/v1`, apiKey: 'unused', maxRetries: 0 });
     const inflight = Array.from({ length: 8 }, (_, i) =>
-      c.chat.completions.create({ model, messages: [{ role: 'user', content: `long job ${i}` }], max_tokens: 60, ignore_eos: true } as never),
+      c.chat.completions.create({
+        model,
+        messages: [{ role: 'user', content: `long job ${i}` }],
+        max_tokens: 60,
+        ignore_eos: true,
+      } as never),
     );
     // The two surfaces are read a moment apart while the queue moves: wait for a reading where both show it.
     const busy = await eventually(async () => {
@@ -207,7 +215,9 @@ describe('data parallelism and the vLLM flavour', () => {
         post(`${u}/v1/chat/completions`, { messages: [{ role: 'user', content: `dp ${i}` }], max_tokens: 40, ignore_eos: true }),
       );
       const snapshot = await eventually(async () => {
-        const l = (await getJson(`${u}/v1/loads`)) as { loads: Array<{ dp_rank: number; num_running_reqs: number; num_waiting_reqs: number }> };
+        const l = (await getJson(`${u}/v1/loads`)) as {
+          loads: Array<{ dp_rank: number; num_running_reqs: number; num_waiting_reqs: number }>;
+        };
         const total = l.loads.reduce((a, x) => a + x.num_running_reqs + x.num_waiting_reqs, 0);
         // Arrival overhead first holds requests in the queue; wait until both ranks run.
         return total === 7 && l.loads.every((x) => x.num_running_reqs === 2) && l;

@@ -175,11 +175,16 @@ describe.each([
     const getLoad = (await getJson(`${url}/get_load`)) as unknown[];
     expect(keys(getLoad[0])).toEqual(sorted(GET_LOAD_KEYS));
 
-    const gen = (await post(`${url}/generate`, { input_ids: [1, 2, 3], sampling_params: { max_new_tokens: 2 } })).json() as Record<string, unknown>;
+    const gen = (await post(`${url}/generate`, { input_ids: [1, 2, 3], sampling_params: { max_new_tokens: 2 } })).json() as Record<
+      string,
+      unknown
+    >;
     expect(keys(gen)).toEqual(sorted(GENERATE_KEYS));
     expect(keys(gen.meta_info)).toEqual(sorted(META_INFO_KEYS));
 
-    const chat = (await post(`${url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 })).json() as Record<string, unknown>;
+    const chat = (
+      await post(`${url}/v1/chat/completions`, { messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 })
+    ).json() as Record<string, unknown>;
     expect(keys(chat)).toEqual(sorted(CHAT_KEYS));
     expect(keys((chat.choices as unknown[])[0])).toEqual(sorted(CHAT_CHOICE_KEYS));
     expect(keys(chat.usage)).toEqual(sorted(USAGE_KEYS));

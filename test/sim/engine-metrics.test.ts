@@ -57,7 +57,11 @@ function sameSpelling(fixture: Map<string, ParsedFamily>, ours: Map<string, Pars
 async function traffic(url: string, n: number): Promise<void> {
   await Promise.all(
     Array.from({ length: n }, (_, i) =>
-      post(`${url}/v1/chat/completions`, { messages: [{ role: 'user', content: `metrics request ${i}` }], max_tokens: 4, ignore_eos: true }),
+      post(`${url}/v1/chat/completions`, {
+        messages: [{ role: 'user', content: `metrics request ${i}` }],
+        max_tokens: 4,
+        ignore_eos: true,
+      }),
     ),
   );
 }
@@ -82,7 +86,27 @@ describe('SGLang flavour /metrics', () => {
       expect(families.get(f.name.replace(/_total$/, '_created'))?.type).toBe('gauge');
     }
     const buckets = [...text.matchAll(/^sglang:time_to_first_token_seconds_bucket\{le="([^"]+)"/gm)].map((m) => m[1]);
-    expect(buckets).toEqual(['0.1', '0.2', '0.4', '0.6', '0.8', '1.0', '2.0', '4.0', '6.0', '8.0', '10.0', '20.0', '40.0', '60.0', '80.0', '100.0', '200.0', '400.0', '+Inf']);
+    expect(buckets).toEqual([
+      '0.1',
+      '0.2',
+      '0.4',
+      '0.6',
+      '0.8',
+      '1.0',
+      '2.0',
+      '4.0',
+      '6.0',
+      '8.0',
+      '10.0',
+      '20.0',
+      '40.0',
+      '60.0',
+      '80.0',
+      '100.0',
+      '200.0',
+      '400.0',
+      '+Inf',
+    ]);
     // One tokenizer serves both ranks: its counters carry model_name only.
     expect(families.get('sglang:num_requests_total')!.samples.map((s) => s.labels)).toEqual([{ model_name: 'sim-llama-3.1-8b' }]);
     expect(families.get('sglang:num_requests_total')!.samples[0]!.value).toBe(5);
@@ -114,9 +138,35 @@ describe('vLLM flavour /metrics', () => {
     const families = parsePrometheusText(text);
     const buckets = [...text.matchAll(/^vllm:time_to_first_token_seconds_bucket\{engine="0",le="([^"]+)"/gm)].map((m) => m[1]);
     expect(buckets).toEqual([
-      '0.001', '0.005', '0.01', '0.02', '0.04', '0.06', '0.08', '0.1', '0.25', '0.5', '0.75', '1.0', '2.5', '5.0', '7.5', '10.0', '20.0', '40.0', '80.0', '160.0', '640.0', '2560.0', '+Inf',
+      '0.001',
+      '0.005',
+      '0.01',
+      '0.02',
+      '0.04',
+      '0.06',
+      '0.08',
+      '0.1',
+      '0.25',
+      '0.5',
+      '0.75',
+      '1.0',
+      '2.5',
+      '5.0',
+      '7.5',
+      '10.0',
+      '20.0',
+      '40.0',
+      '80.0',
+      '160.0',
+      '640.0',
+      '2560.0',
+      '+Inf',
     ]);
-    expect(families.get('vllm:cache_config_info')!.samples[0]!.labels).toMatchObject({ engine: '0', block_size: '16', num_gpu_blocks: '4096' });
+    expect(families.get('vllm:cache_config_info')!.samples[0]!.labels).toMatchObject({
+      engine: '0',
+      block_size: '16',
+      num_gpu_blocks: '4096',
+    });
     const success = families.get('vllm:request_success_total')!.samples;
     expect(success.find((s) => s.labels.finished_reason === 'length')!.value).toBe(3);
     expect(families.get('vllm:prompt_tokens_created')!.type).toBe('gauge');
@@ -127,37 +177,40 @@ describe('vLLM flavour /metrics', () => {
 });
 
 describe('/server_info and /v1/loads under each schedule policy', () => {
-  it.each(['fcfs', 'lpm'] as const)('%s: server_info reports the policy and the scheduler budgets; loads report capacity', async (policy) => {
-    fleet = await startSimFleet({
-      workers: 1,
-      portBase: 0,
-      speedup: 50,
-      maxRunning: 8,
-      maxTotalTokens: 4010,
-      params: { schedulePolicy: policy, maxPrefillTokens: 4096, chunkedPrefillSize: 2048 },
-    });
-    const url = fleet.urls[0]!;
-    for (const path of ['/server_info', '/get_server_info']) {
-      expect(await getJson(`${url}${path}`)).toMatchObject({
-        schedule_policy: policy,
-        max_prefill_tokens: 4096,
-        chunked_prefill_size: 2048,
-        max_running_requests: 8,
-        max_total_tokens: 4010,
-        max_total_num_tokens: 4000, // whole 16-token pages
+  it.each(['fcfs', 'lpm'] as const)(
+    '%s: server_info reports the policy and the scheduler budgets; loads report capacity',
+    async (policy) => {
+      fleet = await startSimFleet({
+        workers: 1,
+        portBase: 0,
+        speedup: 50,
+        maxRunning: 8,
+        maxTotalTokens: 4010,
+        params: { schedulePolicy: policy, maxPrefillTokens: 4096, chunkedPrefillSize: 2048 },
       });
-    }
-    const loads = (await getJson(`${url}/v1/loads`)) as { loads: Array<Record<string, number>> };
-    expect(loads.loads[0]).toMatchObject({
-      num_running_reqs: 0,
-      num_waiting_reqs: 0,
-      num_waiting_uncached_tokens: 0,
-      num_used_tokens: 0,
-      num_total_tokens: 0,
-      max_total_num_tokens: 4000,
-      max_running_requests: 8,
-    });
-  });
+      const url = fleet.urls[0]!;
+      for (const path of ['/server_info', '/get_server_info']) {
+        expect(await getJson(`${url}${path}`)).toMatchObject({
+          schedule_policy: policy,
+          max_prefill_tokens: 4096,
+          chunked_prefill_size: 2048,
+          max_running_requests: 8,
+          max_total_tokens: 4010,
+          max_total_num_tokens: 4000, // whole 16-token pages
+        });
+      }
+      const loads = (await getJson(`${url}/v1/loads`)) as { loads: Array<Record<string, number>> };
+      expect(loads.loads[0]).toMatchObject({
+        num_running_reqs: 0,
+        num_waiting_reqs: 0,
+        num_waiting_uncached_tokens: 0,
+        num_used_tokens: 0,
+        num_total_tokens: 0,
+        max_total_num_tokens: 4000,
+        max_running_requests: 8,
+      });
+    },
+  );
 });
 
 describe('a full KV pool over HTTP', () => {
@@ -167,7 +220,9 @@ describe('a full KV pool over HTTP', () => {
     const url = fleet.urls[0]!;
     const engine = fleet.servers[0]!.engine;
     const prompt = (tag: number) => Array.from({ length: 600 }, (_, k) => tag * 10_000 + k + 1);
-    const replies = [1, 2, 3].map((tag) => post(`${url}/generate`, { input_ids: prompt(tag), sampling_params: { max_new_tokens: 100, ignore_eos: true } }));
+    const replies = [1, 2, 3].map((tag) =>
+      post(`${url}/generate`, { input_ids: prompt(tag), sampling_params: { max_new_tokens: 100, ignore_eos: true } }),
+    );
     await eventually(async () => engine.inflight === 3);
     clock.advance(50); // past the arrival overhead and the first prefill step
     const [l] = ((await getJson(`${url}/v1/loads`)) as { loads: Array<Record<string, number>> }).loads;

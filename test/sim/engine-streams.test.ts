@@ -31,7 +31,11 @@ async function openStream(path: string, body: unknown) {
   res.setEncoding('utf8');
   res.on('data', (c: string) => (text += c));
   const ended = new Promise<void>((resolve) => res.on('end', () => resolve()));
-  const events = (): string[] => text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+  const events = (): string[] =>
+    text
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: '))
+      .map((e) => e.slice(6));
   return { clock, engine, res, ended, events, raw: () => text };
 }
 

@@ -8,7 +8,14 @@ const prompt = (seed: number, n: number): number[] => Array.from({ length: n }, 
 describe('heldPrefixBlocks: what an engine cache holds of a token sequence', () => {
   it('counts whole leading blocks once the prompt is cached, read from the deepest rank', () => {
     const clock = new ManualClock();
-    const engine = new SimEngine({ flavor: 'sglang', model: 'm', dpSize: 2, params: { ...DEFAULT_ENGINE_PARAMS, blockSize: 16 }, seed: 1, clock });
+    const engine = new SimEngine({
+      flavor: 'sglang',
+      model: 'm',
+      dpSize: 2,
+      params: { ...DEFAULT_ENGINE_PARAMS, blockSize: 16 },
+      seed: 1,
+      clock,
+    });
     const p = prompt(1, 100); // 6 whole blocks, 4 tokens unkeyed
     const observer = { onToken: () => {}, onFinish: () => {} };
     expect(engine.submit({ promptTokens: p, maxTokens: 4, ignoreEos: true }, observer, 1).ok).toBe(true);

@@ -70,7 +70,9 @@ describe('PythonExposition', () => {
         { labels: sched('0'), value: 0.0123 },
         { labels: sched('1'), value: 1e-5 },
       ])
-      .counter('sglang:prompt_tokens_total', 'Number of prefill tokens processed.', [{ labels: { model_name: 'm' }, value: 1234567, created }])
+      .counter('sglang:prompt_tokens_total', 'Number of prefill tokens processed.', [
+        { labels: { model_name: 'm' }, value: 1234567, created },
+      ])
       .histogram('sglang:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', [
         { labels: { model_name: 'm' }, bounds, counts, sum, created },
       ])
@@ -86,7 +88,9 @@ describe('PythonExposition', () => {
   it('what it writes reads back through our own parser', () => {
     const text = new PythonExposition()
       .counter('vllm:prompt_tokens', 'Prompt tokens.', [{ labels: { engine: '0', model_name: 'm' }, value: 1048576, created: 1.7e9 }])
-      .histogram('vllm:e2e_request_latency_seconds', 'e2e.', [{ labels: { engine: '0', model_name: 'm' }, bounds: [0.3, 1], counts: [1, 2, 3], sum: 12.5, created: 1.7e9 }])
+      .histogram('vllm:e2e_request_latency_seconds', 'e2e.', [
+        { labels: { engine: '0', model_name: 'm' }, bounds: [0.3, 1], counts: [1, 2, 3], sum: 12.5, created: 1.7e9 },
+      ])
       .toString();
     const errors: string[] = [];
     const f = parsePrometheusText(text, { onError: (_l, t) => errors.push(t) });

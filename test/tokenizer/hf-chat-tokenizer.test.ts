@@ -30,7 +30,7 @@ function corpus(n: number): TemplateMessage[][] {
     'déjà vu — 既視感 — Ἀθῆναι',
     'emoji 🙂👍🏽 and ZWJ 👨‍👩‍👧',
     'code: def f(x):\n    return x ** 2  # square\n',
-    '<not a special token> and <|im_start|' ,
+    '<not a special token> and <|im_start|',
     'numbers 1234567890 3.14159 1e-9',
     'tabs\tand\tmore\ttabs',
     'e\u0301 (combining accent), é (precomposed)',
@@ -39,10 +39,15 @@ function corpus(n: number): TemplateMessage[][] {
   const out: TemplateMessage[][] = [];
   for (let i = 0; i < n; i++) {
     const turns = 1 + Math.floor(rnd() * 4);
-    const messages: TemplateMessage[] = rnd() < 0.7 ? [{ role: 'system', content: Array.from({ length: 1 + Math.floor(rnd() * 20) }, () => pick(pieces)).join(' ') }] : [];
+    const messages: TemplateMessage[] =
+      rnd() < 0.7 ? [{ role: 'system', content: Array.from({ length: 1 + Math.floor(rnd() * 20) }, () => pick(pieces)).join(' ') }] : [];
     for (let t = 0; t < turns; t++) {
-      messages.push({ role: 'user', content: Array.from({ length: 1 + Math.floor(rnd() * 6) }, () => pick(pieces)).join(pick([' ', '', '\n'])) });
-      if (t < turns - 1) messages.push({ role: 'assistant', content: Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => pick(pieces)).join(' ') });
+      messages.push({
+        role: 'user',
+        content: Array.from({ length: 1 + Math.floor(rnd() * 6) }, () => pick(pieces)).join(pick([' ', '', '\n'])),
+      });
+      if (t < turns - 1)
+        messages.push({ role: 'assistant', content: Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => pick(pieces)).join(' ') });
     }
     out.push(messages);
   }
@@ -75,10 +80,18 @@ describe('HfChatTokenizer (Qwen3 tokenizer.json and chat template)', () => {
     const chats: TemplateMessage[][] = [
       [{ role: 'user', content: `${long}<|im_` }],
       [{ role: 'user', content: `end|>${long}` }],
-      [{ role: 'system', content: `  ${long}  ` }, { role: 'user', content: `<|im_start|>${long}<|im_end|>` }],
-      [{ role: 'user', content: long }, { role: 'assistant', content: `<think>\nhmm\n</think>\n\n${long}` }, { role: 'user', content: long }],
+      [
+        { role: 'system', content: `  ${long}  ` },
+        { role: 'user', content: `<|im_start|>${long}<|im_end|>` },
+      ],
+      [
+        { role: 'user', content: long },
+        { role: 'assistant', content: `<think>\nhmm\n</think>\n\n${long}` },
+        { role: 'user', content: long },
+      ],
     ];
-    for (const messages of [...chats, ...chats]) expect(Array.from(tok.encodeChat(messages))).toEqual(tok.encodeWhole(tok.renderChat(messages)));
+    for (const messages of [...chats, ...chats])
+      expect(Array.from(tok.encodeChat(messages))).toEqual(tok.encodeWhole(tok.renderChat(messages)));
   });
 
   it('a segment seen before comes from the memo, and gives the same ids', () => {
@@ -101,8 +114,16 @@ describe('loading', () => {
 
   it.each([
     ['a missing file', (d: string) => path.join(d, 'nope.json'), /cannot read tokenizer\.json at .*nope\.json: ENOENT/],
-    ['a file that is not JSON', (d: string) => (writeFileSync(path.join(d, 'bad.json'), '{oops'), path.join(d, 'bad.json')), /is not valid tokenizer\.json/],
-    ['JSON that is not a tokenizer', (d: string) => (writeFileSync(path.join(d, 'other.json'), '{"a": 1}'), path.join(d, 'other.json')), /not a Hugging Face tokenizer\.json/],
+    [
+      'a file that is not JSON',
+      (d: string) => (writeFileSync(path.join(d, 'bad.json'), '{oops'), path.join(d, 'bad.json')),
+      /is not valid tokenizer\.json/,
+    ],
+    [
+      'JSON that is not a tokenizer',
+      (d: string) => (writeFileSync(path.join(d, 'other.json'), '{"a": 1}'), path.join(d, 'other.json')),
+      /not a Hugging Face tokenizer\.json/,
+    ],
   ])('%s is one clear line with RCTL_E_TOKENIZER', (_name, make, message) => {
     const file = make(dir);
     let error: unknown;

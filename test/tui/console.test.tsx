@@ -66,15 +66,25 @@ function mount(view: FleetView | undefined, o: { color?: boolean; columns?: numb
   );
   cleanups.push(() => r.unmount());
   const frame = (): string => r.lastFrame() ?? '';
-  const row = (text: string): string | undefined => frame().split('\n').find((l) => l.includes(text));
+  const row = (text: string): string | undefined =>
+    frame()
+      .split('\n')
+      .find((l) => l.includes(text));
   return { ...r, feed, onQuit, frame, row };
 }
 
-const fleet = (workers: Parameters<typeof adminDoc>[0]['workers'], extra: Parameters<typeof adminDoc>[0] = {}) => viewOf(adminDoc({ workers, ...extra }));
+const fleet = (workers: Parameters<typeof adminDoc>[0]['workers'], extra: Parameters<typeof adminDoc>[0] = {}) =>
+  viewOf(adminDoc({ workers, ...extra }));
 
 describe('the console', () => {
   it('marks a gated worker, and only that one', async () => {
-    const c = mount(fleet([{ url: 'http://10.0.0.1:31000', waiting: 7 }, { url: 'http://10.0.0.2:31000', waiting: 2 }, { url: 'http://10.0.0.3:31000', waiting: 4 }]));
+    const c = mount(
+      fleet([
+        { url: 'http://10.0.0.1:31000', waiting: 7 },
+        { url: 'http://10.0.0.2:31000', waiting: 2 },
+        { url: 'http://10.0.0.3:31000', waiting: 4 },
+      ]),
+    );
     await tick();
     expect(c.row('10.0.0.1:31000')).toMatch(/7\/6 .*GATED/);
     expect(c.row('10.0.0.2:31000')).not.toContain('GATED');
@@ -84,7 +94,15 @@ describe('the console', () => {
   });
 
   it('shows the fleet-saturated banner for an all_queued state, and the gate-inert banner', async () => {
-    const c = mount(fleet([{ url: 'http://a:1', waiting: 6 }, { url: 'http://b:1', waiting: 9 }], { allQueued: true, gateInert: false }));
+    const c = mount(
+      fleet(
+        [
+          { url: 'http://a:1', waiting: 6 },
+          { url: 'http://b:1', waiting: 9 },
+        ],
+        { allQueued: true, gateInert: false },
+      ),
+    );
     await tick();
     expect(c.frame()).toContain('FLEET SATURATED');
     expect(c.frame()).toContain('all_queued');
@@ -97,10 +115,31 @@ describe('the console', () => {
     [80, 24],
     [200, 60],
   ])("two routers, one stopped: the live one's view, the stopped one marked down with its age (%i×%i)", async (columns, rows) => {
-    const live = snapshotFromAdmin(adminDoc({ workers: [{ url: 'http://a:1', waiting: 0 }, { url: 'http://b:1', waiting: 1 }] }))!;
+    const live = snapshotFromAdmin(
+      adminDoc({
+        workers: [
+          { url: 'http://a:1', waiting: 0 },
+          { url: 'http://b:1', waiting: 1 },
+        ],
+      }),
+    )!;
     // The stopped replica saw the fleet saturated and gated before it went.
-    const stopped = snapshotFromAdmin(adminDoc({ allQueued: true, workers: [{ url: 'http://a:1', waiting: 8 }, { url: 'http://b:1', waiting: 9 }] }))!;
-    const view = mergeReplicas([status('http://r1:30000', live), { ...status('http://r2:30000', stopped), live: false, error: 'connection refused', receivedAt: NOW - 45_000 }], NOW);
+    const stopped = snapshotFromAdmin(
+      adminDoc({
+        allQueued: true,
+        workers: [
+          { url: 'http://a:1', waiting: 8 },
+          { url: 'http://b:1', waiting: 9 },
+        ],
+      }),
+    )!;
+    const view = mergeReplicas(
+      [
+        status('http://r1:30000', live),
+        { ...status('http://r2:30000', stopped), live: false, error: 'connection refused', receivedAt: NOW - 45_000 },
+      ],
+      NOW,
+    );
     const c = mount(view, { columns, rows });
     await tick();
     expect(c.frame()).not.toContain('FLEET SATURATED');
@@ -110,8 +149,12 @@ describe('the console', () => {
     expect(c.frame().split('\n').length).toBeLessThanOrEqual(rows - 1);
   });
 
-  it('puts the window\'s latency right after the request rate, and fits it at 80 columns', async () => {
-    const hist = (counts: number[]) => ({ buckets: [0.05, 0.25, 1, 10].map((le, i) => ({ le, count: counts[i]! })), count: counts.at(-1)!, sum: 0 });
+  it("puts the window's latency right after the request rate, and fits it at 80 columns", async () => {
+    const hist = (counts: number[]) => ({
+      buckets: [0.05, 0.25, 1, 10].map((le, i) => ({ le, count: counts[i]! })),
+      count: counts.at(-1)!,
+      sum: 0,
+    });
     const before = { ...snapshotFromAdmin(adminDoc({}))!, at: NOW - 2000, ttft: hist([0, 0, 0, 0]), duration: hist([0, 0, 0, 0]) };
     const after = { ...before, at: NOW, ttft: hist([8, 10, 10, 10]), duration: hist([0, 2, 9, 10]) };
     const c = mount(mergeReplicas([status('http://r1:30000', after, computeRates(before, after))], NOW), { columns: 80, rows: 24 });
@@ -120,11 +163,27 @@ describe('the console', () => {
     expect(l2).toMatch(/req\/s \(5s avg\)  e2e p50 \S+ p99 \S+  TTFT p50 \S+ p99 \S+/);
   });
 
-  it('draws each worker\'s recent queue as a sparkline against the limit, on a wide terminal', async () => {
-    const c = mount(fleet([{ url: 'http://a:1', waiting: 0 }, { url: 'http://b:1', waiting: 0 }]), { columns: 200, rows: 40 });
+  it("draws each worker's recent queue as a sparkline against the limit, on a wide terminal", async () => {
+    const c = mount(
+      fleet([
+        { url: 'http://a:1', waiting: 0 },
+        { url: 'http://b:1', waiting: 0 },
+      ]),
+      { columns: 200, rows: 40 },
+    );
     await tick();
-    for (const [a, b] of [[1, 0], [3, 0], [6, 1], [9, 0]]) {
-      c.feed.set(fleet([{ url: 'http://a:1', waiting: a }, { url: 'http://b:1', waiting: b }]));
+    for (const [a, b] of [
+      [1, 0],
+      [3, 0],
+      [6, 1],
+      [9, 0],
+    ]) {
+      c.feed.set(
+        fleet([
+          { url: 'http://a:1', waiting: a },
+          { url: 'http://b:1', waiting: b },
+        ]),
+      );
       await tick();
     }
     expect(c.frame()).toContain('RECENT');
@@ -142,7 +201,16 @@ describe('the console', () => {
   });
 
   it('at 80 columns, the facts come before what is cut: saturation duration, uptime and model, the whole help', async () => {
-    const c = mount(fleet([{ url: 'http://a:1', waiting: 6 }, { url: 'http://b:1', waiting: 9 }], { allQueued: true }), { columns: 80, rows: 24 });
+    const c = mount(
+      fleet(
+        [
+          { url: 'http://a:1', waiting: 6 },
+          { url: 'http://b:1', waiting: 9 },
+        ],
+        { allQueued: true },
+      ),
+      { columns: 80, rows: 24 },
+    );
     await tick();
     expect(c.row('FLEET SATURATED')).toMatch(/FLEET SATURATED for \d/);
     const [l1] = c.frame().split('\n');
@@ -159,7 +227,11 @@ describe('the console', () => {
     [80, 24],
     [200, 60],
   ])('j/k select a worker, Enter opens its detail and ↓ goes to the next, Esc comes back (%i×%i)', async (columns, rows) => {
-    const hist = (p50: number) => ({ buckets: [0.01, 0.1, 1, 10].map((le) => ({ le, count: le >= p50 ? 10 : 0 })), count: 10, sum: p50 * 10 });
+    const hist = (p50: number) => ({
+      buckets: [0.01, 0.1, 1, 10].map((le) => ({ le, count: le >= p50 ? 10 : 0 })),
+      count: 10,
+      sum: p50 * 10,
+    });
     const latency = { ttft_seconds: hist(0.1), duration_seconds: hist(1) };
     const workers = [
       { url: 'http://10.0.0.1:31000', waiting: 7, gate_rejections_total: 42, latency },
@@ -205,12 +277,19 @@ describe('the console', () => {
   });
 
   it('charts latency beside the queues and decisions at 200×60, with marks that survive NO_COLOR', async () => {
-    const base = fleet([{ url: 'http://a:1', waiting: 1 }, { url: 'http://b:1', waiting: 3 }]);
+    const base = fleet([
+      { url: 'http://a:1', waiting: 1 },
+      { url: 'http://b:1', waiting: 3 },
+    ]);
     const c = mount(base, { columns: 200, rows: 60 });
     await tick();
     expect(c.frame()).not.toContain('LATENCY ms');
     for (const [i, p50] of [0.2, 0.3, 0.25, 0.4].entries()) {
-      c.feed.set({ ...base, at: base.at + (i + 1) * 1000, latency: { window: { ttftP50: p50 / 4, ttftP99: p50, e2eP50: p50, e2eP99: p50 * 3, requests: 10 }, overall: base.latency.overall } });
+      c.feed.set({
+        ...base,
+        at: base.at + (i + 1) * 1000,
+        latency: { window: { ttftP50: p50 / 4, ttftP99: p50, e2eP50: p50, e2eP99: p50 * 3, requests: 10 }, overall: base.latency.overall },
+      });
       await tick();
     }
     await settle(() => c.frame().includes('LATENCY ms'));
@@ -235,13 +314,40 @@ describe('the console', () => {
   });
 
   it('the detail lists the last decisions that landed on the worker', async () => {
-    const view = fleet([{ url: 'http://a:1', waiting: 1 }, { url: 'http://b:1', waiting: 0 }]);
+    const view = fleet([
+      { url: 'http://a:1', waiting: 1 },
+      { url: 'http://b:1', waiting: 0 },
+    ]);
     const rec = (id: string, worker: string, decision: string, matched: number) => ({
-      seq: id.length, request_id: id, at_ms: NOW, policy: 'cache_aware', decision, reason: 'x', input_tokens: 100, query_blocks: 10, worker, matched_blocks: matched,
-      best_worker: 'http://a:1', best_matched_blocks: 10, candidates: [], more_candidates: 0, gate_rejected: 0, admission_rejected: 0, fleet_all_queued: false,
-      diverted_blocks: 0, partial_diversion: false, retried_to: null, status: 200, cached_tokens: matched * 10, ttft_ms: 3, duration_ms: 4,
+      seq: id.length,
+      request_id: id,
+      at_ms: NOW,
+      policy: 'cache_aware',
+      decision,
+      reason: 'x',
+      input_tokens: 100,
+      query_blocks: 10,
+      worker,
+      matched_blocks: matched,
+      best_worker: 'http://a:1',
+      best_matched_blocks: 10,
+      candidates: [],
+      more_candidates: 0,
+      gate_rejected: 0,
+      admission_rejected: 0,
+      fleet_all_queued: false,
+      diverted_blocks: 0,
+      partial_diversion: false,
+      retried_to: null,
+      status: 200,
+      cached_tokens: matched * 10,
+      ttft_ms: 3,
+      duration_ms: 4,
     });
-    const c = mount({ ...view, recentDecisions: [rec('d-1', 'http://a:1', 'cache_hit', 10), rec('d-22', 'http://b:1', 'cache_worker_queued', 0)] }, { columns: 120, rows: 40 });
+    const c = mount(
+      { ...view, recentDecisions: [rec('d-1', 'http://a:1', 'cache_hit', 10), rec('d-22', 'http://b:1', 'cache_worker_queued', 0)] },
+      { columns: 120, rows: 40 },
+    );
     await tick();
     c.stdin.write('j');
     c.stdin.write('j');
@@ -286,7 +392,12 @@ describe('the console', () => {
       ]),
     );
     await tick();
-    const order = (): string[] => c.frame().split('\n').filter((l) => /^[abc]:1 /.test(l)).map((l) => l[0]!);
+    const order = (): string[] =>
+      c
+        .frame()
+        .split('\n')
+        .filter((l) => /^[abc]:1 /.test(l))
+        .map((l) => l[0]!);
     expect(order()).toEqual(['c', 'b', 'a']);
     expect(c.frame()).toContain('WAITING▼');
     c.stdin.write('s');
@@ -357,7 +468,13 @@ describe('the console', () => {
       fleet([]),
       fleet(undefined),
       fleet(many, { allQueued: true, gateInert: true }),
-      fleet(many.slice(0, 6), { diverted: { buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192].map((le, i) => ({ le, count: (i + 1) * 10 })), count: 200, sum: 9000 } }),
+      fleet(many.slice(0, 6), {
+        diverted: {
+          buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192].map((le, i) => ({ le, count: (i + 1) * 10 })),
+          count: 200,
+          sum: 9000,
+        },
+      }),
       mergeReplicas([status('http://rust:29000', snapshotFromPrometheus(prometheusFixture('sgl-router-metrics.txt'), NOW))], NOW),
     ];
     for (const view of states) {
@@ -399,7 +516,13 @@ describe('the console', () => {
     const feed = mutableStore<FleetView | undefined>(fleet(Array.from({ length: 12 }, (_, i) => ({ url: `http://w${i}:1`, waiting: i }))));
     const app = inkRender(
       <ConsoleApp feed={feed} onQuit={() => {}} color={false} title="t" target="x" intervalMs={1000} blockSize={16} now={NOW} />,
-      { stdout: stdout as unknown as NodeJS.WriteStream, stdin: stdin as unknown as NodeJS.ReadStream, debug: true, exitOnCtrlC: false, patchConsole: false },
+      {
+        stdout: stdout as unknown as NodeJS.WriteStream,
+        stdin: stdin as unknown as NodeJS.ReadStream,
+        debug: true,
+        exitOnCtrlC: false,
+        patchConsole: false,
+      },
     );
     cleanups.push(() => app.unmount());
     await tick();
@@ -415,7 +538,13 @@ describe('the console', () => {
   });
 
   it('with colour off (NO_COLOR) writes no escape code at all; with colour on the charts are coloured', async () => {
-    const view = fleet([{ url: 'http://a:1', waiting: 7 }, { url: 'http://b:1', waiting: 3 }], { allQueued: true, simulated: true });
+    const view = fleet(
+      [
+        { url: 'http://a:1', waiting: 7 },
+        { url: 'http://b:1', waiting: 3 },
+      ],
+      { allQueued: true, simulated: true },
+    );
     const off = mount(view, { color: false, columns: 120, rows: 40 });
     await tick();
     off.feed.set({ ...view, at: view.at + 1 });
@@ -463,7 +592,9 @@ describe('the console', () => {
 // The admin fixture must also round-trip through the console without surprises.
 describe('a real router document', () => {
   it('renders', async () => {
-    const doc = JSON.parse((await import('node:fs')).readFileSync(new URL('./fixtures/routerctl-admin-state.json', import.meta.url), 'utf8'));
+    const doc = JSON.parse(
+      (await import('node:fs')).readFileSync(new URL('./fixtures/routerctl-admin-state.json', import.meta.url), 'utf8'),
+    );
     const snap = snapshotFromAdmin(doc)!;
     const c = mount(mergeReplicas([status('http://127.0.0.1:34019', snap)], snap.at));
     await tick();
@@ -472,7 +603,7 @@ describe('a real router document', () => {
 });
 
 describe('events', () => {
-  it('top shows the routers\' events with their time, newest last, when there is room', async () => {
+  it("top shows the routers' events with their time, newest last, when there is room", async () => {
     const doc = adminDoc({ workers: [{ url: 'http://a:1', waiting: 7 }] });
     const events = [
       { at_ms: NOW - 60_000, kind: 'saturation_begin', worker: null, message: 'every worker is at or over the queue limit 6: all_queued' },
@@ -490,9 +621,19 @@ describe('events', () => {
 
 describe('keys', () => {
   it('S turns the sort around, and the column mark says which way', async () => {
-    const c = mount(fleet([{ url: 'http://a:1', waiting: 1 }, { url: 'http://b:1', waiting: 5 }]));
+    const c = mount(
+      fleet([
+        { url: 'http://a:1', waiting: 1 },
+        { url: 'http://b:1', waiting: 5 },
+      ]),
+    );
     await tick();
-    const order = (): string[] => c.frame().split('\n').filter((l) => /^[ab]:1/.test(l)).map((l) => l.slice(0, 3));
+    const order = (): string[] =>
+      c
+        .frame()
+        .split('\n')
+        .filter((l) => /^[ab]:1/.test(l))
+        .map((l) => l.slice(0, 3));
     expect(order()).toEqual(['b:1', 'a:1']);
     expect(c.frame()).toContain('WAITING▼');
     c.stdin.write('S');

@@ -23,22 +23,26 @@ export interface WorkerDoc {
 }
 
 /** An admin state document (docs/metrics-and-admin.md §Admin state document) with sensible defaults; tests override what they assert on. */
-export function adminDoc(o: {
-  limit?: number | null;
-  workers?: WorkerDoc[];
-  decisions?: Partial<Record<'cache_hit' | 'cache_miss' | 'cache_worker_queued' | 'all_queued', number>>;
-  allQueued?: boolean;
-  gateInert?: boolean;
-  simulated?: boolean;
-  diverted?: { buckets: Array<{ le: number; count: number }>; count: number; sum: number };
-  timestamp?: number;
-  requests?: number;
-} = {}): Record<string, unknown> {
+export function adminDoc(
+  o: {
+    limit?: number | null;
+    workers?: WorkerDoc[];
+    decisions?: Partial<Record<'cache_hit' | 'cache_miss' | 'cache_worker_queued' | 'all_queued', number>>;
+    allQueued?: boolean;
+    gateInert?: boolean;
+    simulated?: boolean;
+    diverted?: { buckets: Array<{ le: number; count: number }>; count: number; sum: number };
+    timestamp?: number;
+    requests?: number;
+  } = {},
+): Record<string, unknown> {
   const limit = o.limit === undefined ? 6 : o.limit;
-  const workers = (o.workers ?? [
-    { url: 'http://10.0.0.1:31000', waiting: 2 },
-    { url: 'http://10.0.0.2:31000', waiting: 0 },
-  ]).map((w) => ({
+  const workers = (
+    o.workers ?? [
+      { url: 'http://10.0.0.1:31000', waiting: 2 },
+      { url: 'http://10.0.0.2:31000', waiting: 0 },
+    ]
+  ).map((w) => ({
     url: w.url,
     healthy: w.healthy ?? true,
     breaker: w.breaker ?? 'closed',

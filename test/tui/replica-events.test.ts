@@ -26,7 +26,8 @@ describe('replica_down and replica_up', () => {
     routers.push(a, b);
     const port = Number(new URL(b.url).port);
     feed = await FleetFeed.connect({ urls: [a.url, b.url], source: 'admin', intervalMs: 200 });
-    const kinds = (): string[] => (feed!.get()?.events ?? []).filter((e) => e.kind.startsWith('replica_')).map((e) => `${e.kind} ${e.replica}`);
+    const kinds = (): string[] =>
+      (feed!.get()?.events ?? []).filter((e) => e.kind.startsWith('replica_')).map((e) => `${e.kind} ${e.replica}`);
     expect(kinds()).toEqual([]);
     await b.close();
     await eventually(async () => kinds().length === 1, 8000);

@@ -16,11 +16,17 @@ import { NO_LATCH, bannersFor } from '../../src/tui/index.js';
 import { adminDoc, fixture, prometheusFixture, status, viewOf } from './fixtures.js';
 
 describe('admin state → snapshot', () => {
-  it('maps our router\'s own /admin/state document field by field', () => {
+  it("maps our router's own /admin/state document field by field", () => {
     const doc = JSON.parse(fixture('routerctl-admin-state.json'));
     const s = snapshotFromAdmin(doc)!;
     expect(s.source).toBe('admin');
-    expect(s.router).toMatchObject({ policy: 'cache_aware', workerQueueLimit: 6, minLoadChoices: 2, simulated: true, loadFreshnessMs: 5000 });
+    expect(s.router).toMatchObject({
+      policy: 'cache_aware',
+      workerQueueLimit: 6,
+      minLoadChoices: 2,
+      simulated: true,
+      loadFreshnessMs: 5000,
+    });
     expect(s.workers).toHaveLength(4);
     expect(s.workers[0]).toEqual({
       url: doc.workers[0].url,
@@ -43,7 +49,9 @@ describe('admin state → snapshot', () => {
   });
 
   it('keeps unknown waiting as null, never 0', () => {
-    const s = snapshotFromAdmin(adminDoc({ workers: [{ url: 'http://a:1', waiting: null, running: null, fresh: false, sample_age_ms: null }] }))!;
+    const s = snapshotFromAdmin(
+      adminDoc({ workers: [{ url: 'http://a:1', waiting: null, running: null, fresh: false, sample_age_ms: null }] }),
+    )!;
     expect(s.workers[0]).toMatchObject({ waiting: null, running: null, fresh: false, sampleAgeMs: null });
   });
 
@@ -59,7 +67,7 @@ describe('admin state → snapshot', () => {
 });
 
 describe('Prometheus → snapshot', () => {
-  it('reads the Rust sgl-router\'s names: decisions, histogram, failures, in-flight per worker_url', () => {
+  it("reads the Rust sgl-router's names: decisions, histogram, failures, in-flight per worker_url", () => {
     const s = snapshotFromPrometheus(prometheusFixture('sgl-router-metrics.txt'), 1000);
     expect(s.source).toBe('prometheus');
     // Summed over both model_ids of the fixture.
@@ -78,10 +86,12 @@ describe('Prometheus → snapshot', () => {
     expect(s.router).toMatchObject({ policy: 'cache_aware', policyInferred: true, modelId: 'llama-8b, tiny', workerQueueLimit: null });
     expect(s.requestsTotal).toBe(1520 + 8811);
     expect(s.alerts).toEqual({ allQueued: null, gateInert: null });
-    expect(s.blind).toEqual(expect.arrayContaining(['engine queues', 'queue limit', 'gated workers', 'gate rejections', 'gate-inert alert']));
+    expect(s.blind).toEqual(
+      expect.arrayContaining(['engine queues', 'queue limit', 'gated workers', 'gate rejections', 'gate-inert alert']),
+    );
   });
 
-  it('reads routerctl\'s own /metrics, additions included (waiting, sample age, gate rejections, inert)', () => {
+  it("reads routerctl's own /metrics, additions included (waiting, sample age, gate rejections, inert)", () => {
     const text = fixture('routerctl-metrics.txt');
     const admin = JSON.parse(fixture('routerctl-admin-state.json'));
     const s = snapshotFromPrometheus(text);
@@ -119,7 +129,14 @@ describe('Prometheus → snapshot', () => {
 
 describe('rates', () => {
   const at = (t: number, d: Partial<Record<string, number>>, rej = 0): ReplicaSnapshot =>
-    snapshotFromAdmin(adminDoc({ timestamp: t, decisions: d, workers: [{ url: 'http://w:1', gate_rejections_total: rej }], requests: (d.cache_hit ?? 0) + 100 }))!;
+    snapshotFromAdmin(
+      adminDoc({
+        timestamp: t,
+        decisions: d,
+        workers: [{ url: 'http://w:1', gate_rejections_total: rej }],
+        requests: (d.cache_hit ?? 0) + 100,
+      }),
+    )!;
 
   it('are per second between snapshots', () => {
     const r = computeRates(at(0, { cache_hit: 10, all_queued: 0 }, 5), at(2000, { cache_hit: 30, all_queued: 4 }, 9))!;
@@ -139,10 +156,22 @@ describe('rates', () => {
 
 describe('merging replicas', () => {
   const a = snapshotFromAdmin(
-    adminDoc({ workers: [{ url: 'http://w1:1', waiting: 7, sample_age_ms: 900, inflight: 4 }, { url: 'http://w2:1', waiting: 1, inflight: 1 }], decisions: { cache_hit: 10, cache_miss: 1, cache_worker_queued: 1, all_queued: 0 } }),
+    adminDoc({
+      workers: [
+        { url: 'http://w1:1', waiting: 7, sample_age_ms: 900, inflight: 4 },
+        { url: 'http://w2:1', waiting: 1, inflight: 1 },
+      ],
+      decisions: { cache_hit: 10, cache_miss: 1, cache_worker_queued: 1, all_queued: 0 },
+    }),
   )!;
   const b = snapshotFromAdmin(
-    adminDoc({ workers: [{ url: 'http://w1:1', waiting: 5, sample_age_ms: 100, inflight: 2 }, { url: 'http://w3:1', waiting: 0, inflight: 0 }], decisions: { cache_hit: 20, cache_miss: 2, cache_worker_queued: 0, all_queued: 3 } }),
+    adminDoc({
+      workers: [
+        { url: 'http://w1:1', waiting: 5, sample_age_ms: 100, inflight: 2 },
+        { url: 'http://w3:1', waiting: 0, inflight: 0 },
+      ],
+      decisions: { cache_hit: 20, cache_miss: 2, cache_worker_queued: 0, all_queued: 3 },
+    }),
   )!;
   const view = mergeReplicas([status('http://r1', a), status('http://r2', b)]);
 
@@ -178,7 +207,9 @@ describe('merging replicas', () => {
     expect(v.requestsPerS).toBe(10);
     expect(v.fleet.inflightTotal).toBe(mergeReplicas([status('http://r1', a)]).fleet.inflightTotal);
     expect(v.workers[0]!.inflightByReplica[1]).toBeNull();
-    expect(formatOnce(v, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toMatch(/DOWN http:\/\/r2: connection refused \(not counted\)/);
+    expect(formatOnce(v, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toMatch(
+      /DOWN http:\/\/r2: connection refused \(not counted\)/,
+    );
     // Answering again, it counts again.
     expect(mergeReplicas([status('http://r1', a), status('http://r2', c)]).alerts.allQueued).toBe(true);
     // With no replica answering, the last view stays on screen rather than going blank.
@@ -200,9 +231,16 @@ describe('merging replicas', () => {
   });
 
   it('says whether the live replicas hold the same prefix index; a down replica does not count', () => {
-    const withIndex = (digest: string, source = 'events') => snapshotFromAdmin({ ...adminDoc({}), prefix_index: { source, blocks: 10, owner_pairs: 12, digest } })!;
-    expect(mergeReplicas([status('http://r1', withIndex('ab')), status('http://r2', withIndex('ab'))]).prefixIndex).toEqual({ source: 'events', agree: true, notes: [] });
-    expect(mergeReplicas([status('http://r1', withIndex('ab', 'requests')), status('http://r2', withIndex('cd', 'requests'))]).prefixIndex).toEqual({ source: 'requests', agree: false, notes: [] });
+    const withIndex = (digest: string, source = 'events') =>
+      snapshotFromAdmin({ ...adminDoc({}), prefix_index: { source, blocks: 10, owner_pairs: 12, digest } })!;
+    expect(mergeReplicas([status('http://r1', withIndex('ab')), status('http://r2', withIndex('ab'))]).prefixIndex).toEqual({
+      source: 'events',
+      agree: true,
+      notes: [],
+    });
+    expect(
+      mergeReplicas([status('http://r1', withIndex('ab', 'requests')), status('http://r2', withIndex('cd', 'requests'))]).prefixIndex,
+    ).toEqual({ source: 'requests', agree: false, notes: [] });
     const down = { ...status('http://r2', withIndex('cd')), live: false, error: 'connection refused' };
     expect(mergeReplicas([status('http://r1', withIndex('ab')), down]).prefixIndex).toEqual({ source: 'events', agree: null, notes: [] });
     const view = mergeReplicas([status('http://r1', withIndex('ab')), status('http://r2', withIndex('ab'))]);
@@ -211,13 +249,21 @@ describe('merging replicas', () => {
   });
 
   it('an events index a worker left incomplete (a partial catch-up) is said in top --once, --json and a console banner', () => {
-    const note = "partial catch-up: the engine's replay buffer no longer held the first 12 batches; blocks stored in them are missing until the engine stores them again";
+    const note =
+      "partial catch-up: the engine's replay buffer no longer held the first 12 batches; blocks stored in them are missing until the engine stores them again";
     const doc = adminDoc({});
     const workers = (doc.workers as Array<Record<string, unknown>>).map((w, i) => ({ ...w, kv_events: { note: i === 0 ? note : null } }));
-    const view = mergeReplicas([status('http://r1', snapshotFromAdmin({ ...doc, workers, prefix_index: { source: 'events', blocks: 10, owner_pairs: 12, digest: 'ab' } })!)]);
+    const view = mergeReplicas([
+      status(
+        'http://r1',
+        snapshotFromAdmin({ ...doc, workers, prefix_index: { source: 'events', blocks: 10, owner_pairs: 12, digest: 'ab' } })!,
+      ),
+    ]);
     const url = workers[0]!.url as string;
     expect(view.prefixIndex.notes).toEqual([`${url}: ${note}`]);
-    expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toContain(`\nKV index: ${url}: partial catch-up: `);
+    expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toContain(
+      `\nKV index: ${url}: partial catch-up: `,
+    );
     expect(fleetJson(view)).toMatchObject({ prefix_index: { notes: [`${url}: ${note}`] } });
     expect(bannersFor(view, NO_LATCH, 0).map((b) => b.text)).toContain(`KV index incomplete · ${url}: ${note}`);
   });
@@ -263,7 +309,16 @@ describe('SSE parser', () => {
 });
 
 describe('--once and --json output', () => {
-  const view = viewOf(adminDoc({ workers: [{ url: 'http://10.0.0.1:31000', waiting: 9 }, { url: 'http://10.0.0.2:31000', waiting: 3 }], allQueued: true, simulated: true }));
+  const view = viewOf(
+    adminDoc({
+      workers: [
+        { url: 'http://10.0.0.1:31000', waiting: 9 },
+        { url: 'http://10.0.0.2:31000', waiting: 3 },
+      ],
+      allQueued: true,
+      simulated: true,
+    }),
+  );
 
   it('prints a plain table with the waiting counts, GATED, the alert and the decision mix', () => {
     const out = formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 });
@@ -282,7 +337,7 @@ describe('--once and --json output', () => {
     expect(formatOnce(view, { color: true, sort: 'waiting', filter: '', blockSize: 16 })).toMatch(/\u001b\[31m/);
   });
 
-  it('JSON keeps the admin state\'s names and adds what merging knows', () => {
+  it("JSON keeps the admin state's names and adds what merging knows", () => {
     const j = fleetJson(view) as { workers: Array<Record<string, unknown>>; alerts: unknown; cache_hit_ratio: number; replicas: unknown[] };
     expect(j.workers[0]).toMatchObject({ url: 'http://10.0.0.1:31000', waiting: 9, gated: true, inflight_by_replica: [3] });
     expect(j.alerts).toEqual({ all_queued: true, gate_inert: false });
@@ -291,7 +346,8 @@ describe('--once and --json output', () => {
   });
 
   it('JSON honours --sort and --filter as the table does', () => {
-    const urls = (o: { sort?: 'waiting' | 'url' | 'rejections'; filter?: string }) => (fleetJson(view, o) as { workers: Array<{ url: string }> }).workers.map((w) => w.url);
+    const urls = (o: { sort?: 'waiting' | 'url' | 'rejections'; filter?: string }) =>
+      (fleetJson(view, o) as { workers: Array<{ url: string }> }).workers.map((w) => w.url);
     expect(urls({ sort: 'waiting' })).toEqual(['http://10.0.0.1:31000', 'http://10.0.0.2:31000']);
     expect(urls({ sort: 'url', filter: '0.2' })).toEqual(['http://10.0.0.2:31000']);
     expect(urls({ filter: 'nothing' })).toEqual([]);
@@ -306,7 +362,9 @@ describe('RateWindow', () => {
     const w = new RateWindow();
     expect(w.push(at(0, 100))).toBeNull();
     // Steps of 1 then 3 per half second: neighbours would say 2/s then 6/s.
-    const rates = [1, 3, 1, 3, 1, 3].map((step, i, all) => w.push(at(500 * (i + 1), 100 + all.slice(0, i + 1).reduce((a, b) => a + b, 0)))!.requestsPerS!);
+    const rates = [1, 3, 1, 3, 1, 3].map(
+      (step, i, all) => w.push(at(500 * (i + 1), 100 + all.slice(0, i + 1).reduce((a, b) => a + b, 0)))!.requestsPerS!,
+    );
     expect(rates.at(-1)).toBeCloseTo(12 / 3, 5); // 12 requests over 3 s
     // Past 5 s the oldest snapshots drop out of the window.
     for (let i = 7; i <= 20; i++) w.push(at(500 * i, 100 + 2 * i));
@@ -317,28 +375,47 @@ describe('RateWindow', () => {
   });
 });
 
-describe('latency from the routers\' histograms', () => {
+describe("latency from the routers' histograms", () => {
   it('quantiles interpolate within buckets; a delta is what happened in between', async () => {
     const { histogramDelta, histogramQuantile } = await import('../../src/fleet/index.js');
-    const h = (counts: number[], sum = 0) => ({ buckets: [0.1, 0.5, 1, 5].map((le, i) => ({ le, count: counts[i]! })), count: counts.at(-1)!, sum });
+    const h = (counts: number[], sum = 0) => ({
+      buckets: [0.1, 0.5, 1, 5].map((le, i) => ({ le, count: counts[i]! })),
+      count: counts.at(-1)!,
+      sum,
+    });
     // 100 observations: 50 under 0.1 s, 40 in (0.1, 0.5], 10 in (0.5, 1].
     const all = h([50, 90, 100, 100]);
     expect(histogramQuantile(all, 0.5)).toBeCloseTo(0.1, 9);
     expect(histogramQuantile(all, 0.7)).toBeCloseTo(0.1 + 0.4 * (20 / 40), 9);
     expect(histogramQuantile(all, 0.99)).toBeCloseTo(0.5 + 0.5 * (9 / 10), 9);
     expect(histogramQuantile(h([0, 0, 0, 0]), 0.5)).toBeNull();
-    expect(histogramDelta(h([10, 20, 30, 30], 3), all)).toEqual({ buckets: [{ le: 0.1, count: 40 }, { le: 0.5, count: 70 }, { le: 1, count: 70 }, { le: 5, count: 70 }], count: 70, sum: -3 });
+    expect(histogramDelta(h([10, 20, 30, 30], 3), all)).toEqual({
+      buckets: [
+        { le: 0.1, count: 40 },
+        { le: 0.5, count: 70 },
+        { le: 1, count: 70 },
+        { le: 5, count: 70 },
+      ],
+      count: 70,
+      sum: -3,
+    });
     expect(histogramDelta(all, h([1, 1, 1, 1]))).toBeNull(); // went backwards: a restart
   });
 
-  it('the header gives the window\'s end-to-end and TTFT p50 and p99 beside the rate; --once and --json give them since start', () => {
-    const hist = (counts: number[]) => ({ buckets: [0.05, 0.25, 1, 10].map((le, i) => ({ le, count: counts[i]! })), count: counts.at(-1)!, sum: 0 });
+  it("the header gives the window's end-to-end and TTFT p50 and p99 beside the rate; --once and --json give them since start", () => {
+    const hist = (counts: number[]) => ({
+      buckets: [0.05, 0.25, 1, 10].map((le, i) => ({ le, count: counts[i]! })),
+      count: counts.at(-1)!,
+      sum: 0,
+    });
     const before = { ...snapshotFromAdmin(adminDoc({}))!, at: 1_000, ttft: hist([0, 0, 0, 0]), duration: hist([0, 0, 0, 0]) };
     const after = { ...before, at: 3_000, ttft: hist([8, 10, 10, 10]), duration: hist([0, 2, 9, 10]) };
     const view = mergeReplicas([status('http://r1', after, computeRates(before, after))]);
     expect(view.latency.window.requests).toBe(10);
     expect(view.latency.window.e2eP50).toBeCloseTo(0.25 + 0.75 * (3 / 7), 6);
-    expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toMatch(/latency since start \(10 requests\)  end-to-end p50 \S+ p99 \S+ · TTFT p50 \S+ p99 \S+/);
+    expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toMatch(
+      /latency since start \(10 requests\)  end-to-end p50 \S+ p99 \S+ · TTFT p50 \S+ p99 \S+/,
+    );
     expect(fleetJson(view)).toMatchObject({ latency_seconds: { overall: { requests: 10 } } });
   });
 });
@@ -352,8 +429,28 @@ describe('sorting by any column, either way', () => {
     ['url', ['a', 'b', 'c']],
   ] as const)('%s, and reversed', async (key, order) => {
     const { sortWorkers } = await import('../../src/fleet/index.js');
-    const w = (url: string, o: Partial<FleetWorker>): FleetWorker => ({ url, healthy: true, breaker: 'closed', waiting: 0, running: 0, sampleAgeMs: 0, loadSource: null, fresh: true, gated: false, inflight: 0, requestsTotal: 0, gateRejectionsTotal: 0, inflightByReplica: [], gateRejectionsPerS: 0, ...o });
-    const workers = [w('c', { waiting: 1, running: 9, inflight: 5, sampleAgeMs: 300 }), w('b', { waiting: 4, running: 1, inflight: 7, sampleAgeMs: 10 }), w('a', { waiting: 8, running: 5, inflight: 2, sampleAgeMs: 900 })];
+    const w = (url: string, o: Partial<FleetWorker>): FleetWorker => ({
+      url,
+      healthy: true,
+      breaker: 'closed',
+      waiting: 0,
+      running: 0,
+      sampleAgeMs: 0,
+      loadSource: null,
+      fresh: true,
+      gated: false,
+      inflight: 0,
+      requestsTotal: 0,
+      gateRejectionsTotal: 0,
+      inflightByReplica: [],
+      gateRejectionsPerS: 0,
+      ...o,
+    });
+    const workers = [
+      w('c', { waiting: 1, running: 9, inflight: 5, sampleAgeMs: 300 }),
+      w('b', { waiting: 4, running: 1, inflight: 7, sampleAgeMs: 10 }),
+      w('a', { waiting: 8, running: 5, inflight: 2, sampleAgeMs: 900 }),
+    ];
     expect(sortWorkers(workers, key).map((x) => x.url)).toEqual(order);
     expect(sortWorkers(workers, key, true).map((x) => x.url)).toEqual([...order].reverse());
   });
@@ -429,7 +526,9 @@ describe("other routers' /metrics (docs/metrics-and-admin.md §Other routers' me
     const view = mergeReplicas([status('http://smg:30000', s)]);
     expect(view.latency.overall.e2eP50).not.toBeNull();
     expect(view.latency.overall.ttftP50).not.toBeNull();
-    expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toContain('source prometheus /metrics (SGLang Model Gateway)');
+    expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toContain(
+      'source prometheus /metrics (SGLang Model Gateway)',
+    );
   });
 
   it("routerctl's own page carries its latency histograms", () => {

@@ -37,7 +37,9 @@ describe('gspTrace (SGLang generated-shared-prefix)', () => {
       const full = Math.floor(prev.inputLength / GSP_BLOCK_TOKENS);
       expect(r.hashIds.slice(0, full)).toEqual(prev.hashIds.slice(0, full));
     }
-    expect(t.filter((r) => r.after === undefined).map((r) => r.atMs)).toEqual([...t.filter((r) => r.after === undefined).map((r) => r.atMs)].sort((a, b) => a - b));
+    expect(t.filter((r) => r.after === undefined).map((r) => r.atMs)).toEqual(
+      [...t.filter((r) => r.after === undefined).map((r) => r.atMs)].sort((a, b) => a - b),
+    );
   });
 
   it('draws groups by Zipf when asked: the first group is the largest', () => {
@@ -46,7 +48,7 @@ describe('gspTrace (SGLang generated-shared-prefix)', () => {
     for (const r of t) bySystem.set(r.hashIds[0]!, (bySystem.get(r.hashIds[0]!) ?? 0) + 1);
     const sizes = [...bySystem.values()].sort((a, b) => b - a);
     expect(t).toHaveLength(512);
-    expect(sizes[0]!).toBeGreaterThan(512 / 8 * 2);
+    expect(sizes[0]!).toBeGreaterThan((512 / 8) * 2);
   });
 
   it('draws lengths from [L × ratio, L] with a range ratio, the same for a seed', () => {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { parseMooncakeTrace, selectTrace, traceDigest, tracePromptTokens } from '../../src/workload/index.js';
 
 const line = (o: Record<string, unknown>): string => JSON.stringify(o);
-const ok = (at: number, input: number, ids: number[], output = 8) => line({ timestamp: at, input_length: input, output_length: output, hash_ids: ids });
+const ok = (at: number, input: number, ids: number[], output = 8) =>
+  line({ timestamp: at, input_length: input, output_length: output, hash_ids: ids });
 
 describe('Mooncake traces (docs/bench.md §Traces)', () => {
   it('reads requests in file order; blank lines are not requests', () => {
@@ -18,8 +19,16 @@ describe('Mooncake traces (docs/bench.md §Traces)', () => {
     ['not JSON', '{timestamp: 1', 'not JSON'],
     ['a list', '[1,2]', 'not a JSON object'],
     ['no timestamp', line({ input_length: 10, output_length: 1, hash_ids: [1] }), 'timestamp is missing, not a number ≥ 0'],
-    ['a negative input', line({ timestamp: 0, input_length: -5, output_length: 1, hash_ids: [1] }), 'input_length is -5, not a whole number ≥ 1'],
-    ['hash ids that are not numbers', line({ timestamp: 0, input_length: 10, output_length: 1, hash_ids: ['a'] }), 'hash_ids is not a list of whole numbers'],
+    [
+      'a negative input',
+      line({ timestamp: 0, input_length: -5, output_length: 1, hash_ids: [1] }),
+      'input_length is -5, not a whole number ≥ 1',
+    ],
+    [
+      'hash ids that are not numbers',
+      line({ timestamp: 0, input_length: 10, output_length: 1, hash_ids: ['a'] }),
+      'hash_ids is not a list of whole numbers',
+    ],
     ['too few ids for the input', ok(0, 1025, [1, 2]), '2 hash_ids for 1025 input tokens; blocks of 512 need 3 (--trace-block-size?)'],
   ])('%s is reported with its line number', (_name, bad, reason) => {
     const { requests, problems } = parseMooncakeTrace([ok(0, 10, [1]), bad].join('\n'), 512);

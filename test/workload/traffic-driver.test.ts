@@ -21,7 +21,11 @@ describe('TrafficDriver', () => {
   it('streams every request and records TTFT, inter-token gaps, usage and cached tokens', async () => {
     const server = await fake({ kind: 'stream', reply: 'a b c d e', tokenDelayMs: 5, cachedTokens: 64 });
     const results: RequestResult[] = [];
-    const driver = new TrafficDriver(new Workload({ seed: 1, rate: 20, ...quiet }), { url: server.url, model: 'm', onResult: (r) => results.push(r) });
+    const driver = new TrafficDriver(new Workload({ seed: 1, rate: 20, ...quiet }), {
+      url: server.url,
+      model: 'm',
+      onResult: (r) => results.push(r),
+    });
     await driver.runFor(500, 2000);
     expect(results.length).toBeGreaterThan(3);
     for (const r of results) {
@@ -114,7 +118,11 @@ describe('TrafficDriver', () => {
   it('times a request out on its own limit', async () => {
     const server = await fake({ kind: 'stall' });
     const results: RequestResult[] = [];
-    const driver = new TrafficDriver(new Workload({ seed: 6, rate: 10, ...quiet }), { url: server.url, requestTimeoutMs: 100, onResult: (r) => results.push(r) });
+    const driver = new TrafficDriver(new Workload({ seed: 6, rate: 10, ...quiet }), {
+      url: server.url,
+      requestTimeoutMs: 100,
+      onResult: (r) => results.push(r),
+    });
     await driver.runFor(300, 1000);
     expect(results.length).toBeGreaterThan(0);
     expect(results.every((r) => r.error === 'timeout' && r.status === 0)).toBe(true);

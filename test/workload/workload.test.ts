@@ -201,7 +201,14 @@ describe('Workload pasted documents', () => {
   });
 
   it('documents are lognormal around the median and never above the cap', () => {
-    const w = new Workload({ ...DEFAULT_WORKLOAD, openingAttachmentShare: 1, attachmentShare: 1, attachmentMedianTokens: 800, attachmentSigma: 1, attachmentMaxTokens: 3000 });
+    const w = new Workload({
+      ...DEFAULT_WORKLOAD,
+      openingAttachmentShare: 1,
+      attachmentShare: 1,
+      attachmentMedianTokens: 800,
+      attachmentSigma: 1,
+      attachmentMaxTokens: 3000,
+    });
     // Documents draw from their own stream, so the same workload without them sends the same questions.
     const questions = take(new Workload(DEFAULT_WORKLOAD), 600);
     const sizes = take(w, 600)

@@ -103,7 +103,12 @@ export class KvEventFeed {
   constructor(opts: KvEventFeedOptions, sink: KvFeedSink) {
     this.#opts = opts;
     this.#sink = sink;
-    this.#subscription = new PushSubscription(opts.endpoint, opts.topic, (f) => this.#onFrame(f), (err) => this.#decodeError(err));
+    this.#subscription = new PushSubscription(
+      opts.endpoint,
+      opts.topic,
+      (f) => this.#onFrame(f),
+      (err) => this.#decodeError(err),
+    );
     // Joining late (a router restarted, or started after the engines) misses what the
     // engine already holds, and a SUB misses what is sent while it connects: with a
     // replay socket, start from what it still keeps, and hold the live stream meanwhile.
@@ -128,7 +133,8 @@ export class KvEventFeed {
       const first = batches[0]?.seq ?? 0;
       this.stats.catchUpMissed = first;
       this.stats.catchUp = !complete ? 'failed' : first > 0 ? 'partial' : 'complete';
-      if (!complete) this.stats.lastError = `replay at start: no end marker from ${this.#opts.replayEndpoint} within ${this.#opts.replayTimeoutMs ?? 2000} ms`;
+      if (!complete)
+        this.stats.lastError = `replay at start: no end marker from ${this.#opts.replayEndpoint} within ${this.#opts.replayTimeoutMs ?? 2000} ms`;
     } catch (err) {
       this.stats.catchUp = 'failed';
       this.stats.lastError = `replay at start: ${(err as Error).message}`;

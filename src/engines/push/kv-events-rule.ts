@@ -35,7 +35,8 @@ const WILDCARDS = new Set(['*', '0.0.0.0', '::', '[::]']);
 export function parseZmqEndpoint(text: string): ZmqEndpoint | string {
   const m = /^tcp:\/\/(\[[^\]]+\]|[^:/\s]+):(\d+)$/.exec(text.trim());
   if (!m) {
-    if (/^(ipc|inproc):\/\//.test(text.trim())) return `'${text}' is a local socket the router cannot reach; give the engine a tcp:// endpoint`;
+    if (/^(ipc|inproc):\/\//.test(text.trim()))
+      return `'${text}' is a local socket the router cannot reach; give the engine a tcp:// endpoint`;
     return `'${text}' is not tcp://host:port`;
   }
   const port = Number(m[2]);
@@ -50,7 +51,9 @@ export function parseZmqEndpoint(text: string): ZmqEndpoint | string {
  */
 export function kvEventsRuleFor(rules: readonly KvEventsRule[], workerUrl: string): KvEventsRule | undefined {
   const url = trimUrl(workerUrl);
-  return rules.find((r) => trimUrl(r.workers) === url) ?? rules.find((r) => r.workers.includes('*') && globMatches(trimUrl(r.workers), url));
+  return (
+    rules.find((r) => trimUrl(r.workers) === url) ?? rules.find((r) => r.workers.includes('*') && globMatches(trimUrl(r.workers), url))
+  );
 }
 
 /**

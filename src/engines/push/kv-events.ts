@@ -88,7 +88,8 @@ export function decodeKvEventBatch(payload: Uint8Array, engine: EngineKind, opts
     let skipped: SkippedEvent[] = [];
     const readEvents = (): void => {
       const n = r.arrayLength();
-      if (n > KV_EVENT_LIMITS.eventsPerBatch) throw new PushDecodeError(`${n} events in one batch (at most ${KV_EVENT_LIMITS.eventsPerBatch})`);
+      if (n > KV_EVENT_LIMITS.eventsPerBatch)
+        throw new PushDecodeError(`${n} events in one batch (at most ${KV_EVENT_LIMITS.eventsPerBatch})`);
       ({ events, skipped } = readEventList(r, n, engine, keep));
     };
     if (r.peek() === 'array') {
@@ -176,7 +177,18 @@ function readPositionalEvent(r: MsgpackReader, engine: EngineKind, keep: boolean
       else loraName = field(() => optionalStr(r, 'lora_name'));
     }
     if (engine === 'vllm' && next()) extraKeys = field(() => readExtraKeys(r));
-    event = { kind: 'stored', hashes, parent, blockSize, tokenCount: tokens.count, tokens: tokens.ids, medium, cacheSalt, loraName, extraKeys };
+    event = {
+      kind: 'stored',
+      hashes,
+      parent,
+      blockSize,
+      tokenCount: tokens.count,
+      tokens: tokens.ids,
+      medium,
+      cacheSalt,
+      loraName,
+      extraKeys,
+    };
   } else if (tag === 'BlockRemoved') {
     if (n < 2) throw new EventError('BlockRemoved without hashes');
     const hashes = field(() => readHashes(r));
@@ -248,13 +260,25 @@ function readTaggedEvent(r: MsgpackReader, keep: boolean): KvEvent {
   if (tag === 'AllBlocksCleared') return { kind: 'cleared' };
   if (hashes === undefined) throw new EventError(`${tag} without block_hashes`);
   if (tag === 'BlockRemoved') return { kind: 'removed', hashes, medium };
-  return { kind: 'stored', hashes, parent, blockSize, tokenCount: tokens.count, tokens: tokens.ids, medium, cacheSalt, loraName, extraKeys };
+  return {
+    kind: 'stored',
+    hashes,
+    parent,
+    blockSize,
+    tokenCount: tokens.count,
+    tokens: tokens.ids,
+    medium,
+    cacheSalt,
+    loraName,
+    extraKeys,
+  };
 }
 
 function readHashes(r: MsgpackReader): BlockHashes {
   if (r.peek() !== 'array') throw new EventError(`block_hashes is a ${r.peek()}, not an array`);
   const count = r.arrayLength();
-  if (count > KV_EVENT_LIMITS.hashesPerEvent) throw new EventError(`${count} hashes in one event (at most ${KV_EVENT_LIMITS.hashesPerEvent})`);
+  if (count > KV_EVENT_LIMITS.hashesPerEvent)
+    throw new EventError(`${count} hashes in one event (at most ${KV_EVENT_LIMITS.hashesPerEvent})`);
   const words = new Uint32Array(2 * count);
   for (let i = 0; i < count; i++) wordOrEventError(r, words, 2 * i);
   return { count, words };

@@ -14,7 +14,14 @@ export interface LoadStat {
   readonly rank: number | null;
 }
 
-const FIELDS = ['num_running_reqs', 'num_waiting_reqs', 'num_tokens', 'max_total_num_tokens', 'attn_dp_rank', 'num_waiting_uncached_tokens'] as const;
+const FIELDS = [
+  'num_running_reqs',
+  'num_waiting_reqs',
+  'num_tokens',
+  'max_total_num_tokens',
+  'attn_dp_rank',
+  'num_waiting_uncached_tokens',
+] as const;
 type Field = (typeof FIELDS)[number];
 
 export function decodeLoadStat(payload: Uint8Array): LoadStat {
@@ -23,7 +30,8 @@ export function decodeLoadStat(payload: Uint8Array): LoadStat {
   try {
     if (r.peek() === 'array') {
       const n = r.arrayLength();
-      if (n === 0 || r.peek() !== 'str' || r.str(64) !== 'LoadStat') throw new PushDecodeError('not a LoadStat (the tag is missing or different)');
+      if (n === 0 || r.peek() !== 'str' || r.str(64) !== 'LoadStat')
+        throw new PushDecodeError('not a LoadStat (the tag is missing or different)');
       for (let i = 1; i < n; i++) {
         const name = FIELDS[i - 1];
         if (name === undefined) r.skip();

@@ -19,7 +19,11 @@ export function readPushFrame(frames: readonly Uint8Array[]): PushFrame {
   const v = new DataView(seqBytes.buffer, seqBytes.byteOffset, 8);
   const hi = v.getUint32(0);
   if (hi > 0x1fffff) throw new PushDecodeError('a sequence number beyond 2^53');
-  return { topic: Buffer.from(topic.buffer, topic.byteOffset, topic.length).toString('utf8'), seq: hi * 0x1_0000_0000 + v.getUint32(4), payload };
+  return {
+    topic: Buffer.from(topic.buffer, topic.byteOffset, topic.length).toString('utf8'),
+    seq: hi * 0x1_0000_0000 + v.getUint32(4),
+    payload,
+  };
 }
 
 /** The envelope's sequence frame (also what the simulator publishes and a replay request carries). */

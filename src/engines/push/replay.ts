@@ -18,7 +18,11 @@ const MAX_REPLAYED = 20_000;
  * before the end marker or the timeout, oldest first; a publisher that no longer
  * holds `from` answers from its oldest batch, which the caller sees as a shortfall.
  */
-export async function replayFrom(endpoint: string, from: number, timeoutMs: number): Promise<{ batches: ReplayedBatch[]; complete: boolean }> {
+export async function replayFrom(
+  endpoint: string,
+  from: number,
+  timeoutMs: number,
+): Promise<{ batches: ReplayedBatch[]; complete: boolean }> {
   const socket = new Dealer({ linger: 0, receiveTimeout: timeoutMs, sendTimeout: timeoutMs });
   const batches: ReplayedBatch[] = [];
   try {

@@ -12,7 +12,11 @@ export interface Logger {
  * Structured logs on one stream: `json` writes one object per line for log
  * shippers; `text` writes `time level message key=value…` for people.
  */
-export function createLogger(format: LogFormat, write: (line: string) => void = (l) => process.stderr.write(l), minLevel: LogLevel = 'info'): Logger {
+export function createLogger(
+  format: LogFormat,
+  write: (line: string) => void = (l) => process.stderr.write(l),
+  minLevel: LogLevel = 'info',
+): Logger {
   const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
   const emit = (level: LogLevel, msg: string, fields: Record<string, unknown> = {}): void => {
     if (order[level] < order[minLevel]) return;

@@ -97,7 +97,10 @@ export class HistogramFamily {
   }
 
   private entry(labels: readonly string[]) {
-    return this.series.get(labels) ?? this.series.create(labels, (own) => ({ labels: own, counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 }));
+    return (
+      this.series.get(labels) ??
+      this.series.create(labels, (own) => ({ labels: own, counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 }))
+    );
   }
 }
 

@@ -65,31 +65,86 @@ const CATCH_UP_OUTCOMES: readonly KvCatchUp[] = ['pending', 'complete', 'partial
  */
 export class RouterMetrics {
   readonly requests = new CounterFamily(METRIC_NAMES.requests, 'Requests received, by route and method.', ['route', 'method']);
-  readonly responses = new CounterFamily(METRIC_NAMES.responses, 'Responses sent, by route, method and status code.', ['route', 'method', 'status_code']);
-  readonly workerRequests = new CounterFamily(METRIC_NAMES.workerRequests, 'Requests dispatched to workers, by outcome.', ['worker_url', 'model_id', 'mode', 'outcome']);
-  readonly duration = new HistogramFamily(METRIC_NAMES.requestDuration, 'End-to-end request duration at the router.', ['model_id'], DURATION_BUCKETS);
-  readonly ttft = new HistogramFamily(METRIC_NAMES.ttft, 'Time to first streamed token at the router (successful streams).', ['model_id'], TTFT_BUCKETS);
+  readonly responses = new CounterFamily(METRIC_NAMES.responses, 'Responses sent, by route, method and status code.', [
+    'route',
+    'method',
+    'status_code',
+  ]);
+  readonly workerRequests = new CounterFamily(METRIC_NAMES.workerRequests, 'Requests dispatched to workers, by outcome.', [
+    'worker_url',
+    'model_id',
+    'mode',
+    'outcome',
+  ]);
+  readonly duration = new HistogramFamily(
+    METRIC_NAMES.requestDuration,
+    'End-to-end request duration at the router.',
+    ['model_id'],
+    DURATION_BUCKETS,
+  );
+  readonly ttft = new HistogramFamily(
+    METRIC_NAMES.ttft,
+    'Time to first streamed token at the router (successful streams).',
+    ['model_id'],
+    TTFT_BUCKETS,
+  );
   /**
    * The same two per worker, for the admin state's drill-down only: not exported to
    * /metrics, whose series stay as the reference router has them.
    */
   readonly workerTtft = new HistogramFamily('', '', ['worker'], TTFT_BUCKETS);
   readonly workerDuration = new HistogramFamily('', '', ['worker'], DURATION_BUCKETS);
-  readonly streamOutcomes = new CounterFamily(METRIC_NAMES.streamOutcomes, 'Streaming responses by outcome.', ['worker_url', 'model_id', 'outcome']);
-  readonly policyDecisions = new CounterFamily(METRIC_NAMES.policyDecisions, 'Selections by policy and decision reason.', ['policy', 'reason']);
-  readonly selectionFailures = new CounterFamily(METRIC_NAMES.selectionFailures, 'Selections that resolved no worker (503), by policy and reason.', ['policy', 'reason']);
-  readonly cacheDecisions = new CounterFamily(METRIC_NAMES.cacheDecisions, 'Cache-aware selections that resolved a worker, by decision.', ['model_id', 'decision']);
-  readonly divertedOverlap = new HistogramFamily(METRIC_NAMES.divertedOverlap, 'Matched prefix blocks given up by a queue-gate diversion (deepest gated owner).', ['model_id'], DIVERTED_OVERLAP_BUCKETS);
-  readonly gateRejected = new CounterFamily(METRIC_NAMES.gateRejected, 'Cache candidates the worker queue gate rejected, per worker.', ['model_id', 'worker']);
-  readonly partialDiversions = new CounterFamily(METRIC_NAMES.partialDiversions, 'Deepest prefix owner gated, a shallower owner won (booked cache_hit).', ['model_id']);
-  readonly admissionEvaluated = new CounterFamily(METRIC_NAMES.admissionEvaluated, 'Cache candidates evaluated by hard (capacity) admission.', []);
-  readonly admissionRejected = new CounterFamily(METRIC_NAMES.admissionRejected, 'Cache candidates hard admission rejected (gate rejections excluded).', []);
+  readonly streamOutcomes = new CounterFamily(METRIC_NAMES.streamOutcomes, 'Streaming responses by outcome.', [
+    'worker_url',
+    'model_id',
+    'outcome',
+  ]);
+  readonly policyDecisions = new CounterFamily(METRIC_NAMES.policyDecisions, 'Selections by policy and decision reason.', [
+    'policy',
+    'reason',
+  ]);
+  readonly selectionFailures = new CounterFamily(
+    METRIC_NAMES.selectionFailures,
+    'Selections that resolved no worker (503), by policy and reason.',
+    ['policy', 'reason'],
+  );
+  readonly cacheDecisions = new CounterFamily(METRIC_NAMES.cacheDecisions, 'Cache-aware selections that resolved a worker, by decision.', [
+    'model_id',
+    'decision',
+  ]);
+  readonly divertedOverlap = new HistogramFamily(
+    METRIC_NAMES.divertedOverlap,
+    'Matched prefix blocks given up by a queue-gate diversion (deepest gated owner).',
+    ['model_id'],
+    DIVERTED_OVERLAP_BUCKETS,
+  );
+  readonly gateRejected = new CounterFamily(METRIC_NAMES.gateRejected, 'Cache candidates the worker queue gate rejected, per worker.', [
+    'model_id',
+    'worker',
+  ]);
+  readonly partialDiversions = new CounterFamily(
+    METRIC_NAMES.partialDiversions,
+    'Deepest prefix owner gated, a shallower owner won (booked cache_hit).',
+    ['model_id'],
+  );
+  readonly admissionEvaluated = new CounterFamily(
+    METRIC_NAMES.admissionEvaluated,
+    'Cache candidates evaluated by hard (capacity) admission.',
+    [],
+  );
+  readonly admissionRejected = new CounterFamily(
+    METRIC_NAMES.admissionRejected,
+    'Cache candidates hard admission rejected (gate rejections excluded).',
+    [],
+  );
   readonly guardCompared = new CounterFamily(METRIC_NAMES.guardCompared, 'Candidate pairs the pressure guard compared.', []);
   readonly guardOverrides = new CounterFamily(METRIC_NAMES.guardOverrides, 'Comparisons the pressure guard overrode.', []);
-  readonly monitorDecisions = new CounterFamily(METRIC_NAMES.monitorDecisions, 'Cache resolutions by the pressure data they compared on.', ['source']);
+  readonly monitorDecisions = new CounterFamily(METRIC_NAMES.monitorDecisions, 'Cache resolutions by the pressure data they compared on.', [
+    'source',
+  ]);
   readonly predictionError = new HistogramFamily(
     METRIC_NAMES.predictionError,
-    "Prefix tokens the router predicted the selected worker holds, minus the cached tokens the engine then reported.",
+    'Prefix tokens the router predicted the selected worker holds, minus the cached tokens the engine then reported.',
     ['model_id'],
     PREDICTION_ERROR_BUCKETS,
   );
@@ -99,7 +154,9 @@ export class RouterMetrics {
     ['model_id', 'which'],
     [0, ...DIVERTED_OVERLAP_BUCKETS],
   );
-  readonly retries = new CounterFamily(METRIC_NAMES.retries, 'Requests retried on another worker before any byte reached the client.', ['reason']);
+  readonly retries = new CounterFamily(METRIC_NAMES.retries, 'Requests retried on another worker before any byte reached the client.', [
+    'reason',
+  ]);
   readonly unkeyedRequests = new CounterFamily(
     METRIC_NAMES.prefixUnkeyedRequests,
     'Requests routed without prefix affinity because they could not be keyed as the prefix index is keyed, by reason (no_tokenizer, unsupported_input).',
@@ -146,15 +203,27 @@ export class RouterMetrics {
         '1 if the worker is in the pool: its circuit breaker would admit a request and its load polls get answers.',
         per((x) => (x.healthy ? 1 : 0)),
       )
-      .gauge(METRIC_NAMES.workerBreakerState, 'Circuit breaker state: 0 closed, 1 open, 2 half open.', per((x) => x.breakerState))
+      .gauge(
+        METRIC_NAMES.workerBreakerState,
+        'Circuit breaker state: 0 closed, 1 open, 2 half open.',
+        per((x) => x.breakerState),
+      )
       .gauge(
         METRIC_NAMES.workerInflight,
         'Router-local in-flight requests per worker.',
         // `worker` is routerctl's label, `worker_url` the Rust router's. Both, so either query works (docs/metrics-and-admin.md §Differences from the reference router).
         workers.map((x) => ({ labels: { worker: x.url, worker_url: x.url }, value: x.inflight })),
       )
-      .gauge(METRIC_NAMES.workerWaiting, 'Engine-reported waiting requests (sum over DP ranks); absent when unknown.', per((x) => x.waiting, 'worker'))
-      .gauge(METRIC_NAMES.workerSampleAge, 'Age of the worker\'s load sample; absent when it has none.', per((x) => x.sampleAgeSeconds, 'worker'))
+      .gauge(
+        METRIC_NAMES.workerWaiting,
+        'Engine-reported waiting requests (sum over DP ranks); absent when unknown.',
+        per((x) => x.waiting, 'worker'),
+      )
+      .gauge(
+        METRIC_NAMES.workerSampleAge,
+        "Age of the worker's load sample; absent when it has none.",
+        per((x) => x.sampleAgeSeconds, 'worker'),
+      )
       .counter(
         METRIC_NAMES.loadPollFailures,
         'Load polls that produced no sample, per worker and cause (timeout, connect, http_status, unreadable, too_large).',
@@ -181,20 +250,32 @@ export class RouterMetrics {
         const v = f(x);
         return v === null ? [] : [{ labels: { worker: x.url }, value: v }];
       });
-    w.counter(METRIC_NAMES.kvEventBatches, 'KV event batches applied to the prefix index, per worker (all DP ranks).', per((x) => x.batches))
+    w.counter(
+      METRIC_NAMES.kvEventBatches,
+      'KV event batches applied to the prefix index, per worker (all DP ranks).',
+      per((x) => x.batches),
+    )
       .counter(
         METRIC_NAMES.kvEventGaps,
-        'Sequence gaps in a worker\'s KV events, by outcome: repaired from the replay socket, or lost.',
+        "Sequence gaps in a worker's KV events, by outcome: repaired from the replay socket, or lost.",
         feeds.flatMap((x) => [
           { labels: { worker: x.url, outcome: 'repaired' }, value: x.gapsRepaired },
           { labels: { worker: x.url, outcome: 'lost' }, value: x.gapsLost },
         ]),
       )
-      .counter(METRIC_NAMES.kvEventDecodeErrors, 'KV event messages that could not be decoded, per worker.', per((x) => x.decodeErrors))
-      .gauge(METRIC_NAMES.kvEventLag, 'Seconds since the engine stamped the last KV event batch applied (grows while the engine is idle).', per((x) => x.lagSeconds))
+      .counter(
+        METRIC_NAMES.kvEventDecodeErrors,
+        'KV event messages that could not be decoded, per worker.',
+        per((x) => x.decodeErrors),
+      )
+      .gauge(
+        METRIC_NAMES.kvEventLag,
+        'Seconds since the engine stamped the last KV event batch applied (grows while the engine is idle).',
+        per((x) => x.lagSeconds),
+      )
       .gauge(
         METRIC_NAMES.kvEventCatchUp,
-        'How the worker\'s KV event feed caught up at subscription: 1 for the current outcome (pending, complete, partial, failed, none).',
+        "How the worker's KV event feed caught up at subscription: 1 for the current outcome (pending, complete, partial, failed, none).",
         feeds.flatMap((x) => CATCH_UP_OUTCOMES.map((o) => ({ labels: { worker: x.url, outcome: o }, value: x.catchUp === o ? 1 : 0 }))),
       );
   }

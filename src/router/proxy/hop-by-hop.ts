@@ -1,6 +1,16 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
 
 /**
  * Request headers that stop at the router, beyond the hop-by-hop ones. `expect`: the
@@ -18,7 +28,9 @@ const NOT_FORWARDED = new Set(['expect', 'content-type', 'content-length']);
  * then gets the worker's framing, and node writes no chunk headers. A chunked
  * response loses it (the two must not be combined; node chunks the body again).
  */
-export function endToEndHeaders(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+export function endToEndHeaders(
+  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
+): Record<string, string | string[]> {
   const out = copyHeaders(headers, undefined);
   if (headers['transfer-encoding'] !== undefined) delete out['content-length'];
   return out;

@@ -24,7 +24,13 @@ export type RelayOutcome =
    * past the timeout, or (`byRouter`) the router itself tore the connection down, as
    * a shutdown that cuts in-flight requests does.
    */
-  | { readonly kind: 'cut'; readonly streamed: boolean; readonly firstByteAt: number | undefined; readonly timedOut: boolean; readonly byRouter: boolean }
+  | {
+      readonly kind: 'cut';
+      readonly streamed: boolean;
+      readonly firstByteAt: number | undefined;
+      readonly timedOut: boolean;
+      readonly byRouter: boolean;
+    }
   | { readonly kind: 'cancelled'; readonly streamed: boolean };
 
 /** The send outcomes that carry nothing: one frozen object each. */

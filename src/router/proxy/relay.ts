@@ -110,7 +110,12 @@ export class Relay {
   async send(job: RelayJob): Promise<void> {
     const { parsed, body } = job;
     const bytes = body.chunks.length === 1 ? body.chunks[0]! : body.chunks;
-    const request: UpstreamRequest = { path: job.path, body: bytes, headers: upstreamRequestHeaders(job.req.headers, body.length), timeoutMs: this.deps.timeoutMs };
+    const request: UpstreamRequest = {
+      path: job.path,
+      body: bytes,
+      headers: upstreamRequestHeaders(job.req.headers, body.length),
+      timeoutMs: this.deps.timeoutMs,
+    };
     const call = new UpstreamCall(job.res);
     try {
       let worker = job.selection.worker as Worker;
@@ -170,7 +175,10 @@ export class Relay {
         case 'router_error':
           // Not the worker's failure: no breaker verdict, no retry (it would fail alike anywhere).
           breaker.release(gen);
-          log.error('router error sending a request to a worker', { worker: worker.url, error: (sent.error as Error)?.message ?? String(sent.error) });
+          log.error('router error sending a request to a worker', {
+            worker: worker.url,
+            error: (sent.error as Error)?.message ?? String(sent.error),
+          });
           return { error: ApiErrors.internal(), cause: 'internal', retryable: false };
         case 'timeout':
           // Not retried: the worker may still be working on it, and a second wait would
@@ -200,7 +208,8 @@ export class Relay {
 
       // Committed: this worker serves the request, so now (and only now) it is the
       // owner of the prefix — if it accepted the request at all.
-      if (status < 300 && this.recordsOwners) this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints);
+      if (status < 300 && this.recordsOwners)
+        this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints);
       const relayed = await call.relay(trace);
       if (relayed.kind !== 'cancelled') trace?.done(status, relayed.firstByteAt);
       switch (relayed.kind) {

@@ -19,6 +19,7 @@ export function classifyUpstreamError(err: unknown): 'timeout' | 'unreachable' |
   const e = err as { code?: unknown; name?: unknown } | null | undefined;
   const code = typeof e?.code === 'string' ? e.code : '';
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timeout';
-  if (WORKER_FAULT_CODES.has(code) || ERRNO_CODE.test(code) || code.startsWith('HPE_') || e?.name === 'HTTPParserError') return 'unreachable';
+  if (WORKER_FAULT_CODES.has(code) || ERRNO_CODE.test(code) || code.startsWith('HPE_') || e?.name === 'HTTPParserError')
+    return 'unreachable';
   return 'router';
 }

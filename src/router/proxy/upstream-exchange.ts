@@ -215,10 +215,17 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     }
     // The worker failed mid-body: tell a streaming client in-band, then end — unless
     // the body was framed by a length, which an extra event would overrun.
-    if (this.#streamed && !res.writableEnded && !res.destroyed && !res.hasHeader('content-length')) res.end(sseErrorEvent(ApiErrors.upstreamIncomplete()));
+    if (this.#streamed && !res.writableEnded && !res.destroyed && !res.hasHeader('content-length'))
+      res.end(sseErrorEvent(ApiErrors.upstreamIncomplete()));
     else if (!res.destroyed) res.destroy();
     const cause = classifyUpstreamError(err);
-    this.#finish({ kind: 'cut', streamed: this.#streamed, firstByteAt: this.#firstByteAt, timedOut: cause === 'timeout', byRouter: cause === 'router' });
+    this.#finish({
+      kind: 'cut',
+      streamed: this.#streamed,
+      firstByteAt: this.#firstByteAt,
+      timedOut: cause === 'timeout',
+      byRouter: cause === 'router',
+    });
   }
 
   #finish(outcome: RelayOutcome | undefined): void {

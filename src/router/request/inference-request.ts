@@ -51,7 +51,8 @@ function parsePrompt(route: InferenceRoute, body: Buffer | BodyChunks): { model:
   if (json === null || typeof json !== 'object' || Array.isArray(json)) throw ApiErrors.badRequest('request body must be a JSON object');
   const o = json as Record<string, unknown>;
   if (o.model !== undefined && typeof o.model !== 'string') throw ApiErrors.badRequest("'model' must be a string");
-  if (o.stream !== undefined && o.stream !== null && typeof o.stream !== 'boolean') throw ApiErrors.badRequest("'stream' must be a boolean");
+  if (o.stream !== undefined && o.stream !== null && typeof o.stream !== 'boolean')
+    throw ApiErrors.badRequest("'stream' must be a boolean");
   const model = o.model as string | undefined;
   const stream = o.stream === true;
 
@@ -67,7 +68,8 @@ function parsePrompt(route: InferenceRoute, body: Buffer | BodyChunks): { model:
   if (route === 'completions') {
     if (typeof o.prompt === 'string') return { model, stream, prompt: { kind: 'texts', texts: [o.prompt] } };
     if (isTokenIds(o.prompt)) return { model, stream, prompt: { kind: 'ids', ids: o.prompt } };
-    if (Array.isArray(o.prompt) && typeof o.prompt[0] === 'string') return { model, stream, prompt: { kind: 'texts', texts: o.prompt as string[] } };
+    if (Array.isArray(o.prompt) && typeof o.prompt[0] === 'string')
+      return { model, stream, prompt: { kind: 'texts', texts: o.prompt as string[] } };
     throw ApiErrors.badRequest("'prompt' must be a string, an array of strings, or an array of token ids");
   }
   if (typeof o.text === 'string') return { model, stream, prompt: { kind: 'texts', texts: [o.text] } };

@@ -131,7 +131,12 @@ class Scanner {
   }
 
   /** The body's members the router reads, checked against the grammar to its last byte. */
-  private fields(route: InferenceRoute): { model: string | undefined; stream: boolean; messages: Message[] | undefined; textParts: Span[] | undefined } {
+  private fields(route: InferenceRoute): {
+    model: string | undefined;
+    stream: boolean;
+    messages: Message[] | undefined;
+    textParts: Span[] | undefined;
+  } {
     const b = this.b;
     let model: string | undefined;
     let stream = false;
@@ -464,7 +469,16 @@ class Scanner {
 }
 
 /** The character a one-letter escape stands for, by the letter's byte. */
-const SIMPLE_ESCAPE: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 0x08, 0x66: 0x0c, 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09 };
+const SIMPLE_ESCAPE: Record<number, number> = {
+  0x22: 0x22,
+  0x5c: 0x5c,
+  0x2f: 0x2f,
+  0x62: 0x08,
+  0x66: 0x0c,
+  0x6e: 0x0a,
+  0x72: 0x0d,
+  0x74: 0x09,
+};
 
 /** A byte that ends a string's plain run: a quote, a backslash, or a control byte. */
 function isSpecial(c: number): boolean {
@@ -480,7 +494,8 @@ function hex4(b: Buffer, at: number): number {
   let v = 0;
   for (let k = 0; k < 4; k++) {
     const c = b[at + k];
-    const d = c === undefined ? -1 : c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
+    const d =
+      c === undefined ? -1 : c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
     if (d < 0) return NaN;
     v = (v << 4) | d;
   }

@@ -34,7 +34,12 @@ export interface PromptTokenizer {
 export type RequestKeying =
   | { readonly by: 'none' }
   | { readonly by: 'text'; readonly blockSize: number }
-  | { readonly by: 'tokens'; readonly blockSize: number; readonly tokenizer: PromptTokenizer | null; readonly keys: (tokens: ArrayLike<number>) => number[] };
+  | {
+      readonly by: 'tokens';
+      readonly blockSize: number;
+      readonly tokenizer: PromptTokenizer | null;
+      readonly keys: (tokens: ArrayLike<number>) => number[];
+    };
 
 /** Why a request was routed without prefix affinity (`sgl_router_prefix_unkeyed_requests_total{reason}`). */
 export type UnkeyedReason = 'no_tokenizer' | 'unsupported_input';

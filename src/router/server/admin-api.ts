@@ -43,7 +43,12 @@ export function streamInterval(url: string | undefined): number {
  * `interval_ms` (see streamInterval), until the client leaves. A HEAD request gets
  * the headers only.
  */
-export function streamState(req: IncomingMessage, res: ServerResponse, state: () => unknown, decisions?: (since: number) => Array<{ seq: number }>): void {
+export function streamState(
+  req: IncomingMessage,
+  res: ServerResponse,
+  state: () => unknown,
+  decisions?: (since: number) => Array<{ seq: number }>,
+): void {
   const interval = streamInterval(req.url);
   // `decisions=1` adds the routing decisions recorded since the last event (docs/decisions.md §Admin decisions).
   const withDecisions = decisions !== undefined && new URL(req.url ?? '/', 'http://router').searchParams.get('decisions') === '1';
@@ -83,7 +88,8 @@ export function decisionFilter(url: string | undefined): DecisionFilter {
     const v = q.get(name);
     if (v === null) return undefined;
     const n = /^\d{1,15}$/.test(v) ? Number(v) : NaN;
-    if (!(n >= min && n <= max)) throw ApiErrors.badRequest(`${name} must be a whole number from ${min} to ${max} (got '${v.slice(0, 32)}')`);
+    if (!(n >= min && n <= max))
+      throw ApiErrors.badRequest(`${name} must be a whole number from ${min} to ${max} (got '${v.slice(0, 32)}')`);
     return n;
   };
   const worker = q.get('worker');

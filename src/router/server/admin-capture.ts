@@ -15,7 +15,9 @@ export function streamCapture(req: IncomingMessage, res: ServerResponse, capture
   const asked = new URL(req.url ?? '/', 'http://router').searchParams.get('block_tokens');
   const blockTokens = asked === null ? 512 : Number(asked);
   if (!Number.isSafeInteger(blockTokens) || blockTokens < keyTokens || blockTokens % keyTokens !== 0) {
-    throw ApiErrors.badRequest(`block_tokens must be a whole multiple of the router's --block-size (${keyTokens}), e.g. ${keyTokens * 32}; got '${asked}'`);
+    throw ApiErrors.badRequest(
+      `block_tokens must be a whole multiple of the router's --block-size (${keyTokens}), e.g. ${keyTokens * 32}; got '${asked}'`,
+    );
   }
   const step = blockTokens / keyTokens;
   res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-cache' });

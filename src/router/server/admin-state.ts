@@ -31,65 +31,69 @@ export interface AdminStateInput {
  */
 export function adminState(s: AdminStateInput): AdminState {
   const limit = s.config.workerQueueLimit;
-  const workers: AdminWorker[] = s.readings.map(({ worker: w, fresh, sampleAgeMs, healthy, unreachable, polls, loadSource, push, kvEvents }) => ({
-    url: w.url,
-    healthy,
-    breaker: w.breaker.state,
-    waiting: fresh ? fresh.waiting : null,
-    running: fresh ? fresh.running : null,
-    kv_usage: fresh && fresh.maxTotalTokens > 0 ? Math.min(1, fresh.usedTokens / fresh.maxTotalTokens) : null,
-    sample_age_ms: sampleAgeMs === undefined ? null : Math.round(sampleAgeMs),
-    fresh: fresh !== undefined,
-    gated: fresh !== undefined && isQueued(fresh.waiting, limit),
-    inflight: w.inflight,
-    requests_total: w.requestsTotal,
-    gate_rejections_total: w.gateRejectionsTotal,
-    dp_size: w.info.dpSize ?? null,
-    load_poll_failures_total: polls.failuresTotal,
-    load_poll_failures: { ...polls.failures },
-    last_poll_error: polls.lastError ? { reason: polls.lastError.reason, message: polls.lastError.message, at_ms: polls.lastError.atMs } : null,
-    load_poll_unanswered: polls.unanswered,
-    load_unreachable: unreachable,
-    load_source: loadSource,
-    load_push: push
-      ? {
-          endpoints: [...push.endpoints],
-          frames_total: push.frames,
-          decode_errors_total: push.decodeErrors,
-          missed_total: push.missed,
-          resets_total: push.resets,
-          last_error: push.lastError ?? null,
-        }
-      : null,
-    latency: { ttft_seconds: s.metrics.workerTtft.snapshot([w.url]), duration_seconds: s.metrics.workerDuration.snapshot([w.url]) },
-    kv_events: kvEvents
-      ? {
-          endpoints: [...kvEvents.endpoints],
-          endpoints_from: w.info.pushFrom === 'config' ? 'config' : 'engine',
-          keying: kvEvents.keying,
-          unplaced_blocks_total: kvEvents.unplacedBlocks,
-          unkeyed_blocks_total: kvEvents.unkeyedBlocks,
-          batches_total: kvEvents.stats.batches,
-          events_total: kvEvents.stats.events,
-          skipped_events_total: kvEvents.stats.skippedEvents,
-          decode_errors_total: kvEvents.stats.decodeErrors,
-          gaps_total: kvEvents.stats.gaps,
-          missed_total: kvEvents.stats.missed,
-          repaired_total: kvEvents.stats.repaired,
-          lost_total: kvEvents.stats.lost,
-          resets_total: kvEvents.stats.resets,
-          replayed_at_start_total: kvEvents.stats.replayedAtStart,
-          replay_endpoints: [...kvEvents.replayEndpoints],
-          replay_from: w.info.push?.replayFrom ?? null,
-          block_size: kvEvents.blockSize,
-          catch_up: kvEvents.stats.catchUp,
-          catch_up_missed_batches: kvEvents.stats.catchUpMissed,
-          lag_seconds: kvEvents.lagSeconds === null ? null : Math.round(kvEvents.lagSeconds * 1000) / 1000,
-          note: catchUpNote(kvEvents.stats.catchUp, kvEvents.stats.catchUpMissed),
-          last_error: kvEvents.stats.lastError ?? null,
-        }
-      : null,
-  }));
+  const workers: AdminWorker[] = s.readings.map(
+    ({ worker: w, fresh, sampleAgeMs, healthy, unreachable, polls, loadSource, push, kvEvents }) => ({
+      url: w.url,
+      healthy,
+      breaker: w.breaker.state,
+      waiting: fresh ? fresh.waiting : null,
+      running: fresh ? fresh.running : null,
+      kv_usage: fresh && fresh.maxTotalTokens > 0 ? Math.min(1, fresh.usedTokens / fresh.maxTotalTokens) : null,
+      sample_age_ms: sampleAgeMs === undefined ? null : Math.round(sampleAgeMs),
+      fresh: fresh !== undefined,
+      gated: fresh !== undefined && isQueued(fresh.waiting, limit),
+      inflight: w.inflight,
+      requests_total: w.requestsTotal,
+      gate_rejections_total: w.gateRejectionsTotal,
+      dp_size: w.info.dpSize ?? null,
+      load_poll_failures_total: polls.failuresTotal,
+      load_poll_failures: { ...polls.failures },
+      last_poll_error: polls.lastError
+        ? { reason: polls.lastError.reason, message: polls.lastError.message, at_ms: polls.lastError.atMs }
+        : null,
+      load_poll_unanswered: polls.unanswered,
+      load_unreachable: unreachable,
+      load_source: loadSource,
+      load_push: push
+        ? {
+            endpoints: [...push.endpoints],
+            frames_total: push.frames,
+            decode_errors_total: push.decodeErrors,
+            missed_total: push.missed,
+            resets_total: push.resets,
+            last_error: push.lastError ?? null,
+          }
+        : null,
+      latency: { ttft_seconds: s.metrics.workerTtft.snapshot([w.url]), duration_seconds: s.metrics.workerDuration.snapshot([w.url]) },
+      kv_events: kvEvents
+        ? {
+            endpoints: [...kvEvents.endpoints],
+            endpoints_from: w.info.pushFrom === 'config' ? 'config' : 'engine',
+            keying: kvEvents.keying,
+            unplaced_blocks_total: kvEvents.unplacedBlocks,
+            unkeyed_blocks_total: kvEvents.unkeyedBlocks,
+            batches_total: kvEvents.stats.batches,
+            events_total: kvEvents.stats.events,
+            skipped_events_total: kvEvents.stats.skippedEvents,
+            decode_errors_total: kvEvents.stats.decodeErrors,
+            gaps_total: kvEvents.stats.gaps,
+            missed_total: kvEvents.stats.missed,
+            repaired_total: kvEvents.stats.repaired,
+            lost_total: kvEvents.stats.lost,
+            resets_total: kvEvents.stats.resets,
+            replayed_at_start_total: kvEvents.stats.replayedAtStart,
+            replay_endpoints: [...kvEvents.replayEndpoints],
+            replay_from: w.info.push?.replayFrom ?? null,
+            block_size: kvEvents.blockSize,
+            catch_up: kvEvents.stats.catchUp,
+            catch_up_missed_batches: kvEvents.stats.catchUpMissed,
+            lag_seconds: kvEvents.lagSeconds === null ? null : Math.round(kvEvents.lagSeconds * 1000) / 1000,
+            note: catchUpNote(kvEvents.stats.catchUp, kvEvents.stats.catchUpMissed),
+            last_error: kvEvents.stats.lastError ?? null,
+          }
+        : null,
+    }),
+  );
   const m = s.metrics;
   const decisions = Object.fromEntries(DECISIONS.map((d) => [d, m.cacheDecisions.get([s.metricsModel, d])])) as AdminState['decisions'];
   const policyDecisions: Record<string, number> = {};
@@ -127,12 +131,14 @@ export function adminState(s: AdminStateInput): AdminState {
 
 /** What an operator should know of a worker's catch-up, in one line; null when the index is whole. */
 function catchUpNote(outcome: KvCatchUp, missed: number): string | null {
-  if (outcome === 'partial') return `partial catch-up: the engine's replay buffer no longer held the first ${missed} batches; blocks stored in them are missing until the engine stores them again`;
-  if (outcome === 'failed') return "catch-up failed: the replay socket did not answer; what the engine held before this router subscribed is missing";
+  if (outcome === 'partial')
+    return `partial catch-up: the engine's replay buffer no longer held the first ${missed} batches; blocks stored in them are missing until the engine stores them again`;
+  if (outcome === 'failed')
+    return 'catch-up failed: the replay socket did not answer; what the engine held before this router subscribed is missing';
   if (outcome === 'none') {
     return missed > 0
       ? `no replay endpoint: this router subscribed after ${missed} batches and holds none of what they stored`
-      : 'no replay endpoint: a router replica started later begins empty (set replay_endpoint in the engine\'s --kv-events-config)';
+      : "no replay endpoint: a router replica started later begins empty (set replay_endpoint in the engine's --kv-events-config)";
   }
   return null;
 }

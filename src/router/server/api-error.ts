@@ -8,7 +8,10 @@ import type { ClientErrorStatus, RawErrorResponse } from '../../net/index.js';
  * `ApiError` takes only these, so a new code cannot be sent before it is listed here.
  */
 export const API_ERROR_CODES = {
-  bad_request: { status: 400, meaning: 'malformed request line or headers, invalid JSON or fields, a body cut short, a bad query parameter' },
+  bad_request: {
+    status: 400,
+    meaning: 'malformed request line or headers, invalid JSON or fields, a body cut short, a bad query parameter',
+  },
   unauthorized: { status: 401, meaning: 'missing or wrong bearer token on /admin/* (with --admin-token)' },
   not_found: { status: 404, meaning: 'no such route' },
   model_not_found: { status: 404, meaning: 'the request names a model this router does not serve' },
@@ -19,12 +22,18 @@ export const API_ERROR_CODES = {
   request_header_fields_too_large: { status: 431, meaning: 'request line and headers over 16 KiB' },
   internal_error: { status: 500, meaning: 'a router bug; the request was not sent on' },
   upstream_unreachable: { status: 502, meaning: 'no worker could be reached, and no other worker could take the request' },
-  upstream_error: { status: 502, meaning: 'the worker answered with an error status and no other worker could take the request (x-router-upstream-status)' },
+  upstream_error: {
+    status: 502,
+    meaning: 'the worker answered with an error status and no other worker could take the request (x-router-upstream-status)',
+  },
   upstream_body_incomplete: { status: 502, meaning: 'the worker ended its response early (an in-band SSE error event once streaming)' },
   no_healthy_workers: { status: 503, meaning: 'no worker is routable (all breakers open, or none configured)' },
   policy_selection_failed: { status: 503, meaning: 'the routing policy found no worker for this request' },
   breaker_open: { status: 503, meaning: 'the selected worker is cooling down after repeated failures' },
-  upstream_overloaded: { status: 503, meaning: 'the worker answered 429 or 503 and no other worker could take the request (x-router-upstream-status)' },
+  upstream_overloaded: {
+    status: 503,
+    meaning: 'the worker answered 429 or 503 and no other worker could take the request (x-router-upstream-status)',
+  },
   shutting_down: { status: 503, meaning: 'the router is draining after a stop signal; retry on another replica' },
   upstream_timeout: { status: 504, meaning: 'the worker did not answer within --request-timeout-secs' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
@@ -57,10 +66,14 @@ export const ApiErrors = {
   methodNotAllowed: (allow: string) => new ApiError(405, 'method_not_allowed', `method not allowed; use ${allow}`, { allow }),
   modelNotFound: (model: string) => new ApiError(404, 'model_not_found', `model '${echo(model)}' is not served by this router`),
   // The rest of the body is not read, so the connection cannot be reused: say so.
-  payloadTooLarge: (limit: number) => new ApiError(413, 'payload_too_large', `request body exceeds ${limit} bytes`, { connection: 'close' }),
+  payloadTooLarge: (limit: number) =>
+    new ApiError(413, 'payload_too_large', `request body exceeds ${limit} bytes`, { connection: 'close' }),
   // Refused before the body is read, like a 413: the connection cannot be reused.
   unsupportedMediaType: () =>
-    new ApiError(415, 'unsupported_media_type', "request body must be JSON, sent with 'Content-Type: application/json'", { connection: 'close', 'accept-post': 'application/json' }),
+    new ApiError(415, 'unsupported_media_type', "request body must be JSON, sent with 'Content-Type: application/json'", {
+      connection: 'close',
+      'accept-post': 'application/json',
+    }),
   bodyIncomplete: () => new ApiError(400, 'bad_request', 'request body ended before it was complete', { connection: 'close' }),
   unauthorized: () => new ApiError(401, 'unauthorized', 'missing or wrong bearer token for /admin', { 'www-authenticate': 'Bearer' }),
   noHealthyWorkers: () => new ApiError(503, 'no_healthy_workers', 'no healthy workers available'),
@@ -74,7 +87,9 @@ export const ApiErrors = {
   upstreamError: (status: number) =>
     new ApiError(502, 'upstream_error', `upstream worker failed (HTTP ${status})`, { 'x-router-upstream-status': String(status) }),
   upstreamOverloaded: (status: number) =>
-    new ApiError(503, 'upstream_overloaded', 'upstream workers are overloaded; retry later', { 'x-router-upstream-status': String(status) }),
+    new ApiError(503, 'upstream_overloaded', 'upstream workers are overloaded; retry later', {
+      'x-router-upstream-status': String(status),
+    }),
   breakerOpen: () => new ApiError(503, 'breaker_open', 'the selected worker is cooling down after repeated failures'),
   internal: () => new ApiError(500, 'internal_error', 'internal error'),
 } as const;
@@ -82,7 +97,8 @@ export const ApiErrors = {
 /** Protocol-level errors (no request object: answered on the raw socket by the HTTP edge). */
 export const ProtocolErrors: Record<ClientErrorStatus, () => ApiError> = {
   400: () => new ApiError(400, 'bad_request', 'malformed HTTP request'),
-  405: () => new ApiError(405, 'method_not_allowed', 'method not allowed; use GET, HEAD, POST, OPTIONS', { allow: 'GET, HEAD, POST, OPTIONS' }),
+  405: () =>
+    new ApiError(405, 'method_not_allowed', 'method not allowed; use GET, HEAD, POST, OPTIONS', { allow: 'GET, HEAD, POST, OPTIONS' }),
   408: () => new ApiError(408, 'request_timeout', 'request not received in time'),
   413: () => new ApiError(413, 'payload_too_large', 'chunk extensions too large'),
   431: () => new ApiError(431, 'request_header_fields_too_large', 'request headers too large'),
@@ -91,7 +107,10 @@ export const ProtocolErrors: Record<ClientErrorStatus, () => ApiError> = {
 /** The envelope for a protocol-level error, for createTrackedServer's raw-socket answer. */
 export function protocolErrorResponse(status: ClientErrorStatus): RawErrorResponse {
   const err = ProtocolErrors[status]();
-  return { headers: { 'content-type': 'application/json', 'x-router-error-code': err.code, ...err.headers }, body: JSON.stringify(errorEnvelope(err)) };
+  return {
+    headers: { 'content-type': 'application/json', 'x-router-error-code': err.code, ...err.headers },
+    body: JSON.stringify(errorEnvelope(err)),
+  };
 }
 
 /** Client text for a message: at most MAX_ECHO_CHARS, never half a surrogate pair. */

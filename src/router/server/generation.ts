@@ -58,8 +58,12 @@ export class GenerationPath {
     const selection = d.relay.select(parsed, view);
     d.booker.book(selection, view.workers.length);
     if (!selection.ok) throw ApiErrors.selectionFailed();
-    const recorded = d.decisions.active ? d.decisions.begin(req, selection, d.relay.lastPrefix, view, parsed.inputTokens, startedAt) : undefined;
-    const trace = capturing ? d.capture.trace(recorded, Date.now() - (performance.now() - startedAt), parsed.inputTokens, parsed.prefixHashes) : recorded;
+    const recorded = d.decisions.active
+      ? d.decisions.begin(req, selection, d.relay.lastPrefix, view, parsed.inputTokens, startedAt)
+      : undefined;
+    const trace = capturing
+      ? d.capture.trace(recorded, Date.now() - (performance.now() - startedAt), parsed.inputTokens, parsed.prefixHashes)
+      : recorded;
 
     d.inflight.enter();
     try {

@@ -54,7 +54,12 @@ export class EventWatcher {
     this.#watchDiversions(diversions, now, quiet);
     if (allQueued !== this.#saturated) {
       this.#saturated = allQueued;
-      if (!quiet) this.#emit(allQueued ? 'saturation_begin' : 'saturation_end', null, allQueued ? `every worker is at or over the queue limit ${limit}: all_queued` : 'a worker is below the queue limit again');
+      if (!quiet)
+        this.#emit(
+          allQueued ? 'saturation_begin' : 'saturation_end',
+          null,
+          allQueued ? `every worker is at or over the queue limit ${limit}: all_queued` : 'a worker is below the queue limit again',
+        );
     }
     const seen = new Set<string>();
     for (const r of readings) {
@@ -65,10 +70,26 @@ export class EventWatcher {
       const was = this.#workers.get(url);
       this.#workers.set(url, now);
       if (!was || quiet) continue;
-      if (now.gated !== was.gated) this.#emit(now.gated ? 'worker_gated' : 'worker_released', url, now.gated ? `waiting ${r.fresh!.waiting} ≥ limit ${limit}` : `waiting ${r.fresh?.waiting ?? 'unknown'}, below the limit ${limit}`);
-      if (now.breaker !== was.breaker) this.#emit(`breaker_${now.breaker}` as AdminEventKind, url, `circuit breaker ${was.breaker} → ${now.breaker}`);
-      if (now.unreachable !== was.unreachable) this.#emit(now.unreachable ? 'worker_unreachable' : 'worker_reachable', url, now.unreachable ? 'load polls go unanswered: out of the pool' : 'answers again: back in the pool');
-      if (now.loadSource !== was.loadSource) this.#emit(now.loadSource === 'push' ? 'load_push' : 'load_poll', url, now.loadSource === 'push' ? 'load arrives by push' : 'load push went quiet: polling');
+      if (now.gated !== was.gated)
+        this.#emit(
+          now.gated ? 'worker_gated' : 'worker_released',
+          url,
+          now.gated ? `waiting ${r.fresh!.waiting} ≥ limit ${limit}` : `waiting ${r.fresh?.waiting ?? 'unknown'}, below the limit ${limit}`,
+        );
+      if (now.breaker !== was.breaker)
+        this.#emit(`breaker_${now.breaker}` as AdminEventKind, url, `circuit breaker ${was.breaker} → ${now.breaker}`);
+      if (now.unreachable !== was.unreachable)
+        this.#emit(
+          now.unreachable ? 'worker_unreachable' : 'worker_reachable',
+          url,
+          now.unreachable ? 'load polls go unanswered: out of the pool' : 'answers again: back in the pool',
+        );
+      if (now.loadSource !== was.loadSource)
+        this.#emit(
+          now.loadSource === 'push' ? 'load_push' : 'load_poll',
+          url,
+          now.loadSource === 'push' ? 'load arrives by push' : 'load push went quiet: polling',
+        );
     }
     for (const url of this.#workers.keys()) if (!seen.has(url)) this.#workers.delete(url);
   }
@@ -88,7 +109,11 @@ export class EventWatcher {
       if (inWindow >= BURST_AT) {
         this.#burstFrom = d[0]![1];
         this.#burstAt = d[0]![0];
-        this.#emit('diversion_burst', null, `${inWindow} requests diverted from their prefix owner in ${((now - d[0]![0]) / 1000).toFixed(1)} s: queues over the limit`);
+        this.#emit(
+          'diversion_burst',
+          null,
+          `${inWindow} requests diverted from their prefix owner in ${((now - d[0]![0]) / 1000).toFixed(1)} s: queues over the limit`,
+        );
       }
     } else if (inWindow === 0 && now - d[0]![0] >= BURST_WINDOW_MS) {
       const n = total - this.#burstFrom;

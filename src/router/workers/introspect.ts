@@ -10,7 +10,11 @@ import type { WorkerInfo } from './worker.js';
  * reads"); a worker that answers neither is "unknown", not an error: it stays
  * routable.
  */
-export async function introspectWorker(url: string, timeoutMs: number, dispatcher?: Dispatcher): Promise<Omit<WorkerInfo, 'pushFrom'> & { reachable: boolean; blockSize: number | null }> {
+export async function introspectWorker(
+  url: string,
+  timeoutMs: number,
+  dispatcher?: Dispatcher,
+): Promise<Omit<WorkerInfo, 'pushFrom'> & { reachable: boolean; blockSize: number | null }> {
   const get = async (path: string) => getEngineReply(url + path, { timeoutMs, ...(dispatcher ? { dispatcher } : {}) });
   let models: string[] = [];
   let flavor: WorkerInfo['flavor'] = 'unknown';
@@ -21,7 +25,8 @@ export async function introspectWorker(url: string, timeoutMs: number, dispatche
 
   const m = await get('/v1/models');
   // Too large is still an answer: the engine is there.
-  if (m.kind === 'error' && m.reason !== 'too_large') return { reachable: false, models, flavor, dpSize, nativeScheduling, push, simulated, blockSize: null };
+  if (m.kind === 'error' && m.reason !== 'too_large')
+    return { reachable: false, models, flavor, dpSize, nativeScheduling, push, simulated, blockSize: null };
   const info = m.kind === 'ok' ? parseModels(parseJson(m.text)) : null;
   if (info) {
     models = info.ids;

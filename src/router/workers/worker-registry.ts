@@ -80,7 +80,12 @@ export class WorkerRegistry {
 
   add(url: string): Worker {
     const slot = this.bySlot.length;
-    const pool = new Pool(url, { connections: this.opts.connections, pipelining: 1, keepAliveTimeout: 30_000, connect: { timeout: this.opts.connectTimeoutMs } });
+    const pool = new Pool(url, {
+      connections: this.opts.connections,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      connect: { timeout: this.opts.connectTimeoutMs },
+    });
     const breaker = new CircuitBreaker(this.opts.cbThreshold, this.opts.cbCoolDownMs);
     const w = new Worker(url, slot, pool, breaker);
     breaker.onChange = (state) => {
@@ -147,10 +152,18 @@ export class WorkerRegistry {
     const merged = mergePushInfo(info.push, kvEventsRuleFor(this.opts.kvEvents, w.url));
     const pushFrom = merged.pushFrom;
     // Events named by --kv-events carry no block size of their own: the engine's /metrics says it (vLLM).
-    const push = merged.push !== null && merged.push.blockSize === null && info.blockSize !== null ? { ...merged.push, blockSize: info.blockSize } : merged.push;
+    const push =
+      merged.push !== null && merged.push.blockSize === null && info.blockSize !== null
+        ? { ...merged.push, blockSize: info.blockSize }
+        : merged.push;
     if (push !== null) {
       const replay = replayEndpoints(w.url, push);
-      this.log.info('worker KV event channels', { worker: w.url, endpoints_from: pushFrom, replay: replay.length > 0 ? replay.join(' ') : 'none', replay_from: push.replayFrom ?? 'none' });
+      this.log.info('worker KV event channels', {
+        worker: w.url,
+        endpoints_from: pushFrom,
+        replay: replay.length > 0 ? replay.join(' ') : 'none',
+        replay_from: push.replayFrom ?? 'none',
+      });
     }
     w.info = {
       dpSize: info.dpSize,

@@ -40,7 +40,15 @@ export class Worker implements PolicyWorker {
   inflight = 0;
   requestsTotal = 0;
   gateRejectionsTotal = 0;
-  info: WorkerInfo = { dpSize: undefined, models: [], flavor: 'unknown', nativeScheduling: false, push: null, pushFrom: null, simulated: false };
+  info: WorkerInfo = {
+    dpSize: undefined,
+    models: [],
+    flavor: 'unknown',
+    nativeScheduling: false,
+    push: null,
+    pushFrom: null,
+    simulated: false,
+  };
 
   constructor(url: string, slot: number, pool: Pool, breaker: CircuitBreaker) {
     this.id = url;

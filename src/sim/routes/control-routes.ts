@@ -8,7 +8,7 @@ const CONTROL_BODY_LIMIT = 64 * 1024;
 /** PUT /sim/load {"num_waiting_reqs": N | null}: pin the reported waiting count. */
 export const putSimLoad: RouteHandler = async (req, res, _url, ctx) => {
   const body = parseJsonObject(await readBody(req, CONTROL_BODY_LIMIT));
-  if (!('num_waiting_reqs' in body)) throw new RequestValidationError(400, "expected {\"num_waiting_reqs\": N | null}");
+  if (!('num_waiting_reqs' in body)) throw new RequestValidationError(400, 'expected {"num_waiting_reqs": N | null}');
   const v = body.num_waiting_reqs;
   if (v !== null && !(Number.isInteger(v) && (v as number) >= 0)) {
     throw new RequestValidationError(400, 'num_waiting_reqs must be a non-negative integer or null');
@@ -58,10 +58,12 @@ export const putSimPush: RouteHandler = async (req, res, _url, ctx) => {
       if (v !== true) throw new RequestValidationError(400, 'restart must be true');
       continue;
     }
-    if (key !== 'kv_events' && key !== 'load') throw new RequestValidationError(400, `unknown key '${key}'; expected kv_events, load or restart`);
+    if (key !== 'kv_events' && key !== 'load')
+      throw new RequestValidationError(400, `unknown key '${key}'; expected kv_events, load or restart`);
     if (v !== 'live' && v !== 'paused') throw new RequestValidationError(400, `${key} must be "live" or "paused"`);
   }
-  if (body.restart === true && !push.restart()) throw new RequestValidationError(409, 'requests are inside the engine; restart it when idle');
+  if (body.restart === true && !push.restart())
+    throw new RequestValidationError(409, 'requests are inside the engine; restart it when idle');
   if (body.kv_events !== undefined) push.paused.kv = body.kv_events === 'paused';
   if (body.load !== undefined) push.paused.load = body.load === 'paused';
   sendJson(res, 200, { kv_events: push.paused.kv ? 'paused' : 'live', load: push.paused.load ? 'paused' : 'live', dropped: push.dropped });

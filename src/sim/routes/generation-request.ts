@@ -47,7 +47,11 @@ export function parseChatRequest(body: Json, defaultMaxTokens: number, tokenizer
       throw new RequestValidationError(400, `messages[${i}] must be an object with a string 'role'`);
     }
   }
-  return common(body, encode(() => tokenizer.encodeChat(messages as ChatMessage[])), maxTokensOf(body, defaultMaxTokens));
+  return common(
+    body,
+    encode(() => tokenizer.encodeChat(messages as ChatMessage[])),
+    maxTokensOf(body, defaultMaxTokens),
+  );
 }
 
 export function parseCompletionRequest(body: Json, defaultMaxTokens: number, tokenizer: SimTokenizer): GenerationRequest {
@@ -55,7 +59,8 @@ export function parseCompletionRequest(body: Json, defaultMaxTokens: number, tok
   let tokens: number[];
   if (typeof prompt === 'string') tokens = encode(() => tokenizer.encodeText(prompt));
   else if (isTokenArray(prompt)) tokens = prompt;
-  else if (Array.isArray(prompt) && prompt.length === 1 && typeof prompt[0] === 'string') tokens = encode(() => tokenizer.encodeText(prompt[0] as string));
+  else if (Array.isArray(prompt) && prompt.length === 1 && typeof prompt[0] === 'string')
+    tokens = encode(() => tokenizer.encodeText(prompt[0] as string));
   else throw new RequestValidationError(400, "'prompt' must be a string or an array of token ids");
   return common(body, tokens, maxTokensOf(body, defaultMaxTokens));
 }

@@ -84,7 +84,11 @@ export const serverInfo: RouteHandler = (_req, res, _url, ctx) => {
 
 export const flushCache: RouteHandler = (_req, res, _url, ctx) => {
   if (ctx.engine.flushCache()) {
-    sendText(res, 200, 'Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n');
+    sendText(
+      res,
+      200,
+      'Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n',
+    );
   } else {
     sendText(res, 400, 'Cache not flushed: there are running or waiting requests.\n');
   }

@@ -48,7 +48,10 @@ export function coreKeys(rank: number, l: EngineLoad, engine: SimEngine): Record
 export const v1Loads: RouteHandler = (_req, res, url, ctx) => {
   const engine = ctx.engine;
   if (loadsDisabled(engine, res)) return;
-  const include = (url.searchParams.get('include') ?? 'all').split(',').map((s) => s.trim()).filter(Boolean);
+  const include = (url.searchParams.get('include') ?? 'all')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = include.find((s) => !(SECTIONS as readonly string[]).includes(s));
   if (bad !== undefined) {
     sendError(res, engine.flavor, true, 400, `Invalid include section '${bad}'; valid: ${SECTIONS.join(', ')}`);
@@ -61,7 +64,8 @@ export const v1Loads: RouteHandler = (_req, res, url, ctx) => {
     return;
   }
   const all = include.includes('all');
-  const loads = engine.reportedLoads()
+  const loads = engine
+    .reportedLoads()
     .map((l, rank) => {
       const entry = coreKeys(rank, l, engine);
       if (all || include.includes('queues')) entry.queues = { waiting: l.waiting, grammar: 0, paused: 0, retracted: 0 };

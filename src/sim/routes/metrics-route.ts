@@ -41,20 +41,58 @@ function sglangMetrics(e: SimEngine): string {
   if (e.controls.loadReporting) {
     const loads = e.reportedLoads();
     const per = (f: (i: number) => number): PySample[] => loads.map((_, i) => ({ labels: scheduler(i), value: f(i) }));
-    w.gauge('sglang:num_running_reqs', 'The number of running requests.', per((i) => loads[i]!.running))
-      .gauge('sglang:num_used_tokens', 'The number of used tokens.', per((i) => loads[i]!.usedTokens))
-      .gauge('sglang:token_usage', 'The token usage.', per((i) => loads[i]!.tokenUsage))
-      .gauge('sglang:gen_throughput', 'The generation throughput (token/s).', per((i) => loads[i]!.genThroughput))
-      .gauge('sglang:num_queue_reqs', 'The number of requests in the waiting queue.', per((i) => loads[i]!.waiting))
-      .gauge('sglang:num_grammar_queue_reqs', 'The number of requests in the grammar waiting queue.', per(() => 0))
-      .gauge('sglang:cache_hit_rate', 'The prefix cache hit rate.', per((i) => loads[i]!.cacheHitRate))
-      .gauge('sglang:max_total_num_tokens', 'Maximum total number of tokens in the KV cache pool.', per((i) => loads[i]!.maxTotalTokens))
-      .gauge('sglang:num_retracted_reqs', 'The number of retracted requests.', per(() => 0));
+    w.gauge(
+      'sglang:num_running_reqs',
+      'The number of running requests.',
+      per((i) => loads[i]!.running),
+    )
+      .gauge(
+        'sglang:num_used_tokens',
+        'The number of used tokens.',
+        per((i) => loads[i]!.usedTokens),
+      )
+      .gauge(
+        'sglang:token_usage',
+        'The token usage.',
+        per((i) => loads[i]!.tokenUsage),
+      )
+      .gauge(
+        'sglang:gen_throughput',
+        'The generation throughput (token/s).',
+        per((i) => loads[i]!.genThroughput),
+      )
+      .gauge(
+        'sglang:num_queue_reqs',
+        'The number of requests in the waiting queue.',
+        per((i) => loads[i]!.waiting),
+      )
+      .gauge(
+        'sglang:num_grammar_queue_reqs',
+        'The number of requests in the grammar waiting queue.',
+        per(() => 0),
+      )
+      .gauge(
+        'sglang:cache_hit_rate',
+        'The prefix cache hit rate.',
+        per((i) => loads[i]!.cacheHitRate),
+      )
+      .gauge(
+        'sglang:max_total_num_tokens',
+        'Maximum total number of tokens in the KV cache pool.',
+        per((i) => loads[i]!.maxTotalTokens),
+      )
+      .gauge(
+        'sglang:num_retracted_reqs',
+        'The number of retracted requests.',
+        per(() => 0),
+      );
   }
   const total = (name: CounterName): PyCounterSample[] => [
     { labels: tokenizer, value: sum(e.ranks.map((r) => r.counters[name])), created },
   ];
-  const merged = (name: HistogramName): PyHistogramSeries[] => [{ labels: tokenizer, ...mergeHistograms(e.ranks.map((r) => r.counters[name])), created }];
+  const merged = (name: HistogramName): PyHistogramSeries[] => [
+    { labels: tokenizer, ...mergeHistograms(e.ranks.map((r) => r.counters[name])), created },
+  ];
   w.counter('sglang:prompt_tokens_total', 'Number of prefill tokens processed.', total('promptTokensTotal'))
     .counter('sglang:generation_tokens_total', 'Number of generation tokens processed.', total('generationTokensTotal'))
     .counter('sglang:cached_tokens_total', 'Number of cached prompt tokens.', total('cachedTokensTotal'))
@@ -74,9 +112,21 @@ function vllmMetrics(e: SimEngine): string {
   if (e.controls.loadReporting) {
     const loads = e.reportedLoads();
     const per = (f: (i: number) => number): PySample[] => loads.map((_, i) => ({ labels: labels(i), value: f(i) }));
-    w.gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', per((i) => loads[i]!.running))
-      .gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', per((i) => loads[i]!.waiting))
-      .gauge('vllm:kv_cache_usage_perc', 'KV-cache usage. 1 means 100 percent usage.', per((i) => loads[i]!.tokenUsage));
+    w.gauge(
+      'vllm:num_requests_running',
+      'Number of requests in model execution batches.',
+      per((i) => loads[i]!.running),
+    )
+      .gauge(
+        'vllm:num_requests_waiting',
+        'Number of requests waiting to be processed.',
+        per((i) => loads[i]!.waiting),
+      )
+      .gauge(
+        'vllm:kv_cache_usage_perc',
+        'KV-cache usage. 1 means 100 percent usage.',
+        per((i) => loads[i]!.tokenUsage),
+      );
   }
   const counter = (f: (c: EngineCounters) => number): PyCounterSample[] =>
     e.ranks.map((r) => ({ labels: labels(r.rank), value: f(r.counters), created }));
@@ -90,12 +140,32 @@ function vllmMetrics(e: SimEngine): string {
     { labels: { ...labels(r.rank), finished_reason: 'length' }, value: r.counters.finishedLengthTotal, created },
   ]);
   const p = e.params;
-  w.counter('vllm:num_preemptions', 'Cumulative number of preemption from the engine.', counter(() => 0))
-    .counter('vllm:prompt_tokens', 'Number of prefill tokens processed.', counter((c) => c.promptTokensTotal))
-    .counter('vllm:generation_tokens', 'Number of generation tokens processed.', counter((c) => c.generationTokensTotal))
+  w.counter(
+    'vllm:num_preemptions',
+    'Cumulative number of preemption from the engine.',
+    counter(() => 0),
+  )
+    .counter(
+      'vllm:prompt_tokens',
+      'Number of prefill tokens processed.',
+      counter((c) => c.promptTokensTotal),
+    )
+    .counter(
+      'vllm:generation_tokens',
+      'Number of generation tokens processed.',
+      counter((c) => c.generationTokensTotal),
+    )
     .counter('vllm:request_success', 'Count of successfully processed requests.', success)
-    .counter('vllm:prefix_cache_queries', 'Prefix cache queries, in terms of number of queried tokens.', counter((c) => c.promptTokensTotal))
-    .counter('vllm:prefix_cache_hits', 'Prefix cache hits, in terms of number of cached tokens.', counter((c) => c.cachedTokensTotal))
+    .counter(
+      'vllm:prefix_cache_queries',
+      'Prefix cache queries, in terms of number of queried tokens.',
+      counter((c) => c.promptTokensTotal),
+    )
+    .counter(
+      'vllm:prefix_cache_hits',
+      'Prefix cache hits, in terms of number of cached tokens.',
+      counter((c) => c.cachedTokensTotal),
+    )
     .gauge(
       'vllm:cache_config_info',
       'Information of the LLMEngine CacheConfig',

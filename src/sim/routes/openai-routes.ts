@@ -59,9 +59,7 @@ function chatFormat(model: string, includeUsage: boolean): GenerationFormat {
         object: 'chat.completion',
         created: created(),
         model,
-        choices: [
-          { index: 0, message: { role: 'assistant', content: text }, logprobs: null, finish_reason: r.finishReason ?? 'stop' },
-        ],
+        choices: [{ index: 0, message: { role: 'assistant', content: text }, logprobs: null, finish_reason: r.finishReason ?? 'stop' }],
         usage: usage(r),
       });
     },

@@ -20,7 +20,14 @@ export function ChildPanel({ child, lines }: { child: ChildState; lines: number 
   if (lines <= 0) return null;
   if (child.phase === 'starting') return <Line segments={[{ text: 'starting the router…', dim: true }]} />;
   if (child.phase === 'stopping') {
-    return <Line segments={[{ text: ' STOPPING ', color: 'yellow', inverse: true, bold: true }, ' q or Ctrl-C again: stop now · draining in-flight requests, then stopping the router']} />;
+    return (
+      <Line
+        segments={[
+          { text: ' STOPPING ', color: 'yellow', inverse: true, bold: true },
+          ' q or Ctrl-C again: stop now · draining in-flight requests, then stopping the router',
+        ]}
+      />
+    );
   }
   if (child.phase !== 'exited') return null;
   const status = child.exit?.signal ? `signal ${child.exit.signal}` : `status ${child.exit?.code ?? '?'}`;
@@ -29,7 +36,12 @@ export function ChildPanel({ child, lines }: { child: ChildState; lines: number 
     <Box flexDirection="column">
       <Line
         segments={[
-          { text: child.crashed ? ' ROUTER EXITED ' : ' ROUTER STOPPED ', color: child.crashed ? 'red' : 'yellow', inverse: true, bold: true },
+          {
+            text: child.crashed ? ' ROUTER EXITED ' : ' ROUTER STOPPED ',
+            color: child.crashed ? 'red' : 'yellow',
+            inverse: true,
+            bold: true,
+          },
           ` the router process${child.pid ? ` (pid ${child.pid})` : ''} exited with ${status}${child.crashed ? '; the numbers below are its last' : ''} · q quits`,
         ]}
       />

@@ -170,27 +170,27 @@ export function Console(p: ConsoleProps): ReactElement {
           ) : null}
           {plan.decisionChart > 0 ? (
             <Box marginRight={plan.wide && plan.latencyChart > 0 ? 1 : 0}>
-            <HistoryChart
-              width={chartWidth}
-              title={[
-                { text: 'DECISIONS/s', bold: true },
-                '  ',
-                { text: color ? 'hit' : 'hit h', color: 'green' },
-                ' · ',
-                { text: color ? 'miss' : 'miss m', color: 'blue' },
-                ' · ',
-                { text: color ? 'queued' : 'queued q', color: 'yellow' },
-                ' · ',
-                { text: color ? 'all_queued' : 'all_queued a', color: 'red' },
-              ]}
-              lines={chartLines([p.history.hit, p.history.miss, p.history.queued, p.history.allQueued], {
-                height: plan.decisionChart,
-                width: chartWidth,
-                color,
-                colors: [CHART_COLORS.green, CHART_COLORS.blue, CHART_COLORS.yellow, CHART_COLORS.red],
-                marks: ['h', 'm', 'q', 'a'],
-              })}
-            />
+              <HistoryChart
+                width={chartWidth}
+                title={[
+                  { text: 'DECISIONS/s', bold: true },
+                  '  ',
+                  { text: color ? 'hit' : 'hit h', color: 'green' },
+                  ' · ',
+                  { text: color ? 'miss' : 'miss m', color: 'blue' },
+                  ' · ',
+                  { text: color ? 'queued' : 'queued q', color: 'yellow' },
+                  ' · ',
+                  { text: color ? 'all_queued' : 'all_queued a', color: 'red' },
+                ]}
+                lines={chartLines([p.history.hit, p.history.miss, p.history.queued, p.history.allQueued], {
+                  height: plan.decisionChart,
+                  width: chartWidth,
+                  color,
+                  colors: [CHART_COLORS.green, CHART_COLORS.blue, CHART_COLORS.yellow, CHART_COLORS.red],
+                  marks: ['h', 'm', 'q', 'a'],
+                })}
+              />
             </Box>
           ) : null}
           {plan.latencyChart > 0 ? (

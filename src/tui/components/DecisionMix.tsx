@@ -6,8 +6,18 @@ import { DECISION_LABELS } from '../../fleet/index.js';
 import { Line } from './Line.js';
 import type { Tone } from './Line.js';
 
-export const DECISION_TONES: Record<DecisionLabel, Tone> = { cache_hit: 'green', cache_miss: 'blue', cache_worker_queued: 'yellow', all_queued: 'red' };
-const SHORT: Record<DecisionLabel, string> = { cache_hit: 'hit', cache_miss: 'miss', cache_worker_queued: 'queued', all_queued: 'all_queued' };
+export const DECISION_TONES: Record<DecisionLabel, Tone> = {
+  cache_hit: 'green',
+  cache_miss: 'blue',
+  cache_worker_queued: 'yellow',
+  all_queued: 'red',
+};
+const SHORT: Record<DecisionLabel, string> = {
+  cache_hit: 'hit',
+  cache_miss: 'miss',
+  cache_worker_queued: 'queued',
+  all_queued: 'all_queued',
+};
 
 /**
  * The cache-aware decision mix: per-second rates and totals per label, and the cache
@@ -40,7 +50,11 @@ export function DecisionMix({ view, mode, width }: { view: FleetView; mode: 'ful
   const barWidth = Math.max(0, Math.min(20, width - 44));
   return (
     <Box flexDirection="column" width={width}>
-      <Line segments={[{ text: `${pad('DECISIONS', 20)} ${pad('total', 8, 'right')} ${pad('/s', 7, 'right')} ${pad('share', 7, 'right')}`, bold: true }]} />
+      <Line
+        segments={[
+          { text: `${pad('DECISIONS', 20)} ${pad('total', 8, 'right')} ${pad('/s', 7, 'right')} ${pad('share', 7, 'right')}`, bold: true },
+        ]}
+      />
       {DECISION_LABELS.map((k) => (
         <Line
           key={k}

@@ -20,8 +20,24 @@ export interface DivertedHistogramProps {
  * buckets are drawn; when they do not all fit, the fullest ones are kept, in order.
  */
 export function DivertedHistogram({ histogram: h, perS, blockSize, width, rows }: DivertedHistogramProps): ReactElement {
-  if (!h) return <Line segments={[{ text: 'DIVERTED OVERLAP', bold: true }, { text: '  not exported by this router', dim: true }]} />;
-  if (h.count === 0) return <Line segments={[{ text: 'DIVERTED OVERLAP', bold: true }, { text: '  no diversions yet', dim: true }]} />;
+  if (!h)
+    return (
+      <Line
+        segments={[
+          { text: 'DIVERTED OVERLAP', bold: true },
+          { text: '  not exported by this router', dim: true },
+        ]}
+      />
+    );
+  if (h.count === 0)
+    return (
+      <Line
+        segments={[
+          { text: 'DIVERTED OVERLAP', bold: true },
+          { text: '  no diversions yet', dim: true },
+        ]}
+      />
+    );
   const mean = h.sum / h.count;
   const span = nonEmptySpan(bucketCounts(h.buckets, h.count));
   // Too many to draw: empty buckets go first, then the smallest.

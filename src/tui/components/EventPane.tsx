@@ -39,7 +39,12 @@ export function EventPane({ events, lines }: { events: readonly FleetEvent[]; li
   const shown = events.slice(-lines);
   return (
     <Box flexDirection="column">
-      <Line segments={[{ text: 'EVENTS', bold: true }, { text: events.length === 0 ? '  none yet' : '  newest last', dim: true }]} />
+      <Line
+        segments={[
+          { text: 'EVENTS', bold: true },
+          { text: events.length === 0 ? '  none yet' : '  newest last', dim: true },
+        ]}
+      />
       {shown.map((e, i) => (
         <Line key={i} segments={eventSegments(e)} />
       ))}

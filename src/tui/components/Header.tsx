@@ -48,21 +48,34 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
     // A replica that stopped answering goes first: on a narrow terminal the end of the line is cut.
     for (const d of down) {
       const since = d.receivedAt === null ? '' : ` for ${fmtAge(Math.max(0, now - d.receivedAt))}`;
-      second.push({ text: ` DOWN${since} ${d.url.replace(/^https?:\/\//, '')}: ${d.error ?? 'no answer'} `, color: 'red', inverse: true }, '  ');
+      second.push(
+        { text: ` DOWN${since} ${d.url.replace(/^https?:\/\//, '')}: ${d.error ?? 'no answer'} `, color: 'red', inverse: true },
+        '  ',
+      );
     }
     const lat = view.latency.window;
     second.push(
       `${fmtRate(view.requestsPerS)} req/s (${RATE_WINDOW_MS / 1000}s avg)`,
       // Latency of the window's requests, right after the rate: what an operator asks next.
-      lat.e2eP50 !== null ? `  e2e p50 ${fmtSeconds(lat.e2eP50)} p99 ${fmtSeconds(lat.e2eP99)}${lat.ttftP50 !== null ? `  TTFT p50 ${fmtSeconds(lat.ttftP50)} p99 ${fmtSeconds(lat.ttftP99)}` : ''}` : '',
+      lat.e2eP50 !== null
+        ? `  e2e p50 ${fmtSeconds(lat.e2eP50)} p99 ${fmtSeconds(lat.e2eP99)}${lat.ttftP50 !== null ? `  TTFT p50 ${fmtSeconds(lat.ttftP50)} p99 ${fmtSeconds(lat.ttftP99)}` : ''}`
+        : '',
       `  source ${sourceName(view)}${view.source === 'admin' ? ` (every ${fmtAge(intervalMs)})` : ''}`,
       `  updated ${fmtAge(Math.max(0, now - view.at))} ago`,
     );
-    if (view.replicas.length > 1) second.push(`  ${view.source === 'engine' ? 'engines' : 'replicas'} ${view.replicas.length - down.length}/${view.replicas.length} live`);
+    if (view.replicas.length > 1)
+      second.push(
+        `  ${view.source === 'engine' ? 'engines' : 'replicas'} ${view.replicas.length - down.length}/${view.replicas.length} live`,
+      );
     if (view.mismatched.length > 0) second.push('  ', { text: `replicas disagree on ${view.mismatched.join(', ')}`, color: 'yellow' });
     if (view.prefixIndex.agree !== null) {
       const from = view.prefixIndex.source ?? '?';
-      second.push('  ', view.prefixIndex.agree ? `index (${from}) same on all` : { text: `index (${from}) differs between replicas`, color: from === 'events' ? 'yellow' : undefined });
+      second.push(
+        '  ',
+        view.prefixIndex.agree
+          ? `index (${from}) same on all`
+          : { text: `index (${from}) differs between replicas`, color: from === 'events' ? 'yellow' : undefined },
+      );
     }
     if (view.blind.length > 0) second.push({ text: `  cannot show: ${view.blind.join(', ')}`, dim: true });
   }

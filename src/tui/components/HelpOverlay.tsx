@@ -9,7 +9,10 @@ const KEYS: Array<[string, string]> = [
   ['s', 'cycle the sort: waiting, gate rejections, running, in-flight, sample age, url'],
   ['S', 'turn the sort around'],
   ['/', 'filter workers by URL (Enter keeps it, Esc clears it)'],
-  ['↓ ↑, j k', "select a worker; Enter (or →) opens its detail: load source and sample age, the gate's verdict, rejections, latency, history, its events"],
+  [
+    '↓ ↑, j k',
+    "select a worker; Enter (or →) opens its detail: load source and sample age, the gate's verdict, rejections, latency, history, its events",
+  ],
   ['Esc', 'leave the detail, then drop the selection, then clear the filter'],
   ['?', 'this help (any key closes it)'],
 ];
@@ -19,7 +22,10 @@ const COLUMNS: Array<[string, string]> = [
   ['RECENT', 'the waiting queue over the last samples, newest right; a full block is the limit, red at or over it'],
   ['GATE', 'GATED: the queue gate would turn this worker away now'],
   ['SAMPLE', 'age of the load sample; "stale" once older than --load-freshness-ms (the gate then admits it)'],
-  ['REJ/s', 'cache candidates the gate rejected per second; dimmed while the fleet is saturated (all_queued), when a rejection diverts nothing and the request stays with its owner'],
+  [
+    'REJ/s',
+    'cache candidates the gate rejected per second; dimmed while the fleet is saturated (all_queued), when a rejection diverts nothing and the request stays with its owner',
+  ],
   ['INFL', 'router-local in-flight requests (PER-REPL: per router replica)'],
   ['hit ratio', 'cache_hit / (cache_hit + cache_miss + cache_worker_queued): all_queued is saturation, not routing'],
   ['DIVERTED', 'prefix blocks (≈tokens) the gate gave up per diversion'],
@@ -34,7 +40,10 @@ const KEY_WIDTH = 13;
  */
 export function HelpOverlay({ lines, width }: { lines: number; width: number }): ReactElement {
   const entry = ([k, d]: [string, string]): SegmentInput[][] =>
-    wrap(d, Math.max(20, width - KEY_WIDTH)).map((part, i): SegmentInput[] => [{ text: i === 0 ? `  ${k.padEnd(KEY_WIDTH - 2)}` : ' '.repeat(KEY_WIDTH), bold: true }, part]);
+    wrap(d, Math.max(20, width - KEY_WIDTH)).map((part, i): SegmentInput[] => [
+      { text: i === 0 ? `  ${k.padEnd(KEY_WIDTH - 2)}` : ' '.repeat(KEY_WIDTH), bold: true },
+      part,
+    ]);
   const rows: SegmentInput[][] = [
     [{ text: 'KEYS', bold: true }],
     ...KEYS.flatMap(entry),
@@ -66,4 +75,3 @@ function wrap(text: string, width: number): string[] {
   if (line !== '') out.push(line);
   return out;
 }
-

@@ -29,7 +29,13 @@ export function Line({ segments }: { segments: SegmentInput[] }): ReactElement {
         if (typeof s === 'string') return s;
         if (!color || (!s.color && !s.bold && !s.inverse && !s.dim)) return s.text;
         return (
-          <Text key={i} {...(s.color ? { color: s.color } : {})} bold={s.bold ?? false} inverse={s.inverse ?? false} dimColor={s.dim ?? false}>
+          <Text
+            key={i}
+            {...(s.color ? { color: s.color } : {})}
+            bold={s.bold ?? false}
+            inverse={s.inverse ?? false}
+            dimColor={s.dim ?? false}
+          >
             {s.text}
           </Text>
         );

@@ -8,7 +8,12 @@ export function LogPane({ log, lines }: { log: string[]; lines: number }): React
   const shown = log.slice(-lines);
   return (
     <Box flexDirection="column">
-      <Line segments={[{ text: 'ROUTER LOG', bold: true }, { text: '  (stderr of the router process)', dim: true }]} />
+      <Line
+        segments={[
+          { text: 'ROUTER LOG', bold: true },
+          { text: '  (stderr of the router process)', dim: true },
+        ]}
+      />
       {shown.map((l, i) => (
         <Line key={i} segments={[{ text: l || ' ', dim: true }]} />
       ))}

@@ -37,7 +37,9 @@ export function WorkerDetail(p: WorkerDetailProps): ReactElement {
   if (!w) {
     return (
       <Box flexDirection="column" height={p.lines}>
-        <Line segments={[{ text: 'WORKER ', bold: true }, shortUrl(p.url), { text: '  is no longer in the view (Esc back)', color: 'yellow' }]} />
+        <Line
+          segments={[{ text: 'WORKER ', bold: true }, shortUrl(p.url), { text: '  is no longer in the view (Esc back)', color: 'yellow' }]}
+        />
       </Box>
     );
   }
@@ -54,9 +56,13 @@ export function WorkerDetail(p: WorkerDetailProps): ReactElement {
       {facts.map((segments, i) => (
         <Line key={i} segments={segments} />
       ))}
-      {chartHeight >= 2 ? <WorkerChart url={w.url} history={p.history} limit={limit} width={p.width} height={chartHeight} color={color} /> : null}
+      {chartHeight >= 2 ? (
+        <WorkerChart url={w.url} history={p.history} limit={limit} width={p.width} height={chartHeight} color={color} />
+      ) : null}
       {decisionLines > 0 && left >= 2 ? <WorkerDecisions decisions={decisions} lines={Math.min(decisionLines, left) - 1} /> : null}
-      {eventLines > 0 && left - decisionLines >= 2 ? <WorkerEvents events={events} lines={Math.min(eventLines, left - decisionLines) - 1} /> : null}
+      {eventLines > 0 && left - decisionLines >= 2 ? (
+        <WorkerEvents events={events} lines={Math.min(eventLines, left - decisionLines) - 1} />
+      ) : null}
     </Box>
   );
 }
@@ -69,11 +75,20 @@ function factLines(w: FleetWorker, view: FleetView, limit: number | null, histor
         ? [{ text: 'admitted', color: 'green' }, limit !== null ? ` waiting ${fmtInt(w.waiting)} < limit ${limit}` : ' (no queue limit)']
         : [{ text: 'gate unknown', dim: true }];
   const health: SegmentInput[] = [
-    w.healthy === false ? { text: 'unhealthy', color: 'red', bold: true } : w.healthy === true ? 'healthy' : { text: 'health unknown', dim: true },
+    w.healthy === false
+      ? { text: 'unhealthy', color: 'red', bold: true }
+      : w.healthy === true
+        ? 'healthy'
+        : { text: 'health unknown', dim: true },
     ' · breaker ',
-    w.breaker === 'open' ? { text: 'open', color: 'red', bold: true } : w.breaker === 'half_open' ? { text: 'half-open', color: 'yellow' } : (w.breaker ?? DASH),
+    w.breaker === 'open'
+      ? { text: 'open', color: 'red', bold: true }
+      : w.breaker === 'half_open'
+        ? { text: 'half-open', color: 'yellow' }
+        : (w.breaker ?? DASH),
   ];
-  const replicas = view.replicas.length > 1 && view.source !== 'engine' ? ` (${w.inflightByReplica.map((v) => fmtInt(v)).join(' | ')} by router)` : '';
+  const replicas =
+    view.replicas.length > 1 && view.source !== 'engine' ? ` (${w.inflightByReplica.map((v) => fmtInt(v)).join(' | ')} by router)` : '';
   const load: SegmentInput[] = [
     { text: 'load   ', bold: true },
     w.loadSource === 'push' ? 'by push' : w.loadSource === 'poll' ? 'by poll' : { text: 'source unknown', dim: true },
@@ -83,7 +98,13 @@ function factLines(w: FleetWorker, view: FleetView, limit: number | null, histor
     ` · waiting ${fmtInt(w.waiting)} · running ${fmtInt(w.running)} · in-flight ${fmtInt(w.inflight)}${replicas}`,
   ];
   const kv: SegmentInput[] | null =
-    w.kvUsage !== undefined ? [{ text: 'kv     ', bold: true }, `${w.kvUsage === null ? DASH : fmtPct(w.kvUsage)} of the engine's KV cache in use  `, ...kvSparkline(history.kvUsageByWorker.get(w.url) ?? [])] : null;
+    w.kvUsage !== undefined
+      ? [
+          { text: 'kv     ', bold: true },
+          `${w.kvUsage === null ? DASH : fmtPct(w.kvUsage)} of the engine's KV cache in use  `,
+          ...kvSparkline(history.kvUsageByWorker.get(w.url) ?? []),
+        ]
+      : null;
   const gate: SegmentInput[] = [
     { text: 'gate   ', bold: true },
     ...state,
@@ -97,23 +118,41 @@ function factLines(w: FleetWorker, view: FleetView, limit: number | null, histor
     view.source === 'engine' ? 'router decisions' : (view.recentDecisions ?? []).length === 0 ? 'decisions per worker' : null,
   ].filter((x): x is string => x !== null);
   return [
-    [{ text: 'WORKER ', bold: true }, { text: w.url, bold: true }, '  ', ...health, { text: '   Esc back · ↑↓ j k other workers', dim: true }],
+    [
+      { text: 'WORKER ', bold: true },
+      { text: w.url, bold: true },
+      '  ',
+      ...health,
+      { text: '   Esc back · ↑↓ j k other workers', dim: true },
+    ],
     load,
     ...(kv ? [kv] : []),
     gate,
     served,
-    [{ text: 'not in this source: ', dim: true }, { text: lacks.join(', '), dim: true }],
+    [
+      { text: 'not in this source: ', dim: true },
+      { text: lacks.join(', '), dim: true },
+    ],
   ].slice(0, FACT_LINES);
 }
 
 function latencySegments(l: FleetWorker['latency']): SegmentInput[] {
   if (l === null) return [];
   const q = (x: LatencyQuantiles): string =>
-    x.e2eP50 === null ? DASH : `e2e p50 ${fmtSeconds(x.e2eP50)} p99 ${fmtSeconds(x.e2eP99)}${x.ttftP50 !== null ? ` · TTFT p50 ${fmtSeconds(x.ttftP50)} p99 ${fmtSeconds(x.ttftP99)}` : ''}`;
+    x.e2eP50 === null
+      ? DASH
+      : `e2e p50 ${fmtSeconds(x.e2eP50)} p99 ${fmtSeconds(x.e2eP99)}${x.ttftP50 !== null ? ` · TTFT p50 ${fmtSeconds(x.ttftP50)} p99 ${fmtSeconds(x.ttftP99)}` : ''}`;
   return [' · last 5 s ', q(l.window), { text: ` · since start ${q(l.overall)}`, dim: true }];
 }
 
-function WorkerChart(p: { url: string; history: HistorySeries; limit: number | null; width: number; height: number; color: boolean }): ReactElement {
+function WorkerChart(p: {
+  url: string;
+  history: HistorySeries;
+  limit: number | null;
+  width: number;
+  height: number;
+  color: boolean;
+}): ReactElement {
   const known = (xs: ReadonlyArray<number | null> | undefined): number[] => (xs ?? []).map((v) => v ?? 0);
   const waiting = known(p.history.byWorker.get(p.url));
   const running = known(p.history.runningByWorker.get(p.url));
@@ -147,7 +186,12 @@ function WorkerDecisions({ decisions, lines }: { decisions: readonly AdminDecisi
   const shown = decisions.slice(-Math.max(0, lines));
   return (
     <Box flexDirection="column">
-      <Line segments={[{ text: 'DECISIONS', bold: true }, { text: '  landed here, newest last (routerctl explain --request ID tells one)', dim: true }]} />
+      <Line
+        segments={[
+          { text: 'DECISIONS', bold: true },
+          { text: '  landed here, newest last (routerctl explain --request ID tells one)', dim: true },
+        ]}
+      />
       {shown.map((d) => (
         <Line
           key={d.seq}
@@ -156,7 +200,9 @@ function WorkerDecisions({ decisions, lines }: { decisions: readonly AdminDecisi
             ` ${d.request_id}  `,
             { text: (d.decision ?? d.reason).padEnd(19), color: DECISION_TONE[d.decision ?? ''] },
             d.query_blocks > 0 ? ` ${d.matched_blocks}/${d.query_blocks} blk` : '',
-            d.best_worker !== null && d.best_worker !== d.worker && d.best_matched_blocks > d.matched_blocks ? { text: ` (best ${shortUrl(d.best_worker)} ${d.best_matched_blocks})`, color: 'yellow' } : '',
+            d.best_worker !== null && d.best_worker !== d.worker && d.best_matched_blocks > d.matched_blocks
+              ? { text: ` (best ${shortUrl(d.best_worker)} ${d.best_matched_blocks})`, color: 'yellow' }
+              : '',
             d.retried_to !== null ? ` retried → ${shortUrl(d.retried_to)}` : '',
             d.cached_tokens !== null ? ` · cached ${d.cached_tokens}` : '',
             d.ttft_ms !== null ? ` · ttft ${d.ttft_ms}ms` : '',
@@ -167,15 +213,28 @@ function WorkerDecisions({ decisions, lines }: { decisions: readonly AdminDecisi
   );
 }
 
-const DECISION_TONE: Record<string, 'green' | 'blue' | 'yellow' | 'red' | undefined> = { cache_hit: 'green', cache_miss: 'blue', cache_worker_queued: 'yellow', all_queued: 'red' };
+const DECISION_TONE: Record<string, 'green' | 'blue' | 'yellow' | 'red' | undefined> = {
+  cache_hit: 'green',
+  cache_miss: 'blue',
+  cache_worker_queued: 'yellow',
+  all_queued: 'red',
+};
 
 function WorkerEvents({ events, lines }: { events: readonly FleetEvent[]; lines: number }): ReactElement {
   const shown = events.slice(-Math.max(0, lines));
   return (
     <Box flexDirection="column">
-      <Line segments={[{ text: 'EVENTS', bold: true }, { text: '  this worker, newest last', dim: true }]} />
+      <Line
+        segments={[
+          { text: 'EVENTS', bold: true },
+          { text: '  this worker, newest last', dim: true },
+        ]}
+      />
       {shown.map((e, i) => (
-        <Line key={i} segments={[{ text: new Date(e.atMs).toTimeString().slice(0, 8), dim: true }, '  ', e.kind.replace(/_/g, ' '), `  ${e.message}`]} />
+        <Line
+          key={i}
+          segments={[{ text: new Date(e.atMs).toTimeString().slice(0, 8), dim: true }, '  ', e.kind.replace(/_/g, ' '), `  ${e.message}`]}
+        />
       ))}
     </Box>
   );
@@ -185,5 +244,7 @@ const SPARKS = '▁▂▃▄▅▆▇█';
 
 /** The last 20 KV usage shares as glyphs (a full block is 100 %); red from 90 %. */
 function kvSparkline(values: ReadonlyArray<number | null>): SegmentInput[] {
-  return values.slice(-20).map((v) => (v === null ? ' ' : { text: SPARKS[Math.min(7, Math.round(v * 7))]!, ...(v >= 0.9 ? { color: 'red' as const } : {}) }));
+  return values
+    .slice(-20)
+    .map((v) => (v === null ? ' ' : { text: SPARKS[Math.min(7, Math.round(v * 7))]!, ...(v >= 0.9 ? { color: 'red' as const } : {}) }));
 }

@@ -30,7 +30,14 @@ export interface WorkerTableProps {
   selected?: string | null;
 }
 
-const SORTED: Record<SortKey, ColumnId> = { waiting: 'waiting', rejections: 'rejections', url: 'worker', running: 'running', inflight: 'inflight', age: 'age' };
+const SORTED: Record<SortKey, ColumnId> = {
+  waiting: 'waiting',
+  rejections: 'rejections',
+  url: 'worker',
+  running: 'running',
+  inflight: 'inflight',
+  age: 'age',
+};
 const LEVEL_TONE: Record<string, Tone | undefined> = { ok: 'green', warn: 'yellow', over: 'red' };
 
 /**
@@ -55,14 +62,19 @@ export function WorkerTable(p: WorkerTableProps): ReactElement {
     <Box flexDirection="column">
       <Line segments={header} />
       {shown.length === 0 && p.rows > 0 ? (
-        <Line segments={[{ text: p.filter ? `no worker matches "${p.filter}" (${p.total} hidden; Esc clears)` : 'no workers', dim: true }]} />
+        <Line
+          segments={[{ text: p.filter ? `no worker matches "${p.filter}" (${p.total} hidden; Esc clears)` : 'no workers', dim: true }]}
+        />
       ) : null}
       {shown.map((w) => (
         <Line
           key={w.url}
           segments={[
             ...(marking ? [w.url === p.selected ? { text: '›', bold: true } : ' '] : []),
-            ...cols.flatMap((c, i) => [i > 0 ? ' ' : '', ...cell(c, w, p.limit, p.saturated === true, p.trends?.get(w.url), w.url === p.selected)]),
+            ...cols.flatMap((c, i) => [
+              i > 0 ? ' ' : '',
+              ...cell(c, w, p.limit, p.saturated === true, p.trends?.get(w.url), w.url === p.selected),
+            ]),
           ]}
         />
       ))}
@@ -82,11 +94,21 @@ export function WorkerTable(p: WorkerTableProps): ReactElement {
   );
 }
 
-function cell(c: Column, w: FleetWorker, limit: number | null, saturated: boolean, trend: ReadonlyArray<number | null> | undefined, selected = false): Segment[] {
+function cell(
+  c: Column,
+  w: FleetWorker,
+  limit: number | null,
+  saturated: boolean,
+  trend: ReadonlyArray<number | null> | undefined,
+  selected = false,
+): Segment[] {
   const text = (s: string, extra: Omit<Segment, 'text'> = {}): Segment[] => [{ text: pad(s, c.width, c.align), ...extra }];
   switch (c.id) {
     case 'worker':
-      return text(shortUrl(w.url, c.width), { ...(w.healthy === false ? { color: 'red' as const } : {}), ...(selected ? { inverse: true } : {}) });
+      return text(shortUrl(w.url, c.width), {
+        ...(w.healthy === false ? { color: 'red' as const } : {}),
+        ...(selected ? { inverse: true } : {}),
+      });
     case 'waiting': {
       const level = waitingLevel(w.waiting, limit);
       if (w.waiting === null) return text(w.fresh === false ? 'unknown' : DASH, { dim: true });
@@ -96,7 +118,11 @@ function cell(c: Column, w: FleetWorker, limit: number | null, saturated: boolea
       const b = bar(Math.min(w.waiting, limit), limit, BAR_WIDTH - over.length, '·') + over;
       return [
         { text: b, color: LEVEL_TONE[level] },
-        { text: ' ' + pad(num, c.width - BAR_WIDTH - 1, 'left'), color: level === 'ok' ? undefined : LEVEL_TONE[level], bold: level === 'over' },
+        {
+          text: ' ' + pad(num, c.width - BAR_WIDTH - 1, 'left'),
+          color: level === 'ok' ? undefined : LEVEL_TONE[level],
+          bold: level === 'over',
+        },
       ];
     }
     case 'trend':
@@ -121,7 +147,10 @@ function cell(c: Column, w: FleetWorker, limit: number | null, saturated: boolea
       return text(r === null ? (w.gateRejectionsTotal === null ? DASH : '…') : fmtRate(r), r !== null && r > 0 ? { color: 'yellow' } : {});
     }
     case 'breaker':
-      return text(w.breaker === 'half_open' ? 'half' : w.breaker ?? DASH, w.breaker === 'open' ? { color: 'red', bold: true } : w.breaker === 'half_open' ? { color: 'yellow' } : {});
+      return text(
+        w.breaker === 'half_open' ? 'half' : (w.breaker ?? DASH),
+        w.breaker === 'open' ? { color: 'red', bold: true } : w.breaker === 'half_open' ? { color: 'yellow' } : {},
+      );
   }
 }
 
@@ -139,8 +168,11 @@ function sparkline(values: ReadonlyArray<number | null>, limit: number | null, w
   const out: Segment[] = [{ text: ' '.repeat(width - shown.length) }];
   for (const v of shown) {
     if (v === null) out.push({ text: ' ' });
-    else out.push({ text: SPARKS[Math.min(7, Math.round((v / top) * 7))]!, ...(limit !== null && v >= limit ? { color: 'red' as const } : {}) });
+    else
+      out.push({
+        text: SPARKS[Math.min(7, Math.round((v / top) * 7))]!,
+        ...(limit !== null && v >= limit ? { color: 'red' as const } : {}),
+      });
   }
   return out;
 }
-

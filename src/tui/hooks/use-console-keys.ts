@@ -11,7 +11,13 @@ import type { ConsoleUiState } from '../keymap.js';
  * `onQuit` may be called more than once (a second Ctrl-C while stopping means "now").
  * `order` gives the workers as the table draws them, for the selection keys.
  */
-export function useConsoleKeys(opts: { onQuit: () => void; sort?: SortKey; filter?: string; reverse?: boolean; order?: () => readonly string[] }): ConsoleUiState {
+export function useConsoleKeys(opts: {
+  onQuit: () => void;
+  sort?: SortKey;
+  filter?: string;
+  reverse?: boolean;
+  order?: () => readonly string[];
+}): ConsoleUiState {
   const { isRawModeSupported } = useStdin();
   const [state, setState] = useState<ConsoleUiState>(() => initialUiState(opts.sort, opts.filter, opts.reverse));
   // Several keys can arrive in one chunk (a paste, a fast typist): reduce on the latest state.

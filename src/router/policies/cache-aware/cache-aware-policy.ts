@@ -119,9 +119,7 @@ export class CacheAwarePolicy implements Policy {
       reason: cacheAwareReasonLabel(decision.reason, 'pair'),
       decision: booked,
       // Only a landed diversion is evidence of what the gate cost, and only a full one.
-      ...(booked === 'cache_worker_queued' && audit !== undefined
-        ? { divertedOverlapBlocks: audit.queueGateBestRejectedBlocks }
-        : {}),
+      ...(booked === 'cache_worker_queued' && audit !== undefined ? { divertedOverlapBlocks: audit.queueGateBestRejectedBlocks } : {}),
       ...(resolution !== undefined ? { gateRejected: workersOf(resolution.gateRejected), audit: resolution.audit } : {}),
     };
     return withFlags(success, inertWarning);

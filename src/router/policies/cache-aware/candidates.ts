@@ -3,14 +3,7 @@
  */
 import type { LoadView, PolicyWorker, PoolState, PrefixSignal } from '../types.js';
 import type { CacheAwareConfig } from './config.js';
-import {
-  compareIds,
-  compareNumbers,
-  comparePressure,
-  lookupOver,
-  type PressureGuard,
-  type PressureLookup,
-} from './pressure.js';
+import { compareIds, compareNumbers, comparePressure, lookupOver, type PressureGuard, type PressureLookup } from './pressure.js';
 
 export interface CacheCandidate {
   readonly worker: PolicyWorker;
@@ -53,11 +46,7 @@ export function guardOf(config: CacheAwareConfig): PressureGuard {
  * reference computes it (0.05 × 60 rounds up to 4), so both routers bound alike.
  */
 export function candidateLimit(poolSize: number, config: CacheAwareConfig): number {
-  return Math.min(
-    poolSize,
-    config.candidateMaxWorkers,
-    Math.max(config.candidateMinWorkers, Math.ceil(config.candidateRatio * poolSize)),
-  );
+  return Math.min(poolSize, config.candidateMaxWorkers, Math.max(config.candidateMinWorkers, Math.ceil(config.candidateRatio * poolSize)));
 }
 
 /** The cache gate of step 4: a shallow match is not worth steering traffic for. */

@@ -85,5 +85,4 @@ export function cacheWinnerDecision(reason: DecisionReason, queueGateFellBack: b
 }
 
 /** The reference's sampled (1 in 64) info line for a pin; the router logs it on reason `saturation_pin`. */
-export const SATURATION_PIN_LOG_MESSAGE =
-  'fleet saturated, keeping affinity with a queueing prefix owner instead of diverting';
+export const SATURATION_PIN_LOG_MESSAGE = 'fleet saturated, keeping affinity with a queueing prefix owner instead of diverting';

@@ -149,8 +149,5 @@ export function resolvePrefill(
   choices: number,
   random: () => number,
 ): PrefillDecision | undefined {
-  return (
-    resolvePrefillAdmitted(range, proposal, inputTokens, load, queueLimit) ??
-    capacityFallback(range, proposal, load, choices, random)
-  );
+  return resolvePrefillAdmitted(range, proposal, inputTokens, load, queueLimit) ?? capacityFallback(range, proposal, load, choices, random);
 }

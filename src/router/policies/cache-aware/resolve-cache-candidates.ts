@@ -7,14 +7,7 @@ import type { CacheResolutionAudit, LoadView, PolicyWorker, PoolState } from '..
 import { capacityAdmits } from './capacity.js';
 import type { CacheCandidate, CacheCandidateProposal } from './candidates.js';
 import { DecisionReason, type PrefillDecision } from './decision.js';
-import {
-  compareIds,
-  compareNumbers,
-  comparePressure,
-  lookupOver,
-  materiallyMorePressured,
-  type PressureLookup,
-} from './pressure.js';
+import { compareIds, compareNumbers, comparePressure, lookupOver, materiallyMorePressured, type PressureLookup } from './pressure.js';
 import { fleetIsAllQueued, queueGateAdmits } from './queue-gate.js';
 
 /**
@@ -158,9 +151,7 @@ function pickPin(rejected: readonly CacheCandidate[], inputTokens: number, load:
 
 function compareByWork(lookup: PressureLookup, a: CacheCandidate, b: CacheCandidate): number {
   return (
-    compareNumbers(a.uncachedTokens, b.uncachedTokens) ||
-    comparePressure(lookup, a.worker, b.worker) ||
-    compareIds(a.worker, b.worker)
+    compareNumbers(a.uncachedTokens, b.uncachedTokens) || comparePressure(lookup, a.worker, b.worker) || compareIds(a.worker, b.worker)
   );
 }
 

@@ -44,7 +44,14 @@ export class DecisionRecorder {
     return this.o.ring.capacity > 0 || this.o.header !== 'off';
   }
 
-  begin(req: IncomingMessage, selection: SelectionSuccess, prefix: PrefixSignal | undefined, load: LoadView, inputTokens: number, startedAt: number): RequestTrace | undefined {
+  begin(
+    req: IncomingMessage,
+    selection: SelectionSuccess,
+    prefix: PrefixSignal | undefined,
+    load: LoadView,
+    inputTokens: number,
+    startedAt: number,
+  ): RequestTrace | undefined {
     if (!this.active) return undefined;
     const o = this.o;
     const id = o.ids.next(req.headers['x-request-id']);
@@ -102,7 +109,11 @@ export class DecisionRecorder {
     // share of the prompt's tokens.
     const bs = o.tokenBlockSize();
     const predicted =
-      queryBlocks === 0 ? 0 : bs !== null ? Math.min(selectedBlocks, Math.floor((inputTokens - 1) / bs)) * bs : Math.round((inputTokens * selectedBlocks) / queryBlocks);
+      queryBlocks === 0
+        ? 0
+        : bs !== null
+          ? Math.min(selectedBlocks, Math.floor((inputTokens - 1) / bs)) * bs
+          : Math.round((inputTokens * selectedBlocks) / queryBlocks);
     return {
       headers,
       onChunk: scanner ? (c) => scanner.push(c) : undefined,

@@ -59,7 +59,10 @@ export interface DecisionInput {
  * the deepest, the lowest id among equals, and the selected worker when it is tied
  * with the deepest. One rule for the record, the response header and the metrics.
  */
-export function ownerSummary(owners: ReadonlyArray<{ readonly worker: { readonly id: string }; readonly blocks: number }>, selected: string): Pick<DecisionInput, 'selectedBlocks' | 'best' | 'bestBlocks'> {
+export function ownerSummary(
+  owners: ReadonlyArray<{ readonly worker: { readonly id: string }; readonly blocks: number }>,
+  selected: string,
+): Pick<DecisionInput, 'selectedBlocks' | 'best' | 'bestBlocks'> {
   let selectedBlocks = 0;
   let best: string | null = null;
   let bestBlocks = 0;
@@ -144,7 +147,11 @@ export class DecisionRing {
    * Record a selection; `owners` are the prefix owners the selection saw, with a
    * verdict for each. Returns the record's sequence number, for `complete`.
    */
-  record<W extends { readonly id: string }>(d: DecisionInput, owners: ReadonlyArray<{ readonly worker: W; readonly blocks: number }>, verdict: (worker: W) => { waiting: number; verdict: GateVerdict }): number {
+  record<W extends { readonly id: string }>(
+    d: DecisionInput,
+    owners: ReadonlyArray<{ readonly worker: W; readonly blocks: number }>,
+    verdict: (worker: W) => { waiting: number; verdict: GateVerdict },
+  ): number {
     if (this.capacity === 0) return 0;
     const s = this.#slots[this.#next]!;
     this.#next = (this.#next + 1) % this.capacity;

@@ -91,7 +91,13 @@ export class KvEventIndex {
       const endpoint = pushEndpoint(worker.url, info, info.kvPortBase, rank);
       const byTokens = a.keying === 'tokens' ? new TokenKeyedBlocks(a.blockSize, this.#opts.maxBlocks) : undefined;
       const feed = new KvEventFeed(
-        { endpoint, topic: info.kvTopic, engine: a.engine, tokens: byTokens !== undefined, ...(replay !== undefined ? { replayEndpoint: replay } : {}) },
+        {
+          endpoint,
+          topic: info.kvTopic,
+          engine: a.engine,
+          tokens: byTokens !== undefined,
+          ...(replay !== undefined ? { replayEndpoint: replay } : {}),
+        },
         { batch: (b) => this.#apply(slot, b), reset: () => this.#forget(slot, worker, rank, 'the publisher restarted') },
       );
       this.#owners[slot] = { worker, rank, feed, endpoint, byTokens, unplaced: 0, unkeyed: 0 };
@@ -126,7 +132,8 @@ export class KvEventIndex {
     if (!attached) return undefined;
     const owners = attached.slots.map((s) => this.#owners[s]!);
     const feeds = owners.map((o) => o.feed);
-    const sum = (k: keyof Omit<KvFeedStats, 'lastError' | 'lastSeq' | 'catchUp' | 'lastBatchTs'>): number => feeds.reduce((a, f) => a + f.stats[k], 0);
+    const sum = (k: keyof Omit<KvFeedStats, 'lastError' | 'lastSeq' | 'catchUp' | 'lastBatchTs'>): number =>
+      feeds.reduce((a, f) => a + f.stats[k], 0);
     const stamps = feeds.map((f) => f.stats.lastBatchTs);
     // The rank heard from longest ago: a worker is as current as its laggiest rank.
     const oldest = stamps.includes(undefined) ? undefined : Math.min(...(stamps as number[]));
@@ -159,7 +166,6 @@ export class KvEventIndex {
       },
     };
   }
-
 
   #apply(slot: number, batch: KvEventBatch): void {
     const owner = this.#owners[slot]!;

@@ -61,7 +61,11 @@ export function choosePrefixSource<W extends SourceCandidate>(workers: readonly 
   if (kinds.size > 1) return { source: 'requests', reason: `the workers name their KV blocks differently (${[...kinds].join('; ')})` };
   if (o.wanted === 'auto' && unindexed.length > 0) return { source: 'requests', reason: unindexed.join('; ') };
   if (o.wanted === 'auto' && keying.tokenizer === 'none') {
-    return { source: 'requests', reason: 'text prompts cannot be keyed as the engines tokenize them without --tokenizer; give --tokenizer, or --prefix-source events to index token-id traffic only' };
+    return {
+      source: 'requests',
+      reason:
+        'text prompts cannot be keyed as the engines tokenize them without --tokenizer; give --tokenizer, or --prefix-source events to index token-id traffic only',
+    };
   }
   return { source: 'events', keying, indexed: able.map((v) => v.w), unindexed };
 }
@@ -71,10 +75,18 @@ export function choosePrefixSource<W extends SourceCandidate>(workers: readonly 
  * block size it advertises (vLLM's from its /metrics, else `--block-size`), with its
  * engine's hash, and the simulator's stand-in tokenizer or the model's.
  */
-export function eventKeying(info: WorkerInfo, o: Pick<PrefixSourceInputs, 'tokenizer' | 'blockSize'>): { keying?: EventKeying; why?: string } {
+export function eventKeying(
+  info: WorkerInfo,
+  o: Pick<PrefixSourceInputs, 'tokenizer' | 'blockSize'>,
+): { keying?: EventKeying; why?: string } {
   const push = info.push;
   const vllm = eventFormat(info) === 'vllm';
-  if (push === null) return { why: vllm ? 'publishes no KV events the router knows of (vLLM does not advertise them: name them with --kv-events)' : 'publishes no KV events' };
+  if (push === null)
+    return {
+      why: vllm
+        ? 'publishes no KV events the router knows of (vLLM does not advertise them: name them with --kv-events)'
+        : 'publishes no KV events',
+    };
   const blockSize = push.blockSize ?? o.blockSize;
   // vLLM's hashes cannot be computed outside the engine (its default pickles Python objects, its root is random per process): key its blocks by their tokens.
   const scheme: EngineHashScheme = vllm ? 'tokens' : info.simulated ? 'sim' : 'sglang';

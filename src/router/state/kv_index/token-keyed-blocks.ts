@@ -40,7 +40,14 @@ export class TokenKeyedBlocks {
   store(e: Stored, keys: Float64Array): StoredVerdict {
     const n = e.hashes.count;
     const bs = this.#blockSize;
-    if (e.loraName !== null || e.cacheSalt !== null || e.extraKeys || (e.blockSize !== null && e.blockSize !== bs) || e.tokens === null || e.tokens.length !== n * bs) {
+    if (
+      e.loraName !== null ||
+      e.cacheSalt !== null ||
+      e.extraKeys ||
+      (e.blockSize !== null && e.blockSize !== bs) ||
+      e.tokens === null ||
+      e.tokens.length !== n * bs
+    ) {
       return { kind: 'unkeyed', count: n };
     }
     let parent = KEY_CHAIN_ROOT;

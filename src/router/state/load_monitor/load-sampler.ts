@@ -58,7 +58,13 @@ interface WorkerPollState extends LoadPollStats {
 const noFailures = (): Record<PollFailureReason, number> => ({ connect: 0, http_status: 0, timeout: 0, too_large: 0, unreadable: 0 });
 
 /** For a worker the sampler does not know. */
-const NO_STATS: LoadPollStats = Object.freeze({ failures: Object.freeze(noFailures()), failuresTotal: 0, lastError: undefined, unanswered: 0, unreachable: false });
+const NO_STATS: LoadPollStats = Object.freeze({
+  failures: Object.freeze(noFailures()),
+  failuresTotal: 0,
+  lastError: undefined,
+  unanswered: 0,
+  unreachable: false,
+});
 
 /**
  * Polls every worker's load over HTTP with the one engine reader (src/engines):
@@ -134,7 +140,8 @@ export class LoadSampler {
     st.busy = true;
     try {
       const result = await pollEngineLoad(
-        (path) => getEngineReply(worker.url + path, { dispatcher: this.agent, timeoutMs: this.opts.timeoutMs, maxBytes: this.opts.maxReplyBytes }),
+        (path) =>
+          getEngineReply(worker.url + path, { dispatcher: this.agent, timeoutMs: this.opts.timeoutMs, maxBytes: this.opts.maxReplyBytes }),
         st.source,
       );
       // Removed meanwhile, or cut short by stop(): nothing to record.

@@ -73,7 +73,14 @@ export class PrefixIndex {
 
   /** Approximate bytes held by the index's arrays (fixed at construction). */
   get bytes(): number {
-    return this.table.byteLength + this.keys.byteLength + this.tablePos.byteLength + this.ownerCount.byteLength + this.owners.byteLength + this.referenced.byteLength;
+    return (
+      this.table.byteLength +
+      this.keys.byteLength +
+      this.tablePos.byteLength +
+      this.ownerCount.byteLength +
+      this.owners.byteLength +
+      this.referenced.byteLength
+    );
   }
 
   /**
@@ -198,7 +205,11 @@ export class PrefixIndex {
    * per-pair hashes, updated as pairs come and go: reading it costs nothing.
    */
   digest(): { blocks: number; pairs: number; digest: string } {
-    return { blocks: this.used, pairs: this.pairs, digest: (this.sumA >>> 0).toString(16).padStart(8, '0') + (this.sumB >>> 0).toString(16).padStart(8, '0') };
+    return {
+      blocks: this.used,
+      pairs: this.pairs,
+      digest: (this.sumA >>> 0).toString(16).padStart(8, '0') + (this.sumB >>> 0).toString(16).padStart(8, '0'),
+    };
   }
 
   /** Remove a worker from every block (it left the fleet). O(capacity); rare. */
@@ -331,7 +342,6 @@ export class PrefixIndex {
     return this.stampGen;
   }
 }
-
 
 /** Whether owners[a..a+n) and owners[b..b+n) hold the same slots in the same order. */
 function sameSlots(owners: Int32Array, a: number, b: number, n: number): boolean {
