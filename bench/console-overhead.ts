@@ -19,7 +19,6 @@
  * Read the difference against the spread of the runs, not the absolute numbers.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { ROUTERCTL_BIN, chatThroughput, startProcess, stopProcess } from './support/processes.js';
 import { request } from 'undici';
 import { FleetFeed } from '../src/fleet/index.js';

@@ -47,7 +47,7 @@ export async function runComparison(s: CompareSettings, hooks: CompareHooks = {}
       try {
         router = await startRouterProcess(sim.value, config.args);
       } catch (err) {
-        throw new Error(`configuration ${config.letter} (${config.label}): ${(err as Error).message}`);
+        throw new Error(`configuration ${config.letter} (${config.label}): ${(err as Error).message}`, { cause: err });
       }
       const run = await runAgainst(router.value, s.run, { ...hooks, label: tag });
       runs.push({ letter: config.letter, label: config.label, args: config.args, settings: s.settings[i]!, workerUrls: sim.value, ...run });

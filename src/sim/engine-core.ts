@@ -228,7 +228,7 @@ export class EngineCore {
 
   private startStep(t: number): void {
     const p = this.params;
-    let prefill = 0;
+    let prefill: number;
     let decode = 0;
     if (this.flavor === 'sglang') {
       prefill = this.sglangPrefillBatch(t);

@@ -78,10 +78,6 @@ interface Region {
   readonly start: number;
 }
 
-function blank(s: string): string {
-  return s.replace(/[^\n]/g, ' ');
-}
-
 function scriptKind(file: string): ts.ScriptKind {
   if (file.endsWith('.tsx')) return ts.ScriptKind.TSX;
   if (/\.(js|mjs|cjs)$/.test(file)) return ts.ScriptKind.JS;

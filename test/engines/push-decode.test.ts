@@ -360,7 +360,7 @@ describe('a seeded fuzz of malformed payloads', () => {
           decode(cut);
           decoded++;
         } catch (err) {
-          if (!(err instanceof PushDecodeError)) throw new Error(`input ${cut.toString('hex')} threw ${String(err)}`);
+          if (!(err instanceof PushDecodeError)) throw new Error(`input ${cut.toString('hex')} threw ${String(err)}`, { cause: err });
           refused++;
         }
       }

@@ -57,7 +57,10 @@ describe('/admin/stream interval_ms', () => {
       }
       clearTimeout(t);
       if (q === '60000') expect(events).toBe(1);
-      else (expect(events).toBeGreaterThanOrEqual(4), expect(events).toBeLessThanOrEqual(8));
+      else {
+        expect(events).toBeGreaterThanOrEqual(4);
+        expect(events).toBeLessThanOrEqual(8);
+      }
     }
   });
 });

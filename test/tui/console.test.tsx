@@ -160,7 +160,7 @@ describe('the console', () => {
     const c = mount(mergeReplicas([status('http://r1:30000', after, computeRates(before, after))], NOW), { columns: 80, rows: 24 });
     await tick();
     const l2 = c.frame().split('\n')[1]!;
-    expect(l2).toMatch(/req\/s \(5s avg\)  e2e p50 \S+ p99 \S+  TTFT p50 \S+ p99 \S+/);
+    expect(l2).toMatch(/req\/s \(5s avg\) {2}e2e p50 \S+ p99 \S+ {2}TTFT p50 \S+ p99 \S+/);
   });
 
   it("draws each worker's recent queue as a sparkline against the limit, on a wide terminal", async () => {

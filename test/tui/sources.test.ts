@@ -414,7 +414,7 @@ describe("latency from the routers' histograms", () => {
     expect(view.latency.window.requests).toBe(10);
     expect(view.latency.window.e2eP50).toBeCloseTo(0.25 + 0.75 * (3 / 7), 6);
     expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toMatch(
-      /latency since start \(10 requests\)  end-to-end p50 \S+ p99 \S+ · TTFT p50 \S+ p99 \S+/,
+      /latency since start \(10 requests\) {2}end-to-end p50 \S+ p99 \S+ · TTFT p50 \S+ p99 \S+/,
     );
     expect(fleetJson(view)).toMatchObject({ latency_seconds: { overall: { requests: 10 } } });
   });
