@@ -12,7 +12,7 @@
  * prefix 8 workers hold to different depths.
  */
 import { blockHashes, textBlockHashes, tokenize } from '../src/prefix/index.js';
-import { PrefixIndex } from '../src/router/state/prefix_index/index.js';
+import { PrefixIndex } from '../src/router/state/prefix-index/index.js';
 import { systemPrompt } from '../src/workload/index.js';
 
 function time(fn: () => void, minMs = 300): number {

@@ -9,8 +9,8 @@
 import { textBlockHashes } from '../src/prefix/index.js';
 import { CacheAwarePolicy, cacheAwareConfig } from '../src/router/policies/cache-aware/index.js';
 import type { PolicyWorker, PrefixMatch } from '../src/router/policies/index.js';
-import { LoadTable } from '../src/router/state/load_monitor/index.js';
-import { PrefixIndex } from '../src/router/state/prefix_index/index.js';
+import { LoadTable } from '../src/router/state/load-monitor/index.js';
+import { PrefixIndex } from '../src/router/state/prefix-index/index.js';
 import { Rng } from '../src/sim/index.js';
 import { systemPrompt } from '../src/workload/index.js';
 

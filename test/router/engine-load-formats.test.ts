@@ -10,8 +10,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { defaultConfig, probeWorkers } from '../../src/config/index.js';
 import { LOAD_ENDPOINTS, LOAD_SOURCES, readLoadReply, summarizeLoad } from '../../src/engines/index.js';
 import type { LoadShape, LoadSource } from '../../src/engines/index.js';
-import { LoadSampler, LoadTable } from '../../src/router/state/load_monitor/index.js';
-import type { SampleStatus } from '../../src/router/state/load_monitor/index.js';
+import { LoadSampler, LoadTable } from '../../src/router/state/load-monitor/index.js';
+import type { SampleStatus } from '../../src/router/state/load-monitor/index.js';
 import type { Worker } from '../../src/router/workers/worker.js';
 
 // ------------------------------------------------------------ prometheus_client spellings

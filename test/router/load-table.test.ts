@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LoadTable } from '../../src/router/state/load_monitor/index.js';
-import type { RankReading } from '../../src/router/state/load_monitor/index.js';
+import { LoadTable } from '../../src/router/state/load-monitor/index.js';
+import type { RankReading } from '../../src/router/state/load-monitor/index.js';
 import { MAX_RANKS_PER_WORKER } from '../../src/engines/index.js';
 import type { PolicyWorker } from '../../src/router/policies/types.js';
 import { Rng } from '../../src/sim/rng.js';

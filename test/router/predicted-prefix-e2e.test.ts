@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import type { Router } from '../../src/router/index.js';
-import { PredictedPrefixes, sharedDepth } from '../../src/router/state/kv_index/index.js';
+import { PredictedPrefixes, sharedDepth } from '../../src/router/state/kv-index/index.js';
 import type { PolicyWorker, PrefixMatch } from '../../src/router/policies/index.js';
 import { Rng, startSimFleet } from '../../src/sim/index.js';
 import { closingAfterEach } from '../helpers/lifecycle.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PrefixIndex } from '../../src/router/state/prefix_index/index.js';
+import { PrefixIndex } from '../../src/router/state/prefix-index/index.js';
 import { blockHashes } from '../../src/prefix/index.js';
 import { Rng } from '../../src/sim/rng.js';
 

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseServerInfo, pushInfoFromRule } from '../../src/engines/index.js';
 import type { PushInfo } from '../../src/engines/index.js';
-import { choosePrefixSource } from '../../src/router/state/kv_index/index.js';
-import type { PrefixSourceInputs } from '../../src/router/state/kv_index/index.js';
+import { choosePrefixSource } from '../../src/router/state/kv-index/index.js';
+import type { PrefixSourceInputs } from '../../src/router/state/kv-index/index.js';
 import type { WorkerInfo } from '../../src/router/workers/worker.js';
 
 /**

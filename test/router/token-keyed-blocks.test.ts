@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KvEvent } from '../../src/engines/index.js';
 import { keyChainOf } from '../../src/prefix/index.js';
-import { TokenKeyedBlocks } from '../../src/router/state/kv_index/token-keyed-blocks.js';
+import { TokenKeyedBlocks } from '../../src/router/state/kv-index/token-keyed-blocks.js';
 
 type Stored = Extract<KvEvent, { kind: 'stored' }>;
 const BS = 4;

@@ -9,7 +9,7 @@ import type { RequestKeying, UnkeyedReason } from '../request/request-keying.js'
 import { readRequestBody } from '../request/read-body.js';
 import type { RequestCapture } from '../state/capture/index.js';
 import type { DecisionRecorder } from '../state/decisions/index.js';
-import type { LoadTable } from '../state/load_monitor/index.js';
+import type { LoadTable } from '../state/load-monitor/index.js';
 import { ApiErrors } from './api-error.js';
 import type { InflightRequests } from './inflight.js';
 

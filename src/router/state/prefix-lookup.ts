@@ -1,6 +1,6 @@
 import type { PolicyWorker, PrefixMatch, PrefixSignal } from '../policies/index.js';
-import type { PrefixIndex } from './prefix_index/index.js';
-import type { PredictedPrefixes } from './kv_index/predicted-prefixes.js';
+import type { PrefixIndex } from './prefix-index/index.js';
+import type { PredictedPrefixes } from './kv-index/predicted-prefixes.js';
 
 const NO_PREFIX: PrefixSignal = Object.freeze({ queryBlocks: 0, matches: Object.freeze([]) });
 

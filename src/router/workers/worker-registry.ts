@@ -1,8 +1,8 @@
 import { Pool } from 'undici';
 import { kvEventsRuleFor, mergePushInfo, replayEndpoints } from '../../engines/index.js';
 import type { KvEventsRule } from '../../engines/index.js';
-import type { LoadTable } from '../state/load_monitor/index.js';
-import type { LoadPollStats, LoadPush, LoadSampler } from '../state/load_monitor/index.js';
+import type { LoadTable } from '../state/load-monitor/index.js';
+import type { LoadPollStats, LoadPush, LoadSampler } from '../state/load-monitor/index.js';
 import type { Logger } from '../logging/logger.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { introspectWorker } from './introspect.js';

@@ -3,7 +3,7 @@ import { KvEventFeed, pushEndpoint } from '../../../engines/index.js';
 import type { EngineKind, KvCatchUp, KvEventBatch, KvFeedStats, PushInfo } from '../../../engines/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { Worker } from '../../workers/worker.js';
-import type { PrefixIndex } from '../prefix_index/index.js';
+import type { PrefixIndex } from '../prefix-index/index.js';
 import { TokenKeyedBlocks } from './token-keyed-blocks.js';
 
 /** One publisher the index listens to: a worker's DP rank, with its own owner slot. */
