@@ -48,12 +48,6 @@ export interface RouterOptions {
   random?: () => number;
 }
 
-const GENERATION_ROUTES: Record<string, { route: InferenceRoute; path: string }> = {
-  '/v1/chat/completions': { route: 'chat', path: '/v1/chat/completions' },
-  '/v1/completions': { route: 'completions', path: '/v1/completions' },
-  '/generate': { route: 'generate', path: '/generate' },
-};
-
 /**
  * The router: wires the load table and sampler, the prefix index, the workers, the
  * policy and the relay to an HTTP front (node:http), and runs their lifecycle (start,
@@ -84,6 +78,7 @@ export class Router {
   /** Kinds of unkeyed request already warned about: each is logged once. */
   private readonly unkeyedWarned = new Set<UnkeyedReason>();
   private readonly prefixLookup: PrefixLookup;
+  private readonly routes = this.routeTable();
   private tokenizer: HfChatTokenizer | undefined;
   private relay!: Relay;
   private readonly status: WorkerStatus;
@@ -475,77 +470,99 @@ export class Router {
   }
 
   // ---------------------------------------------------------------- HTTP
-  private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? '/').split('?', 1)[0]!;
-    const method = req.method ?? 'GET';
-    const gen = Object.hasOwn(GENERATION_ROUTES, path) ? GENERATION_ROUTES[path] : undefined;
-    // Draining: every answer closes its connection, so the client's next one goes elsewhere.
-    if (!this.ready) res.setHeader('connection', 'close');
-    try {
-      if (gen) {
-        this.metrics.requests.inc([path, method]);
-        if (method === 'OPTIONS') answerOptions(res, POST_ALLOW);
-        else {
-          if (method !== 'POST') throw ApiErrors.methodNotAllowed(POST_ALLOW);
-          requireJsonContentType(req.headers['content-type']);
-          await this.generation.handle(gen.route, gen.path, req, res);
-        }
-        this.metrics.responses.inc([path, method, String(res.statusCode)]);
-        return;
-      }
-      if (!Object.hasOwn(GET_ROUTES, path)) {
-        if (path === '*' && method === 'OPTIONS') return answerOptions(res, ANY_ALLOW);
-        throw ApiErrors.notFound();
-      }
-      if (method === 'OPTIONS') return answerOptions(res, GET_ALLOW);
-      // HEAD is GET without the body: node:http leaves the body out by itself.
-      if (method !== 'GET' && method !== 'HEAD') throw ApiErrors.methodNotAllowed(GET_ALLOW);
-      switch (path) {
-        case '/v1/models':
-          return this.sendJson(res, 200, {
+  /**
+   * Every path the router answers, with its methods (GET also answers HEAD: node:http
+   * leaves the body out by itself), whether the admin token guards it, and its
+   * handler. Generation routes are the ones counted in sgl_router_requests_total.
+   */
+  private routeTable(): ReadonlyMap<string, Route> {
+    const generation = (route: InferenceRoute): Route => ({
+      method: 'POST',
+      admin: false,
+      generation: route,
+      handle: async (req, res, path) => {
+        requireJsonContentType(req.headers['content-type']);
+        await this.generation.handle(route, path, req, res);
+      },
+    });
+    const get = (handle: Route['handle'], admin = false): Route => ({ method: 'GET', admin, handle });
+    return new Map<string, Route>([
+      ['/v1/chat/completions', generation('chat')],
+      ['/v1/completions', generation('completions')],
+      ['/generate', generation('generate')],
+      [
+        '/v1/models',
+        get((_req, res) =>
+          this.sendJson(res, 200, {
             object: 'list',
             data: this.modelId
               ? [{ id: this.modelId, object: 'model', created: Math.floor(this.startedAt / 1000), owned_by: 'routerctl' }]
               : [],
-          });
-        case '/healthz':
-          return this.sendJson(res, 200, { status: 'ok' });
-        case '/readyz': {
+          }),
+        ),
+      ],
+      ['/healthz', get((_req, res) => this.sendJson(res, 200, { status: 'ok' }))],
+      [
+        '/readyz',
+        get((_req, res) => {
           const pool = this.table.view(performance.now()).workers.length;
           if (this.ready && pool > 0) return this.sendJson(res, 200, { status: 'ready', workers: pool });
           return this.sendJson(res, 503, { status: this.ready ? 'no_healthy_workers' : 'draining', workers: pool });
-        }
-        case '/metrics': {
+        }),
+      ],
+      [
+        '/metrics',
+        get((_req, res) => {
           const body = this.metrics.render();
           res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE, 'content-length': Buffer.byteLength(body) });
           res.end(body);
-          return;
-        }
-        case '/admin/state':
-          authorizeAdmin(req, this.adminTokenDigest);
-          return this.sendJson(res, 200, this.state());
-        case '/admin/stream':
-          authorizeAdmin(req, this.adminTokenDigest);
-          return streamState(
-            req,
-            res,
-            () => this.state(),
-            (since) => this.decisions.query({ since, limit: 1000 }),
-          );
-        case '/admin/decisions':
-          authorizeAdmin(req, this.adminTokenDigest);
-          return this.sendJson(res, 200, this.decisionsDoc(decisionFilter(req.url)));
-        case '/admin/capture':
-          authorizeAdmin(req, this.adminTokenDigest);
-          return streamCapture(req, res, this.capture, this.keyBlockSize);
-        default:
-          throw ApiErrors.notFound();
+        }),
+      ],
+      ['/admin/state', get((_req, res) => this.sendJson(res, 200, this.state()), true)],
+      [
+        '/admin/stream',
+        get(
+          (req, res) =>
+            streamState(
+              req,
+              res,
+              () => this.state(),
+              (since) => this.decisions.query({ since, limit: 1000 }),
+            ),
+          true,
+        ),
+      ],
+      ['/admin/decisions', get((req, res) => this.sendJson(res, 200, this.decisionsDoc(decisionFilter(req.url))), true)],
+      ['/admin/capture', get((req, res) => streamCapture(req, res, this.capture, this.keyBlockSize), true)],
+    ]);
+  }
+
+  private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?', 1)[0]!;
+    const method = req.method ?? 'GET';
+    const route = this.routes.get(path);
+    const counted = route?.generation !== undefined;
+    // Draining: every answer closes its connection, so the client's next one goes elsewhere.
+    if (!this.ready) res.setHeader('connection', 'close');
+    try {
+      if (route === undefined) {
+        if (path === '*' && method === 'OPTIONS') return answerOptions(res, ANY_ALLOW);
+        throw ApiErrors.notFound();
       }
+      if (counted) this.metrics.requests.inc([path, method]);
+      const allow = route.method === 'POST' ? POST_ALLOW : GET_ALLOW;
+      if (method === 'OPTIONS') answerOptions(res, allow);
+      else {
+        if (route.method === 'POST' ? method !== 'POST' : method !== 'GET' && method !== 'HEAD') throw ApiErrors.methodNotAllowed(allow);
+        if (route.admin) authorizeAdmin(req, this.adminTokenDigest);
+        await route.handle(req, res, path);
+      }
+      if (counted) this.metrics.responses.inc([path, method, String(res.statusCode)]);
     } catch (err) {
       const apiErr = err instanceof ApiError ? err : ApiErrors.internal();
       if (!(err instanceof ApiError)) this.log.error('unexpected error handling a request', { path, error: (err as Error)?.message });
       sendApiError(res, apiErr);
-      if (gen) this.metrics.responses.inc([path, method, String(apiErr.status)]);
+      if (counted) this.metrics.responses.inc([path, method, String(apiErr.status)]);
       // Refused before its body was read (413, 415, shutting down): that body will not be read.
       if (apiErr.headers.connection === 'close' && !req.complete) res.once('finish', () => req.destroy());
     }
@@ -573,13 +590,13 @@ export class Router {
 /** Requests remembered at once for the event gap: far more than arrive within one prefill. */
 const PREDICTED_PREFIXES = 4096;
 
-const GET_ROUTES = {
-  '/v1/models': 1,
-  '/healthz': 1,
-  '/readyz': 1,
-  '/metrics': 1,
-  '/admin/state': 1,
-  '/admin/stream': 1,
-  '/admin/decisions': 1,
-  '/admin/capture': 1,
-};
+/** One path the router answers (Router.routeTable). */
+interface Route {
+  /** `GET` answers HEAD too. */
+  readonly method: 'GET' | 'POST';
+  /** Guarded by --admin-token. */
+  readonly admin: boolean;
+  /** Set on the generation routes: counted in sgl_router_requests_total and _responses_total. */
+  readonly generation?: InferenceRoute;
+  readonly handle: (req: IncomingMessage, res: ServerResponse, path: string) => void | Promise<void>;
+}
