@@ -44,6 +44,7 @@
  * requests index both ways.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { HOT_PREFIX_CONVERSATIONS } from './support/hot-prefix.js';
 import { benchArg } from './support/args.js';
 import { ChatClient } from './support/chat-client.js';
 import { EngineWatch } from './support/engine-watch.js';
@@ -290,19 +291,7 @@ async function conversations(armSpec: Arm, rate: number): Promise<ConvResult> {
   const router = f.router;
   const watch = f.watch;
   const client = new ChatClient(256);
-  const workload = new Workload({
-    seed: 7,
-    rate,
-    burstFactor: 1,
-    families: FAMILIES,
-    zipfS: 1.1,
-    systemTokensMin: 500,
-    systemTokensMax: 2000,
-    maxTurns: 4,
-    sessions: 64,
-    outputMedianTokens: 24,
-    outputMaxTokens: 48,
-  });
+  const workload = new Workload({ ...HOT_PREFIX_CONVERSATIONS, rate, burstFactor: 1, families: FAMILIES, sessions: 64 });
   const oracleRng = new Rng(0x0ac1e);
   const histories = new Map<number, ChatMessage[]>();
   const tails = new Map<number, Promise<void>>();

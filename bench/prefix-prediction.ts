@@ -32,6 +32,7 @@
  * tokens the events carry. Their load is polled, not pushed.
  */
 import { benchArg } from './support/args.js';
+import { HOT_PREFIX_CONVERSATIONS } from './support/hot-prefix.js';
 import { ChatClient, pinWaiting } from './support/chat-client.js';
 import { defaultConfig } from '../src/config/index.js';
 import { blockHashes, renderChat, tokenize } from '../src/prefix/index.js';
@@ -118,17 +119,7 @@ async function run(source: 'requests' | 'events'): Promise<{ tally: Tally; lost:
   await router.start();
   if (router.prefixSource !== source) throw new Error(`the router built its index from ${router.prefixSource}, not ${source}`);
   const client = new ChatClient(4);
-  const workload = new Workload({
-    seed: 7,
-    families: 16,
-    zipfS: 1.1,
-    systemTokensMin: 500,
-    systemTokensMax: 2000,
-    maxTurns: 4,
-    sessions: 32,
-    outputMedianTokens: 24,
-    outputMaxTokens: 48,
-  });
+  const workload = new Workload(HOT_PREFIX_CONVERSATIONS);
   // Apart from the workload's draws, so that both arms send the same turns the same way.
   const directRng = new Rng(0xd1ec7);
   const pinRng = new Rng(0x9175);

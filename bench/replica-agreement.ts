@@ -16,6 +16,7 @@
  *     [--kv-blocks 16384] [--block-size 16] [--replay-buffer 0 (half the batches)] [--concurrency 8]
  */
 import { defaultConfig } from '../src/config/index.js';
+import { HOT_PREFIX_CONVERSATIONS } from './support/hot-prefix.js';
 import { chatBlockHashes, renderChat, tokenize } from '../src/prefix/index.js';
 import type { ChatMessage } from '../src/prefix/index.js';
 import { engineBlockKeys, Router, silentLogger } from '../src/router/index.js';
@@ -70,17 +71,7 @@ async function run(source: 'requests' | 'events'): Promise<string> {
     new Router({ config, log: silentLogger, version: 'bench' }),
   ];
   for (const r of replicas) await r.start();
-  const workload = new Workload({
-    seed: 7,
-    families: 16,
-    zipfS: 1.1,
-    systemTokensMin: 500,
-    systemTokensMax: 2000,
-    maxTurns: 4,
-    sessions: 32,
-    outputMedianTokens: 24,
-    outputMaxTokens: 48,
-  });
+  const workload = new Workload(HOT_PREFIX_CONVERSATIONS);
   const histories = new Map<number, ChatMessage[]>();
   const sent: ChatMessage[][] = [];
   for (let k = 0; k < REQUESTS; k++) {
