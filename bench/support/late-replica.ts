@@ -203,16 +203,21 @@ function row(r: Row): string {
   );
 }
 
-async function agreementRows(target: number, seed: number): Promise<Row[]> {
-  const fleet = await startSimFleet({
+/** The bench's fleet: simulated engines posing as SGLang, with a replay buffer of `replayBuffer` batches when given. */
+function sglangFleet(seed: number, replayBuffer?: number): Promise<SimFleet> {
+  return startSimFleet({
     workers: WORKERS,
     speedup: SPEEDUP,
     kvBlocks: KV_BLOCKS,
     blockSize: BLOCK_SIZE,
     seed,
-    push: PUSH,
+    push: replayBuffer === undefined ? PUSH : { ...PUSH, replayBuffer },
     asSglang: true,
   });
+}
+
+async function agreementRows(target: number, seed: number): Promise<Row[]> {
+  const fleet = await sglangFleet(seed);
   const running = replica(fleet);
   await running.start();
   const rng = new Rng(seed);
@@ -264,15 +269,7 @@ interface PartialResult {
 }
 
 async function partialCatchUp(target: number, buffer: number, seed: number): Promise<PartialResult> {
-  const fleet = await startSimFleet({
-    workers: WORKERS,
-    speedup: SPEEDUP,
-    kvBlocks: KV_BLOCKS,
-    blockSize: BLOCK_SIZE,
-    seed,
-    push: { ...PUSH, replayBuffer: buffer },
-    asSglang: true,
-  });
+  const fleet = await sglangFleet(seed, buffer);
   const running = replica(fleet);
   await running.start();
   try {
