@@ -1,3 +1,4 @@
+import { codesByName, errorCatalogue } from './error-entry.js';
 import { RouterctlError, UsageError } from './routerctl-error.js';
 
 /**
@@ -5,20 +6,34 @@ import { RouterctlError, UsageError } from './routerctl-error.js';
  * catalogue in src/config/, because each carries a validation class and an origin).
  * Codes are part of the CLI contract: add new ones, never rename. The codes the
  * router answers HTTP clients with are the HTTP contract's, catalogued with their
- * statuses in src/router/server/api-error.ts (API_ERROR_CODES; docs/http-edge.md).
+ * statuses by the router (API_ERROR_CODES; docs/http-edge.md). All three share the
+ * entry shape of error-entry.ts, and the man pages' ERRORS sections are written from
+ * them (npm run docs).
  */
-export const ErrorCodes = {
-  USAGE: 'RCTL_E_USAGE',
-  PORT_IN_USE: 'RCTL_E_PORT_IN_USE',
-  BIND_FAILED: 'RCTL_E_BIND_FAILED',
-  UNREACHABLE: 'RCTL_E_UNREACHABLE',
-  UNAUTHORIZED: 'RCTL_E_UNAUTHORIZED',
-  NOT_A_ROUTER: 'RCTL_E_NOT_A_ROUTER',
-  NO_DECISION: 'RCTL_E_NO_DECISION',
-  BENCH_START: 'RCTL_E_BENCH_START',
-  TOKENIZER: 'RCTL_E_TOKENIZER',
-  INTERNAL: 'RCTL_E_INTERNAL',
-} as const;
+export const RUNTIME_ERRORS = errorCatalogue({
+  USAGE: { code: 'RCTL_E_USAGE', meaning: 'invalid options or arguments, or an invalid configuration; exit status 2' },
+  PORT_IN_USE: { code: 'RCTL_E_PORT_IN_USE', meaning: 'the port to listen on is already taken; pick another, or 0 for a free one' },
+  BIND_FAILED: {
+    code: 'RCTL_E_BIND_FAILED',
+    meaning: 'the address cannot be listened on: no such local address, or a port below 1024 without the right',
+  },
+  UNREACHABLE: { code: 'RCTL_E_UNREACHABLE', meaning: 'the router or engine named did not answer: no connection, or no answer in time' },
+  UNAUTHORIZED: { code: 'RCTL_E_UNAUTHORIZED', meaning: "the router's admin API wants a token, or refused the one given" },
+  NOT_A_ROUTER: {
+    code: 'RCTL_E_NOT_A_ROUTER',
+    meaning: 'the URL answers, but with neither a routerctl admin API nor router metrics',
+  },
+  NO_DECISION: {
+    code: 'RCTL_E_NO_DECISION',
+    meaning: 'the router holds no decision record for that request: never routed, or already out of its ring',
+  },
+  BENCH_START: { code: 'RCTL_E_BENCH_START', meaning: 'a router or simulated fleet the benchmark needs did not start' },
+  TOKENIZER: { code: 'RCTL_E_TOKENIZER', meaning: 'the --tokenizer file cannot be read, or is not a Hugging Face tokenizer' },
+  INTERNAL: { code: 'RCTL_E_INTERNAL', meaning: 'a routerctl bug; ROUTERCTL_DEBUG=1 prints its stack' },
+});
+
+/** Name → code, as call sites spell them (`ErrorCodes.USAGE`). */
+export const ErrorCodes = codesByName(RUNTIME_ERRORS);
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
