@@ -46,7 +46,7 @@ export function fmix32(h: number): number {
  * for routers that key prefixes without tokenizing: 64 bytes is about 16 tokens of
  * English. Chained like blockHashes, read four bytes at a time (hashWords). UTF-8 keeps the prefix property (a text's prefix is a byte prefix),
  * and encoding first is cheaper than reading the string a UTF-16 unit at a time:
- * V8 encodes in bulk, and the loop then reads a typed array (bench/prefix-match.ts
+ * V8 encodes in bulk, and the loop then reads a typed array (perf/prefix-match.ts
  * measured 4–5× less than hashing code units). `chunkBytes` must be a multiple of 4.
  */
 export function textBlockHashes(text: string, chunkBytes: number, limit = Infinity): number[] {
@@ -147,7 +147,7 @@ export const promptBytes = {
  * multiply-rotate lanes (word i to lane i mod 4), seeded from the chain state, then
  * the lanes fold into the chain with the finaliser. One serial lane, as blockHashes
  * has, waits on each multiply; four let the CPU overlap them: 1.7× faster on a
- * 340 KB prompt (bench/prefix-match.ts). Every lane reaches both halves of the key.
+ * 340 KB prompt (perf/prefix-match.ts). Every lane reaches both halves of the key.
  */
 function hashWords(words: Int32Array, chunkBytes: number, limit: number): number[] {
   const perChunk = chunkBytes >>> 2;

@@ -54,7 +54,7 @@ interface Checkpoint {
  * Prompts repeat their beginnings (a system prompt, a conversation so far), so the
  * chain is remembered at checkpoints every ~1,024 tokens, keyed by a cheap chained hash
  * of the tokens up to there: a prompt resumes from the furthest checkpoint it shares
- * with one seen before, and hashes only the rest (bench/tokenizer-keying.ts).
+ * with one seen before, and hashes only the rest (perf/tokenizer-keying.ts).
  */
 class SglangChains {
   /** Least recently used first: a hit moves its checkpoint to the back. */

@@ -20,7 +20,7 @@ import { hash } from 'node:crypto';
  *
  * For pages of many tokens the compression dominates and node:crypto's (SHA-NI where
  * the CPU has it) wins; `pageChainWords` takes the native one-shot `crypto.hash` from
- * NATIVE_FROM_PAGE tokens a page (bench/tokenizer-keying.ts measured the crossing).
+ * NATIVE_FROM_PAGE tokens a page (perf/tokenizer-keying.ts measured the crossing).
  */
 
 const K = Int32Array.from([
@@ -258,7 +258,7 @@ function pageDigest(state: Int32Array, hasParent: boolean, tokens: ArrayLike<num
  * From this many tokens a page (five compression blocks with the parent), node:crypto's
  * one-shot `crypto.hash` is faster than the JavaScript compression: its call costs about
  * 1.3 µs whatever the page, its compression (SHA-NI here) little more, while the
- * JavaScript costs about 0.3 µs a block (bench/tokenizer-keying.ts: at 48 tokens a page
+ * JavaScript costs about 0.3 µs a block (perf/tokenizer-keying.ts: at 48 tokens a page
  * they tie, at 64 the native call wins by a fifth, at 256 by half).
  */
 export const NATIVE_FROM_PAGE = 54;

@@ -15,7 +15,7 @@ const SELF = path
   .relative(ROOT, fileURLToPath(import.meta.url))
   .split(path.sep)
   .join('/');
-const SCANNED_DIRS = ['src', 'commands', 'bench', 'test'];
+const SCANNED_DIRS = ['src', 'commands', 'perf', 'test'];
 const CODE_FILE = /\.(ts|tsx|js|mjs|cjs|mts|cts)$/;
 
 /** Rule 6: nothing points outside the repository. */
@@ -340,7 +340,7 @@ describe('the citation grammar (docs/README.md §Citation grammar)', () => {
   });
 });
 
-describe('docs citations in src/, commands/, bench/ and test/', () => {
+describe('docs citations in src/, commands/, perf/ and test/', () => {
   const result = scan();
 
   it('scans the code and finds the citations', () => {

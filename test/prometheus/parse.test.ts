@@ -329,7 +329,7 @@ describe('line syntax', () => {
     for (let i = 0; i < 2000; i++) {
       text += `sglang:num_queue_reqs{model_name="m",engine_type="unified",tp_rank="0",pp_rank="0",dp_rank="${i}"} ${i}\n`;
     }
-    // Parse time is measured in bench/prometheus-parse.ts, not asserted here.
+    // Parse time is measured in perf/prometheus-parse.ts, not asserted here.
     expect(sumSamples(parsePrometheusText(text).get('sglang:num_queue_reqs'))).toBe((1999 * 2000) / 2);
   });
 

@@ -2,7 +2,7 @@
  * The fallback load client when wrk is not installed: undici in a process of its own,
  * `connections` requests kept in flight for `seconds`, the same body each time.
  *
- *   node dist/bench/support/load-client.js URL BODY_FILE SECONDS CONNECTIONS
+ *   node dist/perf/support/load-client.js URL BODY_FILE SECONDS CONNECTIONS
  * prints {"requests","errors","seconds","p50Ms","p99Ms"} as JSON on stdout.
  */
 import { readFileSync } from 'node:fs';

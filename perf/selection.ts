@@ -4,7 +4,7 @@
  * workers are queued, prefixes have 4 owners, and 1 in 4 requests misses the index
  * (the pair fallback). Goal: 1,024 workers within 2x of 8.
  *
- *   npm run build && node dist/bench/selection.js
+ *   npm run perf -- selection
  */
 import { textBlockHashes } from '../src/prefix/index.js';
 import { CacheAwarePolicy, cacheAwareConfig } from '../src/router/policies/cache-aware/index.js';

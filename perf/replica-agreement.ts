@@ -6,13 +6,13 @@
  * depths is the agreement. Once with indexes built from requests, once from the
  * engines' KV events.
  *
- *   npm run bench:replicas -- [--requests 400] [--workers 4]
+ *   npm run perf -- replicas [--requests 400] [--workers 4]
  *
  * With --late: how long a replica started after the engines takes to agree (its
  * /admin/state prefix_index.digest equal to the running replica's), on a simulated
- * SGLang fleet publishing KV events as SGLang does (bench/support/late-replica.ts):
+ * SGLang fleet publishing KV events as SGLang does (perf/support/late-replica.ts):
  *
- *   npm run bench:replicas -- --late [--targets 500,5000,50000] [--rounds 5] [--workers 4]
+ *   npm run perf -- replicas --late [--targets 500,5000,50000] [--rounds 5] [--workers 4]
  *     [--kv-blocks 16384] [--block-size 16] [--replay-buffer 0 (half the batches)] [--concurrency 8]
  */
 import { defaultConfig } from '../src/config/index.js';

@@ -11,7 +11,7 @@
  *   the response, as routerctl relays (docs/http-edge.md §Relay). The floor: no
  *   stream, no promise per response.
  *
- *   node dist/bench/bare-proxy.js [--api request|dispatch] http://127.0.0.1:31000 …
+ *   node dist/perf/support/bare-proxy.js [--api request|dispatch] http://127.0.0.1:31000 …
  * prints its URL on stdout.
  */
 import { createServer } from 'node:http';

@@ -6,7 +6,7 @@
  * engines at an arrival rate that saturates them. Prints `routerctl bench`'s own
  * report.
  *
- *   npm run bench:trace-conversations -- [--rate 3] [--requests 12031]
+ *   npm run perf -- trace-conversations [--rate 3] [--requests 12031]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

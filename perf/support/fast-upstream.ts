@@ -12,7 +12,7 @@
  * framed by Content-Length (no chunked bodies): routers and the bare proxies send
  * bodies they have read whole, and wrk sends a fixed body.
  *
- *   node dist/bench/support/fast-upstream.js 3
+ *   node dist/perf/support/fast-upstream.js 3
  * prints the servers' URLs, space-separated, on one line of stdout.
  */
 import { createServer } from 'node:net';

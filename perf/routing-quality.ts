@@ -5,8 +5,7 @@
  * command operators run) and prints the command, the fleet and workload, a Markdown
  * table, and the ratios the claims rest on.
  *
- *   npm run build --silent
- *   node dist/bench/routing-quality.js [--shape hot-prefix|flat] [--set policies|sweep]
+ *   npm run perf -- routing [--shape hot-prefix|flat] [--set policies|sweep]
  *       [--duration 60s] [--warmup 10s] [--out run.json] [--from run.json]
  *
  * --shape picks the traffic (every workload and fleet flag is spelled out, so the

@@ -6,8 +6,7 @@
  * 10 s and reports its trend, and counts what the client sent, what was answered
  * (success or a clear error) and what was lost (no answer at all).
  *
- *   npm run build --silent
- *   node dist/bench/soak.js [--duration 300] [--rate 40]
+ *   npm run perf -- soak [--duration 300] [--rate 40]
  *
  * The bottleneck is the two shared cores: client, router and engines compete for
  * them, so read the memory trend and the loss count, not the request rate.

@@ -4,7 +4,7 @@
  * saturates (its bursts fill every queue, so the table, sparklines, charts, banners
  * and events all change every frame).
  *
- *   npm run bench:console-cpu -- [--seconds 20] [--sizes 80x24,120x40,200x60] [--color 1]
+ *   npm run perf -- console-cpu [--seconds 20] [--sizes 80x24,120x40,200x60] [--color 1]
  *
  * Two consoles per size: `serve`'s (the parent process; its router is a child process
  * and is not counted) and `top` attached to that router (its own process). CPU is

@@ -3,7 +3,7 @@
  * its admin stream at 4 updates/s (interval_ms=250), same router, same engines, same
  * load, runs alternating so drift hits both alike.
  *
- *   npm run build && node dist/bench/console-overhead.js [--seconds 8] [--concurrency 64] [--rounds 4] [--client sse|feed|tmux]
+ *   npm run perf -- console [--seconds 8] [--concurrency 64] [--rounds 4] [--client sse|feed|tmux]
  *
  * The router runs as `serve --no-tui` in its own process, the engines as `sim` at
  * --speedup 1000 with room for 256 running requests (not the bottleneck), and this

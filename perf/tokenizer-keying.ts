@@ -4,7 +4,7 @@
  * memo), and hash the tokens in blocks as the engine does. The tokenizer is Qwen3's
  * (a real tokenizer.json and chat template, from a dev dependency).
  *
- *   npm run bench:tokenizer -- [--runs 15] [--keying-only]
+ *   npm run perf -- tokenizer [--runs 15] [--keying-only]
  *
  * First table: "cold" is the first request with a system prompt; "warm" a later one
  * with the same system prompt and a new question, the case the memos are for (the
@@ -13,7 +13,7 @@
  * Second table: SGLang's SHA-256 page chain for a 100K-token prompt of random token ids
  * at 1 (SGLang's default), 16 and 64 tokens a page, median of --runs: fresh (nothing
  * seen before, so no checkpoint to resume from) and with its first 99K tokens seen
- * before; before (a node:crypto createHash per page, bench/support/sglang-create-hash.ts)
+ * before; before (a node:crypto createHash per page, perf/support/sglang-create-hash.ts)
  * and after (engineBlockKeys); and the two candidates measured on their own, the
  * one-shot crypto.hash per page and the TypeScript SHA-256 (src/prefix/sha256-pages.ts).
  * Third table: where the one-shot native call overtakes the TypeScript compression.

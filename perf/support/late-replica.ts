@@ -1,5 +1,5 @@
 /**
- * bench:replicas --late: the time a router replica started after the engines takes to
+ * `npm run perf -- replicas --late`: the time a router replica started after the engines takes to
  * agree with one that was there all along. The fleet is simulated SGLang engines
  * publishing KV events as SGLang does (tagged maps, SGLang's SHA-256 page hashes, a
  * replay socket named only in kv_events_config); the replicas index from the events

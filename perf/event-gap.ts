@@ -6,7 +6,7 @@
  * cached tokens, on in-process simulated SGLang engines at the modelled H100 speed
  * (`--speedup 1`: a cold 2,000-token prefill takes about 40 ms).
  *
- *   npm run bench:event-gap -- [--part ab] [--workers 4] [--speedup 1] [--kv-blocks 4096]
+ *   npm run perf -- event-gap [--part ab] [--workers 4] [--speedup 1] [--kv-blocks 4096]
  *                              [--siblings 8] [--staggers 0,5,20,50] [--trials 12] [--system-tokens 2000]
  *                              [--rates 40,160] [--families 16] [--requests 2000]
  *                              [--predicted-prefix-ttl-ms 0,2000]
@@ -26,7 +26,7 @@
  *     moment the bench saw the index hold it: the index is polled every millisecond
  *     from the first send to time the gap), and was it routed blind (its decision
  *     record names no owner: neither the index nor a prediction credited anyone).
- * (b) The hot-prefix conversations of bench:prediction, Poisson arrivals at each of
+ * (b) The hot-prefix conversations of `npm run perf -- prediction`, Poisson arrivals at each of
  *     `--rates` (per second; about 8 and 32 requests in flight on this fleet), each
  *     turn sent after the previous reply, every request streamed: the cached-token share the engines
  *     report, against the requests index and against an oracle (the bench itself
@@ -36,7 +36,7 @@
  *     predicted entry): the difference of the two is what closing the gap is worth
  *     under one policy. Before each
  *     request the bench reads what each engine holds (SimEngine.heldPrefixBlocks) and
- *     has inside it not yet stored (bench/support/engine-watch.ts).
+ *     has inside it not yet stored (perf/support/engine-watch.ts).
  *
  * `--prefix-source requests` records a worker as owner when it answers with a 2xx
  * status (docs/routing.md §Recording): a streamed response's status comes when the

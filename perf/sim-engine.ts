@@ -6,7 +6,7 @@
  * undici at a fixed concurrency and reports completed requests per second, for short
  * non-streaming and streaming chat completions.
  *
- *   npm run bench:sim            (or: node dist/bench/sim-engine.js --seconds 10)
+ *   npm run perf -- sim            (or: node dist/perf/sim-engine.js --seconds 10)
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

@@ -8,7 +8,7 @@
  * a fresh fleet replaying the same seeded hot-prefix conversations, one request in
  * flight.
  *
- *   npm run bench:prediction -- [--requests 600] [--workers 4] [--kv-blocks 4096] [--flavor sglang|vllm]
+ *   npm run perf -- prediction [--requests 600] [--workers 4] [--kv-blocks 4096] [--flavor sglang|vllm]
  *                                [--direct-share 0.25] [--pin-every 30] [--min-matched-tokens 1024] [--misses 0]
  *
  * Two things keep idle engines' ties from faking the figure:

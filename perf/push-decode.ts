@@ -2,7 +2,7 @@
  * What decoding the engines' push frames costs the router's one thread, per frame:
  * the request path waits for it whenever a frame arrives between two requests.
  *
- *   npm run bench:push
+ *   npm run perf -- push
  *
  * Payloads are written by the simulator's writer in the engines' own byte forms.
  * "typical" is a scheduler step's batch (a few BlockStored of one to a few blocks,

@@ -7,7 +7,7 @@
  * against the router's ~110 µs per short request at ~9k requests/s (BENCHMARKS.md,
  * section 2).
  *
- *   npm run bench:decisions
+ *   npm run perf -- decisions
  */
 import { UsageCountScanner, DecisionRing, ownerSummary } from '../src/router/index.js';
 

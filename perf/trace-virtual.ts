@@ -5,7 +5,7 @@
  * blocks of its own, Poisson arrivals at 40/s, through four configurations on 8
  * simulated engines. Wall time per configuration, in this one process.
  *
- *   npm run bench:trace -- [--requests 10000]
+ *   npm run perf -- trace [--requests 10000]
  */
 import { defaultConfig } from '../src/config/index.js';
 import type { RouterConfig } from '../src/config/index.js';

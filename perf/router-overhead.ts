@@ -1,10 +1,10 @@
 /**
  * The router's own cost on the request path, against a bare undici pass-through proxy
- * (bench/bare-proxy.ts), in front of upstreams that cost almost nothing
- * (bench/support/fast-upstream.ts), driven by a client in its own process: wrk when it
- * is installed, else an undici client (bench/support/load-client.ts).
+ * (perf/support/bare-proxy.ts), in front of upstreams that cost almost nothing
+ * (perf/support/fast-upstream.ts), driven by a client in its own process: wrk when it
+ * is installed, else an undici client (perf/support/load-client.ts).
  *
- *   npm run bench:overhead -- [--seconds 4] [--connections 32] [--rounds 3]
+ *   npm run perf -- overhead [--seconds 4] [--connections 32] [--rounds 3]
  *                             [--sizes short,16k,400k] [--policy cache_aware] [--ramp 64,256,1024]
  *                             [--router-args "--decision-log-size 0"] [--pin on|off]
  *                             [--bare-api request|dispatch]
@@ -39,7 +39,7 @@ const policy = benchArg('policy', 'cache_aware');
 const ramp = benchArg('ramp', '').split(',').filter(Boolean).map(Number);
 /** Extra serve flags, e.g. to measure a feature against its absence. */
 const extraRouterArgs = benchArg('router-args', '').split(/\s+/).filter(Boolean);
-/** Which bare proxy to measure against (bench/bare-proxy.ts): request() and pipeline, or dispatch. */
+/** Which bare proxy to measure against (perf/support/bare-proxy.ts): request() and pipeline, or dispatch. */
 const bareApi = benchArg('bare-api', 'request');
 if (bareApi !== 'request' && bareApi !== 'dispatch') throw new Error(`--bare-api must be request or dispatch, not ${bareApi}`);
 const here = (f: string): string => fileURLToPath(new URL(f, import.meta.url));
@@ -178,7 +178,7 @@ function loadClientResult(out: string): { rps: number; p50Ms: number; errors: nu
 
 const upstream = await startProcess([here('./support/fast-upstream.js'), '3'], /^(http:\/\/.+)$/m, OTHER_CPUS);
 const upstreams = upstream.out.trim().split(' ');
-const proxy = await startProcess([here('./bare-proxy.js'), '--api', bareApi, ...upstreams], /^(http:\/\/\S+)$/m, PROXY_CPUS);
+const proxy = await startProcess([here('./support/bare-proxy.js'), '--api', bareApi, ...upstreams], /^(http:\/\/\S+)$/m, PROXY_CPUS);
 const routerArgs = ['serve', '--no-tui', '--port', '0', '--worker-urls', ...upstreams, '--policy', policy, ...extraRouterArgs];
 if (policy === 'cache_aware') routerArgs.push('--worker-queue-limit', '64');
 const router = await startProcess([ROUTERCTL_BIN, ...routerArgs], /^(http:\/\/\S+)$/m, PROXY_CPUS);

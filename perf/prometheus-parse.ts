@@ -2,7 +2,7 @@
  * Parse time of our Prometheus text parser for a 2,000-line engine exposition (what
  * the load sampler and the console parse on every poll).
  *
- *   npm run build && node dist/bench/prometheus-parse.js
+ *   npm run perf -- prometheus
  */
 import { parsePrometheusText } from '../src/prometheus/index.js';
 

@@ -4,7 +4,7 @@
  * it, with the engine pushing LoadStat and with the router polling it (default
  * --load-poll-interval-ms 250).
  *
- *   npm run bench:load-push -- [--changes 40]
+ *   npm run perf -- load-push [--changes 40]
  */
 import { defaultConfig } from '../src/config/index.js';
 import { Router, silentLogger } from '../src/router/index.js';

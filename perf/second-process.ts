@@ -2,11 +2,11 @@
  * What a second router process would give on this machine: one
  * `routerctl serve` driven by one wrk at 2N connections, against two `serve`
  * processes, each with its own prefix index and load table, driven at once by two wrk
- * clients at N connections each. Same near-free upstreams (bench/support/fast-upstream.ts),
+ * clients at N connections each. Same near-free upstreams (perf/support/fast-upstream.ts),
  * short prompts, nothing pinned (a second process needs a second core), rounds
  * alternating. Needs wrk.
  *
- *   npm run bench:second-process -- [--seconds 4] [--rounds 3] [--connections 32]
+ *   npm run perf -- second-process [--seconds 4] [--rounds 3] [--connections 32]
  *
  * Two processes route by two indexes, so their decisions differ from one process's:
  * this measures the throughput on offer, not a mode routerctl has (BENCHMARKS.md,
@@ -23,7 +23,7 @@ import { benchArg } from './support/args.js';
 const seconds = Number(benchArg('seconds', '4'));
 const rounds = Number(benchArg('rounds', '3'));
 const connections = Number(benchArg('connections', '32'));
-if (spawnSync('wrk', ['--version']).error !== undefined) throw new Error('bench:second-process needs wrk on PATH');
+if (spawnSync('wrk', ['--version']).error !== undefined) throw new Error('perf second-process needs wrk on PATH');
 const here = (f: string): string => fileURLToPath(new URL(f, import.meta.url));
 
 const work = mkdtempSync(path.join(tmpdir(), 'routerctl-second-'));

@@ -2,7 +2,7 @@
  * Prefix-key and prefix-match cost per request for 1K- to 100K-token prompts, and the
  * memory of the prefix index per million blocks.
  *
- *   npm run build && node --expose-gc dist/bench/prefix-match.js
+ *   npm run perf -- prefix
  *
  * "key" is what the router does per request: encode the rendered prompt as UTF-8 and
  * chain-hash it in 64-byte blocks, a 4-byte word per step. Two alternatives are

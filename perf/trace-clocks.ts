@@ -7,7 +7,7 @@
  * ratio and TTFT p50 on both clocks, and how far apart they are (docs/bench.md
  * §Virtual clock).
  *
- *   npm run bench:trace-clocks -- [--requests 300] [--rate 4]
+ *   npm run perf -- trace-clocks [--requests 300] [--rate 4]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,0 +1,53 @@
+/**
+ * The project's performance suite, by name: what `npm run perf -- <name>` runs. Each
+ * benchmark is its own program under perf/, started in a child process so that it
+ * gets its own node flags (the prefix benchmark needs a callable gc) and its own heap.
+ * BENCHMARKS.md publishes what each measures; perf/results/<name>.json holds its
+ * latest figures.
+ */
+export interface PerfBenchmark {
+  /** What `npm run perf -- <name>` takes, and the name of its results file. */
+  readonly name: string;
+  /** The compiled program, relative to dist/perf/. */
+  readonly file: string;
+  /** Node flags the benchmark needs, before the program's path. */
+  readonly nodeFlags: readonly string[];
+  /** One line: the question it answers. */
+  readonly measures: string;
+}
+
+const benchmark = (name: string, file: string, measures: string, nodeFlags: readonly string[] = []): PerfBenchmark => ({
+  name,
+  file,
+  nodeFlags,
+  measures,
+});
+
+export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
+  benchmark('routing', 'routing-quality.js', 'routing quality on shared-prefix chat: what --worker-queue-limit buys (bench --compare)'),
+  benchmark('overhead', 'router-overhead.js', "the router's own cost against a bare proxy: rate, added latency, CPU per request, ramp"),
+  benchmark('second-process', 'second-process.js', 'what a second router process would give on this machine (needs wrk)'),
+  benchmark('prefix', 'prefix-match.js', "prefix key and match per request, 1K-100K tokens; the index's memory at 1M blocks", [
+    '--expose-gc',
+  ]),
+  benchmark('selection', 'selection.js', 'prefix match + cache-aware selection per request, pools of 8, 128 and 1,024 workers'),
+  benchmark('sim', 'sim-engine.js', 'requests per second one `routerctl sim` engine process sustains'),
+  benchmark('console', 'console-overhead.js', 'router throughput with and without a console on /admin/stream'),
+  benchmark('console-cpu', 'console-cpu.js', "the console's own CPU in a terminal of each size (needs tmux)"),
+  benchmark('prometheus', 'prometheus-parse.js', 'parse time of a 2,000-line Prometheus exposition'),
+  benchmark('soak', 'soak.js', "a soak with engine faults: answered, lost, the router's memory trend"),
+  benchmark(
+    'prediction',
+    'prefix-prediction.js',
+    'does a request go to the engine holding its longest prefix (index from requests or events)',
+  ),
+  benchmark('event-gap', 'event-gap.js', 'what waiting for BlockStored costs, with and without predicted prefixes'),
+  benchmark('replicas', 'replica-agreement.js', 'do two replicas agree on who holds what; --late: how soon a late replica agrees'),
+  benchmark('load-push', 'load-push-latency.js', "from an engine's queue change to the router's load table: push against poll"),
+  benchmark('push', 'push-decode.js', 'decoding cost of KV-event and LoadStat frames'),
+  benchmark('tokenizer', 'tokenizer-keying.js', "keying by the model's tokens: chat template, tokenizer, SGLang page hashes"),
+  benchmark('decisions', 'decision-record.js', 'CPU and memory of one decision record'),
+  benchmark('trace', 'trace-virtual.js', 'how fast a 10,000-request trace replays on the virtual clock'),
+  benchmark('trace-clocks', 'trace-clocks.js', 'one trace on the virtual and on the wall clock: how far apart they land'),
+  benchmark('trace-conversations', 'trace-conversations.js', "a trace with Mooncake's conversation statistics, past the fleet's capacity"),
+];
