@@ -1,7 +1,12 @@
+import { errorCatalogue } from '../errors/index.js';
+import type { ErrorEntry } from '../errors/index.js';
+
 /**
  * The catalogue of configuration problem codes. Codes are part of the CLI contract
  * (scripts match them in `check-config --json`): add new ones, never rename or reuse.
- * `man/routerctl-check-config.1` lists every entry; a test keeps the two in step.
+ * `man/routerctl-check-config.1` (ERROR CODES) and docs/configuration.md §Rules and
+ * error codes are written from this list by `npm run docs`, and a test fails when
+ * they differ from it.
  *
  * Classes, most important first (docs/configuration.md §Problem classes): a parse
  * problem makes the value meaningless, a value problem is wrong under every policy, a
@@ -14,29 +19,34 @@ export type ProblemClass = (typeof PROBLEM_CLASSES)[number];
 
 export type Severity = 'error' | 'warning';
 
-interface CodeEntry {
-  code: string;
-  class: ProblemClass;
-  severity: Severity;
-  /** One line for the man page. */
-  meaning: string;
+/** A configuration problem: the shared entry (src/errors/), its class and its severity. */
+export interface ConfigCodeEntry extends ErrorEntry {
+  readonly class: ProblemClass;
+  readonly severity: Severity;
+  /** More for docs/configuration.md's code tables (Markdown): the message's wording, the fine print. */
+  readonly details?: string;
 }
 
-function entry(code: string, cls: ProblemClass, severity: Severity, meaning: string): CodeEntry {
-  return { code, class: cls, severity, meaning };
+function entry(code: string, cls: ProblemClass, severity: Severity, meaning: string, details?: string): ConfigCodeEntry {
+  return details === undefined ? { code, class: cls, severity, meaning } : { code, class: cls, severity, meaning, details };
 }
 
-export const ConfigCodes = {
-  PARSE_UNKNOWN_FLAG: entry('RCTL_E_PARSE_UNKNOWN_FLAG', 'parse', 'error', 'a command-line flag routerctl does not have'),
+export const ConfigCodes = errorCatalogue({
+  PARSE_UNKNOWN_FLAG: entry(
+    'RCTL_E_PARSE_UNKNOWN_FLAG',
+    'parse',
+    'error',
+    'a command-line flag routerctl does not have (with a did-you-mean, or why a Rust-router flag is absent)',
+  ),
   PARSE_UNKNOWN_KEY: entry('RCTL_E_PARSE_UNKNOWN_KEY', 'parse', 'error', 'an rc file key that is not a setting'),
   PARSE_DUPLICATE_KEY: entry('RCTL_E_PARSE_DUPLICATE_KEY', 'parse', 'error', 'an rc file sets one key in both kebab-case and camelCase'),
   PARSE_UNEXPECTED_ARGUMENT: entry('RCTL_E_PARSE_UNEXPECTED_ARGUMENT', 'parse', 'error', 'a stray positional argument'),
-  PARSE_MISSING_VALUE: entry('RCTL_E_PARSE_MISSING_VALUE', 'parse', 'error', 'a flag given without its value'),
+  PARSE_MISSING_VALUE: entry('RCTL_E_PARSE_MISSING_VALUE', 'parse', 'error', 'a flag given without its value; --config with an empty path'),
   PARSE_NOT_A_NUMBER: entry(
     'RCTL_E_PARSE_NOT_A_NUMBER',
     'parse',
     'error',
-    'a numeric setting whose value is not a number (or not an integer)',
+    'a numeric setting whose value is not a number, or not a (safe) integer where one is needed',
   ),
   PARSE_INVALID_CHOICE: entry(
     'RCTL_E_PARSE_INVALID_CHOICE',
@@ -44,7 +54,12 @@ export const ConfigCodes = {
     'error',
     'a value outside an enumeration, such as an unknown --policy',
   ),
-  PARSE_INVALID_BOOLEAN: entry('RCTL_E_PARSE_INVALID_BOOLEAN', 'parse', 'error', 'a boolean setting whose value is not true or false'),
+  PARSE_INVALID_BOOLEAN: entry(
+    'RCTL_E_PARSE_INVALID_BOOLEAN',
+    'parse',
+    'error',
+    'a boolean setting whose value is not true or false (or 1/0, yes/no, on/off)',
+  ),
   PARSE_INVALID_TYPE: entry(
     'RCTL_E_PARSE_INVALID_TYPE',
     'parse',
@@ -57,7 +72,12 @@ export const ConfigCodes = {
     'error',
     'the rc file is not valid YAML, JSON or JavaScript; the message gives the position',
   ),
-  PARSE_RC_NOT_FOUND: entry('RCTL_E_PARSE_RC_NOT_FOUND', 'parse', 'error', 'the file named by --config or ROUTERCTL_CONFIG cannot be read'),
+  PARSE_RC_NOT_FOUND: entry(
+    'RCTL_E_PARSE_RC_NOT_FOUND',
+    'parse',
+    'error',
+    'the rc file named by --config or ROUTERCTL_CONFIG (or found by the search) cannot be read',
+  ),
   PARSE_RC_TIMEOUT: entry('RCTL_E_PARSE_RC_TIMEOUT', 'parse', 'error', 'a JavaScript rc file did not finish loading within 2 s'),
   PARSE_TOO_MANY_UNKNOWN_KEYS: entry(
     'RCTL_E_PARSE_TOO_MANY_UNKNOWN_KEYS',
@@ -65,62 +85,86 @@ export const ConfigCodes = {
     'error',
     'the rc file has more unknown keys than are listed one by one; the rest are counted in one line',
   ),
-  PARSE_RC_SHAPE: entry('RCTL_E_PARSE_RC_SHAPE', 'parse', 'error', 'the rc file does not hold a mapping of keys to values'),
+  PARSE_RC_SHAPE: entry(
+    'RCTL_E_PARSE_RC_SHAPE',
+    'parse',
+    'error',
+    'the rc file does not hold a mapping of keys to values; an explicit package.json without a routerctl key',
+  ),
 
-  VALUE_RANGE: entry('RCTL_E_VALUE_RANGE', 'value', 'error', 'a number outside its range (at least, at most, greater than, in [0, 1])'),
-  VALUE_EMPTY: entry('RCTL_E_VALUE_EMPTY', 'value', 'error', 'a text setting that is set but empty'),
+  VALUE_RANGE: entry(
+    'RCTL_E_VALUE_RANGE',
+    'value',
+    'error',
+    'a number outside its range (at least, at most, greater than, in [0, 1])',
+    'Wording by range kind: `must be at least N`; `must be greater than N` (integers) or `must be finite and greater than N` (real numbers); `must be at most N (got V)`; `must be finite and in [0, 1]`; `must be finite and non-negative`. Also `--saturation-queue-floor must be at least 1`',
+  ),
+  VALUE_EMPTY: entry('RCTL_E_VALUE_EMPTY', 'value', 'error', 'a text setting that is set but empty', '`--X must be non-empty`'),
   VALUE_FLOOR_REQUIRES_LIMIT: entry(
     'RCTL_E_VALUE_FLOOR_REQUIRES_LIMIT',
     'value',
     'error',
     '--saturation-queue-floor without --worker-queue-limit',
+    '`--saturation-queue-floor requires --worker-queue-limit (there is no diversion to cancel without it)`',
   ),
   VALUE_FLOOR_ABOVE_LIMIT: entry(
     'RCTL_E_VALUE_FLOOR_ABOVE_LIMIT',
     'value',
     'error',
     '--saturation-queue-floor greater than --worker-queue-limit',
+    '`--saturation-queue-floor (F) must be at most --worker-queue-limit (L)`, skipped when the limit is itself invalid',
   ),
   VALUE_CANDIDATE_BOUNDS: entry(
     'RCTL_E_VALUE_CANDIDATE_BOUNDS',
     'value',
     'error',
     'cache candidate min/max workers not positive, or min above max',
+    '`--cache-candidate-min-workers and --cache-candidate-max-workers must be positive and min must not exceed max`, reported against the bound the operator set',
   ),
-  VALUE_URL_EMPTY: entry('RCTL_E_VALUE_URL_EMPTY', 'value', 'error', 'an empty --worker-urls entry'),
-  VALUE_URL_INVALID: entry('RCTL_E_VALUE_URL_INVALID', 'value', 'error', 'a --worker-urls entry that is not a URL'),
+  VALUE_URL_EMPTY: entry('RCTL_E_VALUE_URL_EMPTY', 'value', 'error', 'an empty or whitespace-only --worker-urls entry'),
+  VALUE_URL_INVALID: entry(
+    'RCTL_E_VALUE_URL_INVALID',
+    'value',
+    'error',
+    'a --worker-urls entry that is not a URL (a missing scheme is named as such)',
+  ),
   VALUE_URL_SCHEME: entry('RCTL_E_VALUE_URL_SCHEME', 'value', 'error', 'a --worker-urls entry whose scheme is not http or https'),
   VALUE_KV_EVENTS: entry(
     'RCTL_E_VALUE_KV_EVENTS',
     'value',
     'error',
     'a --kv-events entry the router cannot use: workers not named by an http(s) URL or pattern, an endpoint that is not tcp://host:port, a dp-size outside 1..1024',
+    'Also an `ipc://` socket (named as unreachable), ports that run past 65535 or overlap, a replay endpoint on another host than the endpoint ([KV event endpoints](#kv-event-endpoints))',
   ),
-  VALUE_URL_DUPLICATE: entry('RCTL_E_VALUE_URL_DUPLICATE', 'value', 'error', 'the same worker listed twice (a trailing / is ignored)'),
+  VALUE_URL_DUPLICATE: entry('RCTL_E_VALUE_URL_DUPLICATE', 'value', 'error', 'the same worker listed twice, after trimming a trailing /'),
 
   POLICY_REQUIRES_POWER_OF_N: entry(
     'RCTL_E_POLICY_REQUIRES_POWER_OF_N',
     'policy',
     'error',
     '--power-of-n-choices under a policy other than power_of_n',
+    '`--power-of-n-choices requires --policy power_of_n`',
   ),
   POLICY_PRESSURE_GUARD: entry(
     'RCTL_E_POLICY_PRESSURE_GUARD',
     'policy',
     'error',
     '--disable-pressure-guard under a policy other than cache_aware',
+    '`--disable-pressure-guard requires --policy cache_aware`',
   ),
   POLICY_REQUIRES_CACHE_AWARE: entry(
     'RCTL_E_POLICY_REQUIRES_CACHE_AWARE',
     'policy',
     'error',
     'a cache candidate tuning flag under a policy other than cache_aware',
+    '`cache candidate tuning flags require --policy cache_aware`',
   ),
   POLICY_PRESSURE_TUNING: entry(
     'RCTL_E_POLICY_PRESSURE_TUNING',
     'policy',
     'error',
     'a pressure guard tuning flag under a policy other than cache_aware',
+    '`pressure guard tuning requires --policy cache_aware`',
   ),
 
   CROSS_DISCOVERY_CONFLICT: entry('RCTL_E_CROSS_DISCOVERY_CONFLICT', 'cross-flag', 'error', '--worker-urls together with --sim-workers'),
@@ -144,6 +188,7 @@ export const ConfigCodes = {
     'value',
     'warning',
     '--min-load-choices 1 draws uniformly, leaving no backup for admission',
+    'Only when set explicitly; it also leaves the pressure guard no backup',
   ),
   WARN_SECRET_ON_COMMAND_LINE: entry(
     'RCTL_W_SECRET_ON_COMMAND_LINE',
@@ -155,13 +200,14 @@ export const ConfigCodes = {
     'RCTL_W_FRESHNESS_BELOW_POLL',
     'cross-flag',
     'warning',
-    '--load-freshness-ms shorter than --load-poll-interval-ms: samples go stale between polls',
+    '--load-freshness-ms shorter than --load-poll-interval-ms: samples go stale between polls and the gate admits blindly',
   ),
   WARN_PRESSURE_MS_UNUSED: entry(
     'RCTL_W_PRESSURE_MS_UNUSED',
     'cross-flag',
     'warning',
     '--pressure-abs-threshold-ms set, but no load source routerctl reads carries a prefill-time estimate, so the token threshold decides',
+    'With the guard on under `cache_aware` (docs/routing.md §Fresh load)',
   ),
   WARN_KV_EVENTS_UNMATCHED: entry(
     'RCTL_W_KV_EVENTS_UNMATCHED',
@@ -180,13 +226,13 @@ export const ConfigCodes = {
     'RCTL_W_PROBE_NO_LOAD',
     'probe',
     'warning',
-    'workers publish no load, so the queue gate would admit them blindly',
+    'with a limit set, reachable workers publish no load: the queue gate would admit them blindly, or be inert',
   ),
   WARN_PROBE_DP_SCALE: entry(
     'RCTL_W_PROBE_DP_SCALE',
     'probe',
     'warning',
-    'a worker has several DP ranks; the limit (or floor) applies to their sum',
+    'a worker has several DP ranks; the limit (or floor) applies to their sum, and the message gives the per-rank share',
   ),
   WARN_PROBE_MODEL_MISMATCH: entry(
     'RCTL_W_PROBE_MODEL_MISMATCH',
@@ -200,6 +246,7 @@ export const ConfigCodes = {
     'probe',
     'warning',
     'a worker advertises a LoadStat push channel but nothing arrived from it; the router would poll',
+    'No frame arrived from every rank within the probe (docs/engine-load.md §Load by push)',
   ),
   // Retired, kept so the code is never reused: the router keys each worker's events at its advertised block size.
   WARN_PROBE_BLOCK_SIZE: entry(
@@ -207,26 +254,30 @@ export const ConfigCodes = {
     'probe',
     'warning',
     "retired, no longer given: a worker's KV events used another block size than --block-size",
+    "The code stays reserved: the router keys each worker's events at the block size it advertises, whatever `--block-size` is",
   ),
   WARN_PROBE_NO_REPLAY: entry(
     'RCTL_W_PROBE_NO_REPLAY',
     'probe',
     'warning',
     'a worker publishes KV events but names no replay endpoint: a router replica started later begins empty',
+    'No source names its replay endpoint (docs/engine-push.md §Discovery), and a lost batch cannot be repaired. Set `replay_endpoint` in the engine\'s `--kv-events-config`, or name it with `--kv-events \'{"URL": {"replay-endpoint": "tcp://…"}}\'`',
   ),
   WARN_PROBE_KEYING_COST: entry(
     'RCTL_W_PROBE_KEYING_COST',
     'probe',
     'warning',
     "keying a 100K-token prompt at a worker's block size with its engine's hash takes more than 1 ms",
+    'With `--policy cache_aware` and `--prefix-source events` or `auto` (docs/engine-push.md §Keying requests). The probe times it once per hash and block size, on fresh random tokens, so no checkpoint helps; the figure is in `--json` (`push.keying.ms`) whether or not it warns. A larger engine page size (SGLang `--page-size`) lowers it',
   ),
   WARN_PROBE_UNKEYED_TEXT: entry(
     'RCTL_W_PROBE_UNKEYED_TEXT',
     'probe',
     'warning',
     'KV events from SGLang or vLLM without --tokenizer: their text prompts go without prefix affinity',
+    'With `--policy cache_aware` and `--prefix-source events` or `auto`, SGLang or vLLM workers (not the simulator). Under `events`, their text prompts (chat, completions, text) are counted in `sgl_router_prefix_unkeyed_requests_total{reason="no_tokenizer"}`, while token-id requests (`/generate` `input_ids`, completions with token-id prompts) are keyed (by SGLang\'s hash; by their tokens for vLLM). Under `auto`, the prefix index is built from requests instead. Set `--tokenizer` to the model\'s `tokenizer.json` (or `--prefix-source events` for token-id traffic)',
   ),
-} as const satisfies Record<string, CodeEntry>;
+} satisfies Record<string, ConfigCodeEntry>);
 
 export type ConfigCodeName = keyof typeof ConfigCodes;
 export type ConfigCode = (typeof ConfigCodes)[ConfigCodeName]['code'];
