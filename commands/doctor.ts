@@ -1,15 +1,9 @@
-import type { Argv, CommandModule } from 'yargs';
-import { ADMIN_TOKEN_OPTION, adminToken } from '../src/cli/index.js';
+import type { Argv } from 'yargs';
+import { DOCTOR_OPTIONS } from './doctor-options.js';
+import { adminToken, defineCommand } from '../src/cli/index.js';
 import { usageError } from '../src/errors/index.js';
 
-interface DoctorArgs {
-  url: string | undefined;
-  file: string | undefined;
-  json: boolean;
-  token: string | undefined;
-}
-
-const doctor: CommandModule<object, DoctorArgs> = {
+const doctor = defineCommand({
   command: 'doctor',
   describe:
     "Where the cached tokens went: a hit-rate breakdown from the router's decision records, with one finding and setting per large loss",
@@ -21,20 +15,9 @@ const doctor: CommandModule<object, DoctorArgs> = {
           'held by no worker (a cold workload, or engines too small), gate diversions, routing misses, capacity (evictions the index did not see, a full KV cache), ' +
           'and a stale index (an engine that lost its cache). Each loss above 5 % gets one finding with the setting to change.',
       )
-      .option('url', {
-        type: 'string',
-        describe: 'a live router: its decision ring (GET /admin/decisions)',
-        defaultDescription: 'http://127.0.0.1:30000',
-      })
-      .option('file', {
-        type: 'string',
-        describe: 'records saved earlier: routerctl explain --once --json --limit N output, or an /admin/decisions document',
-      })
-      .option('json', { type: 'boolean', default: false, describe: 'the breakdown as JSON' })
-      .option('token', ADMIN_TOKEN_OPTION)
+      .options(DOCTOR_OPTIONS)
       .check((argv) => {
-        const a = argv as unknown as DoctorArgs;
-        if (a.url !== undefined && a.file !== undefined) throw usageError('--url reads a live router, --file a saved one: give one');
+        if (argv.url !== undefined && argv.file !== undefined) throw usageError('--url reads a live router, --file a saved one: give one');
         return true;
       })
       .example('$0 doctor', 'the router on 127.0.0.1:30000')
@@ -42,13 +25,11 @@ const doctor: CommandModule<object, DoctorArgs> = {
         '$0 explain --once --json --limit 10000 > decisions.ndjson && $0 doctor --file decisions.ndjson',
         'keep the records, diagnose later',
       )
-      .epilogue(
-        'Exit status: 0; 1 unreachable, wrong token, not a routerctl router; 2 usage or an unreadable file.',
-      ) as unknown as Argv<DoctorArgs>,
+      .epilogue('Exit status: 0; 1 unreachable, wrong token, not a routerctl router; 2 usage or an unreadable file.'),
   handler: async (argv) => {
     const { runDoctor } = await import('../src/explain/index.js');
     await runDoctor({ url: argv.url, file: argv.file, json: argv.json, token: adminToken(argv.token) });
   },
-};
+});
 
 export default doctor;

@@ -17,3 +17,4 @@ export type { StopSignal, StopRequest } from './signals.js';
 export { didYouMean, MAX_GUESSABLE_LENGTH } from './did-you-mean.js';
 export { usageLine } from './usage-line.js';
 export { ADMIN_TOKEN_OPTION, adminToken } from './admin-token.js';
+export { defineCommand } from './define-command.js';
