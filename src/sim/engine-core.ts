@@ -6,6 +6,8 @@ import { newEngineCounters } from './engine-metrics.js';
 import type { EngineCounters } from './engine-metrics.js';
 import type { Flavor } from './http/responses.js';
 import { KvBlockCache } from './kv-block-cache.js';
+import { checkLength } from './length-check.js';
+import type { LengthRefusalReason } from './length-check.js';
 import { nextOutputToken } from './output-text.js';
 import { Rng } from './rng.js';
 import { SimRequest } from './sim-request.js';
@@ -31,7 +33,12 @@ export interface EngineLoad {
   genThroughput: number;
 }
 
-export type SubmitResult = { ok: true; request: SimRequest } | { ok: false; reason: 'queue_full' | 'too_long' };
+/**
+ * A refusal for length carries the engine's reason and its own words (checkLength);
+ * a full queue is the 429.
+ */
+export type SubmitResult =
+  { ok: true; request: SimRequest } | { ok: false; reason: 'queue_full' } | { ok: false; reason: LengthRefusalReason; message: string };
 
 /** SGLang stops sorting by prefix match once its queue is longer than this. */
 const LPM_MAX_QUEUE = 128;
@@ -127,11 +134,10 @@ export class EngineCore {
   submit(input: SubmitInput, observer: RequestObserver): SubmitResult {
     const p = this.params;
     const maxTokens = Math.max(0, Math.floor(input.maxTokens));
-    if (input.promptTokens.length + maxTokens > p.maxModelLen) return { ok: false, reason: 'too_long' };
-    // A request that could never fit in KV memory would block the queue forever.
-    if (Math.ceil((input.promptTokens.length + maxTokens) / p.blockSize) > p.kvBlocks) {
-      return { ok: false, reason: 'too_long' };
-    }
+    // The engine's own length checks; what passes them fits an empty engine's KV memory,
+    // so no request can block the queue forever.
+    const refusal = checkLength(this.flavor, p, input.promptTokens.length, maxTokens);
+    if (refusal) return { ok: false, reason: refusal.reason, message: refusal.message };
     if (this.waitingCount >= p.maxQueued) return { ok: false, reason: 'queue_full' };
 
     const now = this.clock.now();

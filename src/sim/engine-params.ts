@@ -36,7 +36,10 @@ export interface EngineParams {
   kvBlocks: number;
   /** Tokens per KV block (page). */
   blockSize: number;
-  /** Longest prompt + output accepted. */
+  /**
+   * The model's context length (SGLang --context-length, vLLM --max-model-len): the
+   * longest prompt + output accepted. Defaults to the simulated model's 131,072.
+   */
   maxModelLen: number;
   beta0Ms: number;
   beta1Ms: number;
@@ -70,7 +73,7 @@ export const DEFAULT_ENGINE_PARAMS: Readonly<EngineParams> = Object.freeze({
   ...VLLM_SCHEDULER_DEFAULTS,
   kvBlocks: 8192,
   blockSize: 16,
-  maxModelLen: 32768,
+  maxModelLen: 131072,
   beta0Ms: 5.7527,
   beta1Ms: 0.01725,
   beta2Ms: 0.006,

@@ -4,7 +4,7 @@ export { EngineServer } from './engine-server.js';
 export { SimEngine } from './sim-engine.js';
 export type { SimControls } from './sim-engine.js';
 export { EngineCore } from './engine-core.js';
-export type { EngineLoad, EngineCounters } from './engine-core.js';
+export type { EngineLoad, EngineCounters, SubmitResult } from './engine-core.js';
 export {
   DEFAULT_ENGINE_PARAMS,
   SCHEDULE_POLICIES,
@@ -13,6 +13,8 @@ export {
   invalidEngineParams,
 } from './engine-params.js';
 export type { EngineParams, SchedulePolicy } from './engine-params.js';
+export { checkLength, lengthRefusalReason } from './length-check.js';
+export type { LengthRefusal, LengthRefusalReason } from './length-check.js';
 export { ManualClock, RealClock } from './clock.js';
 export type { Clock } from './clock.js';
 export type { Flavor } from './http/responses.js';

@@ -72,14 +72,10 @@ export function runGeneration(
       case 'queue_full':
         sendError(res, flavor, format.native, 429, 'The waiting queue is full; retry later');
         return;
-      case 'too_long':
-        sendError(
-          res,
-          flavor,
-          format.native,
-          400,
-          `The prompt (${gen.promptTokens.length} tokens) plus max_tokens (${gen.maxTokens}) exceeds the model's context or KV capacity`,
-        );
+      case 'context_length':
+      case 'kv_capacity':
+        // The engine's own words for the refusal (src/sim/length-check.ts), in its flavour's error shape.
+        sendError(res, flavor, format.native, 400, result.message);
         return;
       case 'bad_rank':
         sendError(res, flavor, format.native, 400, `data_parallel_rank ${gen.dpRank} is out of range`);
