@@ -2,13 +2,36 @@
 export { resolveConfig } from './resolve.js';
 export type { ResolveInput, ResolvedConfig } from './resolve.js';
 
-export { OPTIONS, POLICIES, LOG_FORMATS, defaultConfig, envName, optionByKey, optionByName } from './schema.js';
-export type { RouterConfig, ConfigKey, Policy, LogFormat, OptionSpec, OptionType, OptionGroup, PolicyFamily, Range } from './schema.js';
+export {
+  OPTIONS,
+  OPTION_GROUPS,
+  POLICIES,
+  LOG_FORMATS,
+  defaultConfig,
+  envName,
+  optionByKey,
+  optionByName,
+  optionsForDisplay,
+} from './schema.js';
+export type {
+  RouterConfig,
+  ConfigKey,
+  Policy,
+  LogFormat,
+  OptionDecl,
+  OptionSpec,
+  OptionType,
+  OptionGroup,
+  PolicyFamily,
+  Range,
+} from './schema.js';
+export { POLICY_FAMILIES } from './rules-policy.js';
+export { formatDefault } from './yargs-options.js';
 
 export { addConfigOptions } from './yargs-options.js';
 
 export { ConfigCodes, PROBLEM_CLASSES } from './codes.js';
-export type { ConfigCode, ProblemClass, Severity } from './codes.js';
+export type { ConfigCode, ConfigCodeEntry, ProblemClass, Severity } from './codes.js';
 
 export { formatProblem, problemJson } from './problem.js';
 export type { ConfigProblem } from './problem.js';

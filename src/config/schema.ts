@@ -25,66 +25,6 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 export const DECISION_HEADERS = ['off', 'on', 'urls'] as const;
 export type DecisionHeader = (typeof DECISION_HEADERS)[number];
 
-/** The resolved configuration: camelCase, defaults applied, `null` where unset. */
-export interface RouterConfig {
-  policy: Policy;
-  /** Normalised: trimmed, trailing `/` removed. Empty means the embedded simulated fleet. */
-  workerUrls: string[];
-  /** KV event endpoints for workers that do not advertise theirs (docs/engine-push.md §Endpoints from the configuration). */
-  kvEvents: KvEventsRule[];
-  /** Size of the embedded simulated fleet; used only without worker URLs. */
-  simWorkers: number;
-  /** Requests/s of synthetic traffic for the embedded fleet; null = auto (~70% of capacity). */
-  simRate: number | null;
-  /** null = discovered from the workers' /v1/models. */
-  modelId: string | null;
-  host: string;
-  port: number;
-  workerQueueLimit: number | null;
-  saturationQueueFloor: number | null;
-  minLoadChoices: number;
-  powerOfNChoices: number;
-  pressureRelThreshold: number;
-  pressureAbsThresholdMs: number | null;
-  cacheAffinityMinMatchRatio: number | null;
-  cacheCandidateRatio: number;
-  cacheCandidateMinWorkers: number;
-  cacheCandidateMaxWorkers: number;
-  cacheAffinityMinMatchedTokens: number;
-  cacheSwitchMarginTokens: number;
-  disablePressureGuard: boolean;
-  pressureAbsThresholdTokens: number;
-  blockSize: number;
-  prefixIndexMaxBlocks: number;
-  predictedPrefixTtlMs: number;
-  prefixSource: PrefixSource;
-  /** A Hugging Face tokenizer.json (or its folder) to key text by the engines' tokens; null = none. */
-  tokenizer: string | null;
-  loadPollIntervalMs: number;
-  loadFreshnessMs: number;
-  loadTimeoutMs: number;
-  requestTimeoutSecs: number;
-  shutdownDrainSecs: number;
-  /** 0: the breaker is off. */
-  cbThreshold: number;
-  cbCoolDownSecs: number;
-  adminToken: string | null;
-  tui: boolean;
-  logFormat: LogFormat;
-  maxBodyBytes: number;
-  /** Routing decisions kept in the ring (0: none). */
-  decisionLogSize: number;
-  decisionHeader: DecisionHeader;
-  /** Open client connections the router accepts at once; more are closed on arrival. */
-  maxConnections: number;
-  /** A client must send its request line and headers within this (else 408). */
-  clientHeaderTimeoutSecs: number;
-  /** A client must send its whole request, body included, within this (else 408). */
-  clientRequestTimeoutSecs: number;
-}
-
-export type ConfigKey = keyof RouterConfig;
-
 export type OptionType = 'integer' | 'number' | 'string' | 'boolean' | 'enum' | 'url-list' | 'kv-events';
 
 /**
@@ -110,42 +50,75 @@ export interface Range {
 export type PolicyFamily = 'cache-tuning' | 'pressure-guard' | 'pressure-tuning' | 'power-of-n';
 
 export type OptionGroup =
+  | 'Queue gate and routing policy'
   | 'Discovery'
-  | 'Routing policy'
-  | 'Cache-aware routing (--policy cache_aware)'
-  | 'Pressure guard (--policy cache_aware)'
-  | 'Router internals'
+  | 'Server'
   | 'Load sampling'
+  | 'Router internals'
   | 'Timeouts and shutdown'
   | 'Circuit breaker'
-  | 'Server'
   | 'Simulated fleet (without --worker-urls)'
-  | 'Console and logs';
+  | 'Console and logs'
+  | 'Cache-aware tuning (reference router parity)'
+  | 'Pressure guard (reference router parity)';
 
-export interface OptionSpec<K extends ConfigKey = ConfigKey> {
-  key: K;
+/** What one entry of OPTIONS declares. Its value type follows from `type` (and `choices`); `null` as the default makes it nullable. */
+export interface OptionDecl {
+  readonly key: string;
   /** kebab-case; also the rc key (camelCase accepted too) and the env suffix. */
-  flag: string;
-  type: OptionType;
-  choices?: readonly string[];
-  default: RouterConfig[K];
+  readonly flag: string;
+  readonly type: OptionType;
+  readonly choices?: readonly string[];
+  readonly default: unknown;
   /** Help text for a default that is computed or absent ("auto", "unset (gate off)"). */
-  defaultLabel?: string;
-  describe: string;
-  group: OptionGroup;
-  policyFamily?: PolicyFamily;
-  range?: Range;
+  readonly defaultLabel?: string;
+  /** One line: the --help text, and the start of the entry on every page. */
+  readonly describe: string;
+  /** More for the man pages, docs/configuration.md and .routerrc.example; `code` spans are set in bold in roff. */
+  readonly details?: string;
+  /** The value's name in the man pages when the type's (N, X, TEXT...) is not the right word. */
+  readonly placeholder?: string;
+  /** A value .routerrc.example shows, commented out, for a setting whose default it cannot restate. */
+  readonly example?: unknown;
+  readonly group: OptionGroup;
+  readonly policyFamily?: PolicyFamily;
+  readonly range?: Range;
   /** Never echoed back in full (check-config output, JSON). */
-  secret?: boolean;
+  readonly secret?: boolean;
 }
 
-/** Keeps each entry's default tied to its key's type. */
-function opt<K extends ConfigKey>(spec: OptionSpec<K>): OptionSpec<K> {
-  return spec;
+/** The value type each option type reads into (an enum reads into its choices). */
+interface ValueTypes {
+  integer: number;
+  number: number;
+  string: string;
+  boolean: boolean;
+  'url-list': string[];
+  'kv-events': KvEventsRule[];
 }
 
-const CACHE = 'Cache-aware routing (--policy cache_aware)' as const;
-const PRESSURE = 'Pressure guard (--policy cache_aware)' as const;
+type ValueOf<S> = S extends { type: 'enum'; choices: readonly (infer C)[] }
+  ? C
+  : S extends { type: infer T extends keyof ValueTypes }
+    ? ValueTypes[T]
+    : never;
+type DeclaredValue<S> = ValueOf<S> | (S extends { default: null } ? null : never);
+
+/** What OPTIONS keeps of an entry's literal type: key, type and choices, and its default as a value of its type; the rest reads as declared. */
+type Declared<S extends OptionDecl> = OptionDecl & {
+  readonly key: S['key'];
+  readonly type: S['type'];
+  readonly default: DeclaredValue<S>;
+} & (S extends { choices: infer C } ? { readonly choices: C } : unknown);
+
+/** One entry. Its default must be a value of its own type, so a slip in either is a compile error. */
+function opt<const S extends OptionDecl>(spec: S & { readonly default: Readonly<DeclaredValue<S>> }): Declared<S> {
+  return spec as unknown as Declared<S>;
+}
+
+const GATE = 'Queue gate and routing policy';
+const CACHE = 'Cache-aware tuning (reference router parity)';
+const PRESSURE = 'Pressure guard (reference router parity)';
 
 export const OPTIONS = [
   opt({
@@ -155,7 +128,7 @@ export const OPTIONS = [
     choices: POLICIES,
     default: 'cache_aware',
     describe: `routing policy: ${POLICIES.join(', ')}`,
-    group: 'Routing policy',
+    group: GATE,
   }),
   // Reference order for the value checks (docs/configuration.md §Value check order): limit, floor, choices.
   opt({
@@ -166,7 +139,8 @@ export const OPTIONS = [
     defaultLabel: 'unset (gate off)',
     describe:
       'divert cache-affine requests once an engine queue (waiting requests, summed over DP ranks) reaches this; scale it with dp-size',
-    group: CACHE,
+    example: 6,
+    group: GATE,
     policyFamily: 'cache-tuning',
     range: { atLeast: 1 },
   }),
@@ -178,7 +152,8 @@ export const OPTIONS = [
     defaultLabel: 'unset (pin off)',
     describe:
       'when the gate rejected every cache candidate and no worker is provably below this queue, keep the least-pressured prefix owner; 1..limit',
-    group: CACHE,
+    example: 4,
+    group: GATE,
     policyFamily: 'cache-tuning',
     range: { atLeast: 1 },
   }),
@@ -198,7 +173,7 @@ export const OPTIONS = [
     type: 'integer',
     default: 2,
     describe: 'workers sampled per request by --policy power_of_n',
-    group: 'Routing policy',
+    group: GATE,
     policyFamily: 'power-of-n',
     range: { atLeast: 1 },
   }),
@@ -240,6 +215,8 @@ export const OPTIONS = [
     defaultLabel: 'unset',
     describe:
       'absolute pressure gap, in estimated prefill milliseconds, the guard requires instead of tokens; needs engines that report a prefill-time estimate (HTTP-polled engines do not)',
+    example: 200,
+    details: 'check-config warns when no engine does.',
     group: PRESSURE,
     policyFamily: 'pressure-tuning',
     range: { nonNegative: true },
@@ -251,6 +228,7 @@ export const OPTIONS = [
     default: null,
     defaultLabel: 'unset',
     describe: 'share of the prompt a prefix owner must hold to keep affinity; in [0, 1]',
+    example: 0.5,
     group: CACHE,
     policyFamily: 'cache-tuning',
     range: { unitInterval: true },
@@ -312,6 +290,8 @@ export const OPTIONS = [
     default: [],
     defaultLabel: 'none (embedded simulated fleet)',
     describe: 'engine base URLs, repeated or space-separated; http(s), no duplicates',
+    example: ['http://10.0.0.5:30001', 'http://10.0.0.6:30001'],
+    details: 'A trailing / is ignored.',
     group: 'Discovery',
   }),
   opt({
@@ -322,6 +302,9 @@ export const OPTIONS = [
     defaultLabel: 'none (SGLang advertises its own in /server_info)',
     describe:
       "where workers that do not advertise their KV events publish them (vLLM): a mapping from a worker URL or pattern (* = anything) to {endpoint, replay-endpoint, topic, dp-size}, endpoints as the engine's --kv-events-config writes them; JSON on the command line",
+    example: { 'http://10.0.0.*:8000': { endpoint: 'tcp://*:5557', 'replay-endpoint': 'tcp://*:5558', topic: 'kv-events', 'dp-size': 1 } },
+    details:
+      'tcp://*:PORT means the worker URL\'s host, and rank r of dp-size publishes on port + r; for example `\'{"http://10.0.0.*:8000": {"endpoint": "tcp://*:5557"}}\'`. An exact URL wins over patterns, the first matching pattern over later ones. An entry with only a replay-endpoint names an SGLang engine\'s replay socket and keeps what it advertises.',
     group: 'Discovery',
   }),
   opt({
@@ -331,6 +314,7 @@ export const OPTIONS = [
     default: null,
     defaultLabel: "discovered from the workers' /v1/models",
     describe: 'the model this router serves; requests naming another model get 404',
+    example: 'meta-llama/Llama-3.1-8B-Instruct',
     group: 'Discovery',
   }),
   opt({
@@ -350,6 +334,7 @@ export const OPTIONS = [
     default: null,
     defaultLabel: 'auto (~70% of fleet capacity)',
     describe: 'requests/s of synthetic traffic for the embedded simulated fleet',
+    example: 20,
     group: 'Simulated fleet (without --worker-urls)',
     range: { nonNegative: true },
   }),
@@ -377,6 +362,7 @@ export const OPTIONS = [
     default: 4096,
     describe:
       'routing decisions kept for /admin/decisions, routerctl explain and doctor, in a ring allocated at start (about 1 KB each); 0 keeps none',
+    details: "Every response carries its request id in `x-request-id` (the client's own when it sent one).",
     group: 'Router internals',
     range: { atLeast: 0 },
   }),
@@ -388,6 +374,7 @@ export const OPTIONS = [
     default: 'off',
     describe:
       "add x-router-decision to every response (decision, matched blocks, the best owner's): 'on' names workers by their position in the pool, 'urls' by URL",
+    details: 'By position, workers are `w0`, `w1`, ... in pool order.',
     group: 'Server',
   }),
   opt({
@@ -406,6 +393,7 @@ export const OPTIONS = [
     default: null,
     defaultLabel: 'none (admin API open)',
     describe: 'when set, /admin/* requires Authorization: Bearer <token>; prefer ROUTERCTL_ADMIN_TOKEN',
+    example: 'change-me',
     group: 'Server',
     secret: true,
   }),
@@ -415,6 +403,7 @@ export const OPTIONS = [
     type: 'integer',
     default: 4096,
     describe: 'client connections open at once; more are closed on arrival',
+    details: 'Those are closed without an answer.',
     group: 'Server',
     range: { atLeast: 1 },
   }),
@@ -424,6 +413,7 @@ export const OPTIONS = [
     type: 'integer',
     default: 16,
     describe: 'tokens per block of the router prefix index',
+    details: 'Text is cut into blocks of 4 characters per token.',
     group: 'Router internals',
     range: { atLeast: 1 },
   }),
@@ -443,6 +433,9 @@ export const OPTIONS = [
     default: 2000,
     describe:
       'under an events index, how long a prefix the router sent to a worker counts as held there before its engine announces it (the event gap: a burst of requests sharing a new prompt); 0 turns it off',
+    placeholder: 'MS',
+    details:
+      "An engine publishes a prefix's blocks only once its prefill is done, so without this a burst of requests sharing a new prompt is routed blind. A prediction lasts until the engine's events confirm it, or for MS; needs `--policy cache_aware`.",
     group: 'Router internals',
     range: { atLeast: 0 },
     policyFamily: 'cache-tuning',
@@ -455,6 +448,8 @@ export const OPTIONS = [
     default: 'auto',
     describe:
       "what the prefix index is built from: 'requests' (what the router sent where), 'events' (the engines' KV events: what they hold; without --tokenizer only token-id requests are keyed), 'auto' (events when every worker publishes them and the router can key text prompts too, else requests)",
+    details:
+      "Needs `--policy cache_aware`. Under `events`, requests are keyed by their tokens, in blocks of the size the workers advertise; workers that publish no events the router knows of, or name their blocks otherwise than the rest, never count as prefix owners; vLLM's blocks are keyed by their tokens, with endpoints from `--kv-events`. Without `--tokenizer`, `events` routes text prompts without prefix affinity (`sgl_router_prefix_unkeyed_requests_total`).",
     group: 'Router internals',
     policyFamily: 'cache-tuning',
   }),
@@ -466,6 +461,10 @@ export const OPTIONS = [
     defaultLabel: 'none',
     describe:
       "the served model's Hugging Face tokenizer.json (or its folder, with tokenizer_config.json for the chat template): with KV events, text prompts to SGLang and vLLM workers are keyed by these tokens (token-id requests need none)",
+    placeholder: 'PATH',
+    example: '/models/Qwen3-8B/tokenizer.json',
+    details:
+      'Text prompts are rendered with the chat template and keyed by these tokens, as the engine computes them; without it, `auto` keeps the index built from requests. A file that cannot be read or is not a tokenizer stops the router with `RCTL_E_TOKENIZER`.',
     group: 'Router internals',
   }),
   opt({
@@ -501,6 +500,8 @@ export const OPTIONS = [
     type: 'number',
     default: 300,
     describe: 'upstream request timeout; counts as a breaker failure',
+    details:
+      "It bounds the wait for the worker's response headers and the silence between two chunks of its response. Past it the request is not retried: 504 `upstream_timeout` before any byte, otherwise the stream ends with an error event. Checked on a half-second tick.",
     group: 'Timeouts and shutdown',
     range: { greaterThan: 0 },
   }),
@@ -520,6 +521,7 @@ export const OPTIONS = [
     type: 'number',
     default: 30,
     describe: 'a client must send its request line and headers within this, else 408 and the connection closes',
+    details: 'Capped by --client-request-timeout-secs.',
     group: 'Timeouts and shutdown',
     range: { greaterThan: 0 },
   }),
@@ -540,6 +542,8 @@ export const OPTIONS = [
     // operator having thought of it first (docs/retries-and-breaker.md).
     default: 5,
     describe: "consecutive failures that open a worker's circuit breaker; 0 turns the breaker off",
+    details:
+      'A failure is a worker that cannot be reached, a timeout, a 5xx answer or a response cut midway; 429 and 503 neither count nor reset the count (docs/retries-and-breaker.md).',
     group: 'Circuit breaker',
     range: { atLeast: 0 },
   }),
@@ -558,6 +562,8 @@ export const OPTIONS = [
     type: 'boolean',
     default: true,
     describe: 'open the live console when stdout is a terminal (--no-tui to disable)',
+    details:
+      'Standard input must be a terminal too. The router then runs in a child process, and q or Ctrl-C drains and stops it; `--no-tui`: log lines only, as without a terminal.',
     group: 'Console and logs',
   }),
   opt({
@@ -569,26 +575,59 @@ export const OPTIONS = [
     describe: `log line format: ${LOG_FORMATS.join(', ')}`,
     group: 'Console and logs',
   }),
-] as const satisfies readonly OptionSpec[];
+];
 
-/** How help, the resolved-config table and .routerrc.example group settings. */
-export const DISPLAY_GROUPS: readonly OptionGroup[] = [
-  'Discovery',
-  'Routing policy',
-  'Cache-aware routing (--policy cache_aware)',
-  'Pressure guard (--policy cache_aware)',
-  'Load sampling',
-  'Router internals',
-  'Server',
-  'Timeouts and shutdown',
-  'Circuit breaker',
-  'Simulated fleet (without --worker-urls)',
-  'Console and logs',
+/**
+ * The resolved configuration: camelCase, defaults applied, `null` where unset. It is
+ * read from OPTIONS, as vitest types its CLI table from its config, so no key can be
+ * in one and missing from the other, and each value has its entry's type.
+ */
+export type RouterConfig = { [S in (typeof OPTIONS)[number] as S['key']]: S['default'] };
+
+export type ConfigKey = keyof RouterConfig;
+
+/** An entry of OPTIONS as its readers take it: its default typed as its key's value. */
+export interface OptionSpec<K extends ConfigKey = ConfigKey> extends OptionDecl {
+  readonly key: K;
+  readonly default: RouterConfig[K];
+}
+
+/**
+ * How help, the resolved-config table, the man pages, docs/configuration.md and
+ * .routerrc.example group settings: the gate first, the tuning the reference router
+ * shares last, as knobs an operator rarely turns. `heading` names the group in
+ * docs/configuration.md, `about` is the line under it there.
+ */
+export const OPTION_GROUPS: readonly { label: OptionGroup; heading: string; about?: string }[] = [
+  {
+    label: 'Queue gate and routing policy',
+    heading: 'Queue gate and routing policy',
+    about: 'The gate is `cache_aware` only; its effect: docs/routing.md §Queue gate.',
+  },
+  { label: 'Discovery', heading: 'Discovery' },
+  { label: 'Server', heading: 'Server' },
+  { label: 'Load sampling', heading: 'Load sampling' },
+  { label: 'Router internals', heading: 'Router internals' },
+  { label: 'Timeouts and shutdown', heading: 'Timeouts and shutdown', about: 'The client timeouts and the drain: docs/http-edge.md.' },
+  { label: 'Circuit breaker', heading: 'Circuit breaker', about: 'Semantics: docs/retries-and-breaker.md.' },
+  { label: 'Simulated fleet (without --worker-urls)', heading: 'Simulated fleet', about: 'Used only without `--worker-urls`.' },
+  { label: 'Console and logs', heading: 'Console and logs' },
+  {
+    label: 'Cache-aware tuning (reference router parity)',
+    heading: 'Cache-aware routing',
+    about:
+      'The tunables the cache-aware ladder shares with the reference router, under the same rules; all `cache_aware` only. Their effect: docs/routing.md §Selection ladder (cache_aware).',
+  },
+  {
+    label: 'Pressure guard (reference router parity)',
+    heading: 'Pressure guard',
+    about: "The reference router's pressure guard; all `cache_aware` only.",
+  },
 ];
 
 /** The options grouped for reading; validation keeps the schema (reference) order. */
 export function optionsForDisplay(): OptionSpec[] {
-  return DISPLAY_GROUPS.flatMap((g) => OPTIONS.filter((o) => o.group === g) as OptionSpec[]);
+  return OPTION_GROUPS.flatMap((g) => OPTIONS.filter((o) => o.group === g.label) as OptionSpec[]);
 }
 
 /** `--config PATH` is a flag but not a setting: it cannot appear in an rc file. */

@@ -12,13 +12,14 @@ import type { OptionSpec } from './schema.js';
  * resolveConfig with a did-you-mean, not by yargs before the handler runs.
  */
 export function addConfigOptions<T>(y: Argv<T>): Argv<T> {
-  let out = y.strict(false).option(CONFIG_PATH_FLAG, {
+  let out = y.strict(false);
+  // The settings first, the gate leading (OPTION_GROUPS); --config after them, so help opens on what an operator tunes.
+  for (const spec of optionsForDisplay()) out = out.option(spec.flag, yargsOption(spec));
+  return out.option(CONFIG_PATH_FLAG, {
     type: 'string',
     describe: 'read settings from this rc file instead of searching for one (YAML, JSON or JS)',
     group: 'Configuration:',
   });
-  for (const spec of optionsForDisplay()) out = out.option(spec.flag, yargsOption(spec));
-  return out;
 }
 
 function yargsOption(spec: OptionSpec): Options {

@@ -108,7 +108,12 @@ describe('routerctl check-config: exit codes and lines', () => {
   it('has help with the settings grouped', async () => {
     const r = await check(['--help']);
     expect(r.code).toBe(0);
-    for (const heading of ['Discovery:', 'Cache-aware routing (--policy cache_aware):', 'check-config:'])
+    for (const heading of [
+      'Discovery:',
+      'Queue gate and routing policy:',
+      'Cache-aware tuning (reference router parity):',
+      'check-config:',
+    ])
       expect(r.stdout).toContain(heading);
     expect(r.stdout).toContain('--worker-queue-limit');
   });
