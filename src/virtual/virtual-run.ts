@@ -5,6 +5,8 @@ import { textKey } from '../router/index.js';
 import type { CacheAwareDecision } from '../router/index.js';
 import type { EngineParams, Flavor } from '../sim/index.js';
 import { VirtualFleet } from './virtual-fleet.js';
+import { countRefusal, emptyRefusalCounts } from './refusal-counts.js';
+import type { RefusalCounts } from './refusal-counts.js';
 import { Workload } from '../workload/index.js';
 import type { Arrival, WorkloadOptions } from '../workload/index.js';
 
@@ -44,6 +46,8 @@ export interface VirtualRunResult {
   finished: number;
   /** Requests an engine refused (queue full, too long). */
   refused: number;
+  /** The refusals by the engine's reason; they add up to `refused`, but for injected failures. */
+  refusedBy: RefusalCounts;
   failures: number;
   /** Time to first token of every finished request, simulated ms. */
   ttftMs: number[];
@@ -106,6 +110,7 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
     sent: 0,
     finished: 0,
     refused: 0,
+    refusedBy: emptyRefusalCounts(),
     failures: 0,
     ttftMs: [],
     misses: { noCandidate: 0, capacity: 0 },
@@ -202,7 +207,7 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
     if (!submitted.ok) {
       worker.inflight--;
       s.busy = false;
-      result.refused++;
+      countRefusal(result, submitted.reason);
       afterTurn(s, a);
       return;
     }

@@ -5,6 +5,8 @@ import type { EngineParams, Flavor } from '../sim/index.js';
 import { traceFollowers, tracePromptTokens } from '../workload/index.js';
 import type { TraceRequest } from '../workload/index.js';
 import { VirtualFleet } from './virtual-fleet.js';
+import { countRefusal, emptyRefusalCounts } from './refusal-counts.js';
+import type { RefusalCounts } from './refusal-counts.js';
 
 export interface TraceRunOptions {
   config: RouterConfig;
@@ -21,8 +23,10 @@ export interface TraceRunOptions {
 export interface TraceRunResult {
   requests: number;
   finished: number;
-  /** Requests an engine refused (too long for its KV cache). */
+  /** Requests an engine refused: for length (context or KV pool) or a full queue. */
   refused: number;
+  /** The refusals by the engine's reason (docs/simulator.md §Refusals for length); they add up to `refused`, but for injected failures. */
+  refusedBy: RefusalCounts;
   /** Requests the policy could not place. */
   failures: number;
   decisions: Record<CacheAwareDecision, number>;
@@ -44,6 +48,7 @@ export function emptyTraceResult(requests: number): TraceRunResult {
     requests,
     finished: 0,
     refused: 0,
+    refusedBy: emptyRefusalCounts(),
     failures: 0,
     decisions: { cache_hit: 0, cache_miss: 0, cache_worker_queued: 0, all_queued: 0 },
     divertedBlocks: 0,
@@ -128,7 +133,7 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
     );
     if (!submitted.ok) {
       worker.inflight--;
-      result.refused++;
+      countRefusal(result, submitted.reason);
       settled(i);
       return;
     }
