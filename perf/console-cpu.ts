@@ -17,6 +17,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { ROUTERCTL_BIN } from './support/processes.js';
 import { benchArg } from './support/args.js';
+import { atMost, writeResult } from './support/results.js';
+import type { GoalVerdict } from './support/results.js';
 
 const seconds = Number(benchArg('seconds', '20'));
 const sizes = benchArg('sizes', '80x24,120x40,200x60')
@@ -52,6 +54,8 @@ console.log(
 console.log('');
 console.log('| terminal | serve console, % of a core | top console (2 updates/s), % of a core |');
 console.log('|---|---:|---:|');
+const figures: Record<string, number> = { seconds };
+const goals: GoalVerdict[] = [];
 for (const [x, y] of sizes) {
   const server = `rctl-cpu-${process.pid}-${x}`;
   const tmux = (...a: string[]): string => execFileSync('tmux', ['-L', server, ...a], { encoding: 'utf8' });
@@ -90,8 +94,20 @@ for (const [x, y] of sizes) {
     const topPid = children(Number(tmux('list-panes', '-t', 'top', '-F', '#{pane_pid}').trim()))[0]!;
     const [s, t] = await Promise.all([share(consolePid), share(topPid)]);
     console.log(`| ${x}×${y} | ${(100 * s).toFixed(1)} % | ${(100 * t).toFixed(1)} % |`);
+    const serveCpu = Number((100 * s).toFixed(1));
+    const topCpu = Number((100 * t).toFixed(1));
+    Object.assign(figures, { [`serve_${x}x${y}_cpu_pct`]: serveCpu, [`top_${x}x${y}_cpu_pct`]: topCpu });
+    if (x === 200 && y === 60) {
+      goals.push(atMost("serve's console at 200×60 (% of a core)", serveCpu, 15, ' %'));
+      goals.push(atMost("top's console at 200×60 (% of a core)", topCpu, 15, ' %'));
+    }
   } finally {
     spawnSync('tmux', ['-L', server, 'kill-server']);
     await sleep(1000);
   }
 }
+writeResult('console-cpu', {
+  figures,
+  goals,
+  bottleneck: "not a rate: the machine's cores are shared by the router, the engines and both consoles",
+});

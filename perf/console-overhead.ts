@@ -23,6 +23,7 @@ import { ROUTERCTL_BIN, chatThroughput, startProcess, stopProcess } from './supp
 import { request } from 'undici';
 import { FleetFeed } from '../src/fleet/index.js';
 import { benchArg } from './support/args.js';
+import { writeResult } from './support/results.js';
 
 const seconds = Number(benchArg('seconds', '8'));
 const concurrency = Number(benchArg('concurrency', '64'));
@@ -160,6 +161,20 @@ try {
     `Difference: ${(((on.mean - off.mean) / off.mean) * 100).toFixed(1)}% (run-to-run sd without a console: ${((off.sd / off.mean) * 100).toFixed(1)}%).`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
+  const differencePct = ((on.mean - off.mean) / off.mean) * 100;
+  const sdPct = (off.sd / off.mean) * 100;
+  writeResult('console', {
+    figures: {
+      client: clientKind,
+      rounds,
+      without_console_rps: Math.round(off.mean),
+      with_console_rps: Math.round(on.mean),
+      difference_pct: Number(differencePct.toFixed(1)),
+      run_to_run_sd_pct: Number(sdPct.toFixed(1)),
+      within_noise: Math.abs(differencePct) <= sdPct,
+    },
+    bottleneck: 'the router process; client, router and engines share the machine',
+  });
 } finally {
   await stopProcess(router.child, 'SIGKILL');
   await stopProcess(sim.child, 'SIGKILL');

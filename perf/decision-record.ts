@@ -10,6 +10,7 @@
  *   npm run perf -- decisions
  */
 import { UsageCountScanner, DecisionRing, ownerSummary } from '../src/router/index.js';
+import { writeResult } from './support/results.js';
 
 const ring = new DecisionRing(4096);
 const owners = ['http://10.0.0.1:30000', 'http://10.0.0.2:30000', 'http://10.0.0.3:30000', 'http://10.0.0.4:30000'].map((id, i) => ({
@@ -55,3 +56,7 @@ for (let i = 0; i < n; i++) one(i);
 const us = ((performance.now() - t0) * 1000) / n;
 console.log(`node ${process.version}; ${n.toLocaleString('en')} requests into a ring of ${ring.capacity}`);
 console.log(`record + cached-tokens scan + completion: ${us.toFixed(2)} µs per request`);
+writeResult('decisions', {
+  figures: { requests: n, ring_capacity: ring.capacity, record_us_per_request: Number(us.toFixed(2)) },
+  bottleneck: "this process's one core; no client or upstream",
+});

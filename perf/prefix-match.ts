@@ -14,6 +14,7 @@
 import { blockHashes, textBlockHashes, tokenize } from '../src/prefix/index.js';
 import { PrefixIndex } from '../src/router/state/prefix-index/index.js';
 import { systemPrompt } from '../src/workload/index.js';
+import { atMost, writeResult } from './support/results.js';
 
 function time(fn: () => void, minMs = 300): number {
   for (let i = 0; i < 20; i++) fn();
@@ -53,6 +54,8 @@ console.log(
   '| prompt | chars | key (64-byte blocks) | code-unit key (64 units) | tokenizer key (16-token blocks) | match, 8 owners | key + match |',
 );
 console.log('|---|---|---|---|---|---|---|');
+const figures: Record<string, number> = {};
+const us = (x: number): number => Number(x.toFixed(1));
 for (const tokens of [1024, 8192, 32768, 102400]) {
   const text = systemPrompt(11, tokens, tokens);
   const hashes = textBlockHashes(text, 64);
@@ -61,6 +64,14 @@ for (const tokens of [1024, 8192, 32768, 102400]) {
   const units = time(() => void codeUnitKey(text, 64));
   const tok = time(() => void blockHashes(tokenize(text), 16));
   const match = time(() => void index.match(hashes, buf));
+  const k = `${Math.round(tokens / 1024)}k`;
+  Object.assign(figures, {
+    [`key_${k}_us`]: us(key),
+    [`code_unit_key_${k}_us`]: us(units),
+    [`tokenizer_key_${k}_us`]: us(tok),
+    [`match_${k}_us`]: us(match),
+    [`key_plus_match_${k}_us`]: us(key + match),
+  });
   console.log(
     `| ${tokens / 1024}K tokens | ${text.length} | ${key.toFixed(1)} µs | ${units.toFixed(1)} µs | ${tok.toFixed(1)} µs | ${match.toFixed(1)} µs | ${(key + match).toFixed(1)} µs |`,
   );
@@ -85,3 +96,16 @@ const js = after.heapUsed + after.external - before.heapUsed - before.external;
 console.log(
   `\nprefix index at ${big.size.toLocaleString()} blocks: its arrays ${mb(big.bytes)} MiB; JS heap + external delta ${mb(js)} MiB; rss delta ${mb(after.rss - before.rss)} MiB${gc ? '' : ' (run with --expose-gc for stable numbers)'}`,
 );
+writeResult('prefix', {
+  figures: {
+    ...figures,
+    index_blocks: big.size,
+    index_arrays_mib: Number(mb(big.bytes)),
+    index_js_delta_mib: Number(mb(js)),
+    index_rss_delta_mib: Number(mb(after.rss - before.rss)),
+    index_bytes_per_block: Math.round(big.bytes / big.size),
+    gc_exposed: gc !== undefined,
+  },
+  goals: [atMost('prefix key + match for a 100K-token prompt', figures.key_plus_match_100k_us!, 500, ' µs')],
+  bottleneck: 'one core running the keying and match code in this process; no client, upstream or network',
+});

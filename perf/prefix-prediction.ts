@@ -32,6 +32,8 @@
  * tokens the events carry. Their load is polled, not pushed.
  */
 import { benchArg } from './support/args.js';
+import { atLeast, writeResult } from './support/results.js';
+import type { GoalVerdict } from './support/results.js';
 import { HOT_PREFIX_CONVERSATIONS } from './support/hot-prefix.js';
 import { ChatClient, pinWaiting } from './support/chat-client.js';
 import { defaultConfig } from '../src/config/index.js';
@@ -276,9 +278,30 @@ console.log(
 );
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 const details: string[] = [];
+const share = (x: number, n: number): number | null => (n === 0 ? null : Number(((100 * x) / n).toFixed(1)));
+const figures: Record<string, number | string | null> = {
+  flavor: FLAVOR,
+  requests: REQUESTS,
+  kv_blocks: KV_BLOCKS,
+  min_matched_tokens: MIN_MATCHED,
+};
+const goals: GoalVerdict[] = [];
 for (const source of ['requests', 'events'] as const) {
   const { tally: t, lost, evictions } = await run(source);
   const counted = t.held + t.noHolder;
+  const toHolder = share(t.toHolder + t.noHolder, counted);
+  Object.assign(figures, {
+    [`${source}_to_longest_holder_pct`]: toHolder,
+    [`${source}_warmed_outside_to_holder_pct`]: share(t.outsideToHolder, t.outside),
+    [`${source}_expectation_exact_pct`]: share(t.expectedExact, t.expectedCounted),
+    [`${source}_engine_cached_pct`]: share(t.engineCached, t.promptTokens),
+    [`${source}_attainable_cached_pct`]: share(t.attainable, t.promptTokens),
+    [`${source}_evicted_blocks`]: evictions,
+  });
+  if (source === 'events' && toHolder !== null) {
+    goals.push(atLeast('an events index sends requests to the engine holding their longest prefix', toHolder, 99, ' %'));
+    figures.events_lost = lost;
+  }
   console.log(
     `| ${source} | ${t.routed} (+ ${t.direct})${t.errors > 0 ? `, ${t.errors} errors` : ''} | **${pct(t.toHolder + t.noHolder, counted)}** | ${pct(t.toHolder, t.held)} (${t.toHolder} / ${t.held}) | ${pct(t.outsideToHolder, t.outside)} (${t.outsideToHolder} / ${t.outside}) | ${t.noHolder} | ${t.belowThreshold} | ${t.diverted} + ${t.partial} | ${pct(t.expectedExact, t.expectedCounted)} | ${pct(t.engineCached, t.promptTokens)} | ${pct(t.attainable, t.promptTokens)} | ${source === 'events' ? lost : '–'} | ${evictions.toLocaleString('en')} |`,
   );
@@ -293,3 +316,4 @@ for (const source of ['requests', 'events'] as const) {
   }
 }
 if (details.length > 0) console.log(`\n${details.join('\n')}`);
+writeResult('prediction', { figures, goals, bottleneck: 'none: one request in flight; an accuracy figure, not a rate' });

@@ -23,6 +23,7 @@ import { engineBlockKeys, Router, silentLogger } from '../src/router/index.js';
 import { startSimFleet } from '../src/sim/index.js';
 import { Workload } from '../src/workload/index.js';
 import { lateReplicaBench } from './support/late-replica.js';
+import { writeResult } from './support/results.js';
 
 const argv = process.argv.slice(2);
 const arg = (name: string, dflt: number): number => {
@@ -48,6 +49,8 @@ function owners(r: Router, source: 'requests' | 'events', messages: ChatMessage[
     .map(([u, d]) => `${u}:${d}`)
     .join(',');
 }
+
+const figures: Record<string, number | boolean> = { requests: REQUESTS, workers: WORKERS };
 
 async function run(source: 'requests' | 'events'): Promise<string> {
   const fleet = await startSimFleet({
@@ -106,6 +109,12 @@ async function run(source: 'requests' | 'events'): Promise<string> {
   const db = b.state().prefix_index;
   for (const r of replicas) await r.close();
   await fleet.close();
+  Object.assign(figures, {
+    [`${source}_prompts_alike_pct`]: Number(((100 * agree) / sent.length).toFixed(1)),
+    [`${source}_owner_pairs_a`]: da.owner_pairs,
+    [`${source}_owner_pairs_b`]: db.owner_pairs,
+    [`${source}_digests_equal`]: da.digest === db.digest,
+  });
   return `| ${source} | ${REQUESTS} | ${((100 * agree) / sent.length).toFixed(1)} % | ${da.owner_pairs.toLocaleString('en')} / ${db.owner_pairs.toLocaleString('en')} | ${da.digest === db.digest ? 'equal' : 'differ'} |`;
 }
 
@@ -121,3 +130,4 @@ console.log('');
 console.log('| index built from | requests | prompts both replicas see alike | (block, owner) pairs: A / B | digests |');
 console.log('|---|---:|---:|---:|---|');
 for (const source of ['requests', 'events'] as const) console.log(await run(source));
+writeResult('replicas', { figures, bottleneck: 'none: one request in flight; an agreement figure, not a rate' });

@@ -30,6 +30,8 @@ import { fileURLToPath } from 'node:url';
 import { systemPrompt } from '../src/workload/index.js';
 import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
 import { benchArg } from './support/args.js';
+import { atLeast, atMost, writeResult } from './support/results.js';
+import type { Figures, GoalVerdict } from './support/results.js';
 
 const seconds = Number(benchArg('seconds', '4'));
 const connections = Number(benchArg('connections', '32'));
@@ -230,6 +232,16 @@ const perRequestCell = (runs: Run[], p: 'proxy' | 'router'): string =>
 /** The busiest the shared cores were over these runs, for the tables; empty unpinned. */
 const sharedCores = (runs: Run[]): string => (pin ? `, ${pct(Math.max(...runs.map((r) => r.sharedBusy)))}` : '');
 
+const figures: Figures = { bare_api: bareApi, policy, rounds, seconds, connections, pinned: pin };
+const goals: GoalVerdict[] = [];
+/** The goals were set against the request() bare proxy; against dispatch() the figures are the floor, not a verdict. */
+const RATE_GOALS: Record<string, [claim: string, min: number]> = {
+  short: ['short prompts: router rate over the bare proxy', 0.9],
+  '16k': ['16 KB prompts (4K tokens): router rate over the bare proxy', 0.85],
+  '400k': ['100K-token prompts: router rate over the bare proxy', 0.5],
+};
+const round2 = (x: number): number => Number(x.toFixed(2));
+
 try {
   console.log(
     `node ${process.version}; client ${HAS_WRK ? 'wrk -t1' : 'undici (wrk not installed)'}; ${rounds} alternating rounds of ${seconds} s at ${connections} connections; router --policy ${policy}${extraRouterArgs.length > 0 ? ` ${extraRouterArgs.join(' ')}` : ''}; bare proxy on undici ${bareApi}(); 3 fast upstreams in one process${pin ? `; proxies pinned to core ${PROXY_CPUS}, upstream and client to ${OTHER_CPUS}` : '; not pinned'}`,
@@ -261,6 +273,19 @@ try {
       router: await drive(targets.router, file, 1, Math.min(3, seconds), pidOf),
     };
     const errs = [...runs.bare, ...runs.router].reduce((a, r) => a + r.errors, 0);
+    const rateRatio = limits.length > 0 ? null : round2(pairedRatio(runs.router, runs.bare).median);
+    const addedMs = Number((one.router.p50Ms - one.bare.p50Ms).toFixed(3));
+    Object.assign(figures, {
+      [`${size}_router_over_bare`]: rateRatio,
+      [`${size}_bare_cpu_over_router_cpu`]: round2(costRatio(runs.router, runs.bare).median),
+      [`${size}_router_rps`]: Math.round(rps('router')),
+      [`${size}_bare_rps`]: Math.round(rps('bare')),
+      [`${size}_added_p50_ms_at_1_connection`]: addedMs,
+      ...(limits.length > 0 ? { [`${size}_paced_by`]: [...new Set(limits)].join(', ') } : {}),
+    });
+    const goal = RATE_GOALS[size];
+    if (bareApi === 'request' && goal !== undefined && rateRatio !== null) goals.push(atLeast(goal[0], rateRatio, goal[1], '×'));
+    if (bareApi === 'request' && size === '400k') goals.push(atMost('100K-token prompts: added p50 at one connection', addedMs, 1, ' ms'));
     console.log(
       `| ${size} | ${(bytes / 1024).toFixed(1)} KiB | ${rps('direct').toFixed(0)} | ${rps('bare').toFixed(0)} | ${rps('router').toFixed(0)}${errs > 0 ? ` (${errs} errors)` : ''} | ${ratio} | ` +
         `${perRequestCell(runs.bare, 'proxy')}, ${perRequestCell(runs.router, 'router')} | ${fmtRatio(costRatio(runs.router, runs.bare))} | ` +
@@ -326,6 +351,15 @@ try {
     // The same curve read from CPU per request (at the fewest over at the most), which holds even in runs something else paced.
     const costOwn = last.map((x, k) => cpuUs(first[k]!, 'router') / cpuUs(x, 'router'));
     const costOwnBare = lastBare.map((x, k) => cpuUs(firstBare[k]!, 'proxy') / cpuUs(x, 'proxy'));
+    const ownMedian = round2(spread(own).median);
+    Object.assign(figures, {
+      ramp_router_own_rate_most_over_fewest: ownMedian,
+      ramp_bare_own_rate_most_over_fewest: round2(spread(ownBare).median),
+      ramp_router_own_cpu_fewest_over_most: round2(spread(costOwn).median),
+      ramp_connections: ramp.join(','),
+    });
+    if (ends.length === 0)
+      goals.push(atLeast(`ramp: the router keeps its own rate from ${ramp[0]} to ${ramp.at(-1)} connections`, ownMedian, 0.8, '×'));
     console.log(
       `The same from CPU per request (at ${ramp[0]} connections over at ${ramp.at(-1)}): routerctl ${fmtRatio(spread(costOwn))}, bare proxy ${fmtRatio(spread(costOwnBare))}.`,
     );
@@ -335,6 +369,11 @@ try {
     `CPU is the share of one core over the run, the most any round used${pin ? `; cores ${OTHER_CPUS} busy counts all work on the cores the upstream and the client share, the kernel's included` : ''}. ` +
       `A client or upstream at ${pct(SATURATED)} or more${pin ? `, or those cores ${pct(SATURATED)} busy,` : ''} makes that row's ratio not a measure of the proxies.`,
   );
+  writeResult('overhead', {
+    figures,
+    goals,
+    bottleneck: 'each proxy alone on its core when pinned; a row whose upstream, client or shared cores saturated has no ratio',
+  });
 } finally {
   await Promise.all([stopProcess(router.child), stopProcess(proxy.child), stopProcess(upstream.child)]);
   rmSync(work, { recursive: true, force: true });

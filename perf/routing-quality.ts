@@ -16,6 +16,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { writeResult } from './support/results.js';
 
 interface Percentiles {
   p50: number | null;
@@ -125,6 +126,24 @@ const report: Report = args.has('from')
   : await runBench([...benchArgs, '--json']);
 if (args.has('out')) writeFileSync(args.get('out')!, `${JSON.stringify(report, null, 2)}\n`);
 process.stdout.write(format(report));
+writeResult('routing', { figures: figuresOf(report), bottleneck: 'the simulated engines: client, router and engines share the machine' });
+
+/** Per configuration, the figures the table prints, named by its flags. */
+function figuresOf(r: Report): Record<string, number | string | null> {
+  const out: Record<string, number | string | null> = { shape: shapeName, set };
+  for (const run of r.runs) {
+    const k = run.label.replace(/--/g, '').replace(/\W+/g, '_').replace(/^_|_$/g, '') || 'defaults';
+    const s = run.summary;
+    Object.assign(out, {
+      [`${k}_ttft_p50_ms`]: s.ttft_ms.p50,
+      [`${k}_ttft_p99_ms`]: s.ttft_ms.p99,
+      [`${k}_cached_pct`]: s.cache.ratio === null ? null : Number((100 * s.cache.ratio).toFixed(1)),
+      [`${k}_requests_per_s`]: Number(s.throughput.requests_per_s.toFixed(1)),
+      [`${k}_errors`]: s.errors.total,
+    });
+  }
+  return out;
+}
 
 async function runBench(argv: string[]): Promise<Report> {
   const bin = fileURLToPath(new URL('../../bin/routerctl.js', import.meta.url));

@@ -19,6 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
 import { benchArg } from './support/args.js';
+import { writeResult } from './support/results.js';
 
 const seconds = Number(benchArg('seconds', '4'));
 const rounds = Number(benchArg('rounds', '3'));
@@ -61,13 +62,26 @@ try {
   );
   console.log(`| round | one process, ${2 * connections} connections | two processes, ${connections} + ${connections} | two / one |`);
   console.log('|---:|---:|---:|---:|');
+  const gains: number[] = [];
   for (let r = 1; r <= rounds; r++) {
     const one = await wrk(a.out, 2 * connections);
     const [x, y] = await Promise.all([wrk(a.out, connections), wrk(b.out, connections)]);
+    gains.push((x + y) / one);
     console.log(
       `| ${r} | ${one.toFixed(0)} | ${x.toFixed(0)} + ${y.toFixed(0)} = ${(x + y).toFixed(0)} | ${((x + y) / one).toFixed(2)}× |`,
     );
   }
+  const sorted = [...gains].sort((p, q) => p - q);
+  writeResult('second-process', {
+    figures: {
+      rounds,
+      connections,
+      two_over_one_median: Number(sorted[sorted.length >> 1]!.toFixed(2)),
+      two_over_one_min: Number(sorted[0]!.toFixed(2)),
+      two_over_one_max: Number(sorted.at(-1)!.toFixed(2)),
+    },
+    bottleneck: "the machine's two cores: the upstream and wrk leave a second router little of a core",
+  });
 } finally {
   await Promise.all([stopProcess(a.child), stopProcess(b.child), stopProcess(upstream.child)]);
   rmSync(work, { recursive: true, force: true });

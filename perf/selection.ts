@@ -13,6 +13,7 @@ import { LoadTable } from '../src/router/state/load-monitor/index.js';
 import { PrefixIndex } from '../src/router/state/prefix-index/index.js';
 import { Rng } from '../src/sim/index.js';
 import { systemPrompt } from '../src/workload/index.js';
+import { atMost, writeResult } from './support/results.js';
 
 function bench(poolSize: number): { usPerRequest: number } {
   const rng = new Rng(poolSize);
@@ -64,7 +65,15 @@ console.log(`node ${process.version}; 100,000 selections each; 2,000-token promp
 console.log('| pool | µs per request (match + select) | vs 8 workers |');
 console.log('|---|---|---|');
 const base = bench(8).usPerRequest;
+const figures: Record<string, number> = {};
 for (const n of [8, 128, 1024]) {
   const r = n === 8 ? base : bench(n).usPerRequest;
+  figures[`us_per_request_${n}_workers`] = Number(r.toFixed(2));
   console.log(`| ${n} | ${r.toFixed(2)} | ${(r / base).toFixed(2)}x |`);
 }
+const ratio = Number((figures.us_per_request_1024_workers! / base).toFixed(2));
+writeResult('selection', {
+  figures: { ...figures, ratio_1024_over_8: ratio },
+  goals: [atMost('selection at 1,024 workers costs within 2× of 8 workers', ratio, 2, '×')],
+  bottleneck: 'one core running the match and the ladder in this process',
+});

@@ -11,6 +11,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import { writeResult } from './support/results.js';
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
@@ -92,6 +93,17 @@ try {
   console.log('|---|---|---|---|---|');
   console.log(row('non-streaming', plain));
   console.log(row('streaming (SSE)', sse));
+  writeResult('sim', {
+    figures: {
+      concurrency,
+      max_tokens: maxTokens,
+      non_streaming_rps: Math.round(plain.rps),
+      non_streaming_errors: plain.errors,
+      streaming_rps: Math.round(sse.rps),
+      streaming_errors: sse.errors,
+    },
+    bottleneck: 'the one sim engine process (the client runs in this process)',
+  });
 } finally {
   await engine.stop();
 }

@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { startRouterProcess, startSimProcess } from '../src/bench/index.js';
 import { TrafficDriver, Workload, DEFAULT_WORKLOAD } from '../src/workload/index.js';
+import { atMost, writeResult } from './support/results.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: number): number => {
@@ -101,3 +102,19 @@ console.log(
   `router RSS MiB: start ${samples[0]!.rss.toFixed(0)}, after 60 s ${late[0]?.rss.toFixed(0) ?? '-'}, end ${samples.at(-1)!.rss.toFixed(0)}, max ${Math.max(...samples.map((s) => s.rss)).toFixed(0)}; trend after 60 s ${(slope * 60).toFixed(2)} MiB/min`,
 );
 console.log(`samples: ${samples.map((s) => `${Math.round(s.t)}s=${s.rss.toFixed(0)}`).join(' ')}`);
+writeResult('soak', {
+  figures: {
+    duration_s: durationS,
+    rate,
+    sent: c.sent,
+    answered: c.finished,
+    ok: c.ok,
+    clear_errors: c.failed,
+    lost: c.sent - c.finished,
+    rss_start_mib: Math.round(samples[0]!.rss),
+    rss_end_mib: Math.round(samples.at(-1)!.rss),
+    rss_trend_after_60s_mib_per_min: Number((slope * 60).toFixed(2)),
+  },
+  goals: [atMost('requests lost under engine faults (no answer at all)', c.sent - c.finished, 0)],
+  bottleneck: 'the 2 shared cores (client, router and engines); the rate is kept low so the figure is memory, not a backlog',
+});

@@ -26,6 +26,7 @@ import { engineBlockKeys } from '../src/router/index.js';
 import { HfChatTokenizer } from '../src/tokenizer/index.js';
 import { systemPrompt } from '../src/workload/index.js';
 import { benchArg } from './support/args.js';
+import { writeResult } from './support/results.js';
 import { CreateHashCheckpoints, createHashChain } from './support/sglang-create-hash.js';
 
 const RUNS = Number(benchArg('runs', '15'));
@@ -47,6 +48,7 @@ const time = (fn: () => void): number => {
   return performance.now() - t0;
 };
 const f = (v: number): string => (v >= 10 ? v.toFixed(0) : v >= 1 ? v.toFixed(1) : v.toFixed(2));
+const figures: Record<string, number> = { runs: RUNS };
 
 console.log(`node ${process.version}; ${cpus()[0]?.model ?? 'cpu'}; one thread`);
 console.log('');
@@ -78,6 +80,12 @@ if (!KEYING_ONLY) {
     const sg1 = ms(() => engineBlockKeys(fresh[k++ % fresh.length]!, 1, 'sglang'), 20);
     const sg16 = ms(() => engineBlockKeys(fresh[k++ % fresh.length]!, 16, 'sglang'), 20);
     const sg64 = ms(() => engineBlockKeys(fresh[k++ % fresh.length]!, 64, 'sglang'), 20);
+    const size = `${(target / 1000).toFixed(0)}k`;
+    Object.assign(figures, {
+      [`tokens_${size}_prompt`]: ids.length,
+      [`template_tokenize_cold_${size}_ms`]: Number(cold.toFixed(1)),
+      [`template_tokenize_warm_${size}_ms`]: Number(warm.toFixed(2)),
+    });
     console.log(
       `| ${(target / 1000).toFixed(0)}K tokens | ${ids.length.toLocaleString('en')} | ${cold.toFixed(1)} ms | ${warm.toFixed(2)} ms | ${sim.toFixed(2)} ms | ${sg1.toFixed(2)} ms | ${sg16.toFixed(2)} ms | ${sg64.toFixed(2)} ms | ${coldKeys1.toFixed(1)} ms | ${coldKeys16.toFixed(1)} ms |`,
     );
@@ -142,6 +150,12 @@ for (const pageSize of [1, 16, 64]) {
     t.seenAfter!.push(time(() => engineBlockKeys(seen2, pageSize, 'sglang')));
   }
   const m = (k: string): string => `${f(median(t[k]!))} ms`;
+  Object.assign(figures, {
+    [`page_${pageSize}_fresh_before_ms`]: Number(f(median(t.create!))),
+    [`page_${pageSize}_fresh_now_ms`]: Number(f(median(t.after!))),
+    [`page_${pageSize}_seen_99k_before_ms`]: Number(f(median(t.seenBefore!))),
+    [`page_${pageSize}_seen_99k_now_ms`]: Number(f(median(t.seenAfter!))),
+  });
   console.log(
     `| ${pageSize} | ${Math.floor(N / pageSize).toLocaleString('en')} | ${m('create')} | ${m('oneShot')} | ${m('js')} | **${m('after')}** | ${m('seenBefore')} | **${m('seenAfter')}** | ${pageHasherFor(pageSize) === 'js' ? 'TypeScript SHA-256' : 'crypto.hash one-shot'} |`,
   );
@@ -169,6 +183,10 @@ for (const pageSize of [1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64, 96, 128, 256]) {
   console.log(`| ${pageSize} | ${Math.ceil((32 + 4 * pageSize + 9) / 64)} | ${us(c)} | ${us(o)} | ${us(j)} |`);
 }
 console.log('');
+writeResult('tokenizer', {
+  figures,
+  bottleneck: "one core: each page hashes its parent's digest, so a prompt's chain is one sequence no second core can share",
+});
 console.log(
   "Bottleneck: one core, single-threaded hashing. Each page hashes its parent's digest, so a prompt's chain is one sequence of SHA-256 compressions that no second core can share.",
 );

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { conversationTrace, toMooncakeJsonl } from '../src/workload/index.js';
 import { ROUTERCTL_BIN } from './support/processes.js';
 import { benchArg } from './support/args.js';
+import { atMost, writeResult } from './support/results.js';
 
 const requests = Number(benchArg('requests', '300'));
 const rate = Number(benchArg('rate', '4'));
@@ -86,6 +87,9 @@ try {
     const total = Object.values(d).reduce((x, y) => x + y, 0);
     return ['cache_hit', 'cache_miss', 'cache_worker_queued', 'all_queued'].map((k) => (total > 0 ? (100 * (d[k] ?? 0)) / total : 0));
   };
+  const figures: Record<string, number | string> = { requests, rate, digest: virtual.trace.digest };
+  const apart = { mix: 0, cached: 0, ttft: 0 };
+  const slug = (label: string): string => label.replace(/--/g, '').replace(/\W+/g, '_').replace(/^_|_$/g, '') || 'defaults';
   virtual.runs.forEach((v, i) => {
     const w = wall.runs[i]!;
     for (const [clock, a] of [
@@ -102,6 +106,32 @@ try {
     const cached = Math.abs(100 * (v.cached_token_ratio - w.cached_token_ratio));
     const ttft = w.ttft_ms.p50 > 0 ? Math.abs(v.ttft_ms.p50 / w.ttft_ms.p50 - 1) * 100 : NaN;
     console.log(`| ${v.label} | apart | | ${mix.toFixed(1)} points at most | ${cached.toFixed(1)} points | ${ttft.toFixed(0)} % |`);
+    Object.assign(figures, {
+      [`${slug(v.label)}_virtual_ttft_p50_ms`]: v.ttft_ms.p50,
+      [`${slug(v.label)}_wall_ttft_p50_ms`]: w.ttft_ms.p50,
+      [`${slug(v.label)}_virtual_cached_pct`]: Number((100 * v.cached_token_ratio).toFixed(1)),
+      [`${slug(v.label)}_wall_cached_pct`]: Number((100 * w.cached_token_ratio).toFixed(1)),
+    });
+    apart.mix = Math.max(apart.mix, mix);
+    apart.cached = Math.max(apart.cached, cached);
+    apart.ttft = Math.max(apart.ttft, ttft);
+  });
+  const round1 = (x: number): number => Number(x.toFixed(1));
+  writeResult('trace-clocks', {
+    figures: {
+      ...figures,
+      decision_mix_apart_points: round1(apart.mix),
+      cached_apart_points: round1(apart.cached),
+      ttft_p50_apart_pct: round1(apart.ttft),
+      virtual_s: round1((t1 - t0) / 1000),
+      wall_s: round1((t2 - t1) / 1000),
+    },
+    goals: [
+      atMost('decision mix, virtual against wall clock (points apart, worst configuration)', round1(apart.mix), 5),
+      atMost('cached-token ratio, virtual against wall clock (points apart)', round1(apart.cached), 5),
+      atMost('TTFT p50, virtual against wall clock (% apart)', round1(apart.ttft), 20, ' %'),
+    ],
+    bottleneck: "neither clock: the wall run is paced by the trace's arrivals",
   });
 } finally {
   rmSync(dir, { recursive: true, force: true });

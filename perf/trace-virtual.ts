@@ -11,6 +11,7 @@ import { defaultConfig } from '../src/config/index.js';
 import type { RouterConfig } from '../src/config/index.js';
 import { runTraceVirtual } from '../src/virtual/index.js';
 import { parseMooncakeTrace, selectTrace, traceDigest } from '../src/workload/index.js';
+import { atMost, writeResult } from './support/results.js';
 
 const i = process.argv.indexOf('--requests');
 const n = i > 0 ? Number(process.argv[i + 1]) : 10_000;
@@ -46,6 +47,8 @@ console.log('');
 console.log('| configuration | wall | decisions hit / miss / queued / all_queued | cached tokens | TTFT p50 ms (simulated) |');
 console.log('|---|---:|---|---:|---:|');
 let total = 0;
+const figures: Record<string, number | string> = { requests: trace.length, digest: traceDigest(trace) };
+const slug = (name: string): string => name.replace(/--worker-queue-limit /, 'limit_').replace(/\W+/g, '_');
 for (const [name, over] of arms) {
   const t0 = performance.now();
   const r = runTraceVirtual({
@@ -60,9 +63,20 @@ for (const [name, over] of arms) {
   total += ms;
   const d = r.decisions;
   const ttft = [...r.ttftMs].sort((a, b) => a - b)[Math.floor(r.ttftMs.length / 2)] ?? NaN;
+  Object.assign(figures, {
+    [`${slug(name)}_wall_s`]: Number((ms / 1000).toFixed(1)),
+    [`${slug(name)}_cached_pct`]: Number(((100 * r.cachedTokens) / r.promptTokens).toFixed(1)),
+    [`${slug(name)}_ttft_p50_ms`]: Number(ttft.toFixed(1)),
+  });
   console.log(
     `| ${name} | ${(ms / 1000).toFixed(1)} s | ${d.cache_hit} / ${d.cache_miss} / ${d.cache_worker_queued} / ${d.all_queued} | ${((100 * r.cachedTokens) / r.promptTokens).toFixed(1)} % | ${ttft.toFixed(1)} |`,
   );
 }
 console.log('');
 console.log(`all four: ${(total / 1000).toFixed(1)} s`);
+const allFour = Number((total / 1000).toFixed(1));
+writeResult('trace', {
+  figures: { ...figures, all_four_wall_s: allFour },
+  goals: n === 10_000 ? [atMost('a 10,000-request trace through four configurations, on the virtual clock', allFour, 10, ' s')] : [],
+  bottleneck: 'one core running the simulated engines and the garbage they make',
+});

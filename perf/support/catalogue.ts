@@ -42,7 +42,11 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
     'does a request go to the engine holding its longest prefix (index from requests or events)',
   ),
   benchmark('event-gap', 'event-gap.js', 'what waiting for BlockStored costs, with and without predicted prefixes'),
-  benchmark('replicas', 'replica-agreement.js', 'do two replicas agree on who holds what; --late: how soon a late replica agrees'),
+  benchmark(
+    'replicas',
+    'replica-agreement.js',
+    'do two replicas agree on who holds what; --late (replicas-late.json): how soon a late replica agrees',
+  ),
   benchmark('load-push', 'load-push-latency.js', "from an engine's queue change to the router's load table: push against poll"),
   benchmark('push', 'push-decode.js', 'decoding cost of KV-event and LoadStat frames'),
   benchmark('tokenizer', 'tokenizer-keying.js', "keying by the model's tokens: chat template, tokenizer, SGLang page hashes"),

@@ -1,0 +1,41 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { PERF_BENCHMARKS } from '../../perf/support/catalogue.js';
+import type { PerfResult } from '../../perf/support/results.js';
+
+/**
+ * The performance suite's shape, not its figures (performance is measured by the
+ * suite, never asserted in tests): the runner names every benchmark under perf/, and
+ * every results file is one benchmark's, with the fields BENCHMARKS.md reads.
+ */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const PERF = path.join(ROOT, 'perf');
+/** Results a benchmark writes under a second name, for a mode of its own. */
+const EXTRA_RESULTS: Record<string, string> = { 'replicas-late': 'replicas' };
+
+describe('the performance suite', () => {
+  it('names every program at the top of perf/, once, and nothing else', () => {
+    const programs = readdirSync(PERF)
+      .filter((f) => f.endsWith('.ts') && f !== 'run.ts')
+      .map((f) => f.replace(/\.ts$/, '.js'))
+      .sort();
+    expect(PERF_BENCHMARKS.map((b) => b.file).sort()).toEqual(programs);
+    expect(new Set(PERF_BENCHMARKS.map((b) => b.name)).size).toBe(PERF_BENCHMARKS.length);
+  });
+
+  it('keeps one results file per benchmark, each naming itself, its commit and its goals', () => {
+    const names = new Set(PERF_BENCHMARKS.map((b) => b.name));
+    const files = readdirSync(path.join(PERF, 'results')).filter((f) => f.endsWith('.json'));
+    expect(files.map((f) => f.replace(/\.json$/, '')).filter((n) => !names.has(n) && !(n in EXTRA_RESULTS))).toEqual([]);
+    for (const f of files) {
+      const r = JSON.parse(readFileSync(path.join(PERF, 'results', f), 'utf8')) as PerfResult;
+      expect(r.name, f).toBe(f.replace(/\.json$/, ''));
+      expect(r.date, f).toMatch(/^\d{4}-\d{2}-\d{2}/);
+      expect(r.machine.cpus, f).toBeGreaterThan(0);
+      expect(Object.keys(r.figures).length, f).toBeGreaterThan(0);
+      for (const g of r.goals) expect(typeof g.met, `${f}: ${g.claim}`).toBe('boolean');
+    }
+  });
+});
