@@ -175,7 +175,7 @@ export class EngineCore {
         const i = this.running.indexOf(req);
         if (i >= 0) this.running.splice(i, 1);
       }
-      this.cache.release(req.pinnedHashes, req.pinnedCount, req.anonymousBlocks);
+      this.cache.releaseChain(req.pinnedHashes, req.pinnedCount, req.anonymousBlocks);
       this.batchFull = false;
     }
     req.state = 'aborted';
@@ -550,7 +550,7 @@ export class EngineCore {
       this.cache.commit(all, r.pinnedCount, all.length, sequence);
       r.anonymousBlocks -= all.length - r.pinnedCount;
     }
-    this.cache.release(all, all.length, r.anonymousBlocks);
+    this.cache.releaseChain(all, all.length, r.anonymousBlocks);
     r.pinnedHashes = all;
     r.pinnedCount = 0;
     r.anonymousBlocks = 0;

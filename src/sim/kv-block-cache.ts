@@ -139,6 +139,26 @@ export class KvBlockCache {
     this.anonymous -= anonymous;
   }
 
+  /**
+   * Release a request's chain of blocks, hashes[0..count), deepest first, so that each
+   * block is more recent than those after it and eviction takes the chain from its tail:
+   * SGLang's radix cache evicts least-recent leaves, vLLM frees a request's blocks in
+   * reverse order. Releasing root first would evict a prefix before its suffix and strand
+   * the suffix, cached but unreachable.
+   */
+  releaseChain(hashes: readonly number[], count: number, anonymous: number): void {
+    for (let i = count - 1; i >= 0; i--) {
+      const e = this.find(hashes[i]!);
+      if (e === NONE) continue;
+      const refs = --this.refs[e]!;
+      if (refs === 0) {
+        this.pinned--;
+        this.append(e);
+      }
+    }
+    this.anonymous -= anonymous;
+  }
+
   /** Forget every unreferenced block (SGLang's /flush_cache). */
   flush(): void {
     while (this.head !== NONE) {

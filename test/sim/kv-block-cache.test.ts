@@ -43,6 +43,17 @@ describe('KvBlockCache', () => {
     expect(c.admit([], 0, 1)).toBe(false);
   });
 
+  it('releases a request’s chain deepest first, so eviction takes its tail and its prefix still hits', () => {
+    const c = new KvBlockCache(4);
+    c.admit([1, 2, 3], 0, 3);
+    c.commit([1, 2, 3], 0, 3, NO_TOKENS);
+    c.releaseChain([1, 2, 3], 3, 0);
+    expect(c.admit([], 0, 2)).toBe(true); // 1 free + evicts block 3, the leaf
+    expect(c.matchPrefix([1, 2, 3])).toBe(2);
+    expect(c.admit([], 0, 1)).toBe(true); // evicts block 2
+    expect(c.matchPrefix([1, 2, 3])).toBe(1);
+  });
+
   it('does not evict the blocks an admission is about to reuse', () => {
     const c = new KvBlockCache(3);
     c.admit([1, 2], 0, 2);
