@@ -4,7 +4,7 @@
  * their gate verdicts, the cached-tokens
  * scan of a 600-byte response, and the completion. Measured in this one process,
  * nothing else running: the figure is the recording's own CPU per request, to read
- * against the router's ~110 µs per short request at ~9k requests/s (BENCHMARKS.md,
+ * against the 100–170 µs of CPU a short request costs the router (BENCHMARKS.md,
  * section 2).
  *
  *   npm run perf -- decisions
