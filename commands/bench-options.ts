@@ -1,13 +1,6 @@
-import type { Options } from 'yargs';
+import type { InferredOptionTypes, Options } from 'yargs';
 import { ADMIN_TOKEN_OPTION, numberGreaterThan, wholeNumberAtLeast } from '../src/cli/index.js';
-import {
-  CHAT_DEFAULTS_SPEC,
-  CHAT_KEYS,
-  GSP_DEFAULTS_SPEC,
-  GSP_SPEC_KEYS,
-  parseChatSpec,
-  parseGspSpec,
-} from '../src/bench/workload-spec.js';
+import { CHAT_SPEC_HELP, GSP_SPEC_HELP, parseChatSpec, parseGspSpec } from '../src/bench/flags/index.js';
 
 // `routerctl bench run|compare|capture`'s flags, read by their yargs builders and by the man page
 // generator (OPTIONS). Each subcommand carries only its own, at most 30 (a test counts them).
@@ -32,7 +25,7 @@ const WORKLOAD_OPTIONS = {
     type: 'number',
     group: WORKLOAD,
     describe: 'arrivals per second between bursts (gsp: conversations per second, Poisson)',
-    defaultDescription: '10 against --url; on a simulated fleet, --fleet-load of its capacity; gsp: all at once',
+    defaultDescription: '10 with --url, else --fleet-load; gsp: all at once',
     coerce: numberGreaterThan('rate', 0),
   },
   seed: {
@@ -46,21 +39,16 @@ const WORKLOAD_OPTIONS = {
     type: 'string',
     array: true,
     group: WORKLOAD,
-    describe:
-      `the chat workload's knobs, KEY=VALUE comma-separated (${CHAT_KEYS.join(', ')}): conversations open at once, ` +
-      'system prompts, their Zipf popularity exponent (0 = uniform), MIN-MAX tokens of a system prompt, most turns per session, ' +
-      'median and cap of max_tokens, FACTORxSECONDS/PERIOD rate bursts (or off)',
-    defaultDescription: CHAT_DEFAULTS_SPEC,
+    describe: `the chat workload's knobs, KEY=VALUE comma-separated: ${CHAT_SPEC_HELP}`,
+    defaultDescription: 'the values above',
     coerce: parseChatSpec,
   },
   gsp: {
     type: 'string',
     array: true,
     group: WORKLOAD,
-    describe:
-      `with --workload gsp: SGLang bench_serving's --gsp-* knobs without the prefix, KEY=VALUE comma-separated (${GSP_SPEC_KEYS.join(', ')}); ` +
-      'lengths drawn from [L × range-ratio, L]; zipf-alpha goes with group-distribution=zipf; ordered keeps group order',
-    defaultDescription: GSP_DEFAULTS_SPEC,
+    describe: `with --workload gsp: SGLang bench_serving's --gsp-* knobs without the prefix, KEY=VALUE comma-separated: ${GSP_SPEC_HELP}`,
+    defaultDescription: 'the values above',
     coerce: parseGspSpec,
   },
 } as const satisfies Record<string, Options>;
@@ -255,3 +243,12 @@ export const BENCH_CAPTURE_OPTIONS = {
   },
   json: { type: 'boolean', default: false, group: CAPTURE, describe: 'print one JSON line about the file, nothing else' },
 } as const satisfies Record<string, Options>;
+
+/** The parsed flags `bench run` and `bench compare` both hand to the runners. */
+export type BenchInputArgv = InferredOptionTypes<
+  typeof WORKLOAD_OPTIONS & typeof RUN_OPTIONS & typeof FLEET_OPTIONS & typeof TRACE_OPTIONS
+> & {
+  duration: string | undefined;
+  grace: string | undefined;
+  'router-args': string;
+};

@@ -1,5 +1,5 @@
-import type { Argv, CommandModule } from 'yargs';
-import { colorEnabled, paint } from '../src/cli/index.js';
+import type { Argv } from 'yargs';
+import { colorEnabled, defineCommand, paint } from '../src/cli/index.js';
 import {
   addConfigOptions,
   configByFlag,
@@ -23,7 +23,7 @@ interface CheckConfigArgs {
 const OWN_FLAGS = ['json', 'probe', 'strict'];
 const PROBE_TIMEOUT_MS = 2000;
 
-const checkConfig: CommandModule<object, CheckConfigArgs> = {
+const checkConfig = defineCommand({
   command: 'check-config',
   describe: 'Validate flags, environment and rc file exactly as serve would, without starting anything',
   builder: (y: Argv) =>
@@ -51,13 +51,11 @@ const checkConfig: CommandModule<object, CheckConfigArgs> = {
         'predict an inert queue gate',
       )
       .example('$0 check-config --json | jq .errors', 'machine-readable report')
-      .epilogue(
-        'Exit status: 0 valid (warnings allowed), 1 invalid, or warnings with --strict. Error codes: man routerctl-check-config.',
-      ) as unknown as Argv<CheckConfigArgs>,
+      .epilogue('Exit status: 0 valid (warnings allowed), 1 invalid, or warnings with --strict. Error codes: man routerctl-check-config.'),
   handler: async (argv) => {
     process.exitCode = await runCheckConfig(argv);
   },
-};
+});
 
 async function runCheckConfig(argv: CheckConfigArgs): Promise<number> {
   const resolved = await resolveConfig({ argv, ignore: OWN_FLAGS });

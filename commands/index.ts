@@ -10,6 +10,7 @@ import top from './top.js';
 import embeddedFleet from './embedded-fleet.js';
 import { RouterctlError, UsageError, ErrorCodes } from '../src/errors/index.js';
 import { colorEnabled, packageVersion, paint, usageLine } from '../src/cli/index.js';
+import { rewriteLegacyBench } from '../src/bench/flags/index.js';
 
 /**
  * The CLI: every command, listed explicitly (yargs' commandDir cannot load ESM/TS),
@@ -23,7 +24,10 @@ export const commands: CommandModule<any, any>[] = [serve, top, explain, doctor,
  * throws and never prints a stack trace for a user error.
  */
 export async function main(argv: string[]): Promise<number> {
-  const parser = yargs(argv)
+  // The spellings of bench before its subcommands still run for one release, saying so in one line.
+  const legacy = rewriteLegacyBench(argv);
+  if (legacy.notice !== undefined) process.stderr.write(`${legacy.notice}\n`);
+  const parser = yargs(legacy.argv)
     .scriptName('routerctl')
     .usage('$0 <command> [options]\n\nOperator CLI and live console for cache-aware routing over SGLang/vLLM fleets.')
     .command(commands)

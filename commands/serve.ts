@@ -1,13 +1,8 @@
-import type { Argv, CommandModule } from 'yargs';
+import type { Argv } from 'yargs';
 import { addConfigOptions, formatProblem, resolveConfig } from '../src/config/index.js';
-import { colorEnabled } from '../src/cli/index.js';
-import { StopSignals } from '../src/cli/index.js';
+import { StopSignals, colorEnabled, defineCommand } from '../src/cli/index.js';
 
-interface ServeArgs {
-  [flag: string]: unknown;
-}
-
-const serve: CommandModule<object, ServeArgs> = {
+const serve = defineCommand({
   command: 'serve',
   describe: 'Run the router (and, on a terminal, its live console); without --worker-urls, on a simulated fleet',
   builder: (y: Argv) =>
@@ -24,7 +19,7 @@ const serve: CommandModule<object, ServeArgs> = {
         'SIGTERM drains: /readyz answers 503 and in-flight requests get at most --shutdown-drain-secs to finish (SIGINT skips the ' +
           'readiness pause); what is left then is cut. A second signal cuts at once. Exit status 0: every request finished; ' +
           '143 (SIGTERM) or 130 (SIGINT): some were cut. See man routerctl-serve.',
-      ) as unknown as Argv<ServeArgs>,
+      ),
   handler: async (argv) => {
     const resolved = await resolveConfig({ argv });
     if (resolved.errors.length > 0) {
@@ -47,6 +42,6 @@ const serve: CommandModule<object, ServeArgs> = {
     process.stdout.write(`${running.url}\n`);
     process.exitCode = await serveUntilStopped(running, stops);
   },
-};
+});
 
 export default serve;

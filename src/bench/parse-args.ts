@@ -3,8 +3,9 @@ import { DEFAULT_WORKLOAD } from '../workload/index.js';
 import type { BenchOptions } from './bench-main.js';
 import { parseBurst } from './burst.js';
 import { parseDuration } from './duration.js';
+import type { ChatKnobs } from './flags/index.js';
 
-/** The parsed `routerctl bench` flags (yargs has already checked types and ranges). */
+/** The parsed `routerctl bench run|compare` flags (yargs has already checked types and ranges). */
 export interface BenchArgv {
   url?: string;
   compare?: string[];
@@ -16,15 +17,8 @@ export interface BenchArgv {
   warmup: string;
   grace?: string;
   timeout: string;
-  sessions: number;
   seed: number;
-  families: number;
-  zipf: number;
-  'system-tokens': string;
-  turns: number;
-  'output-tokens': number;
-  'max-output-tokens': number;
-  burst: string;
+  chat: ChatKnobs;
   'model-name'?: string;
   'max-in-flight': number;
   'sim-workers': number;
@@ -51,7 +45,7 @@ export function parseBenchArgs(a: BenchArgv): BenchOptions {
   if (a.url !== undefined && comparing)
     throw usageError('--url and --compare/--sweep are exclusive: bench one endpoint, or compare configurations on simulated fleets');
   if (a.url === undefined && !comparing)
-    throw usageError('name what to bench: --url URL, or --compare "ARGS A" "ARGS B" (and/or --sweep FLAG=V1,V2)');
+    throw usageError('name what to bench: bench run --url URL, or bench compare "ARGS A" "ARGS B" (and/or --sweep FLAG=V1,V2)');
   let url: string | undefined;
   if (a.url !== undefined) {
     let parsed: URL;
@@ -63,16 +57,19 @@ export function parseBenchArgs(a: BenchArgv): BenchOptions {
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw usageError(`--url must be an http(s) URL (got "${a.url}")`);
     url = a.url.replace(/\/+$/, '');
   }
-  const tokens = /^\s*(\d+)\s*-\s*(\d+)\s*$/.exec(a['system-tokens']);
+  const chat = a.chat;
+  const tokens = /^\s*(\d+)\s*-\s*(\d+)\s*$/.exec(chat['system-tokens']);
   const tokensMin = Number(tokens?.[1]);
   const tokensMax = Number(tokens?.[2]);
   if (!tokens || tokensMin < 1 || tokensMax < tokensMin) {
-    throw usageError(`--system-tokens takes MIN-MAX with 1 <= MIN <= MAX, e.g. 1000-4000 (got "${a['system-tokens']}")`);
+    throw usageError(`--chat system-tokens takes MIN-MAX with 1 <= MIN <= MAX, e.g. 1000-4000 (got "${chat['system-tokens']}")`);
   }
-  const burst = parseBurst(a.burst);
+  const burst = parseBurst(chat.burst);
   if (!burst)
-    throw usageError(`--burst takes FACTORxSECONDS/PERIOD such as 3x3s/15s (burst no longer than its period), or off (got "${a.burst}")`);
-  if (a['max-output-tokens'] < a['output-tokens']) throw usageError('--max-output-tokens must be at least --output-tokens');
+    throw usageError(
+      `--chat burst takes FACTORxSECONDS/PERIOD such as 3x3s/15s (burst no longer than its period), or off (got "${chat.burst}")`,
+    );
+  if (chat['max-output-tokens'] < chat['output-tokens']) throw usageError('--chat max-output-tokens must be at least output-tokens');
   const durationMs = a.duration === undefined ? undefined : duration('duration', a.duration, false);
   const warmupMs = duration('warmup', a.warmup, true);
   if (durationMs !== undefined && warmupMs >= durationMs) throw usageError('--warmup must be shorter than --duration');
@@ -93,15 +90,15 @@ export function parseBenchArgs(a: BenchArgv): BenchOptions {
       // No pasted documents: bench's workload is the shared-prompt chat of its flags.
       ...DEFAULT_WORKLOAD,
       seed: a.seed,
-      families: a.families,
-      zipfS: a.zipf,
+      families: chat.families,
+      zipfS: chat.zipf,
       systemTokensMin: tokensMin,
       systemTokensMax: tokensMax,
-      maxTurns: a.turns,
-      sessions: a.sessions,
-      outputMedianTokens: a['output-tokens'],
+      maxTurns: chat.turns,
+      sessions: chat.sessions,
+      outputMedianTokens: chat['output-tokens'],
       outputSigma: 0.5,
-      outputMaxTokens: a['max-output-tokens'],
+      outputMaxTokens: chat['max-output-tokens'],
       burstFactor: burst.factor,
       burstSeconds: burst.seconds,
       burstEverySeconds: burst.everySeconds,

@@ -1,13 +1,14 @@
 import yargs from 'yargs';
 import { describe, expect, it } from 'vitest';
-import bench from '../../commands/bench.js';
+import benchCompare from '../../commands/bench-compare.js';
+import { rewriteLegacyBench } from '../../src/bench/flags/index.js';
 import { OPTIONS } from '../../src/config/index.js';
 
-/** Parse a bench command line in-process, without running the benchmark. */
-async function parseBench(args: string[]): Promise<Record<string, unknown>> {
+/** Parse a `bench compare` command line in-process, without running the benchmark. */
+async function parseCompare(args: string[]): Promise<Record<string, unknown>> {
   let parsed: Record<string, unknown> = {};
   await yargs(args)
-    .command({ ...bench, handler: (argv) => void (parsed = argv as Record<string, unknown>) })
+    .command({ ...benchCompare, handler: (argv) => void (parsed = argv as Record<string, unknown>) })
     .strict()
     .exitProcess(false)
     .fail((msg, err) => {
@@ -18,18 +19,23 @@ async function parseBench(args: string[]): Promise<Record<string, unknown>> {
 }
 
 const reserved = new Set(['worker-urls', 'sim-workers', 'sim-rate', 'port', 'host', 'tui']);
+const routerFlags = OPTIONS.map((o) => o.flag).filter((f) => !reserved.has(f));
 
-describe('--compare values', () => {
-  it.each(OPTIONS.map((o) => o.flag).filter((f) => !reserved.has(f)))(
-    '"--%s …" stays one configuration, not a bench flag',
-    async (flag) => {
-      const argv = await parseBench(['bench', '--compare', `--${flag} 1`, `--${flag}=2`, `--${flag}`, '--json']);
-      expect(argv.compare).toEqual([`--${flag} 1`, `--${flag}=2`, `--${flag}`]);
-      expect(argv.json).toBe(true);
-    },
-  );
+describe('bench compare configurations', () => {
+  it.each(routerFlags)('"--%s …" stays one configuration, not a bench flag', async (flag) => {
+    const argv = await parseCompare(['compare', `--${flag} 1`, `--${flag}=2`, `--${flag}`, '--json']);
+    expect(argv.configurations).toEqual([`--${flag} 1`, `--${flag}=2`, `--${flag}`]);
+    expect(argv.json).toBe(true);
+  });
 
   it('an empty configuration means the defaults', async () => {
-    expect((await parseBench(['bench', '--compare', '', '--policy round_robin'])).compare).toEqual(['', '--policy round_robin']);
+    expect((await parseCompare(['compare', '', '--policy round_robin'])).configurations).toEqual(['', '--policy round_robin']);
+  });
+
+  it.each(routerFlags)('the old form, bench --compare "--%s …", parses as before', async (flag) => {
+    const { argv: rewritten } = rewriteLegacyBench(['bench', '--compare', `--${flag} 1`, `--${flag}=2`, `--${flag}`, '--json']);
+    const argv = await parseCompare(rewritten.slice(1));
+    expect(argv.compare).toEqual([`--${flag} 1`, `--${flag}=2`, `--${flag}`]);
+    expect(argv.json).toBe(true);
   });
 });

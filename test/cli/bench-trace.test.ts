@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 
 /**
- * `routerctl bench --trace --clock virtual` (docs/bench.md): a small trace in the
+ * `routerctl bench run|compare --trace --clock virtual` (docs/bench.md): a small trace in the
  * Mooncake format, made here (the published traces are not shipped), replayed by the
  * built binary.
  */
@@ -37,15 +37,15 @@ beforeAll(async () => {
 });
 afterAll(async () => rm(dir, { recursive: true, force: true }));
 
-describe('routerctl bench --trace --clock virtual', () => {
+describe('routerctl bench run|compare --trace --clock virtual', () => {
   it('two runs with the same seed print byte-identical JSON; round robin reuses less than cache_aware', async () => {
     const args = [
       'bench',
+      'compare',
       '--trace',
       trace,
       '--clock',
       'virtual',
-      '--compare',
       '--policy round_robin',
       '',
       '--sweep',
@@ -73,7 +73,7 @@ describe('routerctl bench --trace --clock virtual', () => {
   }, 60_000);
 
   it('the text report has one row per configuration and names the digest', async () => {
-    const r = await runCli(['bench', '--trace', trace, '--clock', 'virtual', '--trace-limit', '50']);
+    const r = await runCli(['bench', 'run', '--trace', trace, '--clock', 'virtual', '--trace-limit', '50']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
       /^trace trace\.jsonl: 50 requests \(digest [0-9a-f]{16}\), blocks of 512 tokens; 8 simulated engines; virtual clock\n/,
@@ -87,14 +87,11 @@ describe('routerctl bench --trace --clock virtual', () => {
   it.each([
     [['--clock', 'virtual'], /^error RCTL_E_USAGE: --clock virtual replays a trace: give it with --trace FILE \(or --workload gsp\)/],
     [['--trace', 'T', '--workload', 'gsp'], /^error RCTL_E_USAGE: --trace and --workload gsp are two workloads: give one/],
-    [
-      ['--workload', 'gsp', '--gsp-group-distribution', 'zipf'],
-      /--gsp-zipf-alpha goes with --gsp-group-distribution zipf, and zipf needs it/,
-    ],
+    [['--workload', 'gsp', '--gsp', 'group-distribution=zipf'], /--gsp zipf-alpha goes with group-distribution=zipf, and zipf needs it/],
     [['--workload', 'gsp', '--url', 'http://127.0.0.1:9'], /--workload gsp runs simulated fleets of its own: it takes no --url/],
     [['--trace', 'T', '--clock', 'virtual', '--trace-window', '5..2'], /--trace-window takes START\.\.END seconds with END after START/],
   ])('%j is refused in one line', async (args, message) => {
-    const r = await runCli(['bench', ...args.map((a) => (a === 'T' ? trace : a))]);
+    const r = await runCli(['bench', 'run', ...args.map((a) => (a === 'T' ? trace : a))]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
   });
@@ -102,7 +99,7 @@ describe('routerctl bench --trace --clock virtual', () => {
   it('a trace with a bad line stops before anything runs, naming the line', async () => {
     const bad = path.join(dir, 'bad.jsonl');
     await writeFile(bad, `${JSON.stringify({ timestamp: 0, input_length: 10, output_length: 1, hash_ids: [1] })}\n{"timestamp": 5}\n`);
-    const r = await runCli(['bench', '--trace', bad, '--clock', 'virtual']);
+    const r = await runCli(['bench', 'run', '--trace', bad, '--clock', 'virtual']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^error RCTL_E_USAGE: 1 line of the trace cannot be replayed: .*bad\.jsonl:2: input_length is missing/);
   });
@@ -112,7 +109,7 @@ describe('routerctl bench --trace --clock virtual', () => {
     const small = path.join(dir, 'small.jsonl');
     const lines = (await readFile(trace, 'utf8')).trim().split('\n').slice(0, 40);
     await writeFile(small, lines.map((l, i) => JSON.stringify({ ...JSON.parse(l), timestamp: i * 50 })).join('\n') + '\n');
-    const args = ['bench', '--trace', small, '--json', '--sim-speedup', '1', '--compare', ''];
+    const args = ['bench', 'compare', '--trace', small, '--json', '--sim-speedup', '1', ''];
     const wall = await runCli([...args, '--clock', 'wall']);
     expect(wall.code).toBe(0);
     const virtual = await runCli([...args, '--clock', 'virtual']);
@@ -136,19 +133,15 @@ describe('routerctl bench --trace --clock virtual', () => {
   it("--workload gsp replays SGLang's shared-prefix dataset, multi-turn included, byte-identically for a seed", async () => {
     const args = [
       'bench',
+      'compare',
       '--workload',
       'gsp',
-      '--gsp-num-groups',
-      '4',
-      '--gsp-prompts-per-group',
-      '4',
-      '--gsp-num-turns',
-      '2',
+      '--gsp',
+      'num-groups=4,prompts-per-group=4,num-turns=2',
       '--rate',
       '8',
       '--clock',
       'virtual',
-      '--compare',
       '--policy round_robin',
       '',
       '--json',
@@ -166,4 +159,53 @@ describe('routerctl bench --trace --clock virtual', () => {
     // The second turn resends the first with its answer: cache-aware routing finds it.
     expect(report.runs[1]!.cached_token_ratio).toBeGreaterThan(report.runs[0]!.cached_token_ratio);
   }, 60_000);
+
+  describe('old forms (one release)', () => {
+    const reportOf = (stdout: string): { runs: Array<{ label: string; finished: number }> } => JSON.parse(stdout);
+
+    it.each([
+      [['--trace', 'T', '--clock', 'virtual', '--trace-limit', '20'], "'bench --trace' is now 'bench run --trace'", ['(defaults)']],
+      [
+        ['--trace', 'T', '--clock', 'virtual', '--trace-limit', '20', '--compare', '', '--policy round_robin'],
+        "'bench --compare' is now 'bench compare'",
+        ['(defaults)', '--policy round_robin'],
+      ],
+      [
+        ['--trace', 'T', '--clock', 'virtual', '--trace-limit', '20', '--sweep', 'worker-queue-limit=4'],
+        "'bench --sweep' is now 'bench compare --sweep'",
+        ['--worker-queue-limit 4'],
+      ],
+    ])(
+      'bench %j still runs, printing one line naming the new form',
+      async (args, rename, labels) => {
+        const r = await runCli(['bench', ...args.map((a) => (a === 'T' ? trace : a)), '--json']);
+        expect(r.code).toBe(0);
+        expect(r.stderr).toBe(`routerctl: ${rename}; the old form goes in the next release\n`);
+        expect(reportOf(r.stdout).runs.map((x) => x.label)).toEqual(labels);
+        for (const run of reportOf(r.stdout).runs) expect(run.finished).toBe(20);
+      },
+      30_000,
+    );
+
+    it('bench --workload gsp --gsp-* still runs as bench run, in one line', async () => {
+      const r = await runCli([
+        'bench',
+        '--workload',
+        'gsp',
+        '--gsp-num-groups',
+        '2',
+        '--gsp-prompts-per-group',
+        '2',
+        '--clock',
+        'virtual',
+        '--json',
+      ]);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe(
+        "routerctl: 'bench --workload' is now 'bench run --workload'; '--gsp-num-groups 2 --gsp-prompts-per-group 2' is now " +
+          "'--gsp num-groups=2,prompts-per-group=2'; the old forms go in the next release\n",
+      );
+      expect(reportOf(r.stdout).runs.map((x) => x.finished)).toEqual([4]);
+    }, 30_000);
+  });
 });

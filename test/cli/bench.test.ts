@@ -40,11 +40,11 @@ interface UrlReport {
   router: unknown;
 }
 
-describe('routerctl bench --url (built binary)', () => {
+describe('routerctl bench run --url (built binary)', () => {
   it('against a router answering 503: counts the errors by status and cause, prints the summary, exits 1 within duration + grace', async () => {
     const server = await fake({ kind: 'status', status: 503, code: 'no_healthy_workers' });
     const t0 = Date.now();
-    const r = await runCli(['bench', '--url', server.url, '--rate', '20', '--duration', '2s', '--grace', '1s', '--json'], {
+    const r = await runCli(['bench', 'run', '--url', server.url, '--rate', '20', '--duration', '2s', '--grace', '1s', '--json'], {
       timeoutMs: 20_000,
     });
     const elapsed = Date.now() - t0;
@@ -64,7 +64,7 @@ describe('routerctl bench --url (built binary)', () => {
   it('against a router that stalls: cuts the stragglers at duration + grace and reports them', async () => {
     const server = await fake({ kind: 'stall' });
     const t0 = Date.now();
-    const r = await runCli(['bench', '--url', server.url, '--rate', '10', '--duration', '2s', '--grace', '1s', '--json'], {
+    const r = await runCli(['bench', 'run', '--url', server.url, '--rate', '10', '--duration', '2s', '--grace', '1s', '--json'], {
       timeoutMs: 20_000,
     });
     const elapsed = Date.now() - t0;
@@ -78,7 +78,7 @@ describe('routerctl bench --url (built binary)', () => {
 
   it('prints the plain report against a working endpoint and exits 0', async () => {
     const server = await fake({ kind: 'stream', reply: 'a b c', cachedTokens: 40 });
-    const r = await runCli(['bench', '--url', `${server.url}/`, '--rate', '20', '--duration', '1s'], { timeoutMs: 20_000 });
+    const r = await runCli(['bench', 'run', '--url', `${server.url}/`, '--rate', '20', '--duration', '1s'], { timeoutMs: 20_000 });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/TTFT ms/);
     expect(r.stdout).toMatch(/ITL ms/);
@@ -95,27 +95,87 @@ describe('routerctl bench --url (built binary)', () => {
     const server = await fake({ kind: 'stall' });
     const url = server.url;
     await servers.pop()!.close();
-    const r = await runCli(['bench', '--url', url, '--rate', '10', '--duration', '1s', '--json'], { timeoutMs: 20_000 });
+    const r = await runCli(['bench', 'run', '--url', url, '--rate', '10', '--duration', '1s', '--json'], { timeoutMs: 20_000 });
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout) as UrlReport;
     expect(report.summary.errors.by_cause).toEqual({ ECONNREFUSED: report.summary.requests.sent });
   });
 });
 
-describe('routerctl bench usage errors', () => {
+describe('routerctl bench help', () => {
+  it('lists run, compare and capture', async () => {
+    const r = await runCli(['bench', '--help']);
+    expect(r.code).toBe(0);
+    for (const sub of ['run', 'compare', 'capture']) expect(r.stdout).toMatch(new RegExp(`^  routerctl bench ${sub}\\b`, 'm'));
+  });
+
+  /** The long options a --help screen lists above its examples, --help and --version included (not a wrapped line's). */
+  const flagsOf = (help: string): string[] => [
+    ...new Set([...help.split(/^Examples:$/m)[0]!.matchAll(/^ {2,6}(?:-\w, )?(--[a-z][a-z0-9-]*)/gm)].map((m) => m[1]!)),
+  ];
+
+  it.each([
+    ['run', 29],
+    ['compare', 29],
+    ['capture', 7],
+  ])('bench %s --help lists its own flags, %d of them, no more than 30', async (sub, count) => {
+    const r = await runCli(['bench', sub, '--help']);
+    expect(r.code).toBe(0);
+    const flags = flagsOf(r.stdout);
+    expect(flags).toHaveLength(count);
+    expect(flags.length).toBeLessThanOrEqual(30);
+    // Each carries only its own: an endpoint is run's, sweeps are compare's, the token is capture's.
+    if (sub === 'run') expect(flags).not.toEqual(expect.arrayContaining(['--sweep', '--token']));
+    if (sub === 'compare') expect(flags).not.toEqual(expect.arrayContaining(['--url', '--token']));
+    if (sub === 'capture') expect(flags).toEqual(['--url', '--token', '--duration', '--trace-block-size', '--json', '--help', '--version']);
+  });
+});
+
+describe('routerctl bench old forms (one release)', () => {
+  it('bench --url still runs, printing one line naming bench run', async () => {
+    const server = await fake({ kind: 'stream', reply: 'a b c', cachedTokens: 40 });
+    const r = await runCli(['bench', '--url', server.url, '--rate', '20', '--duration', '1s', '--sessions', '8'], { timeoutMs: 20_000 });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/cached\s+40\.0% of prompt tokens/);
+    expect(r.stderr).toBe(
+      "routerctl: 'bench --url' is now 'bench run --url'; '--sessions 8' is now '--chat sessions=8'; the old forms go in the next release\n",
+    );
+  });
+
   it.each([
     [['bench'], /name what to bench/],
     [['bench', '--url', 'http://x:1', '--compare', ''], /exclusive/],
     [['bench', '--url', 'ftp://x'], /--url must be an http\(s\) URL/],
-    [['bench', '--url', 'http://x:1', '--duration', '5 minutes'], /--duration takes a duration/],
-    [['bench', '--url', 'http://x:1', '--burst', '3x20s/10s'], /--burst takes/],
-    [['bench', '--url', 'http://x:1', '--system-tokens', '4000-1000'], /--system-tokens takes MIN-MAX/],
-    [['bench', '--url', 'http://x:1', '--rate', '-2'], /--rate must be a number greater than 0/],
-    [['bench', '--url', 'http://x:1', '--warmup', '10s', '--duration', '5s'], /--warmup must be shorter/],
+    [['bench', '--url', 'http://x:1', '--burst', '3x20s/10s'], /burst takes/],
     [['bench', '--compare', '--worker-urls http://a:1'], /--worker-urls is set by the benchmark/],
-    [['bench', '--compare', '--model-id "x'], /unterminated/],
     [['bench', '--compare', '', '--sweep', 'worker-queue-limit'], /--sweep takes FLAG=V1,V2/],
-    [['bench', '--url', 'http://x:1', '--bogus'], /Unknown argument/i],
+  ])('%j still exits 2 with its cause', async (args, message) => {
+    const r = await runCli(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.stdout).toBe('');
+  });
+});
+
+describe('routerctl bench usage errors', () => {
+  it.each([
+    [['bench'], /name what to bench/],
+    [['bench', 'compare', '--url', 'http://x:1', ''], /exclusive/],
+    [['bench', 'run', '--url', 'ftp://x'], /--url must be an http\(s\) URL/],
+    [['bench', 'run', '--url', 'http://x:1', '--duration', '5 minutes'], /--duration takes a duration/],
+    [['bench', 'run', '--url', 'http://x:1', '--chat', 'burst=3x20s/10s'], /--chat burst takes/],
+    [['bench', 'run', '--url', 'http://x:1', '--chat', 'system-tokens=4000-1000'], /--chat system-tokens takes MIN-MAX/],
+    [['bench', 'run', '--url', 'http://x:1', '--rate', '-2'], /--rate must be a number greater than 0/],
+    [['bench', 'run', '--url', 'http://x:1', '--warmup', '10s', '--duration', '5s'], /--warmup must be shorter/],
+    [['bench', 'compare', '--worker-urls http://a:1'], /--worker-urls is set by the benchmark/],
+    [['bench', 'compare', '--model-id "x'], /unterminated/],
+    [['bench', 'compare', '', '--sweep', 'worker-queue-limit'], /--sweep takes FLAG=V1,V2/],
+    [['bench', 'run', '--url', 'http://x:1', '--bogus'], /Unknown argument/i],
+    [['bench', 'compare'], /name what to compare/],
+    [['bench', 'capture', '--url', 'http://x:1'], /bench capture writes a trace: name its file/],
+    [['bench', 'capture', 'f.jsonl'], /bench capture listens to a running router: give it with --url/],
+    [['bench', 'capture', 'f.jsonl', '--url', 'http://x:1', '--trace', 'T'], /Unknown argument/i],
   ])('%j exits 2 with one line', async (args, message) => {
     const r = await runCli(args);
     expect(r.code).toBe(2);
@@ -124,21 +184,27 @@ describe('routerctl bench usage errors', () => {
     expect(r.stdout).toBe('');
   });
 
+  it('bench run without --url is one simulated configuration', async () => {
+    const r = await runCli(['bench', 'run', '--router-args', '--worker-queue-limit 0']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/configuration A \(--worker-queue-limit 0\): --worker-queue-limit must be at least 1/);
+  });
+
   it('validates every configuration with the router validator before starting anything', async () => {
     const t0 = Date.now();
-    const r = await runCli(['bench', '--compare', '--policy round_robin', '--policy cache_aware --worker-queue-limit 0']);
+    const r = await runCli(['bench', 'compare', '--policy round_robin', '--policy cache_aware --worker-queue-limit 0']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/configuration B \(--policy cache_aware --worker-queue-limit 0\): --worker-queue-limit must be at least 1/);
     expect(Date.now() - t0).toBeLessThan(10_000);
   });
 });
 
-describe('routerctl bench --compare (built binary)', () => {
+describe('routerctl bench compare (built binary)', () => {
   it('runs two configurations for 5 s on a tiny fleet: same arrivals, every table field, decision counters, nothing left running', async () => {
     const r = await runCli(
       [
         'bench',
-        '--compare',
+        'compare',
         '--policy round_robin',
         '--policy cache_aware --worker-queue-limit 4',
         '--sim-workers',
@@ -210,7 +276,7 @@ describe('routerctl bench --compare (built binary)', () => {
   }, 120_000);
 
   it('SIGTERM stops the comparison, prints what ran, exits 130 and leaves no fleet or router behind', async () => {
-    const bench = startCli(['bench', '--compare', '', '--policy round_robin', '--sim-workers', '1', '--duration', '30s', '--json']);
+    const bench = startCli(['bench', 'compare', '', '--policy round_robin', '--sim-workers', '1', '--duration', '30s', '--json']);
     try {
       await new Promise((r) => setTimeout(r, 5000));
       bench.child.kill('SIGTERM');

@@ -1,7 +1,7 @@
-import { didYouMean, numberAtLeast, numberGreaterThan, wholeNumberAtLeast } from '../cli/index.js';
-import { usageError } from '../errors/index.js';
-import { GSP_DEFAULTS } from '../workload/index.js';
-import type { GspOptions } from '../workload/index.js';
+import { didYouMean, numberAtLeast, numberGreaterThan, wholeNumberAtLeast } from '../../cli/index.js';
+import { usageError } from '../../errors/index.js';
+import { GSP_DEFAULTS } from '../../workload/index.js';
+import type { GspOptions } from '../../workload/index.js';
 
 // A generated workload's knobs are one flag of KEY=VALUE pairs (`--chat sessions=64,turns=2`,
 // `--gsp num-groups=4`), so `bench run` and `bench compare` stay under 30 flags each
@@ -125,16 +125,38 @@ export function parseGspSpec(words: readonly (string | number)[]): GspKnobs {
   return knobs;
 }
 
-/** The defaults as a spec reads them, for --help and the man page. */
-export const CHAT_DEFAULTS_SPEC = Object.entries(CHAT_DEFAULTS)
-  .map(([k, v]) => `${k}=${String(v)}`)
-  .join(',');
+const CHAT_MEANINGS: Record<keyof ChatKnobs, string> = {
+  sessions: 'conversations open at once',
+  families: 'system prompts',
+  zipf: 'Zipf exponent of their popularity, 0 uniform',
+  'system-tokens': 'MIN-MAX tokens of a system prompt',
+  turns: 'most turns in a session',
+  'output-tokens': 'median max_tokens (lognormal, sigma 0.5)',
+  'max-output-tokens': 'cap on max_tokens',
+  burst: 'FACTORxSECONDS/PERIOD rate bursts, or off',
+};
 
-export const GSP_DEFAULTS_SPEC = Object.entries(GSP_KEYS)
-  .map(([key, [field]]) => [key, GSP_DEFAULTS[field]] as const)
-  .filter(([, v]) => v !== undefined)
-  .map(([k, v]) => `${k}=${String(v)}`)
-  .join(',');
+const GSP_MEANINGS: Record<string, string> = {
+  'num-groups': 'system prompt groups',
+  'prompts-per-group': 'prompts (conversations) per group',
+  'system-prompt-len': 'system prompt tokens',
+  'question-len': 'question tokens',
+  'output-len': 'output tokens',
+  'range-ratio': 'lengths drawn from [L × ratio, L]',
+  'num-turns': 'turns per conversation',
+  'group-distribution': 'uniform or zipf',
+  'zipf-alpha': 'with zipf: P(group g) ∝ 1/(g+1)^alpha',
+  ordered: 'group order instead of shuffled',
+};
+
+/** Each key with its default and meaning, for --help and the man page. */
+export const CHAT_SPEC_HELP = (Object.keys(CHAT_MEANINGS) as Array<keyof ChatKnobs>)
+  .map((k) => `${k}=${String(CHAT_DEFAULTS[k])} (${CHAT_MEANINGS[k]})`)
+  .join(', ');
+
+export const GSP_SPEC_HELP = Object.entries(GSP_KEYS)
+  .map(([key, [field]]) => `${key}${GSP_DEFAULTS[field] === undefined ? '' : `=${String(GSP_DEFAULTS[field])}`} (${GSP_MEANINGS[key]})`)
+  .join(', ');
 
 /** The keys each spec takes, for messages and the argv rewrite of the old flags. */
 export const CHAT_KEYS: readonly string[] = Object.keys(CHAT_READERS);
