@@ -4,9 +4,9 @@ import type { ErrorEntry } from '../errors/index.js';
 /**
  * The catalogue of configuration problem codes. Codes are part of the CLI contract
  * (scripts match them in `check-config --json`): add new ones, never rename or reuse.
- * `man/routerctl-check-config.1` (ERROR CODES) and docs/configuration.md §Rules and
- * error codes are written from this list by `npm run docs`, and a test fails when
- * they differ from it.
+ * `man/routerctl-check-config.1` (ERROR CODES) and the code tables of
+ * docs/configuration.md are written from this list by `npm run docs` (see
+ * docs/configuration.md §Rules and error codes), and a test fails when they differ.
  *
  * Classes, most important first (docs/configuration.md §Problem classes): a parse
  * problem makes the value meaningless, a value problem is wrong under every policy, a
@@ -99,27 +99,33 @@ export const ConfigCodes = errorCatalogue({
     'a number outside its range (at least, at most, greater than, in [0, 1])',
     'Wording by range kind: `must be at least N`; `must be greater than N` (integers) or `must be finite and greater than N` (real numbers); `must be at most N (got V)`; `must be finite and in [0, 1]`; `must be finite and non-negative`. Also `--saturation-queue-floor must be at least 1`',
   ),
-  VALUE_EMPTY: entry('RCTL_E_VALUE_EMPTY', 'value', 'error', 'a text setting that is set but empty', '`--X must be non-empty`'),
+  VALUE_EMPTY: entry(
+    'RCTL_E_VALUE_EMPTY',
+    'value',
+    'error',
+    'a text setting that is set but empty',
+    'The message: `--X must be non-empty`',
+  ),
   VALUE_FLOOR_REQUIRES_LIMIT: entry(
     'RCTL_E_VALUE_FLOOR_REQUIRES_LIMIT',
     'value',
     'error',
     '--saturation-queue-floor without --worker-queue-limit',
-    '`--saturation-queue-floor requires --worker-queue-limit (there is no diversion to cancel without it)`',
+    'The message: `--saturation-queue-floor requires --worker-queue-limit (there is no diversion to cancel without it)`',
   ),
   VALUE_FLOOR_ABOVE_LIMIT: entry(
     'RCTL_E_VALUE_FLOOR_ABOVE_LIMIT',
     'value',
     'error',
     '--saturation-queue-floor greater than --worker-queue-limit',
-    '`--saturation-queue-floor (F) must be at most --worker-queue-limit (L)`, skipped when the limit is itself invalid',
+    'The message: `--saturation-queue-floor (F) must be at most --worker-queue-limit (L)`, skipped when the limit is itself invalid',
   ),
   VALUE_CANDIDATE_BOUNDS: entry(
     'RCTL_E_VALUE_CANDIDATE_BOUNDS',
     'value',
     'error',
     'cache candidate min/max workers not positive, or min above max',
-    '`--cache-candidate-min-workers and --cache-candidate-max-workers must be positive and min must not exceed max`, reported against the bound the operator set',
+    'The message: `--cache-candidate-min-workers and --cache-candidate-max-workers must be positive and min must not exceed max`, reported against the bound the operator set',
   ),
   VALUE_URL_EMPTY: entry('RCTL_E_VALUE_URL_EMPTY', 'value', 'error', 'an empty or whitespace-only --worker-urls entry'),
   VALUE_URL_INVALID: entry(
@@ -143,28 +149,28 @@ export const ConfigCodes = errorCatalogue({
     'policy',
     'error',
     '--power-of-n-choices under a policy other than power_of_n',
-    '`--power-of-n-choices requires --policy power_of_n`',
+    'The message: `--power-of-n-choices requires --policy power_of_n`',
   ),
   POLICY_PRESSURE_GUARD: entry(
     'RCTL_E_POLICY_PRESSURE_GUARD',
     'policy',
     'error',
     '--disable-pressure-guard under a policy other than cache_aware',
-    '`--disable-pressure-guard requires --policy cache_aware`',
+    'The message: `--disable-pressure-guard requires --policy cache_aware`',
   ),
   POLICY_REQUIRES_CACHE_AWARE: entry(
     'RCTL_E_POLICY_REQUIRES_CACHE_AWARE',
     'policy',
     'error',
     'a cache candidate tuning flag under a policy other than cache_aware',
-    '`cache candidate tuning flags require --policy cache_aware`',
+    'The message: `cache candidate tuning flags require --policy cache_aware`',
   ),
   POLICY_PRESSURE_TUNING: entry(
     'RCTL_E_POLICY_PRESSURE_TUNING',
     'policy',
     'error',
     'a pressure guard tuning flag under a policy other than cache_aware',
-    '`pressure guard tuning requires --policy cache_aware`',
+    'The message: `pressure guard tuning requires --policy cache_aware`',
   ),
 
   CROSS_DISCOVERY_CONFLICT: entry('RCTL_E_CROSS_DISCOVERY_CONFLICT', 'cross-flag', 'error', '--worker-urls together with --sim-workers'),

@@ -304,7 +304,7 @@ export const OPTIONS = [
       "where workers that do not advertise their KV events publish them (vLLM): a mapping from a worker URL or pattern (* = anything) to {endpoint, replay-endpoint, topic, dp-size}, endpoints as the engine's --kv-events-config writes them; JSON on the command line",
     example: { 'http://10.0.0.*:8000': { endpoint: 'tcp://*:5557', 'replay-endpoint': 'tcp://*:5558', topic: 'kv-events', 'dp-size': 1 } },
     details:
-      'tcp://*:PORT means the worker URL\'s host, and rank r of dp-size publishes on port + r; for example `\'{"http://10.0.0.*:8000": {"endpoint": "tcp://*:5557"}}\'`. An exact URL wins over patterns, the first matching pattern over later ones. An entry with only a replay-endpoint names an SGLang engine\'s replay socket and keeps what it advertises.',
+      'An endpoint tcp://*:PORT is on the worker URL\'s host, and rank r of dp-size publishes on port + r; for example `\'{"http://10.0.0.*:8000": {"endpoint": "tcp://*:5557"}}\'`. An exact URL wins over patterns, the first matching pattern over later ones. An entry with only a replay-endpoint names an SGLang engine\'s replay socket and keeps what it advertises.',
     group: 'Discovery',
   }),
   opt({
