@@ -8,6 +8,7 @@
  */
 import { textBlockHashes } from '../src/prefix/index.js';
 import { CacheAwarePolicy, cacheAwareConfig } from '../src/router/policies/cache-aware/index.js';
+import { queueGate } from '../src/router/policies/index.js';
 import type { PolicyWorker, PrefixMatch } from '../src/router/policies/index.js';
 import { LoadTable } from '../src/router/state/load-monitor/index.js';
 import { PrefixIndex } from '../src/router/state/prefix-index/index.js';
@@ -18,7 +19,8 @@ import { atMost, writeResult } from './support/results.js';
 function bench(poolSize: number): { usPerRequest: number } {
   const rng = new Rng(poolSize);
   const table = new LoadTable(5000);
-  table.setGate(6, null);
+  const gate = queueGate({ workerQueueLimit: 6, saturationQueueFloor: null });
+  table.setGate(gate);
   const workers: PolicyWorker[] = Array.from({ length: poolSize }, (_, slot) => ({
     id: `http://10.0.${slot >> 8}.${slot & 255}:30000`,
     slot,
@@ -40,7 +42,7 @@ function bench(poolSize: number): { usPerRequest: number } {
     for (let k = 0; k < 4; k++) index.record((f * 7 + k * 13) % poolSize, h);
   });
   const misses = Array.from({ length: 16 }, (_, f) => textBlockHashes(systemPrompt(99, f, 2000), 64));
-  const policy = new CacheAwarePolicy(cacheAwareConfig({ workerQueueLimit: 6 }));
+  const policy = new CacheAwarePolicy(cacheAwareConfig({ gate }));
   const random = () => rng.next();
   let sink = 0;
   const one = (i: number) => {

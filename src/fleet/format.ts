@@ -1,3 +1,4 @@
+import { isQueued } from '../contract/index.js';
 import type { FleetView } from './view-model.js';
 /** Text helpers shared by the console and the plain `--once` table. */
 
@@ -77,11 +78,11 @@ export function bar(value: number, max: number, width: number, fill = ' '): stri
 
 export type Level = 'ok' | 'warn' | 'over' | 'unknown';
 
-/** Queue level against the limit: below 70% ok, from 70% warn, at the limit or over: over (gated). */
+/** Queue level against the limit read from the router: below 70% ok, from 70% warn, queued by the gate's rule (contract/queue-rule.ts): over. */
 export function waitingLevel(waiting: number | null, limit: number | null): Level {
   if (waiting === null) return 'unknown';
   if (limit === null) return 'ok';
-  if (waiting >= limit) return 'over';
+  if (isQueued(waiting, limit)) return 'over';
   if (waiting >= 0.7 * limit) return 'warn';
   return 'ok';
 }

@@ -1,7 +1,7 @@
 import type { RouterConfig } from '../config/index.js';
 import { readV1Loads } from '../engines/index.js';
 import type { RankReading } from '../engines/index.js';
-import { LoadTable, PrefixIndex, PrefixLookup, createPolicy } from '../router/index.js';
+import { LoadTable, PrefixIndex, PrefixLookup, createPolicy, queueGate } from '../router/index.js';
 import type { PolicyWorker } from '../router/index.js';
 import { DEFAULT_ENGINE_PARAMS, ManualClock, Rng, SimEngine } from '../sim/index.js';
 import type { EngineParams, Flavor } from '../sim/index.js';
@@ -48,7 +48,8 @@ export class VirtualFleet {
     );
     this.workers = this.engines.map((_, i) => ({ id: `virtual://engine-${i}`, slot: i, inflight: 0 }));
     this.table = new LoadTable(c.loadFreshnessMs);
-    this.table.setGate(c.workerQueueLimit, c.saturationQueueFloor);
+    const gate = queueGate(c);
+    this.table.setGate(gate);
     for (const w of this.workers) {
       this.table.register(w);
       this.table.setExpectedRanks(w, 1);
@@ -61,7 +62,7 @@ export class VirtualFleet {
       (slot) => this.workers[slot],
       () => true,
     );
-    this.policy = createPolicy(c);
+    this.policy = createPolicy(c, gate);
     const rng = new Rng(o.seed ^ 0x2545f491);
     this.random = () => rng.next();
   }

@@ -169,11 +169,12 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
       afterTurn(s, a);
       return;
     }
-    if (outcome.decision) {
-      win.decisions[outcome.decision]++;
-      result.decisions[outcome.decision]++;
-      if (outcome.decision === 'cache_miss') {
-        if (outcome.audit) result.misses.capacity++;
+    const decision = outcome.cacheAware?.decision;
+    if (decision) {
+      win.decisions[decision]++;
+      result.decisions[decision]++;
+      if (decision === 'cache_miss') {
+        if (outcome.cacheAware?.resolution) result.misses.capacity++;
         else result.misses.noCandidate++;
       }
     }

@@ -102,8 +102,9 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
       settled(i);
       return;
     }
-    if (outcome.decision) result.decisions[outcome.decision]++;
-    if (outcome.divertedOverlapBlocks !== undefined) result.divertedBlocks += outcome.divertedOverlapBlocks;
+    const cacheAware = outcome.cacheAware;
+    if (cacheAware?.decision) result.decisions[cacheAware.decision]++;
+    if (cacheAware?.divertedOverlapBlocks !== undefined) result.divertedBlocks += cacheAware.divertedOverlapBlocks;
     const slot = outcome.worker.slot;
     const worker = workers[slot]!;
     let first: number | undefined;

@@ -9,7 +9,7 @@ import { DecisionReason } from '../../src/router/policies/cache-aware/decision.j
 import { resolvePrefill, resolvePrefillAdmitted } from '../../src/router/policies/cache-aware/prefill-admission.js';
 import { comparePressure, lookupOver, workerOfSelf } from '../../src/router/policies/cache-aware/pressure.js';
 import { resolveCacheCandidates } from '../../src/router/policies/cache-aware/resolve-cache-candidates.js';
-import { candidate, EMPTY_LOAD, INPUT_TOKENS, pair, poolOf, proposal, seeded, snapshot, worker } from './fixture.js';
+import { candidate, EMPTY_LOAD, gateAt, INPUT_TOKENS, pair, poolOf, proposal, seeded, snapshot, worker } from './fixture.js';
 
 const ROOM = 100_000;
 
@@ -30,7 +30,7 @@ describe('admission (reference admission.rs tests)', () => {
     expect(capacityAdmits(load, busy, 1)).toBe(true);
     expect(capacityAdmits(snapshot([[busy, 64, 0, 0, 100]]), busy, 1)).toBe(false);
 
-    const d = resolvePrefillAdmitted([full, other], pair(full, other), 20, load, null);
+    const d = resolvePrefillAdmitted([full, other], pair(full, other), 20, load, gateAt(null));
     expect(d?.selected).toBe(other);
     expect(d?.reason).toBe(DecisionReason.BackupPrimaryAdmission);
   });
@@ -46,9 +46,9 @@ describe('admission (reference admission.rs tests)', () => {
     ]);
     // The legal range excludes `outside`, as eligible_workers does in the reference.
     const range = [primary, backup];
-    expect(resolvePrefillAdmitted(range, pair(primary, backup), INPUT_TOKENS, load, null)).toBeUndefined();
+    expect(resolvePrefillAdmitted(range, pair(primary, backup), INPUT_TOKENS, load, gateAt(null))).toBeUndefined();
     for (let seed = 0; seed < 16; seed++) {
-      const d = resolvePrefill(range, pair(primary, backup), INPUT_TOKENS, load, undefined, 2, seeded(seed));
+      const d = resolvePrefill(range, pair(primary, backup), INPUT_TOKENS, load, gateAt(undefined), 2, seeded(seed));
       expect([primary, backup]).toContain(d?.selected);
       expect(d?.reason).toBe(DecisionReason.CapacityFallbackPowerOfTwo);
       expect(d?.primary).toBe(primary);
@@ -66,7 +66,7 @@ describe('admission (reference admission.rs tests)', () => {
       ],
       42,
     );
-    const d = resolvePrefill([left, right], pair(left, right), INPUT_TOKENS, rightCalmer, undefined, 2, seeded(1));
+    const d = resolvePrefill([left, right], pair(left, right), INPUT_TOKENS, rightCalmer, gateAt(undefined), 2, seeded(1));
     expect(d?.selected).toBe(right);
     expect(d?.reason).toBe(DecisionReason.CapacityFallbackPowerOfTwo);
     expect(d?.loadSnapshotVersion).toBe(42);
@@ -79,7 +79,7 @@ describe('admission (reference admission.rs tests)', () => {
       ],
       43,
     );
-    const e = resolvePrefill([left, right], pair(left, right), INPUT_TOKENS, leftCalmer, undefined, 2, seeded(1));
+    const e = resolvePrefill([left, right], pair(left, right), INPUT_TOKENS, leftCalmer, gateAt(undefined), 2, seeded(1));
     expect(e?.selected).toBe(left);
     expect(e?.loadSnapshotVersion).toBe(43);
   });
@@ -414,11 +414,11 @@ describe('admission (reference admission.rs tests)', () => {
       [busyUnqueued, 0, 3, 0, ROOM, { waitingUncached: 1000 }],
     ]);
     const range = [primary, shallowQueued, busyUnqueued];
-    const gated = resolvePrefillAdmitted(range, pair(primary), INPUT_TOKENS, load, 4);
+    const gated = resolvePrefillAdmitted(range, pair(primary), INPUT_TOKENS, load, gateAt(4));
     expect(gated?.selected).toBe(busyUnqueued);
     expect(gated?.reason).toBe(DecisionReason.RangeFallback);
     // Without the gate's tiers, pressure alone would pick the queueing worker.
-    const ungated = resolvePrefillAdmitted(range, pair(primary), INPUT_TOKENS, load, null);
+    const ungated = resolvePrefillAdmitted(range, pair(primary), INPUT_TOKENS, load, gateAt(null));
     expect(ungated?.selected).toBe(shallowQueued);
   });
 
@@ -430,10 +430,10 @@ describe('admission (reference admission.rs tests)', () => {
       [other, 0, 0, 0, ROOM],
     ]);
     const range = [primary, other];
-    const ungated = resolvePrefillAdmitted(range, pair(primary), INPUT_TOKENS, load, null);
+    const ungated = resolvePrefillAdmitted(range, pair(primary), INPUT_TOKENS, load, gateAt(null));
     expect(ungated?.selected).toBe(primary);
     expect(ungated?.reason).toBe(DecisionReason.Primary);
-    const gated = resolvePrefillAdmitted(range, pair(primary), INPUT_TOKENS, load, 4);
+    const gated = resolvePrefillAdmitted(range, pair(primary), INPUT_TOKENS, load, gateAt(4));
     expect(gated?.selected).toBe(other);
     expect(gated?.reason).toBe(DecisionReason.RangeFallback);
   });
@@ -445,7 +445,7 @@ describe('admission (reference admission.rs tests)', () => {
       [only, 0, 9, 0, ROOM],
       [full, 0, 0, 1000, 1000],
     ]);
-    const d = resolvePrefillAdmitted([only, full], pair(only), INPUT_TOKENS, load, 4);
+    const d = resolvePrefillAdmitted([only, full], pair(only), INPUT_TOKENS, load, gateAt(4));
     expect(d?.selected).toBe(only);
     expect(d?.reason).toBe(DecisionReason.RangeFallback);
   });
@@ -459,7 +459,7 @@ describe('admission (reference admission.rs tests)', () => {
       [left, 0, 9, 0, ROOM],
       [right, 0, 5, 0, ROOM],
     ]);
-    const d = resolvePrefillAdmitted([primary, left, right], pair(primary, left), INPUT_TOKENS, load, 4);
+    const d = resolvePrefillAdmitted([primary, left, right], pair(primary, left), INPUT_TOKENS, load, gateAt(4));
     expect(d?.selected).toBe(right);
     expect(d?.reason).toBe(DecisionReason.RangeFallback);
   });

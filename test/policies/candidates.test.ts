@@ -14,7 +14,7 @@ import type { PolicyWorker, PrefixMatch } from '../../src/router/policies/types.
 import { EMPTY_LOAD, poolOf, type Row, seeded, signal, snapshot, worker } from './fixture.js';
 
 const ROOM = 1_000_000;
-const loose = cacheAwareConfig({ minMatchedTokens: undefined });
+const loose = cacheAwareConfig({ cacheAffinityMinMatchedTokens: undefined });
 
 function build(
   workers: readonly PolicyWorker[],
@@ -107,7 +107,7 @@ describe('buildCacheCandidates', () => {
     // 9/10 of 2000 = 1800 ≥ 1024; 2/10 = 400 < 1024.
     expect(build([a, b], matches, { inputTokens: 2000, config: DEFAULT_CACHE_AWARE_CONFIG })?.candidates.map((c) => c.worker)).toEqual([a]);
     expect(build([a, b], matches, { inputTokens: 1000, config: DEFAULT_CACHE_AWARE_CONFIG })).toBeUndefined();
-    const ratio = cacheAwareConfig({ minMatchedTokens: undefined, minMatchRatio: 0.5 });
+    const ratio = cacheAwareConfig({ cacheAffinityMinMatchedTokens: undefined, cacheAffinityMinMatchRatio: 0.5 });
     expect(build([a, b], matches, { config: ratio })?.candidates.map((c) => c.worker)).toEqual([a]);
     // A ratio cannot be judged on an empty input.
     expect(build([a, b], matches, { config: ratio, inputTokens: 0 })).toBeUndefined();
@@ -143,7 +143,7 @@ describe('buildCacheCandidates', () => {
     // Limit 2 keeps the first two in seed order.
     const limited = build(all, equalDepth, {
       load,
-      config: cacheAwareConfig({ minMatchedTokens: undefined, candidateMinWorkers: 2, candidateMaxWorkers: 2 }),
+      config: cacheAwareConfig({ cacheAffinityMinMatchedTokens: undefined, cacheCandidateMinWorkers: 2, cacheCandidateMaxWorkers: 2 }),
     });
     expect(limited?.candidates.map((c) => c.worker)).toEqual([deep, busyIdleLocal]);
   });
@@ -157,7 +157,7 @@ describe('buildCacheCandidates', () => {
       const load = snapshot(rows);
       const matches: PrefixMatch[] = workers.filter(() => rnd() < 0.7).map((w) => ({ worker: w, blocks: 1 + Math.floor(rnd() * 4) }));
       if (matches.length === 0) continue;
-      const config = cacheAwareConfig({ minMatchedTokens: undefined, candidateMinWorkers: 1 + Math.floor(rnd() * 6) });
+      const config = cacheAwareConfig({ cacheAffinityMinMatchedTokens: undefined, cacheCandidateMinWorkers: 1 + Math.floor(rnd() * 6) });
       const got = buildCacheCandidates(
         { pool: poolOf(workers, load), load, inputTokens: 400, prefix: { queryBlocks: 4, matches } },
         config,

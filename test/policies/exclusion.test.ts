@@ -6,29 +6,27 @@
 import { describe, expect, it } from 'vitest';
 import { CacheAwarePolicy } from '../../src/router/policies/cache-aware/cache-aware-policy.js';
 import { capacityAdmits } from '../../src/router/policies/cache-aware/capacity.js';
-import { cacheAwareConfig } from '../../src/router/policies/cache-aware/config.js';
-import { queueGateAdmits } from '../../src/router/policies/cache-aware/queue-gate.js';
 import { PoolWithout } from '../../src/router/policies/exclusion.js';
 import { PowerOfNPolicy, RandomPolicy, RoundRobinPolicy } from '../../src/router/policies/index.js';
 import type { Policy, PolicyWorker, PrefixMatch, SelectionContext, SelectionOutcome } from '../../src/router/policies/types.js';
-import { context, poolOf, type Row, seeded, signal, snapshot, worker } from './fixture.js';
+import { context, flat, gateAt, poolOf, policyConfig, type Row, seeded, signal, snapshot, worker } from './fixture.js';
 
 const POLICIES: ReadonlyArray<readonly [string, () => Policy]> = [
   ['round_robin', () => new RoundRobinPolicy()],
   ['random', () => new RandomPolicy()],
   ['power_of_n k=2', () => new PowerOfNPolicy(2)],
   ['power_of_n k=5', () => new PowerOfNPolicy(5)],
-  ['cache_aware', () => new CacheAwarePolicy(cacheAwareConfig({ minMatchedTokens: 10 }))],
-  ['cache_aware gated', () => new CacheAwarePolicy(cacheAwareConfig({ minMatchedTokens: 10, workerQueueLimit: 3 }))],
+  ['cache_aware', () => new CacheAwarePolicy(policyConfig({ cacheAffinityMinMatchedTokens: 10 }))],
+  ['cache_aware gated', () => new CacheAwarePolicy(policyConfig({ cacheAffinityMinMatchedTokens: 10, workerQueueLimit: 3 }))],
   [
     'cache_aware floor',
-    () => new CacheAwarePolicy(cacheAwareConfig({ minMatchedTokens: 10, workerQueueLimit: 3, saturationQueueFloor: 2 })),
+    () => new CacheAwarePolicy(policyConfig({ cacheAffinityMinMatchedTokens: 10, workerQueueLimit: 3, saturationQueueFloor: 2 })),
   ],
 ];
 
 /** Everything an outcome says, minus the sampled log flag (a retry never ticks it). */
 function comparable(o: SelectionOutcome): unknown {
-  const { inertWarning: _drop, ...rest } = o as SelectionOutcome & { inertWarning?: boolean };
+  const { inertWarning: _drop, ...rest } = flat(o);
   return rest;
 }
 
@@ -126,7 +124,7 @@ describe('cache_aware retry after the owner failed', () => {
       [gated, 0, 5, 0, 100_000],
       [idle, 0, 0, 0, 100_000],
     ]);
-    const policy = new CacheAwarePolicy(cacheAwareConfig({ minMatchedTokens: 10, workerQueueLimit: 3 }));
+    const policy = new CacheAwarePolicy(policyConfig({ cacheAffinityMinMatchedTokens: 10, workerQueueLimit: 3 }));
     const base = context({
       workers: [owner, gated, idle],
       load,
@@ -137,9 +135,9 @@ describe('cache_aware retry after the owner failed', () => {
       ]),
     });
     const first = policy.select(base);
-    expect(first).toMatchObject({ ok: true, worker: owner, decision: 'cache_hit' });
+    expect(flat(first)).toMatchObject({ ok: true, worker: owner, decision: 'cache_hit' });
     const retry = policy.select({ ...base, exclude: owner });
-    expect(retry).toMatchObject({ ok: true, worker: idle, decision: 'cache_worker_queued', gateRejected: [gated] });
+    expect(flat(retry)).toMatchObject({ ok: true, worker: idle, decision: 'cache_worker_queued', gateRejected: [gated] });
   });
 
   it('keeps a gated worker when every other worker is queued too (the second tier, over the pool without the owner)', () => {
@@ -149,7 +147,7 @@ describe('cache_aware retry after the owner failed', () => {
       [g1, 0, 5, 0, 100_000],
       [g2, 0, 7, 0, 100_000],
     ]);
-    const policy = new CacheAwarePolicy(cacheAwareConfig({ minMatchedTokens: 10, workerQueueLimit: 3 }));
+    const policy = new CacheAwarePolicy(policyConfig({ cacheAffinityMinMatchedTokens: 10, workerQueueLimit: 3 }));
     const ctx = context({
       workers: [owner, g1, g2],
       load,
@@ -160,7 +158,7 @@ describe('cache_aware retry after the owner failed', () => {
       ]),
     });
     // With the owner gone the whole remaining pool is queued: the gate falls back and keeps affinity.
-    expect(policy.select({ ...ctx, exclude: owner })).toMatchObject({ ok: true, worker: g2, decision: 'all_queued' });
+    expect(flat(policy.select({ ...ctx, exclude: owner }))).toMatchObject({ ok: true, worker: g2, decision: 'all_queued' });
   });
 });
 
@@ -194,7 +192,7 @@ describe('exclude is exactly "not in the pool" (property, seeded random fleets)'
       // Policies read the gate from their own config; the pool's counters follow it.
       const probe = make();
       const config = probe instanceof CacheAwarePolicy ? probe.config : undefined;
-      const effectiveGate = { limit: config?.workerQueueLimit, floor: config?.saturationQueueFloor };
+      const effectiveGate = { limit: config?.gate.limit, floor: config?.gate.floor };
 
       const withExclude = make().select({
         ...context({ workers, load, gate: effectiveGate, inputTokens, prefix: { queryBlocks, matches }, random: seeded(run) }),
@@ -211,11 +209,11 @@ describe('exclude is exactly "not in the pool" (property, seeded random fleets)'
         }),
       );
       expect(comparable(withExclude), `run ${run}`).toEqual(comparable(rebuilt));
-      if (withExclude.ok && config !== undefined && config.workerQueueLimit !== null) {
+      if (withExclude.ok && config !== undefined && config.gate.limit !== null) {
         // The gate property of a first pass (property.test.ts P2), over the pool without the worker.
-        const limit = config.workerQueueLimit;
-        const safeExists = workers.some((w) => w !== excluded && queueGateAdmits(load, w, limit) && capacityAdmits(load, w, inputTokens));
-        if (safeExists && !queueGateAdmits(load, withExclude.worker, limit)) expect(withExclude.reason).toBe('saturation_pin');
+        const gate = gateAt(config.gate.limit);
+        const safeExists = workers.some((w) => w !== excluded && gate.admits(load, w) && capacityAdmits(load, w, inputTokens));
+        if (safeExists && !gate.admits(load, withExclude.worker)) expect(withExclude.reason).toBe('saturation_pin');
       }
     }
   });

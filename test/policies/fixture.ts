@@ -7,9 +7,11 @@
  * maintain them incrementally.
  */
 import type { CacheCandidate, CacheCandidateProposal } from '../../src/router/policies/cache-aware/candidates.js';
+import { cacheAwareConfig, type CacheAwareConfig } from '../../src/router/policies/cache-aware/config.js';
 import type { PairProposal } from '../../src/router/policies/cache-aware/pair-proposal.js';
 import { GUARD_OFF, type PressureGuard } from '../../src/router/policies/cache-aware/pressure.js';
 import type { SchedulingNativeLoad } from '../../src/router/policies/cache-aware/pressure.js';
+import { queueGate, type QueueGate } from '../../src/router/policies/queue-gate.js';
 import type {
   BasicLoad,
   LoadView,
@@ -18,6 +20,7 @@ import type {
   PoolState,
   PrefixSignal,
   SelectionContext,
+  SelectionOutcome,
 } from '../../src/router/policies/types.js';
 
 export const INPUT_TOKENS = 100;
@@ -120,19 +123,47 @@ export function candidate(w: PolicyWorker, uncached: number, blocks: number): Ca
   return { worker: w, matchedPrefixTokens: INPUT_TOKENS - uncached, uncachedTokens: uncached, matchedPrefixBlocks: blocks };
 }
 
+/** The gate settings as the schema names them; the tables below are written with them. */
+export interface GateSettings {
+  readonly workerQueueLimit?: number | null | undefined;
+  readonly saturationQueueFloor?: number | null | undefined;
+}
+
+/** The router's queue gate at a limit and floor (absent or null: none), as it is built from the config. */
+export function gateAt(limit?: number | null, floor?: number | null): QueueGate {
+  return queueGate({ workerQueueLimit: limit ?? null, saturationQueueFloor: floor ?? null });
+}
+
+/** A cache-aware config from the schema's settings, the gate built from its two. */
+export function policyConfig(settings: Partial<CacheAwareConfig> & GateSettings = {}): CacheAwareConfig {
+  const { workerQueueLimit, saturationQueueFloor, ...rest } = settings;
+  return cacheAwareConfig({ gate: gateAt(workerQueueLimit, saturationQueueFloor), ...rest });
+}
+
 /** The reference proposal Default: margin 0, guard off, no limit, no floor. */
 export function proposal(
   candidates: readonly CacheCandidate[],
-  overrides: Partial<Omit<CacheCandidateProposal, 'candidates'>> = {},
+  overrides: Partial<Omit<CacheCandidateProposal, 'candidates'>> & GateSettings = {},
 ): CacheCandidateProposal {
+  const { workerQueueLimit, saturationQueueFloor, ...rest } = overrides;
   return {
     candidates,
     switchMarginTokens: 0,
     guard: GUARD_OFF,
-    workerQueueLimit: null,
-    saturationQueueFloor: null,
-    ...overrides,
+    gate: gateAt(workerQueueLimit, saturationQueueFloor),
+    ...rest,
   };
+}
+
+/**
+ * An outcome as one flat record, the shape the tables here are written in: the
+ * cache-aware audit's fields beside ok, worker and reason, its resolution as `audit`.
+ */
+export function flat(o: SelectionOutcome): Record<string, unknown> {
+  const { cacheAware, ...rest } = o;
+  if (cacheAware === undefined) return rest;
+  const { resolution, ...audit } = cacheAware;
+  return { ...rest, ...audit, ...(resolution !== undefined ? { audit: resolution } : {}) };
 }
 
 export function pair(primary: PolicyWorker, backup?: PolicyWorker, guard: PressureGuard = GUARD_OFF): PairProposal {

@@ -9,7 +9,7 @@ import {
   QUEUE_GATE_BLIND_LOG_SAMPLE,
   QUEUE_GATE_INERT_MESSAGE,
 } from '../../src/router/policies/cache-aware/inert-warning.js';
-import { context, EMPTY_LOAD, poolOf, signal, snapshot, worker } from './fixture.js';
+import { context, EMPTY_LOAD, gateAt, poolOf, policyConfig, signal, snapshot, worker } from './fixture.js';
 
 const INPUT = 100_000;
 const a = worker('inert-a');
@@ -23,7 +23,7 @@ function dueCalls(policy: CacheAwarePolicy, calls: number, sampled: boolean): nu
   for (let call = 1; call <= calls; call++) {
     const out = policy.select(context({ workers: [a, b], load, gate: { limit: 4 }, inputTokens: INPUT, prefix }));
     expect(out.ok).toBe(true);
-    if (out.inertWarning === true) due.push(call);
+    if (out.cacheAware?.inertWarning === true) due.push(call);
   }
   return due;
 }
@@ -39,18 +39,18 @@ describe('sampled gate-inert warning', () => {
   it('is due on the 1st, 65th and 129th blind tick', () => {
     const w = new InertGateWarning();
     const due: number[] = [];
-    for (let call = 1; call <= 200; call++) if (w.tick(4, blindPool)) due.push(call);
+    for (let call = 1; call <= 200; call++) if (w.tick(gateAt(4), blindPool)) due.push(call);
     expect(due).toEqual([1, 65, 129, 193]);
     expect(w.blindSelections).toBe(200);
   });
 
   it('is due exactly on blind selections 1, 65 and 129 through the policy', () => {
-    const policy = new CacheAwarePolicy(cacheAwareConfig({ workerQueueLimit: 4 }));
+    const policy = new CacheAwarePolicy(policyConfig({ workerQueueLimit: 4 }));
     expect(dueCalls(policy, 130, false)).toEqual([1, 65, 129]);
   });
 
   it('never fires, and does not count, while any pool worker has a fresh sample', () => {
-    const policy = new CacheAwarePolicy(cacheAwareConfig({ workerQueueLimit: 4 }));
+    const policy = new CacheAwarePolicy(policyConfig({ workerQueueLimit: 4 }));
     expect(dueCalls(policy, 100, true)).toEqual([]);
     // The first blind selection after them is still the first blind one.
     expect(dueCalls(policy, 1, false)).toEqual([1]);
@@ -61,19 +61,19 @@ describe('sampled gate-inert warning', () => {
     const outs = Array.from({ length: 70 }, () =>
       policy.select(context({ workers: [a, b], load: EMPTY_LOAD, inputTokens: INPUT, prefix })),
     );
-    expect(outs.some((o) => o.inertWarning === true)).toBe(false);
+    expect(outs.some((o) => o.cacheAware?.inertWarning === true)).toBe(false);
   });
 
   it('does not count an empty pool or a selection without a candidate proposal', () => {
     const w = new InertGateWarning();
-    expect(w.tick(4, poolOf([], EMPTY_LOAD, { limit: 4 }))).toBe(false);
-    expect(w.tick(null, blindPool)).toBe(false);
+    expect(w.tick(gateAt(4), poolOf([], EMPTY_LOAD, { limit: 4 }))).toBe(false);
+    expect(w.tick(gateAt(null), blindPool)).toBe(false);
     expect(w.blindSelections).toBe(0);
 
-    const policy = new CacheAwarePolicy(cacheAwareConfig({ workerQueueLimit: 4 }));
+    const policy = new CacheAwarePolicy(policyConfig({ workerQueueLimit: 4 }));
     for (let i = 0; i < 5; i++) {
       const miss = policy.select(context({ workers: [a, b], load: EMPTY_LOAD, gate: { limit: 4 }, inputTokens: INPUT }));
-      expect(miss.inertWarning).toBeUndefined();
+      expect(miss.cacheAware?.inertWarning).toBeUndefined();
     }
     expect(dueCalls(policy, 1, false)).toEqual([1]);
   });

@@ -8,7 +8,7 @@ import { cacheAwareConfig } from '../../src/router/policies/cache-aware/config.j
 import { proposePair, scanPowerOfK } from '../../src/router/policies/cache-aware/pair-proposal.js';
 import { comparePairwise } from '../../src/router/policies/cache-aware/pressure.js';
 import type { PolicyWorker } from '../../src/router/policies/types.js';
-import { context, poolOf, type Row, scripted, seeded, snapshot, worker } from './fixture.js';
+import { context, gateAt, poolOf, type Row, scripted, seeded, snapshot, worker } from './fixture.js';
 
 const ROOM = 1_000_000;
 
@@ -38,7 +38,7 @@ describe('power-of-k pair proposal (reference power_of_two.rs tests)', () => {
     const load = snapshot(rows);
     const pool = poolOf(workers, load);
     for (let seed = 0; seed < 50; seed++) {
-      const p = proposePair(pool, load, null, k, seeded(seed));
+      const p = proposePair(pool, load, gateAt(null), k, seeded(seed));
       expect(p).toBeDefined();
       expect(workers).toContain(p?.primary);
       expect(workers).toContain(p?.backup);
@@ -53,7 +53,7 @@ describe('power-of-k pair proposal (reference power_of_two.rs tests)', () => {
     const pool = poolOf(workers, load);
     const policy = new CacheAwarePolicy(cacheAwareConfig({ minLoadChoices: 3 }));
     for (let seed = 0; seed < 64; seed++) {
-      const p = proposePair(pool, load, null, 3, seeded(seed));
+      const p = proposePair(pool, load, gateAt(null), 3, seeded(seed));
       const s = policy.select(context({ workers, load, random: seeded(seed) }));
       expect(s.ok && s.worker).toBe(p?.primary);
       expect(s.ok && s.reason).toBe('no_cache_candidate');
@@ -65,7 +65,7 @@ describe('power-of-k pair proposal (reference power_of_two.rs tests)', () => {
   it('one_choice_proposes_no_backup', () => {
     const { workers, load } = fleet(5, (i) => i);
     for (let seed = 0; seed < 16; seed++) {
-      const p = proposePair(poolOf(workers, load), load, null, 1, seeded(seed));
+      const p = proposePair(poolOf(workers, load), load, gateAt(null), 1, seeded(seed));
       expect(p?.primary).toBeDefined();
       expect(p?.backup).toBeUndefined();
     }
@@ -82,7 +82,7 @@ describe('power-of-k pair proposal (reference power_of_two.rs tests)', () => {
     expect(pool.unqueued).toEqual([workers[5]]);
     for (const k of [1, 2, 3, 8]) {
       for (let seed = 0; seed < 64; seed++) {
-        const p = proposePair(pool, load, 4, k, seeded(seed));
+        const p = proposePair(pool, load, gateAt(4), k, seeded(seed));
         expect(p?.primary).toBe(workers[5]);
         expect(p?.backup).toBeUndefined();
       }
@@ -93,12 +93,12 @@ describe('power-of-k pair proposal (reference power_of_two.rs tests)', () => {
     const { workers, load } = fleet(6, (i) => 10 - i);
     const pool = poolOf(workers, load, { limit: 4 });
     expect(pool.unqueued).toEqual([]);
-    const exact = proposePair(pool, load, 4, 6, seeded(3));
+    const exact = proposePair(pool, load, gateAt(4), 6, seeded(3));
     expect(exact?.primary).toBe(workers[5]);
     expect(exact?.backup).toBe(workers[4]);
     const seen = new Set<PolicyWorker>();
     for (let seed = 0; seed < 128; seed++) {
-      const p = proposePair(pool, load, 4, 2, seeded(seed));
+      const p = proposePair(pool, load, gateAt(4), 2, seeded(seed));
       expect(workers).toContain(p?.primary);
       seen.add(p!.primary);
     }
@@ -110,7 +110,7 @@ describe('power-of-k pair proposal (reference power_of_two.rs tests)', () => {
     const { workers, load } = fleet(5, (i) => [7, 3, 9, 1, 4][i]!);
     for (const k of [5, 6, 100]) {
       const random = vi.fn(seeded(11));
-      const p = proposePair(poolOf(workers, load), load, null, k, random);
+      const p = proposePair(poolOf(workers, load), load, gateAt(null), k, random);
       expect(p?.primary).toBe(workers[3]);
       expect(p?.backup).toBe(workers[1]);
       // Deterministic: the whole pool is scanned, nothing is drawn.
@@ -121,7 +121,7 @@ describe('power-of-k pair proposal (reference power_of_two.rs tests)', () => {
   it('ties at k ≥ pool size keep pool order (pinned tie rule)', () => {
     const { workers, load } = fleet(4, (i) => (i === 0 ? 9 : 2));
     for (let seed = 0; seed < 16; seed++) {
-      const p = proposePair(poolOf(workers, load), load, null, 4, seeded(seed));
+      const p = proposePair(poolOf(workers, load), load, gateAt(null), 4, seeded(seed));
       expect(p?.primary).toBe(workers[1]);
       expect(p?.backup).toBe(workers[2]);
     }
@@ -130,11 +130,11 @@ describe('power-of-k pair proposal (reference power_of_two.rs tests)', () => {
   it('one_choice_draws_within_the_tier_and_ignores_pressure', () => {
     const { workers, load } = fleet(4, (i) => i * 100);
     const pool = poolOf(workers, load);
-    expect(proposePair(pool, load, null, 1, scripted(0.99))?.primary).toBe(workers[3]);
-    expect(proposePair(pool, load, null, 1, scripted(0))?.primary).toBe(workers[0]);
-    expect(proposePair(pool, load, null, 1, scripted(0.5))?.primary).toBe(workers[2]);
+    expect(proposePair(pool, load, gateAt(null), 1, scripted(0.99))?.primary).toBe(workers[3]);
+    expect(proposePair(pool, load, gateAt(null), 1, scripted(0))?.primary).toBe(workers[0]);
+    expect(proposePair(pool, load, gateAt(null), 1, scripted(0.5))?.primary).toBe(workers[2]);
     // A source that returns exactly 1 must not index past the tier.
-    expect(proposePair(pool, load, null, 1, scripted(1))?.primary).toBe(workers[3]);
+    expect(proposePair(pool, load, gateAt(null), 1, scripted(1))?.primary).toBe(workers[3]);
   });
 
   it('one_choice_stays_inside_the_queue_gate_tier', () => {
@@ -143,7 +143,7 @@ describe('power-of-k pair proposal (reference power_of_two.rs tests)', () => {
     const tier = workers.filter((_, i) => i % 3 === 0);
     expect(pool.unqueued).toEqual(tier);
     for (let seed = 0; seed < 64; seed++) {
-      expect(tier).toContain(proposePair(pool, load, 4, 1, seeded(seed))?.primary);
+      expect(tier).toContain(proposePair(pool, load, gateAt(4), 1, seeded(seed))?.primary);
     }
   });
 
@@ -159,7 +159,7 @@ describe('power-of-k pair proposal (reference power_of_two.rs tests)', () => {
       [busy, calm],
       [calm, busy],
     ]) {
-      const p = proposePair(poolOf(order, load), load, null, k, seeded(5));
+      const p = proposePair(poolOf(order, load), load, gateAt(null), k, seeded(5));
       expect(p?.primary).toBe(calm);
       expect(p?.backup).toBe(busy);
     }
@@ -172,10 +172,10 @@ describe('power-of-k pair proposal (reference power_of_two.rs tests)', () => {
       [queued, 0, 4, 0, ROOM, { waitingUncached: 0 }],
       [unqueued, 0, 3, 0, ROOM, { waitingUncached: 900 }],
     ]);
-    const p = proposePair(poolOf([queued, unqueued], load, { limit: 4 }), load, 4, 2, seeded(1));
+    const p = proposePair(poolOf([queued, unqueued], load, { limit: 4 }), load, gateAt(4), 2, seeded(1));
     expect(p?.primary).toBe(unqueued);
     // Without the gate the calmer, queueing worker would lead.
-    const q = proposePair(poolOf([queued, unqueued], load), load, null, 2, seeded(1));
+    const q = proposePair(poolOf([queued, unqueued], load), load, gateAt(null), 2, seeded(1));
     expect(q?.primary).toBe(queued);
   });
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { DecisionReason } from '../../src/router/policies/cache-aware/decision.js';
 import { capacityFallback, resolvePrefillAdmitted } from '../../src/router/policies/cache-aware/prefill-admission.js';
-import { INPUT_TOKENS, pair, scripted, snapshot, worker } from './fixture.js';
+import { gateAt, INPUT_TOKENS, pair, scripted, snapshot, worker } from './fixture.js';
 
 const ROOM = 1_000_000;
 const guard = { enabled: true, absTokens: 100, absMs: null, rel: 1.5 };
@@ -20,21 +20,21 @@ describe('resolvePrefillAdmitted', () => {
   ]);
 
   it('takes the backup when the guard hints are on and the primary is materially more pressured', () => {
-    const d = resolvePrefillAdmitted([primary, backup], pair(primary, backup, guard), INPUT_TOKENS, load, null);
+    const d = resolvePrefillAdmitted([primary, backup], pair(primary, backup, guard), INPUT_TOKENS, load, gateAt(null));
     expect(d).toMatchObject({ selected: backup, reason: DecisionReason.BackupPressureGuard, retry: primary });
   });
 
   it('keeps the primary with hints off, and offers the admitted backup as the retry', () => {
-    const d = resolvePrefillAdmitted([primary, backup], pair(primary, backup), INPUT_TOKENS, load, null);
+    const d = resolvePrefillAdmitted([primary, backup], pair(primary, backup), INPUT_TOKENS, load, gateAt(null));
     expect(d).toMatchObject({ selected: primary, reason: DecisionReason.Primary, retry: backup });
   });
 
   it('offers no retry when the other pair member was turned away', () => {
-    const d = resolvePrefillAdmitted([primary, backup], pair(primary, backup), INPUT_TOKENS, load, 2000);
+    const d = resolvePrefillAdmitted([primary, backup], pair(primary, backup), INPUT_TOKENS, load, gateAt(2000));
     expect(d?.retry).toBe(backup);
-    const gated = resolvePrefillAdmitted([primary, backup], pair(primary, backup), INPUT_TOKENS, load, 20);
+    const gated = resolvePrefillAdmitted([primary, backup], pair(primary, backup), INPUT_TOKENS, load, gateAt(20));
     expect(gated).toMatchObject({ selected: backup, reason: DecisionReason.BackupPrimaryAdmission, retry: undefined });
-    const alone = resolvePrefillAdmitted([primary, backup], pair(backup, primary), INPUT_TOKENS, load, 20);
+    const alone = resolvePrefillAdmitted([primary, backup], pair(backup, primary), INPUT_TOKENS, load, gateAt(20));
     expect(alone).toMatchObject({ selected: backup, reason: DecisionReason.Primary, retry: undefined });
   });
 });

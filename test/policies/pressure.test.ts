@@ -13,12 +13,11 @@ import {
   totalCmp,
   workerOfSelf,
 } from '../../src/router/policies/cache-aware/pressure.js';
-import { fleetIsAllQueued, queueGateAdmits } from '../../src/router/policies/cache-aware/queue-gate.js';
 import { resolveCacheCandidates } from '../../src/router/policies/cache-aware/resolve-cache-candidates.js';
 import type { NativeLoad } from '../../src/router/policies/types.js';
 import { DecisionReason } from '../../src/router/policies/cache-aware/decision.js';
 import { resolvePrefillAdmitted } from '../../src/router/policies/cache-aware/prefill-admission.js';
-import { candidate, EMPTY_LOAD, INPUT_TOKENS, pair, poolOf, proposal, snapshot, worker } from './fixture.js';
+import { candidate, EMPTY_LOAD, gateAt, INPUT_TOKENS, pair, poolOf, proposal, snapshot, worker } from './fixture.js';
 
 const ROOM = 1_000_000;
 
@@ -45,13 +44,13 @@ describe('queue gate', () => {
     [1, 0, true],
   ])('limit %s, waiting %i admits: %s', (limit, waiting, want) => {
     const w = worker('g');
-    expect(queueGateAdmits(snapshot([[w, 0, waiting, 0, ROOM]]), w, limit)).toBe(want);
+    expect(gateAt(limit).admits(snapshot([[w, 0, waiting, 0, ROOM]]), w)).toBe(want);
   });
 
   it('fails open without a fresh sample, and a basic-only sample still gates', () => {
     const w = worker('g');
-    expect(queueGateAdmits(EMPTY_LOAD, w, 1)).toBe(true);
-    expect(queueGateAdmits(snapshot([[w, 0, 9, 0, ROOM, { basicOnly: true }]]), w, 4)).toBe(false);
+    expect(gateAt(1).admits(EMPTY_LOAD, w)).toBe(true);
+    expect(gateAt(4).admits(snapshot([[w, 0, 9, 0, ROOM, { basicOnly: true }]]), w)).toBe(false);
   });
 
   it('knows the pool is all queued from its counters alone', () => {
@@ -61,10 +60,10 @@ describe('queue gate', () => {
       [a, 0, 4, 0, ROOM],
       [b, 0, 7, 0, ROOM],
     ]);
-    expect(fleetIsAllQueued(poolOf([a, b], both, { limit: 4 }), 4)).toBe(true);
-    expect(fleetIsAllQueued(poolOf([a, b], both), null)).toBe(false);
-    expect(fleetIsAllQueued(poolOf([], both, { limit: 4 }), 4)).toBe(false);
-    expect(fleetIsAllQueued(poolOf([a, b], snapshot([[a, 0, 9, 0, ROOM]]), { limit: 4 }), 4)).toBe(false);
+    expect(gateAt(4).allQueued(poolOf([a, b], both, { limit: 4 }))).toBe(true);
+    expect(gateAt(null).allQueued(poolOf([a, b], both))).toBe(false);
+    expect(gateAt(4).allQueued(poolOf([], both, { limit: 4 }))).toBe(false);
+    expect(gateAt(4).allQueued(poolOf([a, b], snapshot([[a, 0, 9, 0, ROOM]]), { limit: 4 }))).toBe(false);
   });
 });
 
@@ -268,7 +267,7 @@ describe('a non cache-aware (fcfs) engine: capacity admission yes, uncached-toke
       [primary, 0, 0, 990, 1000, { fcfs: true }],
       [backup, 0, 0, 0, 1000, { fcfs: true }],
     ]);
-    expect(resolvePrefillAdmitted([primary, backup], pair(primary, backup), INPUT_TOKENS, full, null)).toMatchObject({
+    expect(resolvePrefillAdmitted([primary, backup], pair(primary, backup), INPUT_TOKENS, full, gateAt(null))).toMatchObject({
       selected: backup,
       reason: DecisionReason.BackupPrimaryAdmission,
     });
@@ -276,7 +275,7 @@ describe('a non cache-aware (fcfs) engine: capacity admission yes, uncached-toke
       [primary, 0, 1000, 0, ROOM, { fcfs: true }],
       [backup, 0, 10, 0, ROOM, { fcfs: true }],
     ]);
-    expect(resolvePrefillAdmitted([primary, backup], pair(primary, backup, guard), INPUT_TOKENS, pressured, null)).toMatchObject({
+    expect(resolvePrefillAdmitted([primary, backup], pair(primary, backup, guard), INPUT_TOKENS, pressured, gateAt(null))).toMatchObject({
       selected: primary,
       reason: DecisionReason.Primary,
     });

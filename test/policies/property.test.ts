@@ -19,10 +19,8 @@
 import { describe, expect, it } from 'vitest';
 import { CacheAwarePolicy } from '../../src/router/policies/cache-aware/cache-aware-policy.js';
 import { capacityAdmits } from '../../src/router/policies/cache-aware/capacity.js';
-import { cacheAwareConfig } from '../../src/router/policies/cache-aware/config.js';
-import { queueGateAdmits } from '../../src/router/policies/cache-aware/queue-gate.js';
 import type { CacheAwareDecision, PolicyWorker, PrefixMatch } from '../../src/router/policies/types.js';
-import { context, type Row, seeded, snapshot, worker } from './fixture.js';
+import { context, flat, gateAt, policyConfig, type Row, seeded, snapshot, worker } from './fixture.js';
 
 const RUNS = 600;
 const DECISIONS: readonly CacheAwareDecision[] = ['cache_hit', 'cache_miss', 'cache_worker_queued', 'all_queued'];
@@ -73,33 +71,34 @@ describe('ladder properties over random fleets', () => {
         prefix = { queryBlocks, matches };
       }
 
-      const config = cacheAwareConfig({
+      const config = policyConfig({
         workerQueueLimit: limit,
         saturationQueueFloor: floor,
         minLoadChoices: [1, 2, 3, n + 1][int(0, 3)]!,
-        minMatchedTokens: [undefined, 10, 1024][int(0, 2)],
-        minMatchRatio: chance(0.2) ? rnd() : undefined,
-        switchMarginTokens: int(0, 1500),
-        pressureGuard: chance(0.7),
-        pressureAbsTokens: int(0, 2000),
-        pressureAbsMs: chance(0.3) ? int(0, 500) : undefined,
-        pressureRel: 1 + rnd(),
-        candidateMinWorkers: int(1, 8),
+        cacheAffinityMinMatchedTokens: [undefined, 10, 1024][int(0, 2)],
+        cacheAffinityMinMatchRatio: chance(0.2) ? rnd() : undefined,
+        cacheSwitchMarginTokens: int(0, 1500),
+        disablePressureGuard: !chance(0.7),
+        pressureAbsThresholdTokens: int(0, 2000),
+        pressureAbsThresholdMs: chance(0.3) ? int(0, 500) : undefined,
+        pressureRelThreshold: 1 + rnd(),
+        cacheCandidateMinWorkers: int(1, 8),
       });
 
       const ctx = context({ workers, load, gate: { limit, floor }, inputTokens, prefix, random: seeded(run) });
       const out = new CacheAwarePolicy(config).select(ctx);
+      const o = flat(out);
 
       // P1
       if (out.ok) {
         successes += 1;
-        expect(DECISIONS).toContain(out.decision);
+        expect(DECISIONS).toContain(o.decision);
         booked += 1;
-        seen.set(out.decision!, (seen.get(out.decision!) ?? 0) + 1);
+        seen.set(o.decision as CacheAwareDecision, (seen.get(o.decision as CacheAwareDecision) ?? 0) + 1);
         seen.set(out.reason, (seen.get(out.reason) ?? 0) + 1);
       } else {
         failures += 1;
-        expect(out).not.toHaveProperty('decision');
+        expect(o).not.toHaveProperty('decision');
         expect(n).toBe(0);
         expect(out.reason).toBe('proposal_empty');
         continue;
@@ -110,18 +109,19 @@ describe('ladder properties over random fleets', () => {
 
       // P2
       if (limit !== null) {
-        const safeExists = workers.some((w) => queueGateAdmits(load, w, limit) && capacityAdmits(load, w, inputTokens));
-        if (safeExists && !queueGateAdmits(load, out.worker, limit)) {
-          expect(out.decision).toBe('all_queued');
+        const gate = gateAt(limit);
+        const safeExists = workers.some((w) => gate.admits(load, w) && capacityAdmits(load, w, inputTokens));
+        if (safeExists && !gate.admits(load, out.worker)) {
+          expect(o.decision).toBe('all_queued');
           expect(out.reason).toBe('saturation_pin');
           pinExceptions += 1;
         }
       }
 
       // P3
-      if (out.decision === 'cache_worker_queued') expect(out.divertedOverlapBlocks).toBeGreaterThanOrEqual(1);
-      else expect(out).not.toHaveProperty('divertedOverlapBlocks');
-      if (out.partialDiversion === true) expect(out.decision).toBe('cache_hit');
+      if (o.decision === 'cache_worker_queued') expect(o.divertedOverlapBlocks).toBeGreaterThanOrEqual(1);
+      else expect(o).not.toHaveProperty('divertedOverlapBlocks');
+      if (o.partialDiversion === true) expect(o.decision).toBe('cache_hit');
     }
 
     expect(booked).toBe(successes);

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CacheAwarePolicy } from '../../src/router/policies/cache-aware/cache-aware-policy.js';
-import { cacheAwareConfig, type CacheAwareConfig } from '../../src/router/policies/cache-aware/config.js';
+import type { CacheAwareConfig } from '../../src/router/policies/cache-aware/config.js';
 import type { PolicyWorker, SelectionContext } from '../../src/router/policies/types.js';
-import { context, type Row, seeded, signal, snapshot, worker } from './fixture.js';
+import { context, flat, type GateSettings, policyConfig, type Row, seeded, signal, snapshot, worker } from './fixture.js';
 
 const L = 4;
 const INPUT = 100_000;
@@ -17,7 +17,7 @@ const FULL = 1_000;
 interface Scenario {
   readonly name: string;
   readonly build: () => {
-    readonly config: Partial<CacheAwareConfig>;
+    readonly config: Partial<CacheAwareConfig> & GateSettings;
     readonly ctx: SelectionContext;
     /** The worker the scenario must land on, or one of several. */
     readonly want?: PolicyWorker | readonly PolicyWorker[];
@@ -265,11 +265,12 @@ describe('end-to-end scenarios (docs/routing.md §Scenario table)', () => {
   it.each(scenarios)('$name', ({ build, outcome, absent }) => {
     for (let seed = 0; seed < 8; seed++) {
       const { config, ctx, want, gateRejected } = build();
-      const out = new CacheAwarePolicy(cacheAwareConfig(config)).select({ ...ctx, random: seeded(seed) });
+      const selected = new CacheAwarePolicy(policyConfig(config)).select({ ...ctx, random: seeded(seed) });
+      const out = flat(selected);
       expect(out).toMatchObject(outcome);
       for (const key of absent ?? []) expect(out).not.toHaveProperty(key);
       if (want !== undefined) {
-        const worker = out.ok ? out.worker : undefined;
+        const worker = selected.ok ? selected.worker : undefined;
         if (Array.isArray(want)) expect(want).toContain(worker);
         else expect(worker).toBe(want);
       }

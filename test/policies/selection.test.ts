@@ -15,7 +15,7 @@ import {
   DecisionReason,
   type ProposalKind,
 } from '../../src/router/policies/cache-aware/decision.js';
-import { context, seeded, signal, snapshot, worker } from './fixture.js';
+import { context, flat, policyConfig, seeded, signal, snapshot, worker } from './fixture.js';
 
 const BIG_INPUT = 100_000;
 const ROOM = 10_000_000;
@@ -74,13 +74,13 @@ describe('policy decision labels (docs/routing.md §Policy decision reasons)', (
 
 describe('the ladder (reference selection.rs tests)', () => {
   it('an_empty_fleet_reports_the_proposal_empty_failure', () => {
-    const policy = new CacheAwarePolicy(cacheAwareConfig({ workerQueueLimit: 4 }));
+    const policy = new CacheAwarePolicy(policyConfig({ workerQueueLimit: 4 }));
     expect(policy.select(context({ workers: [] }))).toEqual({ ok: false, reason: 'proposal_empty' });
   });
 
   it('a_failed_cache_aware_selection_books_no_decision', () => {
     const ghost = worker('ghost');
-    const policy = new CacheAwarePolicy(cacheAwareConfig({ workerQueueLimit: 4 }));
+    const policy = new CacheAwarePolicy(policyConfig({ workerQueueLimit: 4 }));
     // Even with a prefix signal in hand, an empty pool resolves nothing and books nothing.
     const out = policy.select(context({ workers: [], prefix: signal(10, [[ghost, 9]]), inputTokens: BIG_INPUT }));
     expect(out.ok).toBe(false);
@@ -95,7 +95,7 @@ describe('the ladder (reference selection.rs tests)', () => {
       [owner, 0, 9, 1000, 1000],
       [shallow, 0, 5, 1000, 1000],
     ]);
-    const policy = new CacheAwarePolicy(cacheAwareConfig({ workerQueueLimit: 4 }));
+    const policy = new CacheAwarePolicy(policyConfig({ workerQueueLimit: 4 }));
     const out = policy.select(
       context({
         workers: [owner, shallow],
@@ -110,10 +110,10 @@ describe('the ladder (reference selection.rs tests)', () => {
     );
     expect(out.ok).toBe(true);
     if (!out.ok) return;
-    expect(out.decision).toBe('all_queued');
+    expect(out.cacheAware?.decision).toBe('all_queued');
     expect(out.reason).toBe('no_cache_candidate_capacity_fallback_power_of_two');
-    expect(out.divertedOverlapBlocks).toBeUndefined();
-    expect(out.audit).toMatchObject({ queueGateRejected: 2, admissionEvaluated: 2, fleetAllQueued: true });
+    expect(out.cacheAware?.divertedOverlapBlocks).toBeUndefined();
+    expect(out.cacheAware?.resolution).toMatchObject({ queueGateRejected: 2, admissionEvaluated: 2, fleetAllQueued: true });
   });
 
   it('a_real_diversion_books_cache_worker_queued_and_its_overlap_depth', () => {
@@ -123,7 +123,7 @@ describe('the ladder (reference selection.rs tests)', () => {
       [owner, 0, 9, 0, ROOM],
       [idle, 0, 0, 0, ROOM],
     ]);
-    const policy = new CacheAwarePolicy(cacheAwareConfig({ workerQueueLimit: 4 }));
+    const policy = new CacheAwarePolicy(policyConfig({ workerQueueLimit: 4 }));
     const out = policy.select(
       context({
         workers: [owner, idle],
@@ -133,7 +133,7 @@ describe('the ladder (reference selection.rs tests)', () => {
         prefix: signal(10, [[owner, 7]]),
       }),
     );
-    expect(out).toMatchObject({
+    expect(flat(out)).toMatchObject({
       ok: true,
       worker: idle,
       decision: 'cache_worker_queued',
@@ -156,7 +156,7 @@ describe('the ladder (reference selection.rs tests)', () => {
       if (!out.ok) return;
       expect([a, b]).toContain(out.worker);
       expect(out.reason).toBe('no_cache_candidate_capacity_fallback_power_of_two');
-      expect(out.decision).toBe('cache_miss');
+      expect(out.cacheAware?.decision).toBe('cache_miss');
     }
   });
 

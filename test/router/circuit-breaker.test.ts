@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CircuitBreaker } from '../../src/router/workers/circuit-breaker.js';
-import type { BreakerState } from '../../src/router/workers/circuit-breaker.js';
+import { CircuitBreaker } from '../../src/router/upstream/circuit-breaker.js';
+import type { BreakerState } from '../../src/router/upstream/circuit-breaker.js';
 
 /** A breaker that records its transitions. */
 function breaker(threshold: number | null, coolDownMs = 1000): { b: CircuitBreaker; seen: BreakerState[] } {

@@ -12,7 +12,7 @@ import { LOAD_ENDPOINTS, LOAD_SOURCES, readLoadReply, summarizeLoad } from '../.
 import type { LoadShape, LoadSource } from '../../src/engines/index.js';
 import { LoadSampler, LoadTable } from '../../src/router/state/load-monitor/index.js';
 import type { SampleStatus } from '../../src/router/state/load-monitor/index.js';
-import type { Worker } from '../../src/router/workers/worker.js';
+import type { Worker } from '../../src/router/upstream/worker.js';
 
 // ------------------------------------------------------------ prometheus_client spellings
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/router/index.js';
-import { EventWatcher } from '../../src/router/state/event-watcher.js';
-import type { WorkerReading } from '../../src/router/state/worker-status.js';
+import { queueGate } from '../../src/router/policies/queue-gate.js';
+import { EventWatcher } from '../../src/router/status/event-watcher.js';
+import type { WorkerReading } from '../../src/router/status/worker-status.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import { eventually, put } from '../helpers/http.js';
 import { startTestRouter } from '../helpers/router.js';
@@ -16,9 +17,12 @@ function reading(url: string, waiting: number | null, o: { breaker?: string; unr
   } as unknown as WorkerReading;
 }
 
+/** The gate the router would build from --worker-queue-limit 6. */
+const LIMIT_6 = queueGate({ workerQueueLimit: 6, saturationQueueFloor: null });
+
 describe('EventWatcher', () => {
   it('reports each change once, none on the first look', () => {
-    const w = new EventWatcher(silentLogger);
+    const w = new EventWatcher(silentLogger, LIMIT_6);
     const steps: Array<[WorkerReading[], boolean]> = [
       [[reading('a', 7), reading('b', 0)], false], // baseline: a already gated, no event
       [[reading('a', 7), reading('b', 6)], true], // b gated; the fleet saturates
@@ -26,7 +30,7 @@ describe('EventWatcher', () => {
       [[reading('a', 2, { push: true }), reading('b', 6, { breaker: 'open', unreachable: true })], false], // a's load by push; b unreachable
       [[reading('a', 2, { push: true }), reading('b', 6, { breaker: 'open', unreachable: true })], false], // nothing new
     ];
-    for (const [readings, allQueued] of steps) w.check(readings, 6, allQueued);
+    for (const [readings, allQueued] of steps) w.check(readings, allQueued);
     expect(w.recent().map((e) => [e.kind, e.worker])).toEqual([
       ['saturation_begin', null],
       ['worker_gated', 'b'],
@@ -40,8 +44,8 @@ describe('EventWatcher', () => {
   });
 
   it('diversions in bursts: one event when 10 come within 5 s, one when a whole 5 s passes without any; a trickle says nothing', () => {
-    const w = new EventWatcher(silentLogger);
-    const look = (t: number, total: number): void => w.check([reading('a', 0)], 6, false, total, t);
+    const w = new EventWatcher(silentLogger, LIMIT_6);
+    const look = (t: number, total: number): void => w.check([reading('a', 0)], false, total, t);
     let total = 0;
     look(0, total); // baseline
     // A trickle: one every second for 8 s (5 per window at most).
@@ -60,8 +64,8 @@ describe('EventWatcher', () => {
   });
 
   it('keeps the last 100', () => {
-    const w = new EventWatcher(silentLogger);
-    for (let i = 0; i < 150; i++) w.check([reading('a', i % 2 === 0 ? 9 : 0)], 6, false);
+    const w = new EventWatcher(silentLogger, LIMIT_6);
+    for (let i = 0; i < 150; i++) w.check([reading('a', i % 2 === 0 ? 9 : 0)], false);
     expect(w.recent()).toHaveLength(100);
   });
 

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import type { Router } from '../../src/router/index.js';
-import { API_ERROR_CODES } from '../../src/router/server/api-error.js';
+import { API_ERROR_CODES } from '../../src/router/api-error/api-error.js';
 import { Rng } from '../../src/sim/rng.js';
 import { eventually, rawRequest } from '../helpers/http.js';
 import { memoryLogger, startTestRouter } from '../helpers/router.js';

@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import type { Router } from '../../src/router/index.js';
-import { API_ERROR_CODES, ApiErrors, ProtocolErrors } from '../../src/router/server/api-error.js';
+import { API_ERROR_CODES, ApiErrors, ProtocolErrors } from '../../src/router/api-error/api-error.js';
 import { resolveConfig } from '../../src/config/index.js';
 import { rawRequest } from '../helpers/http.js';
 import { memoryLogger, startTestRouter } from '../helpers/router.js';

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LoadTable } from '../../src/router/state/load-monitor/index.js';
 import type { RankReading } from '../../src/router/state/load-monitor/index.js';
 import { MAX_RANKS_PER_WORKER } from '../../src/engines/index.js';
+import { queueGate } from '../../src/router/policies/queue-gate.js';
 import type { PolicyWorker } from '../../src/router/policies/types.js';
 import { Rng } from '../../src/sim/rng.js';
 
@@ -219,7 +220,7 @@ describe('LoadTable (docs/engine-load.md §DP ranks, §Freshness)', () => {
       const { t, workers } = table(n, 1000);
       const limit = 1 + rng.int(6);
       const floor = rng.next() < 0.5 ? null : 1 + rng.int(limit);
-      t.setGate(limit, floor);
+      t.setGate(queueGate({ workerQueueLimit: limit, saturationQueueFloor: floor }));
       let now = 0;
       for (let step = 0; step < 400; step++) {
         now += rng.int(200);

@@ -3,6 +3,7 @@ import { parsePrometheusText } from '../../src/prometheus/index.js';
 import { createLogger } from '../../src/router/logging/logger.js';
 import { RouterMetrics } from '../../src/router/metrics/index.js';
 import { SelectionBooker } from '../../src/router/metrics/selection-booker.js';
+import { queueGate } from '../../src/router/policies/index.js';
 import type { SelectionOutcome } from '../../src/router/policies/index.js';
 
 const CACHE_AWARE_FAMILIES = [
@@ -54,15 +55,14 @@ describe('saturation-pin log line', () => {
       createLogger('json', (l) => lines.push(l)),
       'cache_aware',
       () => 'm',
-      4,
-      2,
+      queueGate({ workerQueueLimit: 4, saturationQueueFloor: 2 }),
     );
     const pin = {
       ok: true,
       worker: { id: 'http://w1', slot: 0, inflight: 0 },
       backup: undefined,
       reason: 'saturation_pin',
-      decision: 'all_queued',
+      cacheAware: { decision: 'all_queued' },
     } as SelectionOutcome;
     booker.book(pin, 3);
     booker.book(pin, 3); // sampled 1 in 64: one line

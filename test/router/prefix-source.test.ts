@@ -4,7 +4,7 @@ import { parseServerInfo, pushInfoFromRule } from '../../src/engines/index.js';
 import type { PushInfo } from '../../src/engines/index.js';
 import { choosePrefixSource } from '../../src/router/state/kv-index/index.js';
 import type { PrefixSourceInputs } from '../../src/router/state/kv-index/index.js';
-import type { WorkerInfo } from '../../src/router/workers/worker.js';
+import type { WorkerInfo } from '../../src/router/upstream/worker.js';
 
 /**
  * The prefix-source rule (docs/routing.md §Prefix from engine events) as a table, over
@@ -96,6 +96,6 @@ describe('choosePrefixSource', () => {
         ? `requests${c.reason === null ? '' : `: ${c.reason}`}`
         : `events ${c.keying.scheme} hash in blocks of ${c.keying.blockSize}${c.keying.tokenizer === 'stand-in' ? '' : c.keying.tokenizer === 'model' ? ', model tokenizer' : ', no tokenizer'}${c.unindexed.length > 0 ? `; unindexed ${c.unindexed.join('; ')}` : ''}`;
     expect(said.startsWith(expected), said).toBe(true);
-    if (c.source === 'events') expect(c.indexed.length + c.unindexed.length).toBe(infos.length);
+    if (c.source === 'events') expect(c.attach.length + c.unindexed.length).toBe(infos.length);
   });
 });

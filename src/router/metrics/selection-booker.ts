@@ -1,7 +1,7 @@
 import type { Logger } from '../logging/logger.js';
 import { QUEUE_GATE_INERT_MESSAGE, SATURATION_PIN_LOG_MESSAGE } from '../policies/cache-aware/index.js';
-import type { PolicyName, SelectionOutcome } from '../policies/index.js';
-import type { Worker } from '../workers/worker.js';
+import type { PolicyName, QueueGate, SelectionOutcome } from '../policies/index.js';
+import type { Worker } from '../upstream/worker.js';
 import type { RouterMetrics } from './router-metrics.js';
 
 /**
@@ -17,18 +17,18 @@ export class SelectionBooker {
     private readonly log: Logger,
     private readonly policy: PolicyName,
     private readonly model: () => string,
-    private readonly workerQueueLimit: number | null,
-    private readonly saturationQueueFloor: number | null = null,
+    private readonly gate: QueueGate,
   ) {}
 
   book(outcome: SelectionOutcome, poolSize: number): void {
     const m = this.metrics;
     const policy = this.policy;
     const model = this.model();
-    if (outcome.inertWarning) {
-      this.log.warn(QUEUE_GATE_INERT_MESSAGE, { model, worker_queue_limit: this.workerQueueLimit, workers: poolSize });
+    const cacheAware = outcome.cacheAware;
+    if (cacheAware?.inertWarning) {
+      this.log.warn(QUEUE_GATE_INERT_MESSAGE, { model, worker_queue_limit: this.gate.limit, workers: poolSize });
     }
-    const audit = outcome.audit;
+    const audit = cacheAware?.resolution;
     if (audit) {
       m.admissionEvaluated.inc([], audit.admissionEvaluated);
       m.admissionRejected.inc([], audit.admissionRejected);
@@ -36,7 +36,7 @@ export class SelectionBooker {
       m.guardOverrides.inc([], audit.pressureGuardOverrides);
       m.monitorDecisions.inc([audit.prefillPressureSource]);
     }
-    for (const w of outcome.gateRejected ?? []) {
+    for (const w of cacheAware?.gateRejected ?? []) {
       m.gateRejected.inc([model, w.id]);
       (w as Worker).gateRejectionsTotal++;
     }
@@ -45,16 +45,16 @@ export class SelectionBooker {
       return;
     }
     m.policyDecisions.inc([policy, outcome.reason]);
-    if (outcome.decision) m.cacheDecisions.inc([model, outcome.decision]);
-    if (outcome.divertedOverlapBlocks !== undefined) m.divertedOverlap.observe([model], outcome.divertedOverlapBlocks);
-    if (outcome.partialDiversion) m.partialDiversions.inc([model]);
+    if (cacheAware?.decision) m.cacheDecisions.inc([model, cacheAware.decision]);
+    if (cacheAware?.divertedOverlapBlocks !== undefined) m.divertedOverlap.observe([model], cacheAware.divertedOverlapBlocks);
+    if (cacheAware?.partialDiversion) m.partialDiversions.inc([model]);
     if (outcome.reason === 'saturation_pin' && this.pinLogCounter++ % 64 === 0) {
       // The floor and limit in force say why the fleet counted as saturated (docs/routing.md, "Saturation-pin log line").
       this.log.info(SATURATION_PIN_LOG_MESSAGE, {
         model,
         worker: outcome.worker.id,
-        worker_queue_limit: this.workerQueueLimit,
-        saturation_queue_floor: this.saturationQueueFloor,
+        worker_queue_limit: this.gate.limit,
+        saturation_queue_floor: this.gate.floor,
       });
     }
   }

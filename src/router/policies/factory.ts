@@ -1,12 +1,13 @@
 import type { RouterConfig } from '../../config/index.js';
-import { CacheAwarePolicy } from './cache-aware/index.js';
+import { CacheAwarePolicy, cacheAwareConfigFrom } from './cache-aware/index.js';
 import { PowerOfNPolicy } from './power-of-n.js';
+import type { QueueGate } from './queue-gate.js';
 import { RandomPolicy } from './random.js';
 import { RoundRobinPolicy } from './round-robin.js';
 import type { Policy } from './types.js';
 
-/** Build the configured policy; the config was validated, so every value is in range. */
-export function createPolicy(config: RouterConfig): Policy {
+/** Build the configured policy over the router's one queue gate; the config was validated, so every value is in range. */
+export function createPolicy(config: RouterConfig, gate: QueueGate): Policy {
   switch (config.policy) {
     case 'round_robin':
       return new RoundRobinPolicy();
@@ -15,20 +16,6 @@ export function createPolicy(config: RouterConfig): Policy {
     case 'power_of_n':
       return new PowerOfNPolicy(config.powerOfNChoices);
     case 'cache_aware':
-      return new CacheAwarePolicy({
-        minMatchedTokens: config.cacheAffinityMinMatchedTokens,
-        minMatchRatio: config.cacheAffinityMinMatchRatio,
-        candidateMinWorkers: config.cacheCandidateMinWorkers,
-        candidateRatio: config.cacheCandidateRatio,
-        candidateMaxWorkers: config.cacheCandidateMaxWorkers,
-        switchMarginTokens: config.cacheSwitchMarginTokens,
-        pressureGuard: !config.disablePressureGuard,
-        pressureAbsTokens: config.pressureAbsThresholdTokens,
-        pressureAbsMs: config.pressureAbsThresholdMs,
-        pressureRel: config.pressureRelThreshold,
-        workerQueueLimit: config.workerQueueLimit,
-        saturationQueueFloor: config.saturationQueueFloor,
-        minLoadChoices: config.minLoadChoices,
-      });
+      return new CacheAwarePolicy(cacheAwareConfigFrom(config, gate));
   }
 }

@@ -2,7 +2,8 @@ export { createPolicy } from './factory.js';
 export { RoundRobinPolicy } from './round-robin.js';
 export { RandomPolicy } from './random.js';
 export { PowerOfNPolicy } from './power-of-n.js';
-export { fleetIsAllQueued, gateIsInert, queueGateAdmits } from './cache-aware/queue-gate.js';
+export { NO_QUEUE_GATE, queueGate } from './queue-gate.js';
+export type { QueueGate } from './queue-gate.js';
 export type {
   Policy,
   PolicyName,
@@ -17,5 +18,6 @@ export type {
   SelectionOutcome,
   SelectionSuccess,
   SelectionFailure,
+  CacheAwareAudit,
   CacheAwareDecision,
 } from './types.js';

@@ -1,3 +1,4 @@
+import type { POLICIES } from '../../config/index.js';
 import type { Decision } from '../../contract/index.js';
 
 /**
@@ -49,7 +50,7 @@ export interface LoadView {
 /**
  * Facts about the request's routable pool, maintained incrementally by the load
  * table so that whole-pool questions cost O(1) per request, never a fleet scan.
- * Counts use the configured --worker-queue-limit and --saturation-queue-floor.
+ * Counts use the router's queue gate (its limit and floor).
  */
 export interface PoolState {
   /** The routable pool (healthy workers serving the model), in registration order. */
@@ -97,7 +98,8 @@ export interface SelectionContext {
   readonly exclude?: PolicyWorker | undefined;
 }
 
-export type PolicyName = 'round_robin' | 'random' | 'power_of_n' | 'cache_aware';
+/** The schema's list of policies (--policy) is the one list. */
+export type PolicyName = (typeof POLICIES)[number];
 
 export type CacheAwareDecision = Decision;
 
@@ -132,27 +134,31 @@ export interface SelectionSuccess {
   readonly backup: PolicyWorker | undefined;
   /** Label for sgl_router_policy_decisions_total{policy,reason}. */
   readonly reason: string;
-  /** cache_aware only: the one decision to book. */
+  /** What the cache-aware ladder adds for the router to book; absent under the other policies. */
+  readonly cacheAware?: CacheAwareAudit;
+}
+
+/** The cache-aware ladder's account of one selection (docs/metrics-and-admin.md §Cache resolution metrics). */
+export interface CacheAwareAudit {
+  /** The one decision to book; absent on a failed selection, which books none. */
   readonly decision?: CacheAwareDecision;
-  /** cache_aware only: observe on sgl_router_diverted_overlap_blocks (cache_worker_queued only). */
+  /** Observe on sgl_router_diverted_overlap_blocks (cache_worker_queued only). */
   readonly divertedOverlapBlocks?: number;
-  /** cache_aware only: the deepest owner was gated but a shallower owner won (booked cache_hit). */
+  /** The deepest owner was gated but a shallower owner won (booked cache_hit). */
   readonly partialDiversion?: boolean;
-  /** cache_aware only: cache candidates the queue gate rejected for this request. */
+  /** Cache candidates the queue gate rejected for this request. */
   readonly gateRejected?: readonly PolicyWorker[];
-  /** cache_aware only: the sampled "gate is inert" warning is due now. */
+  /** The sampled "gate is inert" warning is due now. */
   readonly inertWarning?: boolean;
-  /** cache_aware only: present whenever cache candidates were resolved. */
-  readonly audit?: CacheResolutionAudit;
+  /** Present whenever cache candidates were resolved. */
+  readonly resolution?: CacheResolutionAudit;
 }
 
 export interface SelectionFailure {
   readonly ok: false;
   /** Label for sgl_router_policy_selection_failures_total{policy,reason}. */
   readonly reason: SelectionFailureReason;
-  readonly gateRejected?: readonly PolicyWorker[];
-  readonly inertWarning?: boolean;
-  readonly audit?: CacheResolutionAudit;
+  readonly cacheAware?: CacheAwareAudit;
 }
 
 export interface Policy {

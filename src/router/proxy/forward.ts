@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Worker } from '../workers/worker.js';
+import type { Worker } from '../upstream/worker.js';
 import { endToEndHeaders } from './hop-by-hop.js';
 import { CANCELLED } from './outcomes.js';
 import type { RelayOutcome, SendOutcome } from './outcomes.js';

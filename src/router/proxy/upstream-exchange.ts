@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { ApiErrors, sseErrorEvent } from '../server/api-error.js';
+import { ApiErrors, sseErrorEvent } from '../api-error/api-error.js';
 import { classifyUpstreamError } from './upstream-error.js';
 import { CANCELLED, TIMEOUT } from './outcomes.js';
 import type { RelayOutcome, SendOutcome } from './outcomes.js';

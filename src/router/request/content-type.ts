@@ -1,4 +1,4 @@
-import { ApiErrors } from '../server/api-error.js';
+import { ApiErrors } from '../api-error/api-error.js';
 
 /**
  * Generation bodies must be sent as `application/json` (parameters such as charset

@@ -1,12 +1,13 @@
 import type { ChatMessage } from '../../prefix/index.js';
 import type { BodyChunks } from '../../net/index.js';
 import { StringDecoder } from 'node:string_decoder';
-import { ApiErrors } from '../server/api-error.js';
+import { ApiErrors } from '../api-error/api-error.js';
 import { SCAN_MIN_BYTES, scanInferenceRequest } from './json-body-scanner.js';
 import { keyPrompt } from './request-keying.js';
 import type { Prompt, PromptKey, RequestKeying } from './request-keying.js';
+import type { InferenceRoute } from './inference-route.js';
 
-export type InferenceRoute = 'chat' | 'completions' | 'generate';
+export type { InferenceRoute };
 
 /** What the router needs from a generation request; the body itself is forwarded untouched. */
 export interface InferenceRequest extends PromptKey {

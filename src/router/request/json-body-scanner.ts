@@ -1,7 +1,7 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { BodyChunks } from '../../net/index.js';
 import { ASSISTANT_PROMPT, MESSAGE_CLOSE, MESSAGE_FRAME_CHARS, messageOpen, promptBytes } from '../../prefix/index.js';
-import type { InferenceRoute } from './inference-request.js';
+import type { InferenceRoute } from './inference-route.js';
 import { CHARS_PER_TOKEN, charsToTokens, keyPrompt, NO_KEY } from './request-keying.js';
 import type { Prompt, PromptKey, RequestKeying } from './request-keying.js';
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { readBodyChunks } from '../../net/index.js';
 import type { BodyChunks } from '../../net/index.js';
-import { ApiErrors } from '../server/api-error.js';
+import { ApiErrors } from '../api-error/api-error.js';
 
 /**
  * The request body, or an error in the router's envelope before any parsing: 413 over

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ApiErrors } from './api-error.js';
+import { ApiErrors } from '../api-error/api-error.js';
 import type { DecisionFilter } from '../state/decisions/index.js';
 
 /** Digest of a token: comparing digests keeps lengths equal, so the compare is constant-time. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestCapture } from '../state/capture/index.js';
-import { ApiErrors } from './api-error.js';
+import { ApiErrors } from '../api-error/api-error.js';
 
 /**
  * GET /admin/capture?block_tokens=N (docs/bench.md §Capture): newline-delimited JSON,

@@ -1,13 +1,16 @@
 import type { RouterConfig } from '../../config/index.js';
-import { DECISIONS, isQueued } from '../../contract/index.js';
+import { DECISIONS } from '../../contract/index.js';
 import type { AdminState, AdminWorker } from '../../contract/index.js';
 import type { KvCatchUp } from '../../engines/index.js';
 import type { RouterMetrics } from '../metrics/index.js';
-import type { WorkerReading } from '../state/worker-status.js';
+import type { QueueGate } from '../policies/index.js';
+import type { WorkerReading } from '../status/worker-status.js';
 
 /** What the admin document is assembled from, beyond the per-worker readings. */
 export interface AdminStateInput {
   readonly config: RouterConfig;
+  /** The router's queue gate: `gated` per worker, and the limit and floor it reports. */
+  readonly gate: QueueGate;
   readonly metrics: RouterMetrics;
   readonly readings: readonly WorkerReading[];
   readonly version: string;
@@ -30,7 +33,7 @@ export interface AdminStateInput {
  * console and bench parse, so a field the router does not write cannot be read.
  */
 export function adminState(s: AdminStateInput): AdminState {
-  const limit = s.config.workerQueueLimit;
+  const gate = s.gate;
   const workers: AdminWorker[] = s.readings.map(
     ({ worker: w, fresh, sampleAgeMs, healthy, unreachable, polls, loadSource, push, kvEvents }) => ({
       url: w.url,
@@ -41,7 +44,7 @@ export function adminState(s: AdminStateInput): AdminState {
       kv_usage: fresh && fresh.maxTotalTokens > 0 ? Math.min(1, fresh.usedTokens / fresh.maxTotalTokens) : null,
       sample_age_ms: sampleAgeMs === undefined ? null : Math.round(sampleAgeMs),
       fresh: fresh !== undefined,
-      gated: fresh !== undefined && isQueued(fresh.waiting, limit),
+      gated: fresh !== undefined && gate.isQueued(fresh.waiting),
       inflight: w.inflight,
       requests_total: w.requestsTotal,
       gate_rejections_total: w.gateRejectionsTotal,
@@ -103,8 +106,8 @@ export function adminState(s: AdminStateInput): AdminState {
       version: s.version,
       policy: s.config.policy,
       model_id: s.modelId,
-      worker_queue_limit: limit,
-      saturation_queue_floor: s.config.saturationQueueFloor,
+      worker_queue_limit: gate.limit,
+      saturation_queue_floor: gate.floor,
       min_load_choices: s.config.minLoadChoices,
       uptime_s: Math.round((Date.now() - s.startedAt) / 100) / 10,
       simulated: s.simulated,

@@ -10,7 +10,7 @@ import { readRequestBody } from '../request/read-body.js';
 import type { RequestCapture } from '../state/capture/index.js';
 import type { DecisionRecorder } from '../state/decisions/index.js';
 import type { LoadTable } from '../state/load-monitor/index.js';
-import { ApiErrors } from './api-error.js';
+import { ApiErrors } from '../api-error/api-error.js';
 import type { InflightRequests } from './inflight.js';
 
 export interface GenerationDeps {

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RouterConfig } from '../../config/index.js';
 import type { TrackedServerOptions } from '../../net/index.js';
-import { protocolErrorResponse } from './api-error.js';
+import { protocolErrorResponse } from '../api-error/api-error.js';
 
 /**
  * Longer than the usual 60 s idle timeout of load balancers in front of the router, so
@@ -20,9 +20,7 @@ export function httpEdgeOptions(c: RouterConfig): TrackedServerOptions {
   };
 }
 
-/** `Allow` of the read-only routes, of the generation routes, and of `OPTIONS *`. */
-export const GET_ALLOW = 'GET, HEAD, OPTIONS';
-export const POST_ALLOW = 'POST, OPTIONS';
+/** `Allow` of `OPTIONS *`: every method some route takes (a route's own is `allowOf` in routes.ts). */
 export const ANY_ALLOW = 'GET, HEAD, POST, OPTIONS';
 
 /** OPTIONS: 204 with the methods the route takes. No CORS headers: browsers keep cross-site pages out. */

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { getEngineReply, parseJson, parseModels, parseServerInfo, vllmBlockSize } from '../../engines/index.js';
-import type { WorkerInfo } from './worker.js';
+import type { WorkerInfo } from '../upstream/worker.js';
 
 /**
  * Ask a worker what it is: its models (/v1/models) and its DP size, schedule policy

@@ -4,9 +4,9 @@ import type { KvEventsRule } from '../../engines/index.js';
 import type { LoadTable } from '../state/load-monitor/index.js';
 import type { LoadPollStats, LoadPush, LoadSampler } from '../state/load-monitor/index.js';
 import type { Logger } from '../logging/logger.js';
-import { CircuitBreaker } from './circuit-breaker.js';
+import { CircuitBreaker } from '../upstream/circuit-breaker.js';
 import { introspectWorker } from './introspect.js';
-import { Worker } from './worker.js';
+import { Worker } from '../upstream/worker.js';
 
 export interface RegistryOptions {
   cbThreshold: number | null;

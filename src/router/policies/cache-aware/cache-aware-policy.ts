@@ -6,12 +6,14 @@
  */
 import { PoolWithout } from '../exclusion.js';
 import type {
+  CacheAwareAudit,
   CacheAwareDecision,
   Policy,
   PolicyWorker,
   SelectionContext,
   SelectionFailure,
   SelectionFailureReason,
+  SelectionOutcome,
   SelectionSuccess,
 } from '../types.js';
 import { buildCacheCandidates, guardOf, type CacheCandidate } from './candidates.js';
@@ -21,20 +23,16 @@ import { InertGateWarning } from './inert-warning.js';
 import { proposePair } from './pair-proposal.js';
 import { capacityFallback, resolvePrefillAdmitted } from './prefill-admission.js';
 import type { PressureGuard } from './pressure.js';
-import { resolveCacheCandidates, type CacheGateAudit, type CacheResolution } from './resolve-cache-candidates.js';
+import { resolveCacheCandidates, type CacheResolution } from './resolve-cache-candidates.js';
 
 /**
- * The audit rides along so the router can book the counters the reference records
- * per resolution (cache admission evaluated/rejected, pressure-guard pairs and
- * overrides, cache monitor source). Present whenever candidates were resolved,
- * on success and on failure.
+ * What a cache-aware selection returns: the outcome, with its `cacheAware` audit so
+ * the router can book the counters the reference records per resolution (cache
+ * admission evaluated/rejected, pressure-guard pairs and overrides, cache monitor
+ * source). The resolution is present whenever candidates were resolved, on success
+ * and on failure.
  */
-export interface CacheAwareAuditField {
-  readonly audit?: CacheGateAudit;
-}
-export type CacheAwareSuccess = SelectionSuccess & CacheAwareAuditField;
-export type CacheAwareFailure = SelectionFailure & CacheAwareAuditField;
-export type CacheAwareSelection = CacheAwareSuccess | CacheAwareFailure;
+export type CacheAwareSelection = SelectionOutcome;
 
 const NO_WORKERS: readonly PolicyWorker[] = Object.freeze([]);
 
@@ -59,8 +57,8 @@ export class CacheAwarePolicy implements Policy {
     const load = ctx.load;
     // A retry selects over the pool without the worker it moves away from; every rung
     // below, candidates included, sees only that pool.
-    const pool = this.#without.over(ctx.pool, load, ctx.exclude, this.config.saturationQueueFloor);
-    const limit = this.config.workerQueueLimit;
+    const gate = this.config.gate;
+    const pool = this.#without.over(ctx.pool, load, ctx.exclude, gate.floor);
     const choices = this.config.minLoadChoices;
     let failure: SelectionFailureReason = 'proposal_empty';
     let resolution: CacheResolution | undefined;
@@ -71,33 +69,35 @@ export class CacheAwarePolicy implements Policy {
     if (proposal !== undefined) {
       // The sampled warning counts requests: a retry is the same request, and its
       // outcome is not booked, so it neither ticks nor could report the warning.
-      inertWarning = ctx.exclude === undefined && this.#inert.tick(limit, pool);
+      inertWarning = ctx.exclude === undefined && this.#inert.tick(gate, pool);
       resolution = resolveCacheCandidates(proposal, ctx.inputTokens, load, pool);
       const { decision, winner, audit } = resolution;
       if (decision !== undefined && winner !== undefined) {
         const booked = cacheWinnerDecision(decision.reason, audit.queueGateFellBack);
-        return withFlags(
-          {
-            ok: true,
-            worker: decision.selected,
-            backup: decision.retry,
-            reason: cacheAwareReasonLabel(decision.reason, 'cache_candidates'),
-            decision: booked,
-            // A shallower owner won because the gate removed a deeper one: still a hit, but visible.
-            partialDiversion: booked === 'cache_hit' && audit.queueGateBestRejectedBlocks > winner.matchedPrefixBlocks,
-            gateRejected: workersOf(resolution.gateRejected),
-            audit,
-          },
-          inertWarning,
-        );
+        return {
+          ok: true,
+          worker: decision.selected,
+          backup: decision.retry,
+          reason: cacheAwareReasonLabel(decision.reason, 'cache_candidates'),
+          cacheAware: withFlags(
+            {
+              decision: booked,
+              // A shallower owner won because the gate removed a deeper one: still a hit, but visible.
+              partialDiversion: booked === 'cache_hit' && audit.queueGateBestRejectedBlocks > winner.matchedPrefixBlocks,
+              gateRejected: workersOf(resolution.gateRejected),
+              resolution: audit,
+            },
+            inertWarning,
+          ),
+        };
       }
       failure = 'cache_candidates_exhausted';
     }
 
     // Rung 2: the pair fallback over the single global domain.
-    const pair = proposePair(pool, load, limit, choices, ctx.random);
+    const pair = proposePair(pool, load, gate, choices, ctx.random);
     if (pair === undefined) return this.#fail(failure, resolution, inertWarning);
-    let decision = resolvePrefillAdmitted(pool.workers, pair, ctx.inputTokens, load, limit);
+    let decision = resolvePrefillAdmitted(pool.workers, pair, ctx.inputTokens, load, gate);
     if (decision === undefined) {
       failure = 'prefill_admission_exhausted';
       // Pass 2 (resolve_prefill) would first re-run the strict pass on identical
@@ -112,30 +112,38 @@ export class CacheAwarePolicy implements Policy {
       audit?.admissionEvaluated ?? 0,
       audit?.fleetAllQueued ?? false,
     );
-    const success: CacheAwareSuccess = {
+    const success: SelectionSuccess = {
       ok: true,
       worker: decision.selected,
       backup: decision.retry,
       reason: cacheAwareReasonLabel(decision.reason, 'pair'),
-      decision: booked,
-      // Only a landed diversion is evidence of what the gate cost, and only a full one.
-      ...(booked === 'cache_worker_queued' && audit !== undefined ? { divertedOverlapBlocks: audit.queueGateBestRejectedBlocks } : {}),
-      ...(resolution !== undefined ? { gateRejected: workersOf(resolution.gateRejected), audit: resolution.audit } : {}),
+      cacheAware: withFlags(
+        {
+          decision: booked,
+          // Only a landed diversion is evidence of what the gate cost, and only a full one.
+          ...(booked === 'cache_worker_queued' && audit !== undefined ? { divertedOverlapBlocks: audit.queueGateBestRejectedBlocks } : {}),
+          ...resolved(resolution),
+        },
+        inertWarning,
+      ),
     };
-    return withFlags(success, inertWarning);
+    return success;
   }
 
   /** A failed ladder books no decision: it is a 503, counted by the failure reason alone. */
-  #fail(reason: SelectionFailureReason, resolution: CacheResolution | undefined, inertWarning: boolean): CacheAwareFailure {
-    const failure: CacheAwareFailure = {
-      ok: false,
-      reason,
-      ...(resolution !== undefined ? { gateRejected: workersOf(resolution.gateRejected), audit: resolution.audit } : {}),
-    };
-    return withFlags(failure, inertWarning);
+  #fail(reason: SelectionFailureReason, resolution: CacheResolution | undefined, inertWarning: boolean): SelectionFailure {
+    const audit = withFlags(resolved(resolution), inertWarning);
+    return audit.gateRejected !== undefined || audit.inertWarning !== undefined
+      ? { ok: false, reason, cacheAware: audit }
+      : { ok: false, reason };
   }
 }
 
-function withFlags<T extends CacheAwareSelection>(outcome: T, inertWarning: boolean): T {
-  return inertWarning ? { ...outcome, inertWarning: true } : outcome;
+/** What a resolution of cache candidates adds to the audit: the gate's rejections and the resolution's counts. */
+function resolved(resolution: CacheResolution | undefined): CacheAwareAudit {
+  return resolution !== undefined ? { gateRejected: workersOf(resolution.gateRejected), resolution: resolution.audit } : {};
+}
+
+function withFlags(audit: CacheAwareAudit, inertWarning: boolean): CacheAwareAudit {
+  return inertWarning ? { ...audit, inertWarning: true } : audit;
 }

@@ -1,6 +1,7 @@
 /**
  * Turning a prefix signal into bounded cache candidates (docs/routing.md §Candidates).
  */
+import type { QueueGate } from '../queue-gate.js';
 import type { LoadView, PolicyWorker, PoolState, PrefixSignal } from '../types.js';
 import type { CacheAwareConfig } from './config.js';
 import { compareIds, compareNumbers, comparePressure, lookupOver, type PressureGuard, type PressureLookup } from './pressure.js';
@@ -19,8 +20,7 @@ export interface CacheCandidateProposal {
   readonly candidates: readonly CacheCandidate[];
   readonly switchMarginTokens: number;
   readonly guard: PressureGuard;
-  readonly workerQueueLimit: number | null;
-  readonly saturationQueueFloor: number | null;
+  readonly gate: QueueGate;
 }
 
 export interface CandidateInputs {
@@ -34,10 +34,10 @@ export interface CandidateInputs {
 
 export function guardOf(config: CacheAwareConfig): PressureGuard {
   return Object.freeze({
-    enabled: config.pressureGuard,
-    absTokens: config.pressureAbsTokens,
-    absMs: config.pressureAbsMs,
-    rel: config.pressureRel,
+    enabled: !config.disablePressureGuard,
+    absTokens: config.pressureAbsThresholdTokens,
+    absMs: config.pressureAbsThresholdMs,
+    rel: config.pressureRelThreshold,
   });
 }
 
@@ -46,15 +46,21 @@ export function guardOf(config: CacheAwareConfig): PressureGuard {
  * reference computes it (0.05 × 60 rounds up to 4), so both routers bound alike.
  */
 export function candidateLimit(poolSize: number, config: CacheAwareConfig): number {
-  return Math.min(poolSize, config.candidateMaxWorkers, Math.max(config.candidateMinWorkers, Math.ceil(config.candidateRatio * poolSize)));
+  return Math.min(
+    poolSize,
+    config.cacheCandidateMaxWorkers,
+    Math.max(config.cacheCandidateMinWorkers, Math.ceil(config.cacheCandidateRatio * poolSize)),
+  );
 }
 
 /** The cache gate of step 4: a shallow match is not worth steering traffic for. */
 export function clearsCacheGate(matchedTokens: number, inputTokens: number, config: CacheAwareConfig): boolean {
-  if (config.minMatchedTokens !== undefined && matchedTokens < config.minMatchedTokens) return false;
-  if (config.minMatchRatio !== null) {
+  const minTokens = config.cacheAffinityMinMatchedTokens;
+  if (minTokens !== undefined && matchedTokens < minTokens) return false;
+  const minRatio = config.cacheAffinityMinMatchRatio;
+  if (minRatio !== null) {
     if (!(inputTokens > 0)) return false;
-    if (matchedTokens / inputTokens < config.minMatchRatio) return false;
+    if (matchedTokens / inputTokens < minRatio) return false;
   }
   return true;
 }
@@ -66,7 +72,7 @@ export function clearsCacheGate(matchedTokens: number, inputTokens: number, conf
  * Pool membership of a match is trusted to the router, which only reports matches
  * for pool workers; checking it here would need a pool-sized structure per request.
  * Work is proportional to the matches (each must pass the cache gate, and the
- * ordering mode depends on all of them), and the kept set never exceeds the limit.
+ * ordering mode depends on all of them), and the kept set never exceeds the cap.
  */
 export function buildCacheCandidates(
   inputs: CandidateInputs,
@@ -79,8 +85,8 @@ export function buildCacheCandidates(
     return undefined;
   }
   if (!Number.isFinite(inputTokens) || inputTokens < 0) return undefined;
-  const limit = candidateLimit(poolSize, config);
-  if (!(limit > 0)) return undefined;
+  const cap = candidateLimit(poolSize, config);
+  if (!(cap > 0)) return undefined;
 
   const queryBlocks = prefix.queryBlocks;
   const seen = new Set<number>();
@@ -106,11 +112,10 @@ export function buildCacheCandidates(
   // The seed order's pressure mode is decided over every candidate that cleared the cache gate.
   const lookup = lookupOver(load, passing, candidateWorker);
   return {
-    candidates: keepBest(passing, limit, lookup),
-    switchMarginTokens: config.switchMarginTokens,
+    candidates: keepBest(passing, cap, lookup),
+    switchMarginTokens: config.cacheSwitchMarginTokens,
     guard,
-    workerQueueLimit: config.workerQueueLimit,
-    saturationQueueFloor: config.saturationQueueFloor,
+    gate: config.gate,
   };
 }
 
@@ -125,12 +130,12 @@ export function compareSeedOrder(lookup: PressureLookup, a: CacheCandidate, b: C
   );
 }
 
-/** The first `limit` in seed order, by bounded insertion rather than sorting every match. */
-function keepBest(all: readonly CacheCandidate[], limit: number, lookup: PressureLookup): CacheCandidate[] {
+/** The first `cap` in seed order, by bounded insertion rather than sorting every match. */
+function keepBest(all: readonly CacheCandidate[], cap: number, lookup: PressureLookup): CacheCandidate[] {
   const kept: CacheCandidate[] = [];
   for (const c of all) {
-    if (kept.length === limit) {
-      const last = kept[limit - 1] as CacheCandidate;
+    if (kept.length === cap) {
+      const last = kept[cap - 1] as CacheCandidate;
       if (compareSeedOrder(lookup, c, last) >= 0) continue;
       kept.pop();
     }

@@ -1,46 +1,49 @@
+import type { RouterConfig } from '../../../config/index.js';
+import { NO_QUEUE_GATE, type QueueGate } from '../queue-gate.js';
+
+/** The schema's settings the cache-aware policy reads, under the schema's own names. */
+export const CACHE_AWARE_SETTINGS = [
+  'cacheAffinityMinMatchedTokens',
+  'cacheAffinityMinMatchRatio',
+  'cacheCandidateMinWorkers',
+  'cacheCandidateRatio',
+  'cacheCandidateMaxWorkers',
+  'cacheSwitchMarginTokens',
+  'disablePressureGuard',
+  'pressureAbsThresholdTokens',
+  'pressureAbsThresholdMs',
+  'pressureRelThreshold',
+  'minLoadChoices',
+] as const satisfies ReadonlyArray<keyof RouterConfig>;
+
 /**
- * Tuning for the cache-aware policy. Field meanings and defaults follow the Rust
- * router's AffinityConfig (docs/configuration.md §Cache-aware routing, §Pressure guard);
- * validation (ranges, cross-flag rules) belongs to src/config, so the policy trusts
- * what it is given.
+ * Tuning for the cache-aware policy: the schema's settings by the schema's names
+ * (meanings and defaults follow the Rust router's AffinityConfig: docs/configuration.md
+ * §Cache-aware routing, §Pressure guard), and the router's queue gate. Validation
+ * (ranges, cross-flag rules) belongs to src/config, so the policy trusts what it is given.
  */
-export interface CacheAwareConfig {
+export type CacheAwareConfig = Readonly<
+  Omit<Pick<RouterConfig, (typeof CACHE_AWARE_SETTINGS)[number]>, 'cacheAffinityMinMatchedTokens'>
+> & {
   /** A candidate needs at least this many matched prefix tokens; undefined skips the check. */
-  readonly minMatchedTokens: number | undefined;
-  /** A candidate needs matched/input ≥ this ratio; undefined skips the check. */
-  readonly minMatchRatio: number | null;
-  readonly candidateMinWorkers: number;
-  readonly candidateRatio: number;
-  readonly candidateMaxWorkers: number;
-  /** Extra uncached tokens a candidate may carry and still compete on pressure with the work floor. */
-  readonly switchMarginTokens: number;
-  /** Whether the tournament may override a near cache gain with a materially less pressured worker. */
-  readonly pressureGuard: boolean;
-  readonly pressureAbsTokens: number;
-  readonly pressureAbsMs: number | null;
-  readonly pressureRel: number;
-  /** --worker-queue-limit: the gate rejects a worker whose fresh waiting count is ≥ this. null: gate off. */
-  readonly workerQueueLimit: number | null;
-  /** --saturation-queue-floor: enables the saturation pin. Requires the limit. */
-  readonly saturationQueueFloor: number | null;
-  /** --min-load-choices: k of the power-of-k fallback. */
-  readonly minLoadChoices: number;
-}
+  readonly cacheAffinityMinMatchedTokens: number | undefined;
+  /** The gate the candidates, the pair and the range pass through (--worker-queue-limit, --saturation-queue-floor). */
+  readonly gate: QueueGate;
+};
 
 export const DEFAULT_CACHE_AWARE_CONFIG: CacheAwareConfig = Object.freeze({
-  minMatchedTokens: 1024,
-  minMatchRatio: null,
-  candidateMinWorkers: 8,
-  candidateRatio: 0.05,
-  candidateMaxWorkers: 32,
-  switchMarginTokens: 1024,
-  pressureGuard: true,
-  pressureAbsTokens: 1024,
-  pressureAbsMs: null,
-  pressureRel: 1.5,
-  workerQueueLimit: null,
-  saturationQueueFloor: null,
+  cacheAffinityMinMatchedTokens: 1024,
+  cacheAffinityMinMatchRatio: null,
+  cacheCandidateMinWorkers: 8,
+  cacheCandidateRatio: 0.05,
+  cacheCandidateMaxWorkers: 32,
+  cacheSwitchMarginTokens: 1024,
+  disablePressureGuard: false,
+  pressureAbsThresholdTokens: 1024,
+  pressureAbsThresholdMs: null,
+  pressureRelThreshold: 1.5,
   minLoadChoices: 2,
+  gate: NO_QUEUE_GATE,
 });
 
 /**
@@ -49,4 +52,11 @@ export const DEFAULT_CACHE_AWARE_CONFIG: CacheAwareConfig = Object.freeze({
  */
 export function cacheAwareConfig(overrides: Partial<CacheAwareConfig> = {}): CacheAwareConfig {
   return Object.freeze({ ...DEFAULT_CACHE_AWARE_CONFIG, ...overrides });
+}
+
+/** The policy's config as the router's config and gate set it. */
+export function cacheAwareConfigFrom(config: RouterConfig, gate: QueueGate): CacheAwareConfig {
+  const settings: Partial<Record<(typeof CACHE_AWARE_SETTINGS)[number], unknown>> = {};
+  for (const key of CACHE_AWARE_SETTINGS) settings[key] = config[key];
+  return cacheAwareConfig({ ...(settings as Pick<RouterConfig, (typeof CACHE_AWARE_SETTINGS)[number]>), gate });
 }

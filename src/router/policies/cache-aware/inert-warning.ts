@@ -3,8 +3,8 @@
  * it, a fleet that never publishes load reads as healthy: the gate fails open
  * everywhere and cache_worker_queued sits at 0.
  */
+import type { QueueGate } from '../queue-gate.js';
 import type { PoolState } from '../types.js';
-import { gateIsInert } from './queue-gate.js';
 
 export const QUEUE_GATE_INERT_MESSAGE =
   '--worker-queue-limit is set but no worker has a fresh engine load sample, so the queue gate is inert. ' +
@@ -32,8 +32,8 @@ export class InertGateWarning {
    * a fresh sample, as the reference's short-circuiting checks do; due on the
    * 1st, 65th, 129th … blind selection.
    */
-  tick(limit: number | null, pool: PoolState): boolean {
-    if (!gateIsInert(pool, limit)) return false;
+  tick(gate: QueueGate, pool: PoolState): boolean {
+    if (!gate.inert(pool)) return false;
     const before = this.#blind;
     this.#blind = before + 1;
     return before % QUEUE_GATE_BLIND_LOG_SAMPLE === 0;

@@ -1,6 +1,7 @@
 /**
  * The power-of-k pair proposal for the fallback (docs/routing.md §Pair fallback).
  */
+import type { QueueGate } from '../queue-gate.js';
 import type { LoadView, PolicyWorker, PoolState } from '../types.js';
 import { comparePairwise, GUARD_OFF, type PressureGuard } from './pressure.js';
 
@@ -103,7 +104,7 @@ export function scanPowerOfK(
 }
 
 /**
- * The fallback pair. With a limit, the sample comes from the gate-admitted tier
+ * The fallback pair. With the gate on, the sample comes from the gate-admitted tier
  * (pool.unqueued) so the minimum of a small sample cannot be a queueing worker
  * while an unqueued one exists; only an all-queueing pool samples everyone.
  *
@@ -113,12 +114,12 @@ export function scanPowerOfK(
 export function proposePair(
   pool: PoolState,
   load: LoadView,
-  queueLimit: number | null,
+  gate: QueueGate,
   choices: number,
   random: () => number,
   guard: PressureGuard = GUARD_OFF,
 ): PairProposal | undefined {
-  const tier = queueLimit !== null && pool.unqueued.length > 0 ? pool.unqueued : pool.workers;
+  const tier = gate.limit !== null && pool.unqueued.length > 0 ? pool.unqueued : pool.workers;
   const scan = scanPowerOfK(tier, load, choices, random);
   return scan === undefined ? undefined : { primary: scan.best, backup: scan.runnerUp, guard };
 }

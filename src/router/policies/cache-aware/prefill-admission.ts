@@ -5,17 +5,17 @@
  * policy) and the pair is always drawn from it: the reference's "primary not in
  * range" and eligible_workers checks cannot fire and are omitted.
  */
+import type { QueueGate } from '../queue-gate.js';
 import type { LoadView, PolicyWorker } from '../types.js';
 import { capacityAdmits } from './capacity.js';
 import { DecisionReason, type PrefillDecision } from './decision.js';
 import type { PairProposal } from './pair-proposal.js';
 import { scanPowerOfK } from './pair-proposal.js';
 import { comparePressure, materiallyMorePressured, pressureData, type PressureLookup } from './pressure.js';
-import { queueGateAdmits } from './queue-gate.js';
 
 /** A pair member is admitted by capacity AND the gate: the gate demotes, it does not hard-reject. */
-function pairMemberAdmitted(load: LoadView, w: PolicyWorker, inputTokens: number, limit: number | null): boolean {
-  return capacityAdmits(load, w, inputTokens) && queueGateAdmits(load, w, limit);
+function pairMemberAdmitted(load: LoadView, w: PolicyWorker, inputTokens: number, gate: QueueGate): boolean {
+  return capacityAdmits(load, w, inputTokens) && gate.admits(load, w);
 }
 
 function decide(
@@ -41,11 +41,11 @@ export function resolvePrefillAdmitted(
   proposal: PairProposal,
   inputTokens: number,
   load: LoadView,
-  queueLimit: number | null,
+  gate: QueueGate,
 ): PrefillDecision | undefined {
   const { primary, backup, guard } = proposal;
-  const primaryOk = pairMemberAdmitted(load, primary, inputTokens, queueLimit);
-  const backupOk = backup !== undefined && pairMemberAdmitted(load, backup, inputTokens, queueLimit);
+  const primaryOk = pairMemberAdmitted(load, primary, inputTokens, gate);
+  const backupOk = backup !== undefined && pairMemberAdmitted(load, backup, inputTokens, gate);
   if (primaryOk && backupOk) {
     if (guard.enabled) {
       const np = pressureData(load, primary);
@@ -58,7 +58,7 @@ export function resolvePrefillAdmitted(
   }
   if (primaryOk) return decide(proposal, primary, DecisionReason.Primary, load, undefined);
   if (backupOk) return decide(proposal, backup, DecisionReason.BackupPrimaryAdmission, load, undefined);
-  return rangeFallback(range, proposal, inputTokens, load, queueLimit);
+  return rangeFallback(range, proposal, inputTokens, load, gate);
 }
 
 /**
@@ -77,7 +77,7 @@ export function rangeFallback(
   proposal: PairProposal,
   inputTokens: number,
   load: LoadView,
-  queueLimit: number | null,
+  gate: QueueGate,
 ): PrefillDecision | undefined {
   let anyAdmitted = false;
   let anyGateAdmitted = false;
@@ -93,7 +93,7 @@ export function rangeFallback(
     const hasEstimate = native?.estimatedPrefillQueueMs !== undefined;
     admittedNative &&= hasNative;
     admittedEstimates &&= hasEstimate;
-    if (queueLimit !== null && queueGateAdmits(load, w, queueLimit)) {
+    if (gate.limit !== null && gate.admits(load, w)) {
       anyGateAdmitted = true;
       gateNative &&= hasNative;
       gateEstimates &&= hasEstimate;
@@ -101,7 +101,7 @@ export function rangeFallback(
   }
   if (!anyAdmitted) return undefined;
 
-  const gateTier = queueLimit !== null && anyGateAdmitted;
+  const gateTier = gate.limit !== null && anyGateAdmitted;
   const compareEngine = gateTier ? gateNative : admittedNative;
   const estimates = gateTier ? gateEstimates : admittedEstimates;
   const lookup: PressureLookup = {
@@ -113,7 +113,7 @@ export function rangeFallback(
   let best: PolicyWorker | undefined;
   for (const w of range) {
     if (!capacityAdmits(load, w, inputTokens)) continue;
-    if (gateTier && !queueGateAdmits(load, w, queueLimit)) continue;
+    if (gateTier && !gate.admits(load, w)) continue;
     if (best === undefined || comparePressure(lookup, w, best) < 0) best = w;
   }
   return best === undefined ? undefined : decide(proposal, best, DecisionReason.RangeFallback, load, undefined);
@@ -145,9 +145,9 @@ export function resolvePrefill(
   proposal: PairProposal,
   inputTokens: number,
   load: LoadView,
-  queueLimit: number | null,
+  gate: QueueGate,
   choices: number,
   random: () => number,
 ): PrefillDecision | undefined {
-  return resolvePrefillAdmitted(range, proposal, inputTokens, load, queueLimit) ?? capacityFallback(range, proposal, load, choices, random);
+  return resolvePrefillAdmitted(range, proposal, inputTokens, load, gate) ?? capacityFallback(range, proposal, load, choices, random);
 }

@@ -8,7 +8,6 @@ import { capacityAdmits } from './capacity.js';
 import type { CacheCandidate, CacheCandidateProposal } from './candidates.js';
 import { DecisionReason, type PrefillDecision } from './decision.js';
 import { compareIds, compareNumbers, comparePressure, lookupOver, materiallyMorePressured, type PressureLookup } from './pressure.js';
-import { fleetIsAllQueued, queueGateAdmits } from './queue-gate.js';
 
 /**
  * The audit of one resolution (docs/metrics-and-admin.md §Cache resolution metrics),
@@ -34,19 +33,19 @@ export function resolveCacheCandidates(
   load: LoadView,
   pool: PoolState,
 ): CacheResolution {
-  const limit = proposal.workerQueueLimit;
-  const floor = proposal.saturationQueueFloor;
-  const fleetAllQueued = fleetIsAllQueued(pool, limit);
+  const gate = proposal.gate;
+  const floor = gate.floor;
+  const fleetAllQueued = gate.allQueued(pool);
 
   // The gate runs before hard admission: a queueing owner is removed before it can
   // win on cache depth, however much capacity it has.
   let evaluated: readonly CacheCandidate[] = proposal.candidates;
   const rejected: CacheCandidate[] = [];
   let bestRejectedBlocks = 0;
-  if (limit !== null) {
+  if (gate.limit !== null) {
     const admittedByGate: CacheCandidate[] = [];
     for (const c of proposal.candidates) {
-      if (queueGateAdmits(load, c.worker, limit)) {
+      if (gate.admits(load, c.worker)) {
         admittedByGate.push(c);
       } else {
         rejected.push(c);

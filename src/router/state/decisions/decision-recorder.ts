@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { isQueued } from '../../../contract/index.js';
 import type { RouterMetrics } from '../../metrics/index.js';
-import type { LoadView, PolicyWorker, PrefixSignal, SelectionSuccess } from '../../policies/index.js';
+import type { LoadView, PolicyWorker, PrefixSignal, QueueGate, SelectionSuccess } from '../../policies/index.js';
 import { UsageCountScanner } from './usage-count-scanner.js';
 import { ownerSummary } from './decision-ring.js';
 import type { DecisionRing, GateVerdict } from './decision-ring.js';
@@ -25,7 +24,8 @@ export interface DecisionRecorderOptions {
   metrics: RouterMetrics;
   model: () => string;
   policy: string;
-  workerQueueLimit: number | null;
+  /** The router's queue gate: each owner's verdict in the record is its. */
+  gate: QueueGate;
   header: 'off' | 'on' | 'urls';
   /** Tokens per block when requests are keyed by engine tokens (events index): matched blocks are whole token blocks; null otherwise. */
   tokenBlockSize: () => number | null;
@@ -57,12 +57,13 @@ export class DecisionRecorder {
     const id = o.ids.next(req.headers['x-request-id']);
     const matches = prefix?.matches ?? [];
     const queryBlocks = prefix?.queryBlocks ?? 0;
-    const limit = o.workerQueueLimit;
+    const gate = o.gate;
     const verdict = (w: PolicyWorker): { waiting: number; verdict: GateVerdict } => {
       const b = load.basic(w);
       if (!b) return { waiting: -1, verdict: 'unknown' };
-      return { waiting: b.waiting, verdict: limit !== null && isQueued(b.waiting, limit) ? 'gated' : 'admitted' };
+      return { waiting: b.waiting, verdict: gate.isQueued(b.waiting) ? 'gated' : 'admitted' };
     };
+    const cacheAware = selection.cacheAware;
     const owners = ownerSummary(matches, selection.worker.id);
     // Fields spelled out: an object literal that opens with a spread and adds more than a
     // dozen properties costs V8 ~19 µs per request on Node 20 (BENCHMARKS.md, section 2),
@@ -75,16 +76,16 @@ export class DecisionRecorder {
         id,
         atMs: Date.now(),
         policy: o.policy,
-        decision: selection.decision ?? null,
+        decision: cacheAware?.decision ?? null,
         reason: selection.reason,
         inputTokens,
         queryBlocks,
         selected: selection.worker.id,
-        gateRejected: selection.gateRejected?.length ?? 0,
-        admissionRejected: selection.audit?.admissionRejected ?? 0,
-        fleetAllQueued: selection.audit?.fleetAllQueued ?? false,
-        divertedBlocks: selection.divertedOverlapBlocks ?? 0,
-        partialDiversion: selection.partialDiversion === true,
+        gateRejected: cacheAware?.gateRejected?.length ?? 0,
+        admissionRejected: cacheAware?.resolution?.admissionRejected ?? 0,
+        fleetAllQueued: cacheAware?.resolution?.fleetAllQueued ?? false,
+        divertedBlocks: cacheAware?.divertedOverlapBlocks ?? 0,
+        partialDiversion: cacheAware?.partialDiversion === true,
       },
       matches,
       verdict,
@@ -101,7 +102,7 @@ export class DecisionRecorder {
     if (o.header !== 'off') {
       const name = (w: PolicyWorker | undefined): string => (w === undefined ? '-' : o.header === 'urls' ? w.id : `w${w.slot}`);
       headers['x-router-decision'] =
-        `${selection.decision ?? selection.reason}; worker=${name(selection.worker)}; matched=${selectedBlocks}/${queryBlocks}; best=${name(best)}; best_matched=${bestBlocks}/${queryBlocks}`;
+        `${cacheAware?.decision ?? selection.reason}; worker=${name(selection.worker)}; matched=${selectedBlocks}/${queryBlocks}; best=${name(best)}; best_matched=${bestBlocks}/${queryBlocks}`;
     }
     const scanner = o.ring.capacity > 0 ? new UsageCountScanner() : undefined;
     // What the router expected the engine to reuse: whole blocks when keyed by engine

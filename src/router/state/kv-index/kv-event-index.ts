@@ -2,7 +2,7 @@ import { foldHash } from '../../../prefix/index.js';
 import { KvEventFeed, pushEndpoint } from '../../../engines/index.js';
 import type { EngineKind, KvCatchUp, KvEventBatch, KvFeedStats, PushInfo } from '../../../engines/index.js';
 import type { Logger } from '../../logging/logger.js';
-import type { Worker } from '../../workers/worker.js';
+import type { Worker } from '../../upstream/worker.js';
 import type { PrefixIndex } from '../prefix-index/index.js';
 import { TokenKeyedBlocks } from './token-keyed-blocks.js';
 

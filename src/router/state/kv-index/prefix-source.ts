@@ -1,5 +1,5 @@
 import type { EngineHashScheme } from '../../../prefix/index.js';
-import type { WorkerInfo } from '../../workers/worker.js';
+import type { WorkerInfo } from '../../upstream/worker.js';
 
 /**
  * How a worker's KV events are keyed: the engine's hash scheme, the block size it
@@ -17,9 +17,12 @@ export interface SourceCandidate {
   readonly info: WorkerInfo;
 }
 
+/** What the index is built from, how its keys are made (null: from request text), and whose events to attach. */
 export type PrefixSourceChoice<W extends SourceCandidate> =
   | {
       readonly source: 'requests';
+      readonly keying: null;
+      readonly attach: readonly [];
       /** Why not events; null when events were never in question (`requests`, or a policy that reads no prefix). */
       readonly reason: string | null;
     }
@@ -27,7 +30,7 @@ export type PrefixSourceChoice<W extends SourceCandidate> =
       readonly source: 'events';
       readonly keying: EventKeying;
       /** The workers whose events feed the index. */
-      readonly indexed: readonly W[];
+      readonly attach: readonly W[];
       /** `URL: why` for each worker that is not indexed (under `events` only: they never count as prefix owners). */
       readonly unindexed: readonly string[];
     };
@@ -51,23 +54,22 @@ export interface PrefixSourceInputs {
  * tokenizer (docs/routing.md §Keying requests). Pure: the router applies the choice.
  */
 export function choosePrefixSource<W extends SourceCandidate>(workers: readonly W[], o: PrefixSourceInputs): PrefixSourceChoice<W> {
-  if (o.wanted === 'requests' || !o.usesPrefix) return { source: 'requests', reason: null };
+  const requests = (reason: string | null): PrefixSourceChoice<W> => ({ source: 'requests', keying: null, attach: [], reason });
+  if (o.wanted === 'requests' || !o.usesPrefix) return requests(null);
   const verdicts = workers.map((w) => ({ w, ...eventKeying(w.info, o) }));
   const able = verdicts.filter((v) => v.keying !== undefined);
   const kinds = new Set(able.map((v) => keyingName(v.keying!)));
   const unindexed = verdicts.filter((v) => v.keying === undefined).map((v) => `${v.w.url}: ${v.why}`);
   const keying = able[0]?.keying;
-  if (keying === undefined) return { source: 'requests', reason: unindexed.join('; ') || 'no workers' };
-  if (kinds.size > 1) return { source: 'requests', reason: `the workers name their KV blocks differently (${[...kinds].join('; ')})` };
-  if (o.wanted === 'auto' && unindexed.length > 0) return { source: 'requests', reason: unindexed.join('; ') };
+  if (keying === undefined) return requests(unindexed.join('; ') || 'no workers');
+  if (kinds.size > 1) return requests(`the workers name their KV blocks differently (${[...kinds].join('; ')})`);
+  if (o.wanted === 'auto' && unindexed.length > 0) return requests(unindexed.join('; '));
   if (o.wanted === 'auto' && keying.tokenizer === 'none') {
-    return {
-      source: 'requests',
-      reason:
-        'text prompts cannot be keyed as the engines tokenize them without --tokenizer; give --tokenizer, or --prefix-source events to index token-id traffic only',
-    };
+    return requests(
+      'text prompts cannot be keyed as the engines tokenize them without --tokenizer; give --tokenizer, or --prefix-source events to index token-id traffic only',
+    );
   }
-  return { source: 'events', keying, indexed: able.map((v) => v.w), unindexed };
+  return { source: 'events', keying, attach: able.map((v) => v.w), unindexed };
 }
 
 /**

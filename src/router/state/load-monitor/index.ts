@@ -4,3 +4,5 @@ export { DEFAULT_UNREACHABLE_AFTER, LoadSampler } from './load-sampler.js';
 export type { LoadPollStats, SampleStatus, SamplerOptions } from './load-sampler.js';
 export { LoadPush } from './load-push.js';
 export type { LoadPushStats } from './load-push.js';
+export { loadMonitor } from './load-monitor.js';
+export type { LoadMonitor } from './load-monitor.js';

@@ -1,6 +1,6 @@
 import { decodeLoadStat, PushDecodeError, PushSubscription, pushEndpoint, SequenceTracker } from '../../../engines/index.js';
 import type { PushInfo, RankReading } from '../../../engines/index.js';
-import type { Worker } from '../../workers/worker.js';
+import type { Worker } from '../../upstream/worker.js';
 import type { LoadTable } from './load-table.js';
 
 /**

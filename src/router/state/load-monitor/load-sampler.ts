@@ -1,7 +1,7 @@
 import { Agent } from 'undici';
 import { getEngineReply, pollEngineLoad } from '../../../engines/index.js';
 import type { LoadShape, LoadSource, PollFailureReason } from '../../../engines/index.js';
-import type { Worker } from '../../workers/worker.js';
+import type { Worker } from '../../upstream/worker.js';
 import type { LoadTable } from './load-table.js';
 
 /**

@@ -1,7 +1,8 @@
-import { isBelowFloor, isQueued } from '../../../contract/index.js';
+import { isBelowFloor } from '../../../contract/index.js';
 import { MAX_RANKS_PER_WORKER } from '../../../engines/index.js';
 import type { RankReading, Readings } from '../../../engines/index.js';
 import type { SchedulingNativeLoad } from '../../policies/cache-aware/pressure.js';
+import { NO_QUEUE_GATE, type QueueGate } from '../../policies/queue-gate.js';
 import type { BasicLoad, LoadView, NativeLoad, PolicyWorker, PoolState } from '../../policies/types.js';
 
 export type { RankReading, Readings };
@@ -64,8 +65,7 @@ class Entry {
 export class LoadTable implements LoadView, PoolState {
   private readonly freshnessMs: number;
   private readonly entries: Array<Entry | undefined> = [];
-  private limit: number | null = null;
-  private floor: number | null = null;
+  private gate: QueueGate = NO_QUEUE_GATE;
   private now = 0;
   private nextExpiry = Infinity;
   private poolWorkers: PolicyWorker[] = [];
@@ -121,9 +121,9 @@ export class LoadTable implements LoadView, PoolState {
   }
 
   // ---- configuration and membership ----
-  setGate(limit: number | null, floor: number | null): void {
-    this.limit = limit;
-    this.floor = floor;
+  /** The router's queue gate: the pool's queued and below-floor counters are counted against it. */
+  setGate(gate: QueueGate): void {
+    this.gate = gate;
     this.recountAll();
   }
 
@@ -277,8 +277,8 @@ export class LoadTable implements LoadView, PoolState {
   /** Recompute a worker's status at the current time and patch the counters. */
   private recount(e: Entry): void {
     const fresh = e.complete && this.now <= e.freshUntil;
-    const queued = fresh && isQueued(e.basic.waiting, this.limit);
-    const below = fresh && isBelowFloor(e.basic.waiting, this.floor);
+    const queued = fresh && this.gate.isQueued(e.basic.waiting);
+    const below = fresh && isBelowFloor(e.basic.waiting, this.gate.floor);
     if (fresh && e.freshUntil < this.nextExpiry) this.nextExpiry = e.freshUntil;
     if (fresh === e.fresh && queued === e.queued && below === e.belowFloor) return;
     if (e.inPool) this.uncount(e);

@@ -1,5 +1,6 @@
 import type { AdminEvent, AdminEventKind } from '../../contract/index.js';
 import type { Logger } from '../logging/logger.js';
+import type { QueueGate } from '../policies/index.js';
 import type { WorkerReading } from './worker-status.js';
 
 /** Events kept for /admin/state: enough for a console's pane, bounded whatever happens. */
@@ -24,6 +25,7 @@ interface WorkerMark {
  */
 export class EventWatcher {
   readonly #log: Logger;
+  readonly #gate: QueueGate;
   readonly #events: AdminEvent[] = [];
   readonly #workers = new Map<string, WorkerMark>();
   #saturated = false;
@@ -34,8 +36,9 @@ export class EventWatcher {
   #burstFrom: number | null = null;
   #burstAt = 0;
 
-  constructor(log: Logger) {
+  constructor(log: Logger, gate: QueueGate) {
     this.#log = log;
+    this.#gate = gate;
   }
 
   /** The first event: what the router runs with, so a log or pane starts with the configuration it explains. */
@@ -48,7 +51,8 @@ export class EventWatcher {
   }
 
   /** Compare with the last look; the first look only sets the baseline. */
-  check(readings: readonly WorkerReading[], limit: number | null, allQueued: boolean, diversions = 0, now = Date.now()): void {
+  check(readings: readonly WorkerReading[], allQueued: boolean, diversions = 0, now = Date.now()): void {
+    const gate = this.#gate;
     const quiet = this.#first;
     this.#first = false;
     this.#watchDiversions(diversions, now, quiet);
@@ -58,14 +62,14 @@ export class EventWatcher {
         this.#emit(
           allQueued ? 'saturation_begin' : 'saturation_end',
           null,
-          allQueued ? `every worker is at or over the queue limit ${limit}: all_queued` : 'a worker is below the queue limit again',
+          allQueued ? `every worker is at or over the queue limit ${gate.limit}: all_queued` : 'a worker is below the queue limit again',
         );
     }
     const seen = new Set<string>();
     for (const r of readings) {
       const url = r.worker.url;
       seen.add(url);
-      const gated = r.fresh !== undefined && limit !== null && r.fresh.waiting >= limit;
+      const gated = r.fresh !== undefined && gate.isQueued(r.fresh.waiting);
       const now: WorkerMark = { gated, breaker: r.worker.breaker.state, unreachable: r.unreachable, loadSource: r.loadSource };
       const was = this.#workers.get(url);
       this.#workers.set(url, now);
@@ -74,7 +78,9 @@ export class EventWatcher {
         this.#emit(
           now.gated ? 'worker_gated' : 'worker_released',
           url,
-          now.gated ? `waiting ${r.fresh!.waiting} ≥ limit ${limit}` : `waiting ${r.fresh?.waiting ?? 'unknown'}, below the limit ${limit}`,
+          now.gated
+            ? `waiting ${r.fresh!.waiting} ≥ limit ${gate.limit}`
+            : `waiting ${r.fresh?.waiting ?? 'unknown'}, below the limit ${gate.limit}`,
         );
       if (now.breaker !== was.breaker)
         this.#emit(`breaker_${now.breaker}` as AdminEventKind, url, `circuit breaker ${was.breaker} → ${now.breaker}`);

@@ -1,9 +1,9 @@
 import type { BasicLoad } from '../policies/index.js';
 import type { WorkerRegistry } from '../workers/worker-registry.js';
-import type { Worker } from '../workers/worker.js';
-import type { LoadPollStats, LoadPush, LoadPushStats, LoadSampler } from './load-monitor/index.js';
-import type { LoadTable } from './load-monitor/index.js';
-import type { KvEventIndex, KvEventsStatus } from './kv-index/index.js';
+import type { Worker } from '../upstream/worker.js';
+import type { LoadPollStats, LoadPush, LoadPushStats, LoadSampler } from '../state/load-monitor/index.js';
+import type { LoadTable } from '../state/load-monitor/index.js';
+import type { KvEventIndex, KvEventsStatus } from '../state/kv-index/index.js';
 
 /** What the router knows about one worker at one instant. */
 export interface WorkerReading {

@@ -1,0 +1,94 @@
+import type { RouterConfig } from '../../config/index.js';
+import type { AdminDecisions, AdminState } from '../../contract/index.js';
+import { UNKNOWN_MODEL } from '../metrics/index.js';
+import type { RouterMetrics } from '../metrics/index.js';
+import type { QueueGate } from '../policies/index.js';
+import type { DecisionFilter, DecisionRing } from '../state/decisions/index.js';
+import type { PrefixIndex } from '../state/prefix-index/index.js';
+import type { PrefixState } from '../prefix-source/prefix-state.js';
+import type { FleetWatch } from '../status/fleet-watch.js';
+import { adminState } from './admin-state.js';
+
+/** The router's parts the documents read (the Router holds them all). */
+export interface DocumentParts {
+  readonly config: RouterConfig;
+  readonly gate: QueueGate;
+  readonly metrics: RouterMetrics;
+  readonly index: PrefixIndex;
+  readonly decisions: DecisionRing;
+  /** The model this router serves; null until known. */
+  readonly model: string | null;
+  /** Tokens per block of the prefix index's keys. */
+  readonly keyBlockSize: number;
+}
+
+export interface DocumentSources {
+  readonly watch: FleetWatch;
+  readonly prefix: PrefixState;
+  readonly version: string;
+  readonly simulated: boolean;
+  readonly startedAt: number;
+  /** The router's URL; '' before it listens. */
+  readonly url: () => string;
+  readonly ready: () => boolean;
+}
+
+/** The admin documents: GET /admin/state (docs/metrics-and-admin.md) and GET /admin/decisions (docs/decisions.md §Admin decisions). */
+export class AdminDocuments {
+  constructor(
+    private readonly p: DocumentParts,
+    private readonly d: DocumentSources,
+  ) {}
+
+  /** /admin/state; reading it is also a look for events, so the document's events are current. */
+  state(): AdminState {
+    const { p, d } = this;
+    const now = performance.now();
+    const readings = d.watch.readings(now);
+    d.watch.look(now, readings);
+    return adminState({
+      config: p.config,
+      gate: p.gate,
+      metrics: p.metrics,
+      readings,
+      version: d.version,
+      modelId: p.model,
+      metricsModel: p.model ?? UNKNOWN_MODEL,
+      simulated: d.simulated,
+      startedAt: d.startedAt,
+      url: d.url(),
+      ready: d.ready(),
+      alerts: d.watch.alerts(now),
+      prefixIndex: this.prefixIndexSummary(),
+      blockSize: p.keyBlockSize,
+      events: d.watch.recentEvents(),
+    });
+  }
+
+  decisions(filter: DecisionFilter = {}): AdminDecisions {
+    const ring = this.p.decisions;
+    return {
+      worker_queue_limit: this.p.gate.limit,
+      block_size: this.p.keyBlockSize,
+      capacity: ring.capacity,
+      recorded_total: ring.total,
+      memory_bytes: ring.memoryBytes,
+      decisions: ring.query(filter),
+    };
+  }
+
+  /** The prefix index's size and digest (PrefixIndex.digest, kept as pairs come and go). */
+  private prefixIndexSummary(): AdminState['prefix_index'] {
+    const d = this.p.index.digest();
+    const { source, keying } = this.d.prefix;
+    const unkeyed = this.p.metrics.unkeyedRequests;
+    return {
+      source,
+      keyed_by: keying.by === 'tokens' ? (keying.tokenizer === null ? 'token_ids' : 'tokens') : 'text',
+      blocks: d.blocks,
+      owner_pairs: d.pairs,
+      digest: d.digest,
+      unkeyed_requests: { no_tokenizer: unkeyed.get(['no_tokenizer']), unsupported_input: unkeyed.get(['unsupported_input']) },
+    };
+  }
+}

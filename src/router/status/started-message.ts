@@ -1,0 +1,11 @@
+import type { QueueGate } from '../policies/index.js';
+
+/** The first event (router_started): what the router runs with, so a log or pane starts with the configuration it explains. */
+export function startedMessage(o: { workers: number; url: string; policy: string; gate: QueueGate; prefixSource: string }): string {
+  const { gate } = o;
+  const cacheAware =
+    o.policy === 'cache_aware'
+      ? `, worker-queue-limit ${gate.limit ?? 'unset (gate off)'}${gate.floor !== null ? `, floor ${gate.floor}` : ''}, prefix from ${o.prefixSource}`
+      : '';
+  return `routing ${o.workers} worker${o.workers === 1 ? '' : 's'} at ${o.url}: policy ${o.policy}${cacheAware}`;
+}
