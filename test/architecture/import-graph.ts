@@ -1,50 +1,88 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 
-/** One relative import in the compiled output: from file, to file (both relative to dist/), and how. */
+/**
+ * One relative import in the sources: from file, to file (both relative to the root,
+ * spelled as the program names them, `.js`), how (`dynamic`: `import()`), and whether
+ * it names types only (`import type`, `export type`, `import('…').T`).
+ */
 export interface ImportEdge {
   from: string;
   to: string;
   dynamic: boolean;
+  typeOnly?: boolean;
 }
 
-const STATIC = /^\s*(?:import|export)\s(?:[^'";]*?\sfrom\s*)?['"](\.[^'"]+)['"]/gm;
-const DYNAMIC = /\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/g;
-
 /**
- * The relative imports of every compiled module under `dist` that still has a source
- * file under `root` (a module whose source was moved or deleted is a stale leftover of
- * an earlier build, not part of the program). Type-only imports are erased by the
- * compiler, so this is the graph that runs.
+ * The relative imports of every TypeScript source (`.ts`, `.tsx`) under `folders`,
+ * type-only ones included: a type import ties two modules as surely as a value
+ * import does (a change to the type reaches the importer), though the compiler erases
+ * it. Read with the TypeScript parser, so imports spread over lines, `export … from`,
+ * dynamic `import()` and `import('…')` types are all seen.
  */
-export function compiledImports(root: string, dist: string, folders: readonly string[]): ImportEdge[] {
+export function sourceImports(root: string, folders: readonly string[]): ImportEdge[] {
   const edges: ImportEdge[] = [];
   const visit = (dir: string): void => {
-    for (const entry of readdirSync(path.join(dist, dir), { withFileTypes: true })) {
+    for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
       const rel = path.posix.join(dir, entry.name);
       if (entry.isDirectory()) visit(rel);
-      else if (rel.endsWith('.js') && hasSource(root, rel)) {
-        const text = readFileSync(path.join(dist, rel), 'utf8');
-        for (const [re, dynamic] of [
-          [STATIC, false],
-          [DYNAMIC, true],
-        ] as const) {
-          for (const m of text.matchAll(re))
-            edges.push({ from: rel, to: path.posix.normalize(path.posix.join(path.posix.dirname(rel), m[1]!)), dynamic });
-        }
-      }
+      else if (/\.tsx?$/.test(rel) && !rel.endsWith('.d.ts')) edges.push(...importsOf(rel, readFileSync(path.join(root, rel), 'utf8')));
     }
   };
-  for (const f of folders) if (existsSync(path.join(dist, f))) visit(f);
+  for (const f of folders) if (existsSync(path.join(root, f))) visit(f);
   return edges;
 }
 
-function hasSource(root: string, jsPath: string): boolean {
-  const base = path.join(root, jsPath.slice(0, -'.js'.length));
-  return existsSync(`${base}.ts`) || existsSync(`${base}.tsx`);
+/** The relative imports of one source file (`file` relative to the root). */
+export function importsOf(file: string, text: string): ImportEdge[] {
+  const from = file.replace(/\.tsx?$/, '.js');
+  const source = ts.createSourceFile(
+    file,
+    text,
+    ts.ScriptTarget.Latest,
+    false,
+    file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS,
+  );
+  const edges: ImportEdge[] = [];
+  const add = (specifier: ts.Node | undefined, dynamic: boolean, typeOnly: boolean): void => {
+    if (specifier === undefined || !ts.isStringLiteralLike(specifier) || !specifier.text.startsWith('.')) return;
+    edges.push({ from, to: path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier.text)), dynamic, typeOnly });
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node)) add(node.moduleSpecifier, false, importIsTypeOnly(node));
+    else if (ts.isExportDeclaration(node)) add(node.moduleSpecifier, false, exportIsTypeOnly(node));
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference))
+      add(node.moduleReference.expression, false, node.isTypeOnly);
+    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) add(node.arguments[0], true, false);
+    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node.argument.literal, false, true);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return edges;
 }
 
-/** The top-level area a module belongs to: `src/<name>`, or the root folder (`commands`, `bench`). */
+function importIsTypeOnly(node: ts.ImportDeclaration): boolean {
+  const clause = node.importClause;
+  if (clause === undefined) return false;
+  if (clause.isTypeOnly) return true;
+  const named = clause.namedBindings;
+  return (
+    clause.name === undefined &&
+    named !== undefined &&
+    ts.isNamedImports(named) &&
+    named.elements.length > 0 &&
+    named.elements.every((e) => e.isTypeOnly)
+  );
+}
+
+function exportIsTypeOnly(node: ts.ExportDeclaration): boolean {
+  if (node.isTypeOnly) return true;
+  const clause = node.exportClause;
+  return clause !== undefined && ts.isNamedExports(clause) && clause.elements.length > 0 && clause.elements.every((e) => e.isTypeOnly);
+}
+
+/** The top-level area a module belongs to: `src/<name>`, or the root folder (`commands`, …). */
 export function areaOf(file: string): string {
   const parts = file.split('/');
   return parts[0] === 'src' ? `src/${parts[1]}` : parts[0]!;
@@ -65,6 +103,35 @@ export function layeringViolations(edges: readonly ImportEdge[], ranks: Readonly
     else if (!(b in ranks)) out.push(`${b} has no rank (imported by ${e.from})`);
     else if (ranks[b]! >= ranks[a]!) out.push(`${e.from} imports ${e.to}: ${b} is not below ${a}`);
     if (path.posix.basename(e.to) !== 'index.js') out.push(`${e.from} imports ${e.to}, not an index.js of ${b}`);
+  }
+  return [...new Set(out)];
+}
+
+/**
+ * The room of a module inside one area (`area` such as `src/router`): its first folder
+ * below the area (`policies`, `state`, …), or its file name for a file at the area's
+ * top (`router.ts`); undefined outside the area.
+ */
+export function roomOf(file: string, area: string): string | undefined {
+  if (!file.startsWith(`${area}/`)) return undefined;
+  const rest = file.slice(area.length + 1).split('/');
+  return rest.length === 1 ? rest[0]!.replace(/\.js$/, '.ts') : rest[0]!;
+}
+
+/**
+ * The same rule one level down, inside `area`: an import between two of its rooms
+ * goes to a strictly lower one, and every room has a rank. Rooms need not go through
+ * an index: they are one area's own parts.
+ */
+export function roomViolations(edges: readonly ImportEdge[], area: string, ranks: Readonly<Record<string, number>>): string[] {
+  const out: string[] = [];
+  for (const e of edges) {
+    const a = roomOf(e.from, area);
+    const b = roomOf(e.to, area);
+    if (a === undefined || b === undefined || a === b) continue;
+    if (!(a in ranks)) out.push(`${area}/${a} has no rank (imports ${b})`);
+    else if (!(b in ranks)) out.push(`${area}/${b} has no rank (imported by ${e.from})`);
+    else if (ranks[b]! >= ranks[a]!) out.push(`${e.from} imports ${e.to}: ${b} is not below ${a}`);
   }
   return [...new Set(out)];
 }
@@ -103,4 +170,19 @@ export function importCycles(edges: readonly ImportEdge[]): string[][] {
   };
   for (const v of next.keys()) if (!index.has(v)) connect(v);
   return cycles;
+}
+
+/**
+ * Every cycle between folders: the file graph folded onto the folders that hold the
+ * files (`src/router/state/kv-index`, …). Two folders that import each other are one
+ * unit in all but name, whichever files do it. An import between a folder and one it
+ * contains, or one that contains it, is left out: a folder's top files gather and
+ * serve its subfolders (an index, the types they share).
+ */
+export function folderCycles(edges: readonly ImportEdge[]): string[][] {
+  const nested = (a: string, b: string): boolean => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+  const folded = edges
+    .map((e) => ({ from: path.posix.dirname(e.from), to: path.posix.dirname(e.to), dynamic: e.dynamic }))
+    .filter((e) => !nested(e.from, e.to));
+  return importCycles(folded);
 }

@@ -1,41 +1,61 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compiledImports, importCycles, layeringViolations } from './import-graph.js';
+import { folderCycles, importCycles, importsOf, layeringViolations, roomViolations, sourceImports } from './import-graph.js';
 import type { ImportEdge } from './import-graph.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+const doc = readFileSync(path.join(root, 'docs/architecture.md'), 'utf8');
+
+/** The `| rank | names |` rows of the first table under the `## ` heading that starts with `heading`: each backticked name with its rank. */
+function rankRows(heading: string): Array<[name: string, rank: number]> {
+  const section = doc.split(/^## /m).find((s) => s.startsWith(heading)) ?? '';
+  const rows: Array<[string, number]> = [];
+  for (const m of section.matchAll(/^\| (\d+) \| (.+) \|$/gm))
+    for (const name of m[2]!.matchAll(/`([\w.-]+\/?)`/g)) rows.push([name[1]!, Number(m[1])]);
+  return rows;
+}
 
 /**
  * The layering of the program, read from its one definition: the rank table of
  * docs/architecture.md §Layout. An area may import only from areas of a lower rank,
- * and only through their index.js; a new area gets a row there.
+ * and only through their index.js; a new area gets a row there. A name ending in `/`
+ * is a folder at the root (`commands/`, …), a bare name an area under src/.
  */
-function ranksFromDocs(): Record<string, number> {
-  const doc = readFileSync(path.join(root, 'docs/architecture.md'), 'utf8');
-  const ranks: Record<string, number> = {};
-  for (const m of doc.matchAll(/^\| (\d+) \| (.+) \|$/gm)) {
-    for (const name of m[2]!.matchAll(/`([a-z-]+)(\/?)`/g)) {
-      // `commands/` and `bench/` are root folders; a bare name is an area under src/.
-      ranks[name[2] ? name[1]! : `src/${name[1]}`] = Number(m[1]);
-    }
-  }
-  return ranks;
-}
+const AREA_ROWS = rankRows('Layout');
+const RANKS = Object.fromEntries(AREA_ROWS.map(([name, rank]) => [name.endsWith('/') ? name.slice(0, -1) : `src/${name}`, rank]));
+const ROOT_FOLDERS = AREA_ROWS.filter(([name]) => name.endsWith('/')).map(([name]) => name.slice(0, -1));
 
-const RANKS = ranksFromDocs();
+/** The rooms of src/router and their ranks, from docs/architecture.md §Inside router/: its folders and the files at its top. */
+const ROOM_RANKS = Object.fromEntries(rankRows('Inside `router/`').map(([name, rank]) => [name.replace(/\/$/, ''), rank]));
 
-const edges = compiledImports(root, path.join(root, 'dist'), ['src', 'commands', 'bench']);
+const edges = sourceImports(root, ['src', ...ROOT_FOLDERS]);
 
-describe('the import graph of the compiled program', () => {
-  it('is ranked by the table in docs/architecture.md', () => {
-    expect(RANKS).toMatchObject({ 'src/errors': 0, 'src/router': 2, commands: 5, bench: 6 });
+/**
+ * Pairs of files outside src/router that name each other's types (a class and the
+ * helper it hands itself to), left for their areas' own step. The list may only
+ * shrink: a cycle not on it fails, and one that is gone can go from it.
+ */
+const KNOWN_TYPE_CYCLES: ReadonlyArray<readonly string[]> = [
+  ['src/sim/push-publisher.js', 'src/sim/sim-engine.js'],
+  ['src/engines/introspection.js', 'src/engines/push/kv-events-rule.js'],
+  ['src/config/coerce.js', 'src/config/kv-events-value.js'],
+  ['src/config/probe-warnings.js', 'src/config/probe.js'],
+];
+
+describe('the import graph of the sources, type imports included', () => {
+  it('is ranked by the tables in docs/architecture.md', () => {
+    expect(RANKS).toMatchObject({ 'src/errors': 0, 'src/contract': 2, 'src/config': 3, 'src/router': 4 });
+    expect(ROOT_FOLDERS).toContain('commands');
+    expect(ROOT_FOLDERS.filter((f) => !existsSync(path.join(root, f)))).toEqual([]);
+    expect(ROOM_RANKS).toMatchObject({ logging: 0, 'router.ts': expect.any(Number) });
   });
 
-  it('is read from the build', () => {
-    expect(edges.length).toBeGreaterThan(300);
+  it('is read from the sources, type-only and dynamic imports with the rest', () => {
+    expect(edges.length).toBeGreaterThan(600);
     expect(edges.some((e) => e.dynamic)).toBe(true);
+    expect(edges.some((e) => e.typeOnly)).toBe(true);
   });
 
   it('ranks every area under src/', () => {
@@ -45,12 +65,30 @@ describe('the import graph of the compiled program', () => {
     expect(areas.filter((a) => !(a in RANKS))).toEqual([]);
   });
 
+  it('ranks every room of src/router: each folder and each file at its top', () => {
+    const rooms = readdirSync(path.join(root, 'src/router'), { withFileTypes: true }).map((d) => d.name);
+    expect(rooms.filter((r) => !(r in ROOM_RANKS))).toEqual([]);
+  });
+
   it('points down: every import into another area goes to a lower one, through its index.js', () => {
     expect(layeringViolations(edges, RANKS)).toEqual([]);
   });
 
-  it('has no import cycle', () => {
-    expect(importCycles(edges)).toEqual([]);
+  it('points down inside src/router: every import into another room goes to a lower one', () => {
+    expect(roomViolations(edges, 'src/router', ROOM_RANKS)).toEqual([]);
+  });
+
+  it('has no import cycle between files that runs: value imports, the whole program', () => {
+    expect(importCycles(edges.filter((e) => !e.typeOnly))).toEqual([]);
+  });
+
+  it('has no import cycle between files, type imports included, but the known ones outside src/router', () => {
+    const known = new Set(KNOWN_TYPE_CYCLES.map((c) => c.join(' ')));
+    expect(importCycles(edges).filter((c) => !known.has(c.join(' ')))).toEqual([]);
+  });
+
+  it('has no import cycle between folders', () => {
+    expect(folderCycles(edges)).toEqual([]);
   });
 });
 
@@ -70,9 +108,50 @@ describe('the checks themselves', () => {
     expect(layeringViolations([edge], ranks).length === 0).toBe(ok);
   });
 
+  const rooms = { low: 0, high: 1, peer: 1, 'top.ts': 2 };
+  it.each([
+    { name: 'a room down to a lower room, any file', edge: e('src/a/high/x.js', 'src/a/low/deep/y.js'), ok: true },
+    { name: 'inside a room', edge: e('src/a/high/x.js', 'src/a/high/deep/y.js'), ok: true },
+    { name: 'a top file down to a room', edge: e('src/a/top.js', 'src/a/high/x.js'), ok: true },
+    { name: 'a room up to a top file', edge: e('src/a/low/x.js', 'src/a/top.js'), ok: false },
+    { name: 'a room up', edge: e('src/a/low/x.js', 'src/a/high/y.js'), ok: false },
+    { name: 'sideways between two rooms of one rank', edge: e('src/a/high/x.js', 'src/a/peer/y.js'), ok: false },
+    { name: 'into an unranked room', edge: e('src/a/high/x.js', 'src/a/new/y.js'), ok: false },
+    { name: 'outside the area', edge: e('src/b/x.js', 'src/a/new/y.js'), ok: true },
+  ])('room: $name', ({ edge, ok }) => {
+    expect(roomViolations([edge], 'src/a', rooms).length === 0).toBe(ok);
+  });
+
   it('finds a cycle of two files and of one, and none in a chain', () => {
     expect(importCycles([e('a.js', 'b.js'), e('b.js', 'a.js'), e('b.js', 'c.js')])).toEqual([['a.js', 'b.js']]);
     expect(importCycles([e('a.js', 'a.js')])).toEqual([['a.js']]);
     expect(importCycles([e('a.js', 'b.js'), e('b.js', 'c.js')])).toEqual([]);
+  });
+
+  it('finds a cycle between two folders through different files, and none inside one folder', () => {
+    expect(folderCycles([e('p/a.js', 'q/b.js'), e('q/c.js', 'p/d.js')])).toEqual([['p', 'q']]);
+    expect(folderCycles([e('p/a.js', 'p/b.js'), e('p/b.js', 'p/a.js')])).toEqual([]);
+  });
+
+  it('reads type-only imports, exports, imports over several lines, dynamic imports and import types', () => {
+    const text = [
+      "import type { A } from './a.js';",
+      "import { type B, type C } from '../b.js';",
+      "import {\n  d,\n  e,\n} from './d.js';",
+      "export { f } from './f.js';",
+      "export type { G } from './g.js';",
+      "const h = await import('./h.js');",
+      "let i: import('./i.js').I;",
+      "import { j } from 'node:path';",
+    ].join('\n');
+    expect(importsOf('src/x/m.ts', text).map((x) => [x.to, x.dynamic, x.typeOnly])).toEqual([
+      ['src/x/a.js', false, true],
+      ['src/b.js', false, true],
+      ['src/x/d.js', false, false],
+      ['src/x/f.js', false, false],
+      ['src/x/g.js', false, true],
+      ['src/x/h.js', true, false],
+      ['src/x/i.js', false, true],
+    ]);
   });
 });
