@@ -1,7 +1,7 @@
 /**
  * Routing quality on shared-prefix chat traffic: the tables BENCHMARKS.md publishes.
  *
- * Runs `routerctl bench --compare` (the built binary, so the figures come from the
+ * Runs `routerctl bench compare` (the built binary, so the figures come from the
  * command operators run) and prints the command, the fleet and workload, a Markdown
  * table, and the ratios the claims rest on.
  *
@@ -50,20 +50,9 @@ interface Report {
 }
 
 const FLEET = ['--sim-workers', '8', '--sim-max-running', '8', '--sim-speedup', '0.5', '--sim-kv-blocks', '1024', '--fleet-load', '0.9'];
-const CHAT = [
-  '--system-tokens',
-  '1000-4000',
-  '--sessions',
-  '128',
-  '--turns',
-  '4',
-  '--output-tokens',
-  '48',
-  '--burst',
-  '3x3s/15s',
-  '--seed',
-  '7',
-];
+/** The chat workload's knobs, after each shape's own (`--chat KEY=VALUE,…`, docs/bench.md). */
+const CHAT = 'system-tokens=1000-4000,sessions=128,turns=4,output-tokens=48,burst=3x3s/15s';
+const SEED = ['--seed', '7'];
 
 const RR = '--policy round_robin';
 const CA = '--policy cache_aware';
@@ -77,14 +66,14 @@ const SHAPES: Record<string, { describe: string; flags: string[]; policies: stri
     describe:
       '16 system prompts of 1-4K tokens, Zipf(1.1) popularity: the hottest prompt opens a third of the sessions, about 2.4 engines of work at this load, ' +
       'and each engine holds 16K tokens of KV (a few prompts)',
-    flags: ['--families', '16', '--zipf', '1.1', ...CHAT, ...FLEET],
+    flags: ['--chat', `families=16,zipf=1.1,${CHAT}`, ...SEED, ...FLEET],
     policies: [RR, CA, GATE, FLOOR],
   },
   flat: {
     describe:
       "32 system prompts of 1-4K tokens, Zipf(0.6): the hottest opens ~12 % of sessions, within one engine's capacity, " +
       'and the prompts together (~80K tokens) are five times what one engine caches',
-    flags: ['--families', '32', '--zipf', '0.6', ...CHAT, ...FLEET],
+    flags: ['--chat', `families=32,zipf=0.6,${CHAT}`, ...SEED, ...FLEET],
     policies: [RR, CA, GATE, FLOOR, GATE16],
   },
 };
@@ -110,9 +99,10 @@ if (!shape || (set !== 'policies' && set !== 'sweep')) {
   process.exit(2);
 }
 
-const configs = set === 'sweep' ? ['--compare', RR, '--sweep', 'worker-queue-limit=off,2,4,6,8,12,16'] : ['--compare', ...shape.policies];
+const configs = set === 'sweep' ? [RR, '--sweep', 'worker-queue-limit=off,2,4,6,8,12,16'] : [...shape.policies];
 const benchArgs = [
   'bench',
+  'compare',
   ...configs,
   ...shape.flags,
   '--duration',

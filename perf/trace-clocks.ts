@@ -2,7 +2,7 @@
  * Is the virtual clock honest? The same small trace (multi-turn conversations in the
  * Mooncake format, made here: conversationTrace) through the same configurations on
  * the same simulated fleet, once on the virtual clock and once over HTTP in real time
- * (`routerctl bench --trace FILE --clock wall`: `routerctl sim` and `routerctl serve`
+ * (`routerctl bench compare --trace FILE --clock wall`: `routerctl sim` and `routerctl serve`
  * processes, a streaming client). The table gives each arm's decision mix, cached-token
  * ratio and TTFT p50 on both clocks, and how far apart they are (docs/bench.md
  * §Virtual clock).
@@ -42,6 +42,7 @@ writeFileSync(
 
 const common = [
   'bench',
+  'compare',
   '--trace',
   file,
   '--json',
@@ -53,7 +54,6 @@ const common = [
   '16',
   '--sim-speedup',
   '1',
-  '--compare',
   '--policy round_robin',
   '',
   '--worker-queue-limit 2',

@@ -51,6 +51,7 @@ writeFileSync(file, toMooncakeJsonl(trace));
 try {
   const args = [
     'bench',
+    'compare',
     '--trace',
     file,
     '--clock',
@@ -61,7 +62,6 @@ try {
     '16384',
     '--sim-max-running',
     '16',
-    '--compare',
     '--policy round_robin',
     '',
     '--sweep',
