@@ -179,7 +179,8 @@ export const BENCH_RUN_OPTIONS = {
     type: 'string',
     default: '',
     group: TARGET,
-    describe: 'without --url: serve flags of the one simulated router, one quoted string ("" = defaults)',
+    describe:
+      'without --url: serve flags of the one simulated router, one quoted string given with = (--router-args="--policy round_robin")',
   },
   ...WORKLOAD_OPTIONS,
   duration: {
@@ -207,7 +208,12 @@ export const BENCH_COMPARE_OPTIONS = {
     group: CONFIGURATIONS,
     describe: 'FLAG=V1,V2,...: one configuration per value (off = flag left out); several sweeps multiply',
   },
-  'router-args': { type: 'string', default: '', group: CONFIGURATIONS, describe: 'serve flags added to every configuration' },
+  'router-args': {
+    type: 'string',
+    default: '',
+    group: CONFIGURATIONS,
+    describe: 'serve flags added to every configuration, given with = (--router-args="--worker-queue-limit 6")',
+  },
   ...WORKLOAD_OPTIONS,
   duration: {
     type: 'string',

@@ -18,7 +18,7 @@ const benchRun = defineCommand({
       .options(BENCH_RUN_OPTIONS)
       .example('$0 bench run --url http://127.0.0.1:30000 --rate 8 --duration 2m', 'a router already running')
       .example('$0 bench run --url http://127.0.0.1:30000 --chat sessions=32,turns=2', 'fewer, shorter conversations')
-      .example('$0 bench run --trace trace.jsonl --clock virtual --router-args "--worker-queue-limit 4"', 'a trace, simulated')
+      .example('$0 bench run --trace trace.jsonl --clock virtual --router-args="--worker-queue-limit 4"', 'a trace, simulated')
       .epilogue(
         'Exit status: 0 when the run completed and some request succeeded, 1 when none did or a fleet failed to start, ' +
           '2 for invalid options, 130 when interrupted (the report of what ran is still printed). See man routerctl-bench.',

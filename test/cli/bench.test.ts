@@ -185,7 +185,7 @@ describe('routerctl bench usage errors', () => {
   });
 
   it('bench run without --url is one simulated configuration', async () => {
-    const r = await runCli(['bench', 'run', '--router-args', '--worker-queue-limit 0']);
+    const r = await runCli(['bench', 'run', '--router-args=--worker-queue-limit 0']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/configuration A \(--worker-queue-limit 0\): --worker-queue-limit must be at least 1/);
   });
