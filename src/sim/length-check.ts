@@ -2,10 +2,10 @@ import type { EngineParams } from './engine-params.js';
 import type { Flavor } from './http/responses.js';
 
 /**
- * Why an engine refuses a request for its length (docs/simulator.md §Refusals for
- * length): it does not fit the model's context (`context_length`), or it fits the
- * context but not the KV pool (`kv_capacity`). A report that lumps the two together
- * blames the cache for what the context length did.
+ * Why an engine refuses a request for its length: it does not fit the model's context
+ * (`context_length`), or it fits the context but not the KV pool (`kv_capacity`). A
+ * report that lumps the two together blames the cache for what the context length
+ * did (docs/simulator.md §Refusals for length).
  */
 export type LengthRefusalReason = 'context_length' | 'kv_capacity';
 
