@@ -27,8 +27,8 @@ const AREA_ROWS = rankRows('Layout');
 const RANKS = Object.fromEntries(AREA_ROWS.map(([name, rank]) => [name.endsWith('/') ? name.slice(0, -1) : `src/${name}`, rank]));
 const ROOT_FOLDERS = AREA_ROWS.filter(([name]) => name.endsWith('/')).map(([name]) => name.slice(0, -1));
 
-/** The rooms of src/router and their ranks, from docs/architecture.md §Inside router/: its folders and the files at its top. */
-const ROOM_RANKS = Object.fromEntries(rankRows('Inside `router/`').map(([name, rank]) => [name.replace(/\/$/, ''), rank]));
+/** The rooms of src/router (its folders and the files at its top) and their ranks, from docs/architecture.md §Inside router/. */
+const ROOM_RANKS = Object.fromEntries(rankRows('Inside router/').map(([name, rank]) => [name.replace(/\/$/, ''), rank]));
 
 const edges = sourceImports(root, ['src', ...ROOT_FOLDERS]);
 
