@@ -16,7 +16,8 @@ export type { LoadRead, LoadShape, LoadSource, LoadSummary, RankReading, Reading
 export { POLL_FAILURE_REASONS, pollEngineLoad } from './load-poll.js';
 export type { LoadPoll, PollFailureReason } from './load-poll.js';
 export { parseJson, parseModels, parseServerInfo, pushEndpoint, replayEndpoints } from './introspection.js';
-export type { ModelsInfo, PushInfo, ServerInfo } from './introspection.js';
+export type { ModelsInfo, ServerInfo } from './introspection.js';
+export type { PushInfo } from './push/push-info.js';
 export {
   decodeKvEventBatch,
   decodeLoadStat,

@@ -3,7 +3,18 @@ import { encodeMsgpack, MsgpackMap } from '../msgpack/index.js';
 import { sglangPageChain, simWireWords } from '../prefix/index.js';
 import type { MsgpackValue } from '../msgpack/index.js';
 import type { KvCacheListener } from './kv-block-cache.js';
-import type { SimEngine } from './sim-engine.js';
+import type { EngineCore, EngineLoad } from './engine-core.js';
+import type { EngineParams } from './engine-params.js';
+import type { Flavor } from './http/responses.js';
+
+/** What the publisher reads of its engine (a SimEngine), named here so that the engine, which holds its publisher, is not imported back. */
+export interface PublishingEngine {
+  readonly flavor: Flavor;
+  readonly ranks: readonly EngineCore[];
+  readonly params: Readonly<EngineParams>;
+  readonly asSglang: boolean;
+  reportedLoads(): EngineLoad[];
+}
 
 /**
  * The simulated engine's push channels, as SGLang publishes them
@@ -58,7 +69,7 @@ interface RankChannels {
 }
 
 export class SimPushPublisher {
-  readonly #engine: SimEngine;
+  readonly #engine: PublishingEngine;
   readonly #opts: PushOptions;
   readonly #ranks: RankChannels[];
   readonly #replayBuffer: number;
@@ -72,7 +83,7 @@ export class SimPushPublisher {
   /** Batches not sent while paused: they are still numbered and kept for replay, as SGLang does on a failed send. */
   dropped = 0;
 
-  private constructor(engine: SimEngine, opts: PushOptions, ranks: RankChannels[]) {
+  private constructor(engine: PublishingEngine, opts: PushOptions, ranks: RankChannels[]) {
     this.#engine = engine;
     this.#opts = opts;
     this.#ranks = ranks;
@@ -85,7 +96,7 @@ export class SimPushPublisher {
     return (opts.kvEvents ? 2 * dp : 0) + (opts.loadPublish ? dp : 0);
   }
 
-  static async start(engine: SimEngine, opts: PushOptions): Promise<SimPushPublisher> {
+  static async start(engine: PublishingEngine, opts: PushOptions): Promise<SimPushPublisher> {
     if (opts.replayBuffer !== undefined && !(Number.isInteger(opts.replayBuffer) && opts.replayBuffer >= 1)) {
       throw new Error(`replayBuffer must be a whole number of at least 1 (got ${opts.replayBuffer})`);
     }

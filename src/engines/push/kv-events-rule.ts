@@ -1,4 +1,4 @@
-import type { PushInfo } from '../introspection.js';
+import type { PushInfo } from './push-info.js';
 
 /**
  * Where a worker that does not advertise its KV events publishes them (vLLM has no
