@@ -1,13 +1,11 @@
-import type { ConfigCodeName } from './codes.js';
 import { didYouMean } from '../cli/index.js';
 import { coerceKvEvents } from './kv-events-value.js';
 import { shorten } from './shorten.js';
+import type { Coerced, SourceKind } from './coerced.js';
 import type { OptionSpec } from './schema.js';
 
 /** Which kind of source a raw value came from; each delivers values differently. */
-export type SourceKind = 'flag' | 'env' | 'rc';
-
-export type Coerced = { ok: true; value: unknown } | { ok: false; code: ConfigCodeName; message: string };
+export type { Coerced, SourceKind };
 
 /**
  * Turn one raw value into the option's type, or say why it cannot be read (a parse

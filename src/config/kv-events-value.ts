@@ -1,7 +1,7 @@
 import { parseZmqEndpoint } from '../engines/index.js';
 import type { KvEventsRule } from '../engines/index.js';
 import { didYouMean } from '../cli/index.js';
-import type { Coerced, SourceKind } from './coerce.js';
+import type { Coerced, SourceKind } from './coerced.js';
 import { problem } from './problem.js';
 import type { RuleContext } from './rule-context.js';
 import { shorten } from './shorten.js';

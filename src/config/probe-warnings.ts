@@ -2,7 +2,7 @@ import { METRIC_NAMES } from '../contract/index.js';
 import type { Origin } from './origin.js';
 import { problem } from './problem.js';
 import type { ConfigProblem } from './problem.js';
-import type { WorkerProbe } from './probe.js';
+import type { WorkerProbe } from './worker-probe.js';
 import type { ConfigKey, RouterConfig } from './schema.js';
 
 /**
