@@ -30,7 +30,7 @@ const PAGE_ERRORS: Readonly<Record<string, readonly RuntimeCode[]>> = {
 
 /** The router's catalogue is keyed by code; read as the shared entry shape. */
 function apiEntries(): ApiErrorEntry[] {
-  return Object.entries(API_ERROR_CODES).map(([code, e]) => ({ code, status: e.status, meaning: e.meaning }));
+  return catalogueEntries(API_ERROR_CODES);
 }
 
 function runtimeEntries(page: string): ErrorEntry[] {

@@ -325,6 +325,10 @@ describe('the error catalogue', () => {
     }
   });
 
+  it('names each entry by its own code, as the HTTP contract sends it', () => {
+    expect(Object.entries(API_ERROR_CODES).filter(([name, e]) => name !== e.code)).toEqual([]);
+  });
+
   it.each(Object.entries(API_ERROR_CODES))(
     '%s is listed with its status in man routerctl-serve (ERRORS) and docs/http-edge.md',
     (code, { status }) => {

@@ -1,42 +1,64 @@
 import type { ServerResponse } from 'node:http';
 import type { ClientErrorStatus, RawErrorResponse } from '../../net/index.js';
+import { errorCatalogue } from '../../errors/index.js';
+import type { ApiErrorEntry } from '../../errors/index.js';
 
 /**
- * Every code the router answers with, and its status: the catalogue that
+ * Every code the router answers with, and its status, in the shape every catalogue
+ * shares (src/errors/error-entry.ts): the catalogue that
  * man/routerctl-serve.1 (ERRORS) and docs/http-edge.md list, kept in step by
  * test/router/http-edge.test.ts. A code is part of the HTTP contract: add, never rename.
  * `ApiError` takes only these, so a new code cannot be sent before it is listed here.
  */
-export const API_ERROR_CODES = {
+export const API_ERROR_CODES = errorCatalogue({
   bad_request: {
+    code: 'bad_request',
     status: 400,
     meaning: 'malformed request line or headers, invalid JSON or fields, a body cut short, a bad query parameter',
   },
-  unauthorized: { status: 401, meaning: 'missing or wrong bearer token on /admin/* (with --admin-token)' },
-  not_found: { status: 404, meaning: 'no such route' },
-  model_not_found: { status: 404, meaning: 'the request names a model this router does not serve' },
-  method_not_allowed: { status: 405, meaning: 'the route exists but not for this method (see the Allow header)' },
-  request_timeout: { status: 408, meaning: 'headers or body not received within the client timeouts' },
-  payload_too_large: { status: 413, meaning: 'body over --max-body-bytes (or chunk extensions too large)' },
-  unsupported_media_type: { status: 415, meaning: 'a generation body not sent as application/json' },
-  request_header_fields_too_large: { status: 431, meaning: 'request line and headers over 16 KiB' },
-  internal_error: { status: 500, meaning: 'a router bug; the request was not sent on' },
-  upstream_unreachable: { status: 502, meaning: 'no worker could be reached, and no other worker could take the request' },
+  unauthorized: { code: 'unauthorized', status: 401, meaning: 'missing or wrong bearer token on /admin/* (with --admin-token)' },
+  not_found: { code: 'not_found', status: 404, meaning: 'no such route' },
+  model_not_found: { code: 'model_not_found', status: 404, meaning: 'the request names a model this router does not serve' },
+  method_not_allowed: {
+    code: 'method_not_allowed',
+    status: 405,
+    meaning: 'the route exists but not for this method (see the Allow header)',
+  },
+  request_timeout: { code: 'request_timeout', status: 408, meaning: 'headers or body not received within the client timeouts' },
+  payload_too_large: { code: 'payload_too_large', status: 413, meaning: 'body over --max-body-bytes (or chunk extensions too large)' },
+  unsupported_media_type: { code: 'unsupported_media_type', status: 415, meaning: 'a generation body not sent as application/json' },
+  request_header_fields_too_large: {
+    code: 'request_header_fields_too_large',
+    status: 431,
+    meaning: 'request line and headers over 16 KiB',
+  },
+  internal_error: { code: 'internal_error', status: 500, meaning: 'a router bug; the request was not sent on' },
+  upstream_unreachable: {
+    code: 'upstream_unreachable',
+    status: 502,
+    meaning: 'no worker could be reached, and no other worker could take the request',
+  },
   upstream_error: {
+    code: 'upstream_error',
     status: 502,
     meaning: 'the worker answered with an error status and no other worker could take the request (x-router-upstream-status)',
   },
-  upstream_body_incomplete: { status: 502, meaning: 'the worker ended its response early (an in-band SSE error event once streaming)' },
-  no_healthy_workers: { status: 503, meaning: 'no worker is routable (all breakers open, or none configured)' },
-  policy_selection_failed: { status: 503, meaning: 'the routing policy found no worker for this request' },
-  breaker_open: { status: 503, meaning: 'the selected worker is cooling down after repeated failures' },
+  upstream_body_incomplete: {
+    code: 'upstream_body_incomplete',
+    status: 502,
+    meaning: 'the worker ended its response early (an in-band SSE error event once streaming)',
+  },
+  no_healthy_workers: { code: 'no_healthy_workers', status: 503, meaning: 'no worker is routable (all breakers open, or none configured)' },
+  policy_selection_failed: { code: 'policy_selection_failed', status: 503, meaning: 'the routing policy found no worker for this request' },
+  breaker_open: { code: 'breaker_open', status: 503, meaning: 'the selected worker is cooling down after repeated failures' },
   upstream_overloaded: {
+    code: 'upstream_overloaded',
     status: 503,
     meaning: 'the worker answered 429 or 503 and no other worker could take the request (x-router-upstream-status)',
   },
-  shutting_down: { status: 503, meaning: 'the router is draining after a stop signal; retry on another replica' },
-  upstream_timeout: { status: 504, meaning: 'the worker did not answer within --request-timeout-secs' },
-} as const satisfies Record<string, { status: number; meaning: string }>;
+  shutting_down: { code: 'shutting_down', status: 503, meaning: 'the router is draining after a stop signal; retry on another replica' },
+  upstream_timeout: { code: 'upstream_timeout', status: 504, meaning: 'the worker did not answer within --request-timeout-secs' },
+} satisfies Record<string, ApiErrorEntry>);
 
 export type ApiErrorCode = keyof typeof API_ERROR_CODES;
 
