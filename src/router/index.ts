@@ -10,6 +10,6 @@ export { PrefixIndex } from './state/prefix-index/index.js';
 export { createPolicy, queueGate } from './policies/index.js';
 export type { CacheAwareDecision, PolicyWorker, QueueGate } from './policies/index.js';
 export { API_ERROR_CODES, ApiError, ApiErrors } from './api-error/api-error.js';
-export { engineBlockKeys } from './state/kv-index/index.js';
+export { engineBlockKeys, PredictedPrefixes } from './state/kv-index/index.js';
 export type { EngineHashScheme } from './state/kv-index/index.js';
 export { UsageCountScanner, DecisionRing, ownerSummary } from './state/decisions/index.js';

@@ -4,3 +4,4 @@ export { emptyTraceResult, runTraceVirtual } from './virtual-trace-run.js';
 export type { TraceRunOptions, TraceRunResult } from './virtual-trace-run.js';
 export { countRefusal, emptyRefusalCounts } from './refusal-counts.js';
 export type { RefusalCounts } from './refusal-counts.js';
+export { DEFAULT_KV_EVENT_DELAY_MS, VirtualKvEvents } from './virtual-kv-events.js';

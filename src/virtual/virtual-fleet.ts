@@ -1,11 +1,12 @@
 import type { RouterConfig } from '../config/index.js';
 import { readV1Loads } from '../engines/index.js';
 import type { RankReading } from '../engines/index.js';
-import { LoadTable, PrefixIndex, PrefixLookup, createPolicy, queueGate } from '../router/index.js';
+import { LoadTable, PredictedPrefixes, PrefixIndex, PrefixLookup, createPolicy, queueGate } from '../router/index.js';
 import type { PolicyWorker } from '../router/index.js';
 import { DEFAULT_ENGINE_PARAMS, ManualClock, Rng, SimEngine } from '../sim/index.js';
 import type { EngineParams, Flavor } from '../sim/index.js';
 import { coreKeys } from '../sim/index.js';
+import { VirtualKvEvents } from './virtual-kv-events.js';
 
 export interface VirtualFleetOptions {
   config: RouterConfig;
@@ -13,6 +14,10 @@ export interface VirtualFleetOptions {
   engine?: Partial<EngineParams> | undefined;
   flavor?: Flavor | undefined;
   seed: number;
+  /** What the prefix index is built from: what the router sent where (default), or the engines' KV events (VirtualKvEvents). */
+  prefixSource?: 'requests' | 'events' | undefined;
+  /** Under events: step end to index, simulated ms (DEFAULT_KV_EVENT_DELAY_MS when absent). */
+  kvEventDelayMs?: number | undefined;
 }
 
 /**
@@ -30,6 +35,8 @@ export class VirtualFleet {
   readonly prefix: PrefixLookup;
   readonly policy: ReturnType<typeof createPolicy>;
   readonly random: () => number;
+  /** Under an events index, the engines' events on their way to it. */
+  readonly kvEvents: VirtualKvEvents | undefined;
 
   constructor(readonly o: VirtualFleetOptions) {
     const c = o.config;
@@ -63,6 +70,14 @@ export class VirtualFleet {
       () => true,
     );
     this.policy = createPolicy(c, gate);
+    // Under events, the index learns from the engines, and the router remembers where it sent what for the event gap, as applyPrefixSource sets it up.
+    this.kvEvents = o.prefixSource === 'events' ? new VirtualKvEvents(this.engines, this.index, this.clock, o.kvEventDelayMs) : undefined;
+    if (this.kvEvents && c.predictedPrefixTtlMs > 0)
+      this.prefix.predicted = new PredictedPrefixes({
+        ttlMs: c.predictedPrefixTtlMs,
+        capacity: 4096 /* the router's PREDICTED_PREFIXES */,
+        now: () => this.clock.now(),
+      });
     const rng = new Rng(o.seed ^ 0x2545f491);
     this.random = () => rng.next();
   }
@@ -91,6 +106,16 @@ export class VirtualFleet {
       if (more) this.clock.schedule(now + this.o.config.loadPollIntervalMs, sample);
     };
     sample();
+  }
+
+  /**
+   * The engine at `slot` accepted a request keyed `hashes`: the requests index records
+   * it as the owner; an events index waits for the engine's events, and remembers the
+   * send for the event gap (the relay's record, src/router/proxy/relay.ts).
+   */
+  recordSent(slot: number, hashes: readonly number[], hints: Int32Array): void {
+    if (this.kvEvents === undefined) this.index.record(slot, hashes, hashes.length, hints);
+    else this.prefix.predicted?.record(hashes, this.workers[slot]!);
   }
 
   /** Prompt tokens the engines were sent and how many their prefix caches held; closes the engines. */

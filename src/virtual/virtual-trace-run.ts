@@ -18,6 +18,11 @@ export interface TraceRunOptions {
   trace: readonly TraceRequest[];
   /** Tokens per hash id in the trace (512 in the published Mooncake traces). */
   traceBlockSize: number;
+  /** What the prefix index is built from (VirtualFleetOptions); requests when absent. */
+  prefixSource?: 'requests' | 'events' | undefined;
+  kvEventDelayMs?: number | undefined;
+  /** Each engine's load readings as they enter the load table (VirtualFleet.startSampling). */
+  onReading?: Parameters<VirtualFleet['startSampling']>[1];
 }
 
 export interface TraceRunResult {
@@ -69,14 +74,22 @@ export function emptyTraceResult(requests: number): TraceRunResult {
  */
 export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
   const c = opts.config;
-  const fleet = new VirtualFleet({ config: c, workers: opts.workers, engine: opts.engine, flavor: opts.flavor, seed: opts.seed });
-  const { clock, engines, workers, table, index, prefix, policy, random } = fleet;
+  const fleet = new VirtualFleet({
+    config: c,
+    workers: opts.workers,
+    engine: opts.engine,
+    flavor: opts.flavor,
+    seed: opts.seed,
+    prefixSource: opts.prefixSource,
+    kvEventDelayMs: opts.kvEventDelayMs,
+  });
+  const { clock, engines, workers, table, prefix, policy, random } = fleet;
   const result = emptyTraceResult(opts.trace.length);
   // Later turns of a conversation wait for the turn they follow.
   const next = traceFollowers(opts.trace);
   let outstanding = opts.trace.length;
   const last = opts.trace.reduce((m, r) => (r.after === undefined ? Math.max(m, r.atMs) : m), 0);
-  fleet.startSampling(next.size === 0 ? last + c.loadPollIntervalMs : () => outstanding > 0);
+  fleet.startSampling(next.size === 0 ? last + c.loadPollIntervalMs : () => outstanding > 0, opts.onReading);
   let lastFinish = 0;
   const settled = (i: number): void => {
     outstanding--;
@@ -139,7 +152,7 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
       return;
     }
     // The router records owners only for a policy that reads them (docs/routing.md).
-    if (hints !== undefined) index.record(slot, hashes, hashes.length, hints);
+    if (hints !== undefined) fleet.recordSent(slot, hashes, hints);
   };
   opts.trace.forEach((r, i) => {
     if (r.after === undefined) clock.schedule(r.atMs, () => send(i));

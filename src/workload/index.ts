@@ -19,3 +19,5 @@ export { fleetKvTraceBlocks, sharedLruReference } from './shared-lru-reference.j
 export type { SharedLruOptions, SharedLruReference } from './shared-lru-reference.js';
 export type { CacheCountOptions } from './prefix-chain.js';
 export { countOverContext } from './context-overflow.js';
+export { b2bSaasTrace } from './b2b-saas-workload.js';
+export type { B2bSaasOptions, RampStage } from './b2b-saas-workload.js';
