@@ -50,6 +50,13 @@ export const SIM_OPTIONS = {
     describe: 'tokens per KV block',
     coerce: wholeNumberAtLeast('block-size', 1),
   },
+  'context-length': {
+    type: 'number',
+    default: DEFAULT_ENGINE_PARAMS.maxModelLen,
+    describe:
+      "the model's context length (SGLang --context-length, vLLM --max-model-len): a longer prompt plus max_tokens is refused with the engine's own 400",
+    coerce: wholeNumberAtLeast('context-length', 2),
+  },
   'schedule-policy': {
     choices: SCHEDULE_POLICIES,
     default: SGLANG_SCHEDULER_DEFAULTS.schedulePolicy,

@@ -78,7 +78,7 @@ const sim = defineCommand({
     // HfChatTokenizer's encodeChat/encodeText are the engine's SimTokenizer; they return a reused view, which the engine copies.
     const tokenizer =
       argv.tokenizer === undefined ? undefined : (await import('../src/tokenizer/index.js')).HfChatTokenizer.load(argv.tokenizer);
-    const params: Partial<EngineParams> = { schedulePolicy: argv['schedule-policy'] };
+    const params: Partial<EngineParams> = { schedulePolicy: argv['schedule-policy'], maxModelLen: argv['context-length'] };
     if (argv['max-prefill-tokens'] !== undefined) params.maxPrefillTokens = argv['max-prefill-tokens'];
     if (argv['chunked-prefill-size'] !== undefined) params.chunkedPrefillSize = argv['chunked-prefill-size'];
     if (argv['max-num-batched-tokens'] !== undefined) params.maxNumBatchedTokens = argv['max-num-batched-tokens'];

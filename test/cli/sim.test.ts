@@ -40,6 +40,20 @@ describe('routerctl sim (built binary)', () => {
     }
   });
 
+  it("--context-length sets the model's context: /v1/models says it, and a longer prompt gets the engine's own 400", async () => {
+    const sim = startCli(['sim', '-n', '1', '--port-base', '0', '--flavor', 'vllm', '--context-length', '64', '--json']);
+    try {
+      const [line] = await sim.waitFor(/^\{.*\}\n/m);
+      const [url] = (JSON.parse(line) as { urls: string[] }).urls;
+      expect(await getJson(`${url!}/v1/models`)).toMatchObject({ data: [{ max_model_len: 64 }] });
+      const r = await post(`${url!}/v1/completions`, { prompt: Array.from({ length: 80 }, (_, i) => 100 + i), max_tokens: 1 });
+      expect(r.status).toBe(400);
+      expect((r.json() as { error: { message: string } }).error.message).toMatch(/maximum context length is 64 tokens/);
+    } finally {
+      sim.child.kill('SIGKILL');
+    }
+  });
+
   it('vLLM with --kv-events prints the --kv-events mapping to give the router, and check-config --probe takes it', async () => {
     const sim = startCli(['sim', '-n', '2', '--port-base', '0', '--flavor', 'vllm', '--kv-events', '--json']);
     try {
