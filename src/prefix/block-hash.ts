@@ -9,12 +9,65 @@ import type { ChatMessage } from './chat-template.js';
  */
 const TWO32 = 0x1_0000_0000;
 const HI_MASK = 0xfffff; // 20 high bits + 32 low bits = 52
+const CHAIN_START_HI = 0x6a09e667;
+const CHAIN_START_LO = 0xbb67ae85;
 
 export function blockHashes(tokens: ArrayLike<number>, blockSize: number, limit = Infinity): number[] {
   const full = Math.min(Math.floor(tokens.length / blockSize), limit);
   const out = new Array<number>(full);
-  let hi = 0x6a09e667;
-  let lo = 0xbb67ae85;
+  hashBlocks(tokens, blockSize, full, CHAIN_START_HI, CHAIN_START_LO, 0, out);
+  return out;
+}
+
+/**
+ * Where blockHashes's chain stands after some whole blocks, so that what follows can
+ * be hashed without hashing the prefix again (blockHashesAfter): an engine keys a
+ * finished request's output that way, rather than rehashing prompt and output.
+ */
+export interface BlockHashState {
+  readonly hi: number;
+  readonly lo: number;
+  /** Whole blocks hashed so far: the next block's number in the chain. */
+  readonly blocks: number;
+}
+
+/** The chain before its first block. */
+export const BLOCK_HASH_START: BlockHashState = Object.freeze({ hi: CHAIN_START_HI, lo: CHAIN_START_LO, blocks: 0 });
+
+/** blockHashes of `tokens`, and the chain's state after its last whole block. */
+export function blockHashChain(tokens: ArrayLike<number>, blockSize: number): { hashes: number[]; state: BlockHashState } {
+  const full = Math.floor(tokens.length / blockSize);
+  const hashes = new Array<number>(full);
+  hashBlocks(tokens, blockSize, full, CHAIN_START_HI, CHAIN_START_LO, 0, hashes);
+  return { hashes, state: { hi: chainEndHi, lo: chainEndLo, blocks: full } };
+}
+
+/**
+ * The hashes of the whole blocks of `tokens`, chained on from `state`: for a prefix
+ * whose chain ends in `state`, blockHashes(prefix ++ tokens) without the prefix's own
+ * blocks, the same numbers. `tokens` starts at a block boundary of the sequence.
+ */
+export function blockHashesAfter(state: BlockHashState, tokens: ArrayLike<number>, blockSize: number): number[] {
+  const full = Math.floor(tokens.length / blockSize);
+  const out = new Array<number>(full);
+  hashBlocks(tokens, blockSize, full, state.hi, state.lo, state.blocks, out);
+  return out;
+}
+
+// The chain's state after the last hashBlocks, read at once by its caller.
+let chainEndHi = CHAIN_START_HI;
+let chainEndLo = CHAIN_START_LO;
+
+/** The chain's loop: `full` blocks of `tokens` from state (hi, lo), numbered from `first`, into out[0..full). */
+function hashBlocks(
+  tokens: ArrayLike<number>,
+  blockSize: number,
+  full: number,
+  hi: number,
+  lo: number,
+  first: number,
+  out: number[],
+): void {
   for (let b = 0; b < full; b++) {
     const start = b * blockSize;
     for (let i = start; i < start + blockSize; i++) {
@@ -24,11 +77,12 @@ export function blockHashes(tokens: ArrayLike<number>, blockSize: number, limit 
       hi ^= hi >>> 13;
     }
     // Finalise per block so that the chain state mixes fully before the next block.
-    lo = fmix32(lo ^ b);
+    lo = fmix32(lo ^ (first + b));
     hi = fmix32(hi ^ lo);
     out[b] = (hi & HI_MASK) * TWO32 + (lo >>> 0);
   }
-  return out;
+  chainEndHi = hi;
+  chainEndLo = lo;
 }
 
 /** MurmurHash3's 32-bit finaliser: every input bit reaches every output bit. */

@@ -9,7 +9,18 @@ export {
   contentText,
 } from './chat-template.js';
 export type { ChatMessage } from './chat-template.js';
-export { blockHashes, chatBlockHashes, promptBytes, textBlockHashes, textDigest } from './block-hash.js';
+export {
+  BLOCK_HASH_START,
+  blockHashChain,
+  blockHashes,
+  blockHashesAfter,
+  chatBlockHashes,
+  fmix32,
+  promptBytes,
+  textBlockHashes,
+  textDigest,
+} from './block-hash.js';
+export type { BlockHashState } from './block-hash.js';
 export { sglangPageChain, sglangPageHashes } from './sglang-page-hash.js';
 export { SIM_WIRE_SHIFT, simWireWords } from './sim-wire-hash.js';
 export { KEY_CHAIN_ROOT, keyChain, keyChainOf } from './key-chain.js';

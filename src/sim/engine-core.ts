@@ -10,8 +10,9 @@ import { checkLength } from './length-check.js';
 import type { LengthRefusalReason } from './length-check.js';
 import { nextOutputToken } from './output-text.js';
 import { Rng } from './rng.js';
+import { tokenPrompt } from './keyed-prompt.js';
 import { SimRequest } from './sim-request.js';
-import type { RequestObserver, SubmitInput } from './sim-request.js';
+import type { KeyedSubmitInput, RequestObserver, SubmitInput } from './sim-request.js';
 
 export type { EngineCounters } from './engine-metrics.js';
 
@@ -131,12 +132,16 @@ export class EngineCore {
     return this.cache.matchPrefix(blockHashes(tokens, this.params.blockSize));
   }
 
-  submit(input: SubmitInput, observer: RequestObserver): SubmitResult {
+  submit(input: SubmitInput | KeyedSubmitInput, observer: RequestObserver): SubmitResult {
     const p = this.params;
     const maxTokens = Math.max(0, Math.floor(input.maxTokens));
+    const promptLength = 'prompt' in input ? input.prompt.length : input.promptTokens.length;
+    if ('prompt' in input && input.prompt.blockSize !== p.blockSize) {
+      throw new Error(`a prompt keyed in blocks of ${input.prompt.blockSize} tokens, for an engine with blocks of ${p.blockSize}`);
+    }
     // The engine's own length checks; what passes them fits an empty engine's KV memory,
     // so no request can block the queue forever.
-    const refusal = checkLength(this.flavor, p, input.promptTokens.length, maxTokens);
+    const refusal = checkLength(this.flavor, p, promptLength, maxTokens);
     if (refusal) return { ok: false, reason: refusal.reason, message: refusal.message };
     if (this.waitingCount >= p.maxQueued) return { ok: false, reason: 'queue_full' };
 
@@ -144,11 +149,11 @@ export class EngineCore {
     const outputLen = input.ignoreEos
       ? maxTokens
       : Math.max(1, Math.min(maxTokens, Math.round(this.rng.lognormal(p.outputMedianTokens, p.outputSigma))));
-    const overhead = (p.alpha0Ms + p.alpha1Ms * input.promptTokens.length) / p.speedup;
+    const overhead = (p.alpha0Ms + p.alpha1Ms * promptLength) / p.speedup;
     const req = new SimRequest(
       this.nextId++,
-      input,
-      blockHashes(input.promptTokens, p.blockSize),
+      'prompt' in input ? input.prompt : tokenPrompt(input.promptTokens, p.blockSize),
+      input.maxTokens,
       Math.min(outputLen, maxTokens),
       now,
       now + overhead,
@@ -535,7 +540,7 @@ export class EngineCore {
   private commitPromptBlocks(r: SimRequest): void {
     const full = r.promptHashes.length;
     if (full > r.promptBlocksCommitted) {
-      this.cache.commit(r.promptHashes, r.promptBlocksCommitted, full, r.prompt);
+      this.cache.commit(r.promptHashes, r.promptBlocksCommitted, full, () => r.prompt.tokens());
       r.anonymousBlocks -= full - r.promptBlocksCommitted;
       r.pinnedCount = full;
       r.promptBlocksCommitted = full;
@@ -544,10 +549,11 @@ export class EngineCore {
 
   private finish(r: SimRequest, t: number): void {
     // Generated blocks become cacheable too: the next turn of a conversation hits them.
-    const sequence = r.prompt.concat(r.output);
-    const all = blockHashes(sequence, this.params.blockSize);
+    // The prompt's whole blocks are keyed already; only the blocks after them are new.
+    const after = r.prompt.keysAfter(r.output);
+    const all = after.length > 0 ? r.promptHashes.concat(after) : r.promptHashes;
     if (all.length > r.pinnedCount) {
-      this.cache.commit(all, r.pinnedCount, all.length, sequence);
+      this.cache.commit(all, r.pinnedCount, all.length, () => r.prompt.tokens().concat(r.output));
       r.anonymousBlocks -= all.length - r.pinnedCount;
     }
     this.cache.releaseChain(all, all.length, r.anonymousBlocks);

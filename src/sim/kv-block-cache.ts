@@ -13,11 +13,12 @@ import { closeHole, hashBucket as bucket, placeEntry } from '../prefix/index.js'
  */
 export interface KvCacheListener {
   /**
-   * Blocks `first`..`first + hashes.length - 1` of a sequence became cached; `tokens` is
-   * the whole sequence (at least up to the run's end), always: the events carry a run's
-   * token ids, and an engine posing as SGLang hashes them.
+   * Blocks `first`..`first + hashes.length - 1` of a sequence became cached; `tokens()`
+   * gives the whole sequence (at least up to the run's end), always: the events carry a
+   * run's token ids, and an engine posing as SGLang hashes them. Made only when asked
+   * for: a replayed trace's prompts have no token array until then (KeyedPrompt).
    */
-  stored(hashes: readonly number[], parent: number | null, first: number, tokens: readonly number[]): void;
+  stored(hashes: readonly number[], parent: number | null, first: number, tokens: () => readonly number[]): void;
   removed(hashes: readonly number[]): void;
   cleared(): void;
 }
@@ -100,9 +101,18 @@ export class KvBlockCache {
   /**
    * Turn anonymous blocks of a request into cached blocks under `hashes[from..to)`.
    * A hash another request cached meanwhile is shared, and our block goes back free.
-   * `tokens` is the sequence the hashes are of (the listener is told them).
+   * `tokens` is the sequence the hashes are of, or makes it (the listener is told them).
    */
-  commit(hashes: readonly number[], from: number, to: number, tokens: readonly number[]): void {
+  commit(hashes: readonly number[], from: number, to: number, tokens: readonly number[] | (() => readonly number[])): void {
+    if (typeof tokens !== 'function') {
+      const given = tokens;
+      tokens = () => given;
+    } else if (this.listener) {
+      // Made at most once, however many runs the commit tells the listener of.
+      const make = tokens;
+      let made: readonly number[] | undefined;
+      tokens = () => (made ??= make());
+    }
     let runStart = -1;
     for (let i = from; i < to; i++) {
       const h = hashes[i]!;
@@ -121,7 +131,7 @@ export class KvBlockCache {
     if (runStart >= 0) this.#stored(hashes, runStart, to, tokens);
   }
 
-  #stored(hashes: readonly number[], from: number, to: number, tokens: readonly number[]): void {
+  #stored(hashes: readonly number[], from: number, to: number, tokens: () => readonly number[]): void {
     this.listener?.stored(hashes.slice(from, to), from > 0 ? hashes[from - 1]! : null, from, tokens);
   }
 

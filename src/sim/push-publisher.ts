@@ -264,7 +264,8 @@ export class SimPushPublisher {
   #listener(rank: number, ch: RankChannels): KvCacheListener {
     const bs = this.#engine.params.blockSize;
     return {
-      stored: (hashes, parent, first, tokens) => {
+      stored: (hashes, parent, first, sequence) => {
+        const tokens = sequence();
         const end = (first + hashes.length) * bs;
         if (tokens.length < end)
           throw new Error(`KV cache stored blocks ${first}..${first + hashes.length - 1} of a ${tokens.length}-token sequence`);

@@ -5,7 +5,7 @@ import type { EngineParams } from './engine-params.js';
 import type { Flavor } from './http/responses.js';
 import type { SimPushPublisher } from './push-publisher.js';
 import { Rng } from './rng.js';
-import type { RequestObserver, SimRequest, SubmitInput } from './sim-request.js';
+import type { KeyedSubmitInput, RequestObserver, SimRequest, SubmitInput } from './sim-request.js';
 import { STAND_IN_TOKENIZER } from './sim-tokenizer.js';
 import type { SimTokenizer } from './sim-tokenizer.js';
 
@@ -87,6 +87,15 @@ export class SimEngine {
   }
 
   submit(input: SubmitInput, observer: RequestObserver, dpRank?: number): EngineSubmitResult {
+    return this.#submit(input, observer, dpRank);
+  }
+
+  /** submit, for a prompt keyed already (a replayed trace's, KeyedPrompt): no token array. */
+  submitKeyed(input: KeyedSubmitInput, observer: RequestObserver, dpRank?: number): EngineSubmitResult {
+    return this.#submit(input, observer, dpRank);
+  }
+
+  #submit(input: SubmitInput | KeyedSubmitInput, observer: RequestObserver, dpRank: number | undefined): EngineSubmitResult {
     if (this.controls.failureRate > 0 && this.failureRng.next() < this.controls.failureRate) {
       this.failuresInjected++;
       return { ok: false, reason: 'injected_failure' };

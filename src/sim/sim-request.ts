@@ -1,3 +1,5 @@
+import type { KeyedPrompt } from './keyed-prompt.js';
+
 /** What the HTTP layer hears about a request while the engine runs it. */
 export interface RequestObserver {
   /** One generated token; `index` counts from 0. The first call is the first token. */
@@ -12,14 +14,23 @@ export interface SubmitInput {
   ignoreEos: boolean;
 }
 
+/** A request whose prompt comes keyed already (KeyedPrompt), with no token array: a replayed trace's. */
+export interface KeyedSubmitInput {
+  prompt: KeyedPrompt;
+  maxTokens: number;
+  ignoreEos: boolean;
+}
+
 export type FinishReason = 'length' | 'stop' | 'abort';
 export type RequestState = 'waiting' | 'running' | 'finished' | 'aborted';
 
 /** One request inside an engine rank. Times are simulated milliseconds. */
 export class SimRequest {
   readonly id: number;
-  readonly prompt: number[];
-  readonly promptHashes: number[];
+  /** The prompt as the cache keys it. */
+  readonly prompt: KeyedPrompt;
+  /** Keys of the prompt's whole blocks (prompt.blockKeys). */
+  readonly promptHashes: readonly number[];
   readonly maxTokens: number;
   readonly outputLen: number;
   readonly arrivalAt: number;
@@ -56,17 +67,17 @@ export class SimRequest {
 
   constructor(
     id: number,
-    input: SubmitInput,
-    promptHashes: number[],
+    prompt: KeyedPrompt,
+    maxTokens: number,
     outputLen: number,
     arrivalAt: number,
     readyAt: number,
     observer: RequestObserver,
   ) {
     this.id = id;
-    this.prompt = input.promptTokens;
-    this.promptHashes = promptHashes;
-    this.maxTokens = input.maxTokens;
+    this.prompt = prompt;
+    this.promptHashes = prompt.blockKeys;
+    this.maxTokens = maxTokens;
     this.outputLen = outputLen;
     this.arrivalAt = arrivalAt;
     this.readyAt = readyAt;

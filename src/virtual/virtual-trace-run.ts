@@ -1,8 +1,9 @@
 import type { RouterConfig } from '../config/index.js';
 import { blockHashes } from '../prefix/index.js';
 import type { CacheAwareDecision } from '../router/index.js';
-import type { EngineParams, Flavor } from '../sim/index.js';
-import { traceFollowers, tracePromptTokens } from '../workload/index.js';
+import type { EngineParams, Flavor, KeyedPrompt } from '../sim/index.js';
+import { tokenPrompt } from '../sim/index.js';
+import { traceBlockKeys, traceFollowers, traceKeyable, tracePrompt, tracePromptTokens } from '../workload/index.js';
 import type { TraceRequest } from '../workload/index.js';
 import { VirtualFleet } from './virtual-fleet.js';
 import { countRefusal, emptyRefusalCounts } from './refusal-counts.js';
@@ -18,6 +19,13 @@ export interface TraceRunOptions {
   trace: readonly TraceRequest[];
   /** Tokens per hash id in the trace (512 in the published Mooncake traces). */
   traceBlockSize: number;
+  /**
+   * How prompts are keyed into blocks, for the router and the engines alike:
+   * `trace-ids` from the trace's hash ids (traceBlockKeys; no token arrays), when both
+   * block sizes divide the trace's, else `tokens`: the prompt's tokens made and hashed.
+   * The two give the same run (test/virtual/trace-keying.test.ts); the first is faster.
+   */
+  keying?: 'trace-ids' | 'tokens' | undefined;
   /** What the prefix index is built from (VirtualFleetOptions); requests when absent. */
   prefixSource?: 'requests' | 'events' | undefined;
   kvEventDelayMs?: number | undefined;
@@ -91,6 +99,19 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
   const last = opts.trace.reduce((m, r) => (r.after === undefined ? Math.max(m, r.atMs) : m), 0);
   fleet.startSampling(next.size === 0 ? last + c.loadPollIntervalMs : () => outstanding > 0, opts.onReading);
   let lastFinish = 0;
+  const engineBlock = fleet.params.blockSize;
+  const byIds =
+    opts.keying !== 'tokens' && traceKeyable(opts.traceBlockSize, c.blockSize) && traceKeyable(opts.traceBlockSize, engineBlock);
+  /** The router's keys for a request's prompt, and the prompt as the engines key it: one chain of keys when the block sizes agree. */
+  const keyed = (r: TraceRequest): { hashes: number[]; prompt: KeyedPrompt } => {
+    if (!byIds) {
+      const tokens = tracePromptTokens(r, opts.traceBlockSize);
+      return { hashes: blockHashes(tokens, c.blockSize), prompt: tokenPrompt(tokens, engineBlock) };
+    }
+    const hashes = traceBlockKeys(r, opts.traceBlockSize, c.blockSize);
+    const engineKeys = engineBlock === c.blockSize ? hashes : traceBlockKeys(r, opts.traceBlockSize, engineBlock);
+    return { hashes, prompt: tracePrompt(r, opts.traceBlockSize, engineBlock, engineKeys) };
+  };
   const settled = (i: number): void => {
     outstanding--;
     for (const j of next.get(i) ?? []) clock.schedule(clock.now() + opts.trace[j]!.atMs, () => send(j));
@@ -99,14 +120,13 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
   const send = (i: number): void => {
     const r = opts.trace[i]!;
     const now = clock.now();
-    const tokens = tracePromptTokens(r, opts.traceBlockSize);
-    const hashes = blockHashes(tokens, c.blockSize);
+    const { hashes, prompt } = keyed(r);
     const view = table.view(now);
     const hints = policy.usesPrefix ? new Int32Array(hashes.length) : undefined;
     const outcome = policy.select({
       pool: view,
       load: view,
-      inputTokens: tokens.length,
+      inputTokens: r.inputLength,
       prefix: policy.usesPrefix ? prefix.signal(hashes, hints) : undefined,
       random,
     });
@@ -125,8 +145,8 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
     let gaps = 0;
     let n = 0;
     worker.inflight++;
-    const submitted = engines[slot]!.submit(
-      { promptTokens: tokens, maxTokens: r.outputLength, ignoreEos: true },
+    const submitted = engines[slot]!.submitKeyed(
+      { prompt, maxTokens: r.outputLength, ignoreEos: true },
       {
         onToken(_piece, _index, at) {
           if (first === undefined) first = at;

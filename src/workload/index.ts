@@ -8,6 +8,7 @@ export type { ExchangeOutcome, Message } from './chat-exchange.js';
 export { ArrivalDigest } from './arrival-digest.js';
 export { Zipf } from './zipf.js';
 export { parseMooncakeTrace, selectTrace, traceDigest, traceFollowers, tracePromptTokens } from './mooncake-trace.js';
+export { traceBlockKeys, traceKeyable, tracePrompt } from './trace-block-keys.js';
 export type { TraceProblem, TraceRequest } from './mooncake-trace.js';
 export { conversationTrace, toMooncakeJsonl } from './synthetic-trace.js';
 export type { ConversationTraceOptions } from './synthetic-trace.js';

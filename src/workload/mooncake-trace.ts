@@ -100,11 +100,10 @@ export function selectTrace(
 }
 
 /** Tokens a trace request's prompt is made of: block i is the same tokens wherever its id appears, the last one cut to the input length. */
-export function tracePromptTokens(r: TraceRequest, blockSize: number, vocab = 32_000): number[] {
+export function tracePromptTokens(r: TraceRequest, blockSize: number, vocab = TRACE_VOCAB): number[] {
   const out = new Array<number>(r.inputLength);
   for (let b = 0; b < r.hashIds.length; b++) {
-    // A small PRNG seeded by the block's id: the same id always gives the same tokens.
-    let s = (r.hashIds[b]! * 2654435761 + 0x9e3779b9) >>> 0;
+    let s = traceBlockSeed(r.hashIds[b]!);
     const end = Math.min(r.inputLength, (b + 1) * blockSize);
     for (let i = b * blockSize; i < end; i++) {
       s ^= s << 13;
@@ -115,6 +114,32 @@ export function tracePromptTokens(r: TraceRequest, blockSize: number, vocab = 32
       // Ids from 100 up: below are the stand-in tokenizer's specials.
       out[i] = 100 + (s % (vocab - 100));
     }
+  }
+  return out;
+}
+
+/** The token vocabulary tracePromptTokens draws from by default. */
+export const TRACE_VOCAB = 32_000;
+
+/**
+ * The state a block's tokens are drawn from (a small PRNG's, xorshift32): a function
+ * of its id alone, so two ids with the same seed are the same tokens.
+ */
+export function traceBlockSeed(id: number): number {
+  return (id * 2654435761 + 0x9e3779b9) >>> 0;
+}
+
+/** Tokens `from`..`to` (offsets in the block) of the block whose id has this seed: tracePromptTokens's, no more. */
+export function traceBlockTokens(seed: number, from: number, to: number, vocab = TRACE_VOCAB): number[] {
+  const out = new Array<number>(Math.max(0, to - from));
+  let s = seed;
+  for (let i = 0; i < to; i++) {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    if (i >= from) out[i - from] = 100 + (s % (vocab - 100));
   }
   return out;
 }
