@@ -30,6 +30,10 @@ const benchCompare = defineCommand({
       )
       .example('$0 bench compare "" --sweep worker-queue-limit=2,4,6,8,12 --duration 60s', 'what each queue limit buys, against no limit')
       .example('$0 bench compare --trace trace.jsonl --clock virtual "" "--worker-queue-limit 4"', 'a trace through two configurations')
+      .example(
+        '$0 bench compare --trace trace.jsonl --clock virtual --recommend "" --sweep worker-queue-limit=4,8',
+        'pick on windows 1-3 of the trace, check on 4-6',
+      )
       .example('$0 bench compare "--policy round_robin" "" --duration 5s --json | jq .runs[].summary.ttft_ms', 'for scripts')
       .epilogue(
         'Exit status: 0 when the run completed and some request succeeded, 1 when none did or a fleet failed to start, ' +
@@ -43,7 +47,7 @@ const benchCompare = defineCommand({
       throw usageError('--url and bench compare are exclusive: bench run --url benches one endpoint, bench compare simulated fleets');
     if (compare.length === 0 && sweep.length === 0)
       throw usageError('name what to compare: bench compare "ARGS A" "ARGS B" (and/or --sweep FLAG=V1,V2)');
-    process.exitCode = await benchInputs(argv, { url: undefined, compare, sweep });
+    process.exitCode = await benchInputs(argv, { url: undefined, compare, sweep, recommend: argv.recommend });
   },
 });
 

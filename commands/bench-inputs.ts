@@ -7,6 +7,8 @@ export interface BenchTarget {
   url: string | undefined;
   compare: string[];
   sweep: string[];
+  /** `bench compare --recommend`: pick on samples 1–3, check on 4–6. */
+  recommend?: boolean;
 }
 
 /** `START..END` seconds of trace time. */
@@ -24,6 +26,8 @@ function traceWindow(text: string | undefined): [number, number] | undefined {
  */
 export async function benchInputs(argv: BenchInputArgv, target: BenchTarget): Promise<number> {
   const gsp = argv.workload === 'gsp';
+  if (target.recommend && argv.trace === undefined && !gsp)
+    throw usageError('--recommend ranks configurations on a replay: give --trace FILE (or --workload gsp) and --clock virtual');
   if (argv.trace !== undefined || argv.clock === 'virtual' || gsp) {
     if (argv.trace !== undefined && gsp) throw usageError('--trace and --workload gsp are two workloads: give one');
     if (argv.trace === undefined && !gsp)
@@ -54,6 +58,8 @@ export async function benchInputs(argv: BenchInputArgv, target: BenchTarget): Pr
       workers: argv['sim-workers'],
       kvBlocks: argv['sim-kv-blocks'],
       maxRunning: argv['sim-max-running'],
+      contextLength: argv['sim-context-length'],
+      recommend: target.recommend ?? false,
       seed: argv.seed,
       sloTtftMs: argv['slo-ttft-ms'],
       json: argv.json,

@@ -1,6 +1,7 @@
 import type { InferredOptionTypes, Options } from 'yargs';
 import { ADMIN_TOKEN_OPTION, numberGreaterThan, wholeNumberAtLeast } from '../src/cli/index.js';
 import { CHAT_SPEC_HELP, GSP_SPEC_HELP, parseChatSpec, parseGspSpec } from '../src/bench/flags/index.js';
+import { DEFAULT_ENGINE_PARAMS } from '../src/sim/index.js';
 
 // `routerctl bench run|compare|capture`'s flags, read by their yargs builders and by the man page
 // generator (OPTIONS). Each subcommand carries only its own, at most 30 (a test counts them).
@@ -108,6 +109,13 @@ const FLEET_OPTIONS = {
     describe: 'KV cache blocks per engine (16 tokens each)',
     coerce: wholeNumberAtLeast('sim-kv-blocks', 1),
   },
+  'sim-context-length': {
+    type: 'number',
+    default: DEFAULT_ENGINE_PARAMS.maxModelLen,
+    group: FLEET,
+    describe: "the model's context length per engine: a longer prompt plus output is refused, and counted so",
+    coerce: wholeNumberAtLeast('sim-context-length', 2),
+  },
   'sim-flavor': {
     choices: ['sglang', 'vllm'],
     default: 'sglang',
@@ -214,6 +222,13 @@ export const BENCH_COMPARE_OPTIONS = {
     group: CONFIGURATIONS,
     describe: 'serve flags added to every configuration, given with = (--router-args="--worker-queue-limit 6")',
   },
+  recommend: {
+    type: 'boolean',
+    default: false,
+    group: CONFIGURATIONS,
+    describe:
+      'with --trace (or --workload gsp) and --clock virtual: pick the best configuration on trace windows 1-3 (seeds for gsp), check it on 4-6, and say whether to set the gate',
+  },
   ...WORKLOAD_OPTIONS,
   duration: {
     type: 'string',
@@ -228,6 +243,8 @@ export const BENCH_COMPARE_OPTIONS = {
     defaultDescription: '30s',
   },
   ...RUN_OPTIONS,
+  // A simulated fleet serves the one model the bench finds on it: the flag is accepted, not listed (a flag fewer in --help).
+  'model-name': { ...RUN_OPTIONS['model-name'], hidden: true },
   ...FLEET_OPTIONS,
   ...TRACE_OPTIONS,
 } as const satisfies Record<string, Options>;

@@ -27,6 +27,7 @@ export async function startSimProcess(shape: FleetShape, timeoutMs = 20_000): Pr
     shape.flavor,
     '--seed',
     String(shape.seed),
+    ...(shape.contextLength !== undefined ? ['--context-length', String(shape.contextLength)] : []),
   ]);
   try {
     const urls = await p.firstLine((line) => {

@@ -9,6 +9,8 @@ export interface FleetShape {
   kvBlocks: number;
   flavor: 'sglang' | 'vllm';
   seed: number;
+  /** The model's context length (`routerctl sim --context-length`); the simulator's 131,072 when unset. */
+  contextLength?: number | undefined;
 }
 
 /** The uncached prompt tokens a request is assumed to prefill when its prefix is mostly cached. */

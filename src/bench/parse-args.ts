@@ -26,6 +26,8 @@ export interface BenchArgv {
   'sim-speedup': number;
   'sim-kv-blocks': number;
   'sim-flavor': 'sglang' | 'vllm';
+  /** Unset by a caller that builds these flags by hand: the simulator's own default then. */
+  'sim-context-length'?: number;
   json: boolean;
 }
 
@@ -110,6 +112,7 @@ export function parseBenchArgs(a: BenchArgv): BenchOptions {
       kvBlocks: a['sim-kv-blocks'],
       flavor: a['sim-flavor'],
       seed: a.seed,
+      contextLength: a['sim-context-length'],
     },
     json: a.json,
   };

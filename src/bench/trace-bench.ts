@@ -3,10 +3,11 @@ import yargs from 'yargs';
 import { addConfigOptions, resolveConfig } from '../config/index.js';
 import type { RouterConfig } from '../config/index.js';
 import { usageError } from '../errors/index.js';
+import { DEFAULT_ENGINE_PARAMS } from '../sim/index.js';
 import { runTraceVirtual } from '../virtual/index.js';
-import type { TraceRunResult } from '../virtual/index.js';
+import type { RefusalCounts, TraceRunResult } from '../virtual/index.js';
 import { GSP_BLOCK_TOKENS, gspTrace, parseMooncakeTrace, selectTrace, traceDigest } from '../workload/index.js';
-import type { GspOptions, TraceRequest } from '../workload/index.js';
+import type { TraceRequest } from '../workload/index.js';
 import { ConfigurationError, buildConfigurations } from './configurations.js';
 import type { Configuration } from './configurations.js';
 import { startRouterProcess, startSimProcess } from './fleet-processes.js';
@@ -14,35 +15,12 @@ import { colorEnabled } from '../cli/index.js';
 import { configurationChart } from './charts.js';
 import { percentiles } from './percentiles.js';
 import { runTraceWall } from './trace-wall.js';
+import { boundsLines, ceilingShare, overContextLine, traceBounds } from './trace-ceiling.js';
+import type { TraceBounds } from './trace-ceiling.js';
+import { runTraceRecommendation } from './trace-recommend.js';
+import type { TraceBenchOptions } from './trace-bench-options.js';
 
-export interface TraceBenchOptions {
-  /** A Mooncake-format trace file, or a generated workload (`--workload gsp`). */
-  file: string | undefined;
-  gsp?: GspOptions | undefined;
-  /** Tokens per hash id (512 in the published traces). */
-  traceBlockSize: number;
-  speedup: number;
-  limit: number | undefined;
-  /** Trace seconds [from, to). */
-  window: [number, number] | undefined;
-  compare: string[];
-  sweep: string[];
-  routerArgs: string;
-  workers: number;
-  kvBlocks: number;
-  maxRunning: number;
-  seed: number;
-  sloTtftMs: number;
-  json: boolean;
-  /** virtual: the router's code on simulated time; wall: real processes over HTTP (the check that virtual time is honest). */
-  clock: 'virtual' | 'wall';
-  /** Wall clock: simulated time per real time of the engines. */
-  simSpeedup: number;
-  /** Wall clock: per-request limit. */
-  timeoutMs: number;
-  /** Wall clock: one line per configuration as it starts and ends. */
-  note?: (line: string) => void;
-}
+export type { TraceBenchOptions } from './trace-bench-options.js';
 
 /** One configuration's figures: decision mix, reuse, latency, throughput, goodput (docs/bench.md §Trace report). */
 export interface TraceArmReport {
@@ -51,10 +29,15 @@ export interface TraceArmReport {
   requests: number;
   finished: number;
   refused: number;
+  /** The refusals by the engine's reason: over the context length, over the KV pool, the waiting queue full. */
+  refused_by: { context_length: number; kv_capacity: number; queue_full: number };
   failures: number;
   decisions: Record<string, number>;
   diverted_blocks: number;
   cached_token_ratio: number | null;
+  cached_tokens: number;
+  /** cached_tokens over the trace's infinite-cache ceiling (docs/simulator.md §The cache ceiling). */
+  ceiling_share: number | null;
   ttft_ms: { p50: number | null; p90: number | null; p99: number | null };
   itl_ms: { p50: number | null; p99: number | null };
   output_tokens_per_s: number | null;
@@ -81,6 +64,30 @@ export async function runTraceBench(o: TraceBenchOptions, out: NodeJS.WritableSt
     throw err;
   }
   const resolved = await Promise.all(configs.map((c) => routerConfig(c)));
+  const bounds = traceBounds(trace, o.traceBlockSize, {
+    workers: o.workers,
+    kvBlocks: o.kvBlocks,
+    engineBlockSize: DEFAULT_ENGINE_PARAMS.blockSize,
+    contextLength: o.contextLength,
+  });
+  o.note?.(`bench: ${overContextLine(bounds)}`);
+  const header = {
+    trace: {
+      file: loaded.name,
+      requests: trace.length,
+      digest: traceDigest(trace),
+      block_size: o.traceBlockSize,
+      speedup: o.speedup,
+      ceiling: bounds.ceiling,
+      shared_lru: bounds.shared_lru,
+      over_context: bounds.over_context,
+    },
+    clock: o.clock,
+    seed: o.seed,
+    fleet: { workers: o.workers, kv_blocks: o.kvBlocks, max_running: o.maxRunning, context_length: o.contextLength },
+    slo_ttft_ms: o.sloTtftMs,
+  };
+  if (o.recommend) return runTraceRecommendation(o, { trace, header, bounds, configs, resolved }, out);
   const arms: TraceArmReport[] = [];
   const wallMs: number[] = [];
   for (const [i, c] of configs.entries()) {
@@ -90,27 +97,20 @@ export async function runTraceBench(o: TraceBenchOptions, out: NodeJS.WritableSt
         ? runTraceVirtual({
             config: resolved[i]!,
             workers: o.workers,
-            engine: { kvBlocks: o.kvBlocks, maxRunning: o.maxRunning },
+            engine: { kvBlocks: o.kvBlocks, maxRunning: o.maxRunning, maxModelLen: o.contextLength },
             seed: o.seed,
             trace,
             traceBlockSize: o.traceBlockSize,
           })
         : await replayOverHttp(o, c, trace);
     wallMs.push(performance.now() - t0);
-    arms.push(armReport(c, r, o.sloTtftMs));
+    arms.push(armReport(c, r, o.sloTtftMs, bounds));
   }
-  const report = {
-    trace: { file: loaded.name, requests: trace.length, digest: traceDigest(trace), block_size: o.traceBlockSize, speedup: o.speedup },
-    clock: o.clock,
-    seed: o.seed,
-    fleet: { workers: o.workers, kv_blocks: o.kvBlocks, max_running: o.maxRunning },
-    slo_ttft_ms: o.sloTtftMs,
-    runs: arms,
-  };
+  const report = { ...header, runs: arms };
   if (o.json) out.write(`${JSON.stringify(report)}\n`);
   else {
     const stream = out as NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
-    out.write(`${renderTraceReport(report, wallMs).join('\n')}\n\n`);
+    out.write(`${renderTraceReport(report, bounds, wallMs).join('\n')}\n\n`);
     out.write(ttftChart(arms, colorEnabled(stream), stream.columns ?? 100));
   }
   return arms.some((a) => a.finished > 0) ? 0 : 1;
@@ -171,6 +171,7 @@ async function replayOverHttp(o: TraceBenchOptions, c: Configuration, trace: rea
     kvBlocks: o.kvBlocks,
     flavor: 'sglang',
     seed: o.seed,
+    contextLength: o.contextLength,
   });
   let router: Awaited<ReturnType<typeof startRouterProcess>> | undefined;
   try {
@@ -198,7 +199,12 @@ async function routerConfig(c: Configuration): Promise<RouterConfig> {
   return r.config;
 }
 
-function armReport(c: Configuration, r: TraceRunResult, sloMs: number): TraceArmReport {
+/** A run's refusals by reason, as the JSON report spells them. */
+export function refusedByReport(r: RefusalCounts): TraceArmReport['refused_by'] {
+  return { context_length: r.contextLength, kv_capacity: r.kvCapacity, queue_full: r.queueFull };
+}
+
+function armReport(c: Configuration, r: TraceRunResult, sloMs: number, bounds: TraceBounds): TraceArmReport {
   const ttft = percentiles(r.ttftMs);
   const itl = percentiles(r.itlMs);
   const round = (v: number | null): number | null => (v === null ? null : Math.round(v * 10) / 10);
@@ -208,10 +214,13 @@ function armReport(c: Configuration, r: TraceRunResult, sloMs: number): TraceArm
     requests: r.requests,
     finished: r.finished,
     refused: r.refused,
+    refused_by: refusedByReport(r.refusedBy),
     failures: r.failures,
     decisions: r.decisions,
     diverted_blocks: r.divertedBlocks,
     cached_token_ratio: r.promptTokens > 0 ? Math.round((r.cachedTokens / r.promptTokens) * 10_000) / 10_000 : null,
+    cached_tokens: r.cachedTokens,
+    ceiling_share: ceilingShare(r.cachedTokens, bounds),
     ttft_ms: { p50: round(ttft.p50), p90: round(ttft.p90), p99: round(ttft.p99) },
     itl_ms: { p50: round(itl.p50), p99: round(itl.p99) },
     output_tokens_per_s: r.spanS > 0 ? Math.round(r.outputTokens / r.spanS) : null,
@@ -226,30 +235,37 @@ function renderTraceReport(
     trace: { file: string | undefined; requests: number; digest: string; block_size: number };
     runs: TraceArmReport[];
     slo_ttft_ms: number;
-    fleet: { workers: number };
+    fleet: { workers: number; context_length: number };
   },
+  bounds: TraceBounds,
   wallMs: number[],
 ): string[] {
   const pct = (v: number | null): string => (v === null ? '–' : `${(100 * v).toFixed(1)}%`);
   const ms = (v: number | null): string => (v === null ? '–' : `${v}`);
   const lines = [
     `trace ${report.trace.file}: ${report.trace.requests} requests (digest ${report.trace.digest}), blocks of ${report.trace.block_size} tokens; ${report.fleet.workers} simulated engines; ${report.clock} clock`,
+    ...boundsLines(bounds),
     '',
-    '| | configuration | hit | miss | queued | all_queued | diverted blocks | cached tokens | TTFT p50 / p90 / p99 ms | ITL p50 ms | output tok/s | req/s | goodput (TTFT ≤ ' +
+    '| | configuration | hit | miss | queued | all_queued | diverted blocks | cached tokens | of ceiling | TTFT p50 / p90 / p99 ms | ITL p50 ms | output tok/s | req/s | goodput (TTFT ≤ ' +
       report.slo_ttft_ms +
       ' ms) | wall |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|',
   ];
   report.runs.forEach((a, i) => {
     const d = a.decisions;
     const total = Object.values(d).reduce((x, y) => x + y, 0);
     const share = (n: number | undefined): string => (total > 0 ? pct((n ?? 0) / total) : '–');
     lines.push(
-      `| ${a.letter} | ${a.label} | ${share(d.cache_hit)} | ${share(d.cache_miss)} | ${share(d.cache_worker_queued)} | ${share(d.all_queued)} | ${a.diverted_blocks} | ${pct(a.cached_token_ratio)} | ${ms(a.ttft_ms.p50)} / ${ms(a.ttft_ms.p90)} / ${ms(a.ttft_ms.p99)} | ${ms(a.itl_ms.p50)} | ${a.output_tokens_per_s ?? '–'} | ${a.requests_per_s ?? '–'} | ${pct(a.goodput)} | ${(wallMs[i]! / 1000).toFixed(1)} s |`,
+      `| ${a.letter} | ${a.label} | ${share(d.cache_hit)} | ${share(d.cache_miss)} | ${share(d.cache_worker_queued)} | ${share(d.all_queued)} | ${a.diverted_blocks} | ${pct(a.cached_token_ratio)} | ${pct(a.ceiling_share)} | ${ms(a.ttft_ms.p50)} / ${ms(a.ttft_ms.p90)} / ${ms(a.ttft_ms.p99)} | ${ms(a.itl_ms.p50)} | ${a.output_tokens_per_s ?? '–'} | ${a.requests_per_s ?? '–'} | ${pct(a.goodput)} | ${(wallMs[i]! / 1000).toFixed(1)} s |`,
     );
   });
   const unfinished = report.runs.filter((a) => a.refused + a.failures > 0);
-  for (const a of unfinished)
-    lines.push(`${a.letter}: ${a.refused} refused by an engine (too long for its KV cache), ${a.failures} found no worker`);
+  for (const a of unfinished) {
+    const by = a.refused_by;
+    lines.push(
+      `${a.letter}: ${a.refused} refused by an engine (${by.context_length} over the context length of ${report.fleet.context_length} tokens, ` +
+        `${by.kv_capacity} over its KV cache, ${by.queue_full} with its waiting queue full), ${a.failures} found no worker`,
+    );
+  }
   return lines;
 }

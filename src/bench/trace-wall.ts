@@ -3,7 +3,9 @@ import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { DECISIONS } from '../contract/index.js';
 import { SseParser } from '../fleet/index.js';
-import { emptyTraceResult } from '../virtual/index.js';
+import { lengthRefusalReason } from '../sim/index.js';
+import type { LengthRefusalReason } from '../sim/index.js';
+import { countRefusal, emptyTraceResult } from '../virtual/index.js';
 import type { TraceRunResult } from '../virtual/index.js';
 import { traceFollowers, tracePromptTokens } from '../workload/index.js';
 import type { TraceRequest } from '../workload/index.js';
@@ -54,8 +56,11 @@ export async function runTraceWall(o: WallTraceOptions): Promise<TraceRunResult>
       stream: true,
     });
     const outcome = await streamGenerate(base, body, agent, o.timeoutMs);
-    if (outcome.kind === 'refused') result.refused++;
-    else if (outcome.kind === 'failed') result.failures++;
+    if (outcome.kind === 'refused') {
+      // A 400 whose words are not a length refusal is counted in the total only.
+      if (outcome.reason === undefined) result.refused++;
+      else countRefusal(result, outcome.reason);
+    } else if (outcome.kind === 'failed') result.failures++;
     else {
       result.finished++;
       result.outputTokens += outcome.tokens;
@@ -85,7 +90,7 @@ export async function runTraceWall(o: WallTraceOptions): Promise<TraceRunResult>
 
 type Outcome =
   | { kind: 'ok'; firstAt: number | undefined; tokens: number; gaps: number; promptTokens: number; cachedTokens: number }
-  | { kind: 'refused' }
+  | { kind: 'refused'; reason: LengthRefusalReason | 'queue_full' | undefined }
   | { kind: 'failed' };
 
 /**
@@ -106,10 +111,11 @@ async function streamGenerate(base: string, body: string, dispatcher: Dispatcher
   } catch {
     return { kind: 'failed' };
   }
+  if (res.statusCode === 400) return { kind: 'refused', reason: await refusalReason(res) };
   if (res.statusCode !== 200) {
     await res.body.dump().catch(() => undefined);
-    // 400: the engine cannot hold the prompt (the virtual run's "refused"); anything else failed.
-    return res.statusCode === 400 ? { kind: 'refused' } : { kind: 'failed' };
+    // 429: every engine's waiting queue was full (the router relays it when no other worker can take the request).
+    return res.statusCode === 429 ? { kind: 'refused', reason: 'queue_full' } : { kind: 'failed' };
   }
   let firstAt: number | undefined;
   let prev = 0;
@@ -144,4 +150,20 @@ async function streamGenerate(base: string, body: string, dispatcher: Dispatcher
   const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
   const tokens = num(meta.completion_tokens) || events;
   return { kind: 'ok', firstAt, tokens, gaps, promptTokens: num(meta.prompt_tokens), cachedTokens: num(meta.cached_tokens) };
+}
+
+/**
+ * Why an engine refused a request for length, read from the 400 body it sent (relayed
+ * by the router as sent): SGLang's `{"error":{"message"}}` or the OpenAI shape's
+ * `message`, in the engine's own words (docs/simulator.md §Refusals for length).
+ */
+async function refusalReason(res: Dispatcher.ResponseData): Promise<LengthRefusalReason | undefined> {
+  let body: { error?: { message?: unknown }; message?: unknown };
+  try {
+    body = (await res.body.json()) as typeof body;
+  } catch {
+    return undefined;
+  }
+  const message = body?.error?.message ?? body?.message;
+  return typeof message === 'string' ? lengthRefusalReason(message) : undefined;
 }

@@ -160,6 +160,63 @@ describe('routerctl bench run|compare --trace --clock virtual', () => {
     expect(report.runs[1]!.cached_token_ratio).toBeGreaterThan(report.runs[0]!.cached_token_ratio);
   }, 60_000);
 
+  it('bench compare --recommend picks on trace windows 1-3, checks on 4-6, and says what it found in plain words', async () => {
+    const r = await runCli([
+      'bench',
+      'compare',
+      '--trace',
+      trace,
+      '--clock',
+      'virtual',
+      '--recommend',
+      '--policy round_robin',
+      '',
+      '--sweep',
+      'worker-queue-limit=4',
+    ]);
+    expect(r.code).toBe(0);
+    // Before the run, how many requests the engines will refuse for length.
+    expect(r.stderr).toBe('bench: 0 of 200 requests exceed the context length of 131072 tokens\n');
+    expect(r.stdout).toMatch(/^ceiling \(an infinite prefix cache\): [\d.]+% of prompt tokens cached/m);
+    expect(r.stdout).toMatch(/^recommend: picked on trace windows 1–3 \(0–\d+ s, \d+ requests\), checked on trace windows 4–6/m);
+    expect(r.stdout).toMatch(/^\| C \| --worker-queue-limit 4 \| on \| [\d.]+%/m);
+    expect(r.stdout).toMatch(/^best: [ABC] \(/m);
+    expect(r.stdout).toMatch(/^gate: (keep --worker-queue-limit off|set it as C)/m);
+    expect(r.stdout).toMatch(/^held-out check: /m);
+    const json = await runCli([
+      'bench',
+      'compare',
+      '--trace',
+      trace,
+      '--clock',
+      'virtual',
+      '--recommend',
+      '--policy round_robin',
+      '',
+      '--json',
+    ]);
+    const report = JSON.parse(json.stdout) as {
+      recommend: { split: string; samples: Array<{ role: string; requests: number }>; verdict: string };
+    };
+    expect(report.recommend.split).toBe('trace_windows');
+    expect(report.recommend.samples.map((s) => s.role)).toEqual(['pick', 'pick', 'pick', 'check', 'check', 'check']);
+    expect(report.recommend.samples.reduce((a, s) => a + s.requests, 0)).toBe(200);
+    expect(['holds', 'too_short_to_tell']).toContain(report.recommend.verdict);
+  }, 60_000);
+
+  it.each([
+    [
+      ['--trace', 'T', '--recommend', '', '--policy round_robin'],
+      /--recommend replays six samples per configuration on the virtual clock: add --clock virtual/,
+    ],
+    [['--trace', 'T', '--clock', 'virtual', '--recommend', ''], /--recommend picks among configurations: give at least two/],
+    [['--recommend', '', '--policy round_robin'], /--recommend ranks configurations on a replay: give --trace FILE \(or --workload gsp\)/],
+  ])('bench compare %j is refused in one line', async (args, message) => {
+    const r = await runCli(['bench', 'compare', ...args.map((a) => (a === 'T' ? trace : a))]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
   describe('old forms (one release)', () => {
     const reportOf = (stdout: string): { runs: Array<{ label: string; finished: number }> } => JSON.parse(stdout);
 

@@ -115,8 +115,8 @@ describe('routerctl bench help', () => {
   ];
 
   it.each([
-    ['run', 29],
-    ['compare', 29],
+    ['run', 30],
+    ['compare', 30],
     ['capture', 7],
   ])('bench %s --help lists its own flags, %d of them, no more than 30', async (sub, count) => {
     const r = await runCli(['bench', sub, '--help']);
