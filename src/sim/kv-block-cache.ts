@@ -1,4 +1,4 @@
-import { closeHole, hashBucket as bucket, placeEntry } from '../prefix/index.js';
+import { closeHole, hashBucket as bucket } from '../prefix/index.js';
 /**
  * The engine's KV memory as a pool of fixed-size blocks, with a prefix cache on top.
  *
@@ -53,6 +53,13 @@ export class KvBlockCache {
   private anonymous = 0;
   private pinned = 0;
   evictions = 0;
+  /** Blocks that left the cache so far: entries found before the last one may have been reused. */
+  private removals = 0;
+  // The last matchPrefix that wrote entries: whose, how many, and when.
+  private matched: Int32Array | undefined;
+  private matchedCount = 0;
+  private matchedAtRemoval = -1;
+  private scratch = new Int32Array(64);
 
   constructor(capacity: number) {
     this.capacity = capacity;
@@ -71,28 +78,49 @@ export class KvBlockCache {
     this.freeTop = capacity;
   }
 
-  /** Leading blocks of `hashes` that are cached now (pinned or not). */
-  matchPrefix(hashes: readonly number[], limit = hashes.length): number {
+  /**
+   * Leading blocks of `hashes` that are cached now (pinned or not). With `entries`,
+   * writes where each matched block sits, for an admit of the same request that
+   * follows before any block leaves the cache (it then probes no block again).
+   */
+  matchPrefix(hashes: readonly number[], limit = hashes.length, entries?: Int32Array): number {
     let n = 0;
-    while (n < limit && this.find(hashes[n]!) !== NONE) n++;
+    if (entries === undefined) {
+      while (n < limit && this.find(hashes[n]!) !== NONE) n++;
+      return n;
+    }
+    for (; n < limit; n++) {
+      const e = this.find(hashes[n]!);
+      if (e === NONE) break;
+      entries[n] = e;
+    }
+    this.matched = entries;
+    this.matchedCount = n;
+    this.matchedAtRemoval = this.removals;
     return n;
   }
 
   /**
    * Pin the first `hits` blocks of `hashes` and reserve `reserve` anonymous blocks,
    * evicting unreferenced blocks as needed. All or nothing: false leaves the cache as
-   * it was (the caller keeps the request waiting: head-of-line blocking).
+   * it was (the caller keeps the request waiting: head-of-line blocking). With
+   * `entries`, the request's own (matchPrefix, commit, releaseChain), where the pinned
+   * blocks sit is written there.
    */
-  admit(hashes: readonly number[], hits: number, reserve: number): boolean {
+  admit(hashes: readonly number[], hits: number, reserve: number, entries?: Int32Array): boolean {
+    const at = entries ?? this.scratchEntries(hits);
+    // Entries the last matchPrefix found are still where it found them until a block leaves.
+    const known = entries !== undefined && entries === this.matched && this.matchedAtRemoval === this.removals && hits <= this.matchedCount;
     // Blocks we are about to pin cannot be evicted to make room for ourselves.
     let pinnedFromEvictable = 0;
     for (let i = 0; i < hits; i++) {
-      const e = this.find(hashes[i]!);
+      const e = known ? at[i]! : this.find(hashes[i]!);
+      at[i] = e;
       if (e !== NONE && this.refs[e] === 0) pinnedFromEvictable++;
     }
     const freeNow = this.capacity - this.size - this.anonymous;
     if (freeNow + this.evictableCount - pinnedFromEvictable < reserve) return false;
-    for (let i = 0; i < hits; i++) this.ref(this.find(hashes[i]!));
+    for (let i = 0; i < hits; i++) this.ref(at[i]!);
     this.evictFor(reserve);
     this.anonymous += reserve;
     return true;
@@ -103,7 +131,13 @@ export class KvBlockCache {
    * A hash another request cached meanwhile is shared, and our block goes back free.
    * `tokens` is the sequence the hashes are of, or makes it (the listener is told them).
    */
-  commit(hashes: readonly number[], from: number, to: number, tokens: readonly number[] | (() => readonly number[])): void {
+  commit(
+    hashes: readonly number[],
+    from: number,
+    to: number,
+    tokens: readonly number[] | (() => readonly number[]),
+    entries?: Int32Array,
+  ): void {
     if (typeof tokens !== 'function') {
       const given = tokens;
       tokens = () => given;
@@ -117,16 +151,21 @@ export class KvBlockCache {
     for (let i = from; i < to; i++) {
       const h = hashes[i]!;
       this.anonymous--;
-      const e = this.find(h);
+      // One probe finds the block or the free slot it goes in.
+      let slot = bucket(h) & this.mask;
+      let e: number;
+      while ((e = this.table[slot]!) !== NONE && this.keys[e] !== h) slot = (slot + 1) & this.mask;
       if (e !== NONE) {
         this.ref(e);
         if (runStart >= 0) this.#stored(hashes, runStart, i, tokens);
         runStart = -1;
       } else {
-        this.refs[this.insert(h)] = 1;
+        e = this.insertAt(slot, h);
+        this.refs[e] = 1;
         this.pinned++;
         if (runStart < 0) runStart = i;
       }
+      if (entries !== undefined) entries[i] = e;
     }
     if (runStart >= 0) this.#stored(hashes, runStart, to, tokens);
   }
@@ -156,9 +195,10 @@ export class KvBlockCache {
    * reverse order. Releasing root first would evict a prefix before its suffix and strand
    * the suffix, cached but unreachable.
    */
-  releaseChain(hashes: readonly number[], count: number, anonymous: number): void {
+  releaseChain(hashes: readonly number[], count: number, anonymous: number, entries?: Int32Array): void {
     for (let i = count - 1; i >= 0; i--) {
-      const e = this.find(hashes[i]!);
+      // A pinned block cannot leave the cache, so where admit or commit put it, it is.
+      const e = entries !== undefined ? entries[i]! : this.find(hashes[i]!);
       if (e === NONE) continue;
       const refs = --this.refs[e]!;
       if (refs === 0) {
@@ -226,18 +266,26 @@ export class KvBlockCache {
     }
   }
 
-  /** A new entry for h (not cached): the caller sets its references. */
-  private insert(h: number): number {
+  /** A new entry for h (not cached), in `slot`, the free slot its probe ended on: the caller sets its references. */
+  private insertAt(slot: number, h: number): number {
     const e = this.free[--this.freeTop]!;
     this.keys[e] = h;
     this.refs[e] = 0;
-    placeEntry(this.table, this.slotOf, this.mask, h, e);
+    this.table[slot] = e;
+    this.slotOf[e] = slot;
     this.size++;
     return e;
   }
 
+  /** Where admit without a request's own entries keeps them meanwhile. */
+  private scratchEntries(n: number): Int32Array {
+    if (this.scratch.length < n) this.scratch = new Int32Array(Math.max(n, this.scratch.length * 2));
+    return this.scratch;
+  }
+
   /** Delete entry e from the table (backward shift: no tombstones) and free it. */
   private remove(e: number): void {
+    this.removals++;
     this.free[this.freeTop++] = e;
     this.size--;
     closeHole(this.table, this.slotOf, this.keys, this.mask, this.slotOf[e]!);

@@ -64,6 +64,8 @@ export class SimRequest {
   pinnedCount = 0;
   anonymousBlocks = 0;
   promptBlocksCommitted = 0;
+  /** Where each block of its sequence sits in the cache while it holds it (KvBlockCache), so releasing probes nothing. */
+  readonly blockEntries: Int32Array;
 
   constructor(
     id: number,
@@ -82,6 +84,7 @@ export class SimRequest {
     this.arrivalAt = arrivalAt;
     this.readyAt = readyAt;
     this.observer = observer;
+    this.blockEntries = new Int32Array(Math.floor((prompt.length + outputLen) / prompt.blockSize));
   }
 
   get promptTokens(): number {
