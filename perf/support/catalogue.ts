@@ -54,4 +54,10 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
   benchmark('trace', 'trace-virtual.js', 'how fast a 10,000-request trace replays on the virtual clock'),
   benchmark('trace-clocks', 'trace-clocks.js', 'one trace on the virtual and on the wall clock: how far apart they land'),
   benchmark('trace-conversations', 'trace-conversations.js', "a trace with Mooncake's conversation statistics, past the fleet's capacity"),
+  benchmark('ceiling', 'ceiling-share.js', "how close round robin and cache_aware come to the conversation trace's infinite-cache ceiling"),
+  benchmark(
+    'recommend',
+    'recommend-check.js',
+    "does bench compare --recommend's held-out check agree with its pick, at 80, 95 and 110 % of saturation",
+  ),
 ];
