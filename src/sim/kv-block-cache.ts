@@ -1,4 +1,4 @@
-import { closeHole, hashBucket as bucket } from '../prefix/index.js';
+import { hashBucket as bucket } from '../prefix/index.js';
 /**
  * The engine's KV memory as a pool of fixed-size blocks, with a prefix cache on top.
  *
@@ -36,6 +36,11 @@ export class KvBlockCache {
   readonly capacity: number;
   listener: KvCacheListener | undefined;
   private readonly mask: number;
+  /**
+   * Two words a slot: the entry (NONE when free), then its key's bucket hash. A probe
+   * compares the bucket hash before it reads a key, and a deletion finds each moved
+   * entry's home from it: both stay inside the table's cache lines, as the keys do not.
+   */
   private readonly table: Int32Array;
   private readonly keys: Float64Array;
   /** Requests referencing each cached entry; 0 = evictable. */
@@ -66,7 +71,7 @@ export class KvBlockCache {
     let tableSize = 16;
     while (tableSize < capacity * 2) tableSize *= 2;
     this.mask = tableSize - 1;
-    this.table = new Int32Array(tableSize).fill(NONE);
+    this.table = new Int32Array(2 * tableSize).fill(NONE);
     this.keys = new Float64Array(capacity);
     this.refs = new Int32Array(capacity);
     this.slotOf = new Int32Array(capacity);
@@ -152,15 +157,17 @@ export class KvBlockCache {
       const h = hashes[i]!;
       this.anonymous--;
       // One probe finds the block or the free slot it goes in.
-      let slot = bucket(h) & this.mask;
+      const tag = bucket(h) | 0;
+      let slot = tag & this.mask;
       let e: number;
-      while ((e = this.table[slot]!) !== NONE && this.keys[e] !== h) slot = (slot + 1) & this.mask;
+      while ((e = this.table[2 * slot]!) !== NONE && (this.table[2 * slot + 1] !== tag || this.keys[e] !== h))
+        slot = (slot + 1) & this.mask;
       if (e !== NONE) {
         this.ref(e);
         if (runStart >= 0) this.#stored(hashes, runStart, i, tokens);
         runStart = -1;
       } else {
-        e = this.insertAt(slot, h);
+        e = this.insertAt(slot, h, tag);
         this.refs[e] = 1;
         this.pinned++;
         if (runStart < 0) runStart = i;
@@ -258,20 +265,22 @@ export class KvBlockCache {
   }
 
   private find(h: number): number {
-    let i = bucket(h) & this.mask;
+    const tag = bucket(h) | 0;
+    let i = tag & this.mask;
     for (;;) {
-      const e = this.table[i]!;
-      if (e === NONE || this.keys[e] === h) return e;
+      const e = this.table[2 * i]!;
+      if (e === NONE || (this.table[2 * i + 1] === tag && this.keys[e] === h)) return e;
       i = (i + 1) & this.mask;
     }
   }
 
   /** A new entry for h (not cached), in `slot`, the free slot its probe ended on: the caller sets its references. */
-  private insertAt(slot: number, h: number): number {
+  private insertAt(slot: number, h: number, tag: number): number {
     const e = this.free[--this.freeTop]!;
     this.keys[e] = h;
     this.refs[e] = 0;
-    this.table[slot] = e;
+    this.table[2 * slot] = e;
+    this.table[2 * slot + 1] = tag;
     this.slotOf[e] = slot;
     this.size++;
     return e;
@@ -288,7 +297,35 @@ export class KvBlockCache {
     this.removals++;
     this.free[this.freeTop++] = e;
     this.size--;
-    closeHole(this.table, this.slotOf, this.keys, this.mask, this.slotOf[e]!);
+    this.closeHole(this.slotOf[e]!);
+  }
+
+  /**
+   * Free slot `hole` and move later entries of its probe run back into it, keeping
+   * every entry reachable from its home slot (src/prefix/open-table.ts's closeHole, on
+   * this table's two words a slot).
+   */
+  private closeHole(hole: number): void {
+    const t = this.table;
+    const mask = this.mask;
+    let i = hole;
+    t[2 * i] = NONE;
+    let j = i;
+    for (;;) {
+      j = (j + 1) & mask;
+      const f = t[2 * j]!;
+      if (f === NONE) return;
+      const home = t[2 * j + 1]! & mask;
+      // Move f back into the hole if its home is not cyclically in (i, j].
+      const inRange = i <= j ? home > i && home <= j : home > i || home <= j;
+      if (!inRange) {
+        t[2 * i] = f;
+        t[2 * i + 1] = t[2 * j + 1]!;
+        this.slotOf[f] = i;
+        t[2 * j] = NONE;
+        i = j;
+      }
+    }
   }
 
   /** Put e last on the evictable list (it was just released). */
