@@ -112,6 +112,7 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
     const engineKeys = engineBlock === c.blockSize ? hashes : traceBlockKeys(r, opts.traceBlockSize, engineBlock);
     return { hashes, prompt: tracePrompt(r, opts.traceBlockSize, engineBlock, engineKeys) };
   };
+  let hintScratch = new Int32Array(0);
   const settled = (i: number): void => {
     outstanding--;
     for (const j of next.get(i) ?? []) clock.schedule(clock.now() + opts.trace[j]!.atMs, () => send(j));
@@ -122,7 +123,10 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
     const now = clock.now();
     const { hashes, prompt } = keyed(r);
     const view = table.view(now);
-    const hints = policy.usesPrefix ? new Int32Array(hashes.length) : undefined;
+    // Where the index found each block, for its record below: one scratch array for every request (a stale hint only falls back to a probe).
+    if (policy.usesPrefix && hintScratch.length < hashes.length)
+      hintScratch = new Int32Array(Math.max(hashes.length, 2 * hintScratch.length));
+    const hints = policy.usesPrefix ? hintScratch : undefined;
     const outcome = policy.select({
       pool: view,
       load: view,
