@@ -1,5 +1,6 @@
 import type { Argv } from 'yargs';
 import { defineCommand } from '../src/cli/index.js';
+import { runPresetCommand } from '../src/bench/index.js';
 import { usageError } from '../src/errors/index.js';
 import { benchInputs } from './bench-inputs.js';
 import { BENCH_COMPARE_OPTIONS } from './bench-options.js';
@@ -34,6 +35,7 @@ const benchCompare = defineCommand({
         '$0 bench compare --trace trace.jsonl --clock virtual --recommend "" --sweep worker-queue-limit=4,8',
         'pick on windows 1-3 of the trace, check on 4-6',
       )
+      .example('$0 bench compare --preset b2b-saas', "llm-d's b2b-saas table, reproduced beside the published figures")
       .example('$0 bench compare "--policy round_robin" "" --duration 5s --json | jq .runs[].summary.ttft_ms', 'for scripts')
       .epilogue(
         'Exit status: 0 when the run completed and some request succeeded, 1 when none did or a fleet failed to start, ' +
@@ -45,6 +47,14 @@ const benchCompare = defineCommand({
     // An unknown flag is taken for a configuration (above); --url is the one a user of the old form reaches for.
     if (compare.some((c) => /^--url(?:[=\s]|$)/.test(c)))
       throw usageError('--url and bench compare are exclusive: bench run --url benches one endpoint, bench compare simulated fleets');
+    if (argv.preset !== undefined) {
+      if (compare.length > 0 || sweep.length > 0 || argv.trace !== undefined || argv.recommend)
+        throw usageError(
+          '--preset runs its own fleet, workload and arms: give it alone (bench compare --preset b2b-saas [--seed N] [--json])',
+        );
+      process.exitCode = runPresetCommand(argv.preset, argv.seed, argv.json, process.stdout, (l) => process.stderr.write(`${l}\n`));
+      return;
+    }
     if (compare.length === 0 && sweep.length === 0)
       throw usageError('name what to compare: bench compare "ARGS A" "ARGS B" (and/or --sweep FLAG=V1,V2)');
     process.exitCode = await benchInputs(argv, { url: undefined, compare, sweep, recommend: argv.recommend });

@@ -1,6 +1,7 @@
 import type { InferredOptionTypes, Options } from 'yargs';
 import { ADMIN_TOKEN_OPTION, numberGreaterThan, wholeNumberAtLeast } from '../src/cli/index.js';
 import { CHAT_SPEC_HELP, GSP_SPEC_HELP, parseChatSpec, parseGspSpec } from '../src/bench/flags/index.js';
+import { PRESET_NAMES } from '../src/bench/index.js';
 import { DEFAULT_ENGINE_PARAMS } from '../src/sim/index.js';
 
 // `routerctl bench run|compare|capture`'s flags, read by their yargs builders and by the man page
@@ -242,9 +243,13 @@ export const BENCH_COMPARE_OPTIONS = {
     describe: 'after --duration, how long running requests may finish before they are cut',
     defaultDescription: '30s',
   },
+  preset: {
+    type: 'string',
+    choices: PRESET_NAMES,
+    group: CONFIGURATIONS,
+    describe: "a peer's published benchmark, run as published (its fleet, workload and arms) on the virtual clock (docs/bench.md §Presets)",
+  },
   ...RUN_OPTIONS,
-  // A simulated fleet serves the one model the bench finds on it: the flag is accepted, not listed (a flag fewer in --help).
-  'model-name': { ...RUN_OPTIONS['model-name'], hidden: true },
   ...FLEET_OPTIONS,
   ...TRACE_OPTIONS,
 } as const satisfies Record<string, Options>;
