@@ -7,7 +7,7 @@ import type { TraceRequest } from './mooncake-trace.js';
 /**
  * Block keys for a trace request's prompt made from its hash ids, not from its tokens:
  * what lets a replay skip making and hashing a ~12K-token array per request
- * (BENCHMARKS.md §10). A trace block of `traceBlockSize` tokens is `traceBlockSize /
+ * (BENCHMARKS.md, section 10). A trace block of `traceBlockSize` tokens is `traceBlockSize /
  * blockSize` blocks of `blockSize`; block j's key chains the seeds of trace blocks
  * 0..b (b the trace block it lies in) with j's place inside block b.
  *
