@@ -55,6 +55,17 @@ export interface TraceRunResult {
   spanS: number;
 }
 
+/** A virtual run's figures, and each request's own outcome, which only the virtual clock keeps. */
+export interface VirtualTraceRunResult extends TraceRunResult {
+  /**
+   * Per trace request, in trace order: its time to first token in simulated ms (from
+   * when it was sent), NaN when it got none (refused, or not placed). The same values
+   * as `ttftMs`, by request: what lets `bench compare --recommend` slice one replay
+   * into windows by arrival (docs/bench.md §Recommend). One array per run.
+   */
+  ttftMsByRequest: Float64Array;
+}
+
 /** A run's figures before its first request: every count zero. */
 export function emptyTraceResult(requests: number): TraceRunResult {
   return {
@@ -80,7 +91,7 @@ export function emptyTraceResult(requests: number): TraceRunResult {
  * arriving at the trace's times as token prompts (keyed as the router keys
  * `input_ids`), each independent of the others. Deterministic for a seed.
  */
-export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
+export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
   const c = opts.config;
   const fleet = new VirtualFleet({
     config: c,
@@ -92,7 +103,10 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
     kvEventDelayMs: opts.kvEventDelayMs,
   });
   const { clock, engines, workers, table, prefix, policy, random } = fleet;
-  const result = emptyTraceResult(opts.trace.length);
+  const result: VirtualTraceRunResult = {
+    ...emptyTraceResult(opts.trace.length),
+    ttftMsByRequest: new Float64Array(opts.trace.length).fill(NaN),
+  };
   // Later turns of a conversation wait for the turn they follow.
   const next = traceFollowers(opts.trace);
   let outstanding = opts.trace.length;
@@ -162,7 +176,10 @@ export function runTraceVirtual(opts: TraceRunOptions): TraceRunResult {
           worker.inflight--;
           result.finished++;
           result.outputTokens += n;
-          if (first !== undefined) result.ttftMs.push(first - now);
+          if (first !== undefined) {
+            result.ttftMs.push(first - now);
+            result.ttftMsByRequest[i] = first - now;
+          }
           if (n > 1) result.itlMs.push(gaps / (n - 1));
           lastFinish = Math.max(lastFinish, clock.now());
           settled(i);
