@@ -4,7 +4,7 @@ import { runTraceVirtual } from '../virtual/index.js';
 import { gspTrace } from '../workload/index.js';
 import type { TraceRequest } from '../workload/index.js';
 import type { Configuration } from './configurations.js';
-import { PICKING, SAMPLES, recommend, recommendationLines, seedSamples, traceWindows } from './recommend/index.js';
+import { PICKING, SAMPLES, heldOutOutcomes, recommend, recommendationLines, seedSamples, traceWindows } from './recommend/index.js';
 import type { HeldOutSample, RankedConfiguration, SampleSets } from './recommend/index.js';
 import { boundsLines } from './trace-ceiling.js';
 import type { TraceBounds } from './trace-ceiling.js';
@@ -27,9 +27,9 @@ export const gateOn = (c: RouterConfig): boolean => c.workerQueueLimit !== null 
 
 /**
  * `bench compare --recommend` on a trace or the gsp workload (docs/bench.md §Recommend):
- * each configuration replays each of six samples on a fresh virtual fleet, the first
- * three pick and the last three check. Trace windows partition the trace, so the
- * whole costs one replay of it per configuration; each window starts cold.
+ * the first three of six samples pick and the last three check. Each configuration
+ * replays the whole trace once and its windows are slices of that replay, so only the
+ * first starts cold; each gsp seed is replayed on a fresh virtual fleet.
  */
 export async function runTraceRecommendation(
   o: TraceBenchOptions,
@@ -40,25 +40,28 @@ export async function runTraceRecommendation(
     throw usageError('--recommend replays six samples per configuration on the virtual clock: add --clock virtual');
   if (inputs.configs.length < 2)
     throw usageError('--recommend picks among configurations: give at least two (several quoted strings and/or --sweep)');
-  const samples = o.gsp ? seedSamples(o.seed, (seed) => gspTrace({ ...o.gsp!, seed })) : traceWindows(inputs.trace);
-  if (samples === undefined) throw usageError('--recommend cannot cut this trace into windows: its later turns wait on earlier ones');
-  if (samples.some((s) => s.trace.length === 0))
+  const split = o.gsp ? seedSamples(o.seed, (seed) => gspTrace({ ...o.gsp!, seed })) : traceWindows(inputs.trace);
+  if (split === undefined) throw usageError('--recommend cannot cut this trace into windows: its later turns wait on earlier ones');
+  const samples = split.samples;
+  if (samples.some((s) => s.requests === 0))
     throw usageError(`--recommend needs requests in each of ${SAMPLES} windows of trace time; this trace leaves one empty`);
   const ranked: RankedConfiguration[] = inputs.configs.map((c, i) => ({
     letter: c.letter,
     label: c.label,
     gate: gateOn(inputs.resolved[i]!),
-    outcomes: samples.map((s) => {
-      const r = runTraceVirtual({
-        config: inputs.resolved[i]!,
-        workers: o.workers,
-        engine: { kvBlocks: o.kvBlocks, maxRunning: o.maxRunning, maxModelLen: o.contextLength },
-        seed: o.seed,
-        trace: s.trace,
-        traceBlockSize: o.traceBlockSize,
-      });
-      return { requests: r.requests, good: r.ttftMs.filter((t) => t <= o.sloTtftMs).length, ttftMs: r.ttftMs };
-    }),
+    outcomes: heldOutOutcomes(
+      split,
+      (trace) =>
+        runTraceVirtual({
+          config: inputs.resolved[i]!,
+          workers: o.workers,
+          engine: { kvBlocks: o.kvBlocks, maxRunning: o.maxRunning, maxModelLen: o.contextLength },
+          seed: o.seed,
+          trace,
+          traceBlockSize: o.traceBlockSize,
+        }).ttftMsByRequest,
+      o.sloTtftMs,
+    ),
   }));
   const result = recommend(
     ranked,
@@ -66,7 +69,7 @@ export async function runTraceRecommendation(
   );
   const report = {
     ...inputs.header,
-    recommend: { split: o.gsp ? 'seeds' : 'trace_windows', samples: samples.map(sampleReport), ...result },
+    recommend: { split: split.kind, samples: samples.map(sampleReport), ...result },
   };
   if (o.json) out.write(`${JSON.stringify(report)}\n`);
   else {
@@ -86,14 +89,14 @@ function sampleReport(s: HeldOutSample): Record<string, unknown> {
   return {
     index: s.index,
     role: s.role,
-    requests: s.trace.length,
+    requests: s.requests,
     ...(s.seed !== undefined ? { seed: s.seed } : { from_ms: s.fromMs, to_ms: s.toMs }),
   };
 }
 
 function sampleSets(samples: readonly HeldOutSample[], seeds: boolean): SampleSets {
   const describe = (set: readonly HeldOutSample[]): string => {
-    const n = set.reduce((a, s) => a + s.trace.length, 0);
+    const n = set.reduce((a, s) => a + s.requests, 0);
     const first = set[0]!;
     const last = set.at(-1)!;
     return seeds

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { recommend, recommendationLines, seedSamples, traceWindows } from '../../src/bench/recommend/index.js';
+import { heldOutOutcomes, recommend, recommendationLines, seedSamples, traceWindows } from '../../src/bench/recommend/index.js';
 import type { RankedConfiguration, SampleOutcome } from '../../src/bench/recommend/index.js';
 import type { TraceRequest } from '../../src/workload/index.js';
 
@@ -99,30 +99,63 @@ describe('recommend', () => {
 describe('held-out samples', () => {
   const req = (atMs: number): TraceRequest => ({ atMs, inputLength: 10, outputLength: 1, hashIds: [1] });
 
-  it('a trace is cut into six windows of equal trace time, each re-timed from its start', () => {
+  it('a trace is cut by arrival into six windows of equal trace time, slices of one replay of it, not re-timed', () => {
     const trace = [0, 5, 10, 25, 31, 45, 50, 59, 60].map(req);
     const w = traceWindows(trace)!;
-    expect(w.map((s) => [s.index, s.role, s.fromMs, s.toMs])).toEqual([
-      [1, 'pick', 0, 10],
-      [2, 'pick', 10, 20],
-      [3, 'pick', 20, 30],
-      [4, 'check', 30, 40],
-      [5, 'check', 40, 50],
-      [6, 'check', 50, 60],
+    expect(w.kind).toBe('trace_windows');
+    expect(w.samples.map((s) => [s.index, s.role, s.fromMs, s.toMs, s.requests])).toEqual([
+      [1, 'pick', 0, 10, 2],
+      [2, 'pick', 10, 20, 1],
+      [3, 'pick', 20, 30, 1],
+      [4, 'check', 30, 40, 1],
+      [5, 'check', 40, 50, 1],
+      [6, 'check', 50, 60, 3],
     ]);
-    expect(w.map((s) => s.trace.map((r) => r.atMs))).toEqual([[0, 5], [0], [5], [1], [5], [0, 9, 10]]);
+    expect([...(w.kind === 'trace_windows' ? w.windowOf : [])]).toEqual([0, 0, 1, 2, 3, 4, 5, 5, 5]);
+    // One replay of the whole trace, as given; each window reads its own requests' TTFTs from it.
+    const replayed: number[][] = [];
+    const ttft = [100, 3000, NaN, 200, 300, 400, 500, 2500, NaN];
+    const outcomes = heldOutOutcomes(
+      w,
+      (t) => {
+        replayed.push(t.map((r) => r.atMs));
+        return Float64Array.from(ttft);
+      },
+      2000,
+    );
+    expect(replayed).toEqual([[0, 5, 10, 25, 31, 45, 50, 59, 60]]);
+    expect(outcomes).toEqual([
+      { requests: 2, good: 1, ttftMs: [100, 3000] },
+      { requests: 1, good: 0, ttftMs: [] },
+      { requests: 1, good: 1, ttftMs: [200] },
+      { requests: 1, good: 1, ttftMs: [300] },
+      { requests: 1, good: 1, ttftMs: [400] },
+      { requests: 3, good: 1, ttftMs: [500, 2500] },
+    ]);
   });
 
-  it('a trace whose turns wait on others is not cut; a generated workload is drawn with six seeds', () => {
+  it('a trace whose turns wait on others is not cut; a generated workload is drawn with six seeds, each replayed on its own', () => {
     expect(traceWindows([req(0), { ...req(5), after: 0 }])).toBeUndefined();
     const s = seedSamples(7, (seed) => [req(seed)]);
-    expect(s.map((x) => [x.seed, x.role, x.trace[0]!.atMs])).toEqual([
-      [7, 'pick', 7],
-      [8, 'pick', 8],
-      [9, 'pick', 9],
-      [10, 'check', 10],
-      [11, 'check', 11],
-      [12, 'check', 12],
+    expect(s.kind).toBe('seeds');
+    expect(s.samples.map((x) => [x.seed, x.role, x.requests])).toEqual([
+      [7, 'pick', 1],
+      [8, 'pick', 1],
+      [9, 'pick', 1],
+      [10, 'check', 1],
+      [11, 'check', 1],
+      [12, 'check', 1],
     ]);
+    const replayed: number[] = [];
+    const outcomes = heldOutOutcomes(
+      s,
+      (t) => {
+        replayed.push(t[0]!.atMs);
+        return Float64Array.of(t[0]!.atMs * 200);
+      },
+      2000,
+    );
+    expect(replayed).toEqual([7, 8, 9, 10, 11, 12]);
+    expect(outcomes.map((o) => o.good)).toEqual([1, 1, 1, 1, 0, 0]);
   });
 });
