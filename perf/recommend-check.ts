@@ -4,8 +4,9 @@
  * engines of 1,024 KV blocks, 8 running), find the rate at which plain cache_aware's
  * goodput (TTFT ≤ 2 s) first drops below 90 % (steps of 4 req/s from 32, then the
  * three whole rates before the first one below), then run --recommend at 80 %, 95 %
- * and 110 % of it over round robin, cache_aware and the gate at 2, 4 and 8. Runs the
- * built routerctl, as a user would.
+ * and 110 % of it over round robin, cache_aware and the gate at 2, 4 and 8. Each
+ * configuration replays the whole trace once; its six windows are slices of that
+ * replay. Runs the built routerctl, as a user would.
  *
  *   npm run perf -- recommend [--requests 2000]
  */
@@ -18,8 +19,16 @@ import { ROUTERCTL_BIN } from './support/processes.js';
 import { benchArg } from './support/args.js';
 import { writeResult } from './support/results.js';
 
+interface Score {
+  goodput: number;
+  goodput_min: number;
+  goodput_max: number;
+  ttft_p99_ms: number | null;
+  rank: number;
+}
+
 interface Recommend {
-  configurations: Array<{ letter: string; label: string; pick: { goodput: number; ttft_p99_ms: number | null; rank: number } }>;
+  configurations: Array<{ letter: string; label: string; pick: Score; check: Score }>;
   pick: { letter: string; label: string; lead: { over: string; goodput_points: number; ttft_p99_ratio: number | null; clear: boolean } };
   gate: { advice: string | null };
   check: { best: string; pick_rank: number; agrees: boolean };
@@ -78,8 +87,10 @@ try {
   );
   console.log(`first below 90 %: ${rate90} req/s`);
   console.log('');
-  console.log('| load | req/s | pick (windows 1–3) | lead over next | gate | held-out best | pick rank held out | verdict |');
-  console.log('|---:|---:|---|---|---|---|---:|---|');
+  console.log(
+    '| load | req/s | pick (windows 1–3) | lead over next | gate | held-out best | pick rank held out | goodput range, windows 1–3 → 4–6 | verdict |',
+  );
+  console.log('|---:|---:|---|---|---|---|---:|---|---|');
   const figures: Record<string, number | string | boolean | null> = { requests, rate_90_rps: rate90 };
   let agreed = 0;
   for (const load of [0.8, 0.95, 1.1]) {
@@ -91,14 +102,24 @@ try {
     ).recommend;
     const label = (letter: string): string => r.configurations.find((c) => c.letter === letter)!.label;
     const l = r.pick.lead;
+    // Over every configuration: the least and greatest per-window goodput of each half.
+    const range = (half: 'pick' | 'check'): string => {
+      const lo = Math.min(...r.configurations.map((c) => c[half].goodput_min));
+      const hi = Math.max(...r.configurations.map((c) => c[half].goodput_max));
+      return `${(100 * lo).toFixed(1)}–${(100 * hi).toFixed(1)} %`;
+    };
     console.log(
-      `| ${Math.round(load * 100)} % | ${rate} | ${r.pick.label} | ${l.goodput_points >= 0 ? '+' : ''}${l.goodput_points} points, p99 ${l.ttft_p99_ratio ?? '–'}× ${label(l.over)}${l.clear ? '' : ' (within spread)'} | ${r.gate.advice ?? '–'} | ${label(r.check.best)} | ${r.check.pick_rank} | ${r.verdict} |`,
+      `| ${Math.round(load * 100)} % | ${rate} | ${r.pick.label} | ${l.goodput_points >= 0 ? '+' : ''}${l.goodput_points} points, p99 ${l.ttft_p99_ratio ?? '–'}× ${label(l.over)}${l.clear ? '' : ' (within spread)'} | ${r.gate.advice ?? '–'} | ${label(r.check.best)} | ${r.check.pick_rank} | ${range('pick')} → ${range('check')} | ${r.verdict} |`,
     );
+    const plain = r.configurations.find((c) => c.label === '(defaults)')!;
     const key = `load_${Math.round(load * 100)}`;
     Object.assign(figures, {
       [`${key}_rate_rps`]: rate,
       [`${key}_pick`]: r.pick.label,
       [`${key}_held_out_best`]: label(r.check.best),
+      [`${key}_pick_rank_held_out`]: r.check.pick_rank,
+      [`${key}_cache_aware_goodput_pick`]: plain.pick.goodput,
+      [`${key}_cache_aware_goodput_check`]: plain.check.goodput,
       [`${key}_agrees`]: r.check.agrees,
       [`${key}_gate_advice`]: r.gate.advice,
     });
