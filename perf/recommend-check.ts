@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { conversationTrace, toMooncakeJsonl } from '../src/workload/index.js';
+import { conversationTrace, SMALL_CONVERSATIONS, toMooncakeJsonl } from '../src/workload/index.js';
 import { ROUTERCTL_BIN } from './support/processes.js';
 import { benchArg } from './support/args.js';
 import { writeResult } from './support/results.js';
@@ -44,13 +44,7 @@ function traceFile(rate: number): string {
   const trace = conversationTrace({
     requests,
     rate,
-    blockSize: 64,
-    apps: 3,
-    systemTokens: 1024,
-    sessions: 24,
-    turnTokens: 200,
-    outputTokens: 40,
-    maxContextTokens: 6000,
+    ...SMALL_CONVERSATIONS,
     seed: 1,
   });
   writeFileSync(file, toMooncakeJsonl(trace));

@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { conversationTrace, toMooncakeJsonl } from '../src/workload/index.js';
+import { conversationTrace, MOONCAKE_CONVERSATIONS, toMooncakeJsonl } from '../src/workload/index.js';
 import { ROUTERCTL_BIN } from './support/processes.js';
 import { benchArg } from './support/args.js';
 import { atLeast, writeResult } from './support/results.js';
@@ -36,13 +36,7 @@ const limits = benchArg('limits', '2,4,8');
 const trace = conversationTrace({
   requests,
   rate,
-  blockSize: 512,
-  apps: 8,
-  systemTokens: 4096,
-  sessions: 400,
-  turnTokens: 2000,
-  outputTokens: 343,
-  maxContextTokens: 19_000,
+  ...MOONCAKE_CONVERSATIONS,
   seed: 1,
 });
 const meanIn = trace.reduce((a, r) => a + r.inputLength, 0) / trace.length;

@@ -25,6 +25,37 @@ export interface ConversationTraceOptions {
   seed: number;
 }
 
+/** The conversation shape without its length, rate and seed: what a named shape fixes. */
+export type ConversationShape = Omit<ConversationTraceOptions, 'requests' | 'rate' | 'seed'>;
+
+/**
+ * Mooncake's conversation trace as published (mean input about 12K tokens, output 343,
+ * 512-token hash ids): the shape perf/trace-conversations.ts replays.
+ */
+export const MOONCAKE_CONVERSATIONS: ConversationShape = {
+  blockSize: 512,
+  apps: 8,
+  systemTokens: 4096,
+  sessions: 400,
+  turnTokens: 2000,
+  outputTokens: 343,
+  maxContextTokens: 19_000,
+};
+
+/**
+ * The same kind of traffic scaled down for 4 small engines (64-token hash ids, prompts
+ * of a few thousand tokens): fast enough for tests, saturating at tens of requests/s.
+ */
+export const SMALL_CONVERSATIONS: ConversationShape = {
+  blockSize: 64,
+  apps: 3,
+  systemTokens: 1024,
+  sessions: 24,
+  turnTokens: 200,
+  outputTokens: 40,
+  maxContextTokens: 6000,
+};
+
 /**
  * Multi-turn conversations as in Mooncake's conversation trace: each turn's prompt is
  * the previous prompt, its answer and a new user message, so its leading hash ids

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTraceBench } from '../../src/bench/index.js';
 import type { TraceBenchOptions } from '../../src/bench/index.js';
 import type { Recommendation } from '../../src/bench/recommend/index.js';
-import { conversationTrace, toMooncakeJsonl } from '../../src/workload/index.js';
+import { conversationTrace, SMALL_CONVERSATIONS, toMooncakeJsonl } from '../../src/workload/index.js';
 
 /**
  * The acceptance of `bench compare --recommend` (docs/bench.md §Recommend): on a
@@ -23,13 +23,7 @@ const trace = (rate: number) =>
   conversationTrace({
     requests: 2000,
     rate,
-    blockSize: 64,
-    apps: 3,
-    systemTokens: 1024,
-    sessions: 24,
-    turnTokens: 200,
-    outputTokens: 40,
-    maxContextTokens: 6000,
+    ...SMALL_CONVERSATIONS,
     seed: 1,
   });
 const FLEET = { workers: 4, kvBlocks: 1024, maxRunning: 8 };

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/index.js';
 import type { RouterConfig } from '../../src/config/index.js';
 import { runTraceVirtual } from '../../src/virtual/index.js';
-import { conversationTrace, fleetKvTraceBlocks, sharedLruReference, traceCacheCeiling } from '../../src/workload/index.js';
+import {
+  conversationTrace,
+  SMALL_CONVERSATIONS,
+  fleetKvTraceBlocks,
+  sharedLruReference,
+  traceCacheCeiling,
+} from '../../src/workload/index.js';
 
 /**
  * Metamorphic relations of the virtual replay, on seeded conversation traces (shared
@@ -14,13 +20,8 @@ const trace = (seed: number, rate = 8) =>
   conversationTrace({
     requests: 400,
     rate,
+    ...SMALL_CONVERSATIONS,
     blockSize: TRACE_BLOCK,
-    apps: 3,
-    systemTokens: 1024,
-    sessions: 24,
-    turnTokens: 200,
-    outputTokens: 40,
-    maxContextTokens: 6000,
     seed,
   });
 const config = (o: Partial<RouterConfig> = {}): RouterConfig => ({ ...defaultConfig(), ...o });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/index.js';
 import { runTraceVirtual } from '../../src/virtual/index.js';
-import { conversationTrace } from '../../src/workload/index.js';
+import { conversationTrace, SMALL_CONVERSATIONS } from '../../src/workload/index.js';
 
 /**
  * Each request's own TTFT (ttftMsByRequest), which `bench compare --recommend` slices
@@ -12,13 +12,7 @@ describe('the virtual replay keeps each request its TTFT', () => {
   const trace = conversationTrace({
     requests: 300,
     rate: 40,
-    blockSize: 64,
-    apps: 3,
-    systemTokens: 1024,
-    sessions: 24,
-    turnTokens: 200,
-    outputTokens: 40,
-    maxContextTokens: 6000,
+    ...SMALL_CONVERSATIONS,
     seed: 3,
   }).map((r, i) => (i % 50 === 7 ? { ...r, inputLength: 40_000 } : r));
 
