@@ -1,4 +1,4 @@
-import { closeHole, fnv1a32, hashBucket as bucket, placeEntry } from '../../../prefix/index.js';
+import { fnv1a32, hashBucket as bucket } from '../../../prefix/index.js';
 
 /**
  * Which worker was sent which prefix: chained block hash → up to K owner slots.
@@ -25,7 +25,12 @@ export class PrefixIndex {
   readonly capacity: number;
   readonly ownersPerBlock: number;
 
-  // Hash table: slot → entry index (EMPTY when free). Keys live in the entry slab.
+  /**
+   * Hash table, two words a slot: the entry index (EMPTY when free), then its key's
+   * bucket hash. A probe compares the bucket hash before it reads a key, and a deletion
+   * finds each moved entry's home from it, so neither reads the keys, which on a
+   * million-block index are a cache miss each (BENCHMARKS.md, section 10).
+   */
   private readonly tableMask: number;
   private readonly table: Int32Array;
   // Entry slab.
@@ -57,7 +62,7 @@ export class PrefixIndex {
     let size = 16;
     while (size < this.capacity * 2) size *= 2; // load factor ≤ 0.5 keeps probes short
     this.tableMask = size - 1;
-    this.table = new Int32Array(size).fill(EMPTY);
+    this.table = new Int32Array(2 * size).fill(EMPTY);
     this.keys = new Float64Array(this.capacity);
     this.tablePos = new Int32Array(this.capacity);
     this.ownerCount = new Uint8Array(this.capacity);
@@ -95,8 +100,9 @@ export class PrefixIndex {
     for (let i = 0; i < count; i++) {
       const h = hashes[i]!;
       const hint = hints !== undefined && i < hints.length ? hints[i]! : EMPTY;
-      let e = this.holds(hint, h) ? hint : this.findAfter(prev, h);
-      if (e === EMPTY) e = this.insert(h);
+      let e = this.holds(hint, h) ? hint : this.holds(prev + 1, h) ? prev + 1 : this.probe(h);
+      // Not held: the probe ended on the free slot it goes in, still free unless an eviction moves entries first.
+      if (e < EMPTY) e = this.used < this.capacity ? this.insertAt(EMPTY - 1 - e, h) : this.insert(h);
       prev = e;
       this.referenced[e] = 1;
       // Move (or put) the owner to the front: most recent first; the oldest falls off.
@@ -253,28 +259,44 @@ export class PrefixIndex {
   }
 
   private find(h: number): number {
-    let i = bucket(h) & this.tableMask;
+    const e = this.probe(h);
+    return e < EMPTY ? EMPTY : e;
+  }
+
+  /** Entry of block h, or, when it is not held, EMPTY - 1 - the free slot its probe ended on. */
+  private probe(h: number): number {
+    const t = this.table;
+    const tag = bucket(h) | 0;
+    let i = tag & this.tableMask;
     for (;;) {
-      const e = this.table[i]!;
-      if (e === EMPTY) return EMPTY;
-      if (this.keys[e] === h) return e;
+      const e = t[2 * i]!;
+      if (e === EMPTY) return EMPTY - 1 - i;
+      if (t[2 * i + 1] === tag && this.keys[e] === h) return e;
       i = (i + 1) & this.tableMask;
     }
   }
 
   private insert(h: number): number {
-    let e: number;
-    if (this.used >= this.capacity) e = this.evictOne();
-    else e = this.free.length > 0 ? this.free.pop()! : this.nextFresh++;
+    if (this.used >= this.capacity) this.evictOne();
+    // The eviction may have moved entries back into h's probe run: probe again.
+    const at = this.probe(h);
+    return this.insertAt(EMPTY - 1 - at, h);
+  }
+
+  /** A new entry for h in free slot `slot`: from the free list, else never used yet. */
+  private insertAt(slot: number, h: number): number {
+    const e = this.free.length > 0 ? this.free.pop()! : this.nextFresh++;
     this.keys[e] = h;
     this.ownerCount[e] = 0;
-    placeEntry(this.table, this.tablePos, this.tableMask, h, e);
+    this.table[2 * slot] = e;
+    this.table[2 * slot + 1] = bucket(h) | 0;
+    this.tablePos[e] = slot;
     this.used++;
     return e;
   }
 
-  /** CLOCK: skip (and clear) recently referenced entries, evict the first that is not. */
-  private evictOne(): number {
+  /** CLOCK: skip (and clear) recently referenced entries, evict the first that is not (its entry goes on the free list). */
+  private evictOne(): void {
     for (;;) {
       const e = this.hand;
       this.hand = (this.hand + 1) % this.nextFresh;
@@ -287,7 +309,7 @@ export class PrefixIndex {
       for (let j = 0; j < this.ownerCount[e]!; j++) this.pairGone(e, this.owners[e * K + j]!);
       this.remove(e);
       this.evictions++;
-      return this.free.pop()!;
+      return;
     }
   }
 
@@ -300,7 +322,35 @@ export class PrefixIndex {
     this.referenced[e] = 0;
     this.used--;
     this.free.push(e);
-    closeHole(this.table, this.tablePos, this.keys, this.tableMask, i);
+    this.closeHole(i);
+  }
+
+  /**
+   * Free slot `hole` and move later entries of its probe run back into it, keeping
+   * every entry reachable from its home slot (src/prefix/open-table.ts's closeHole, on
+   * this table's two words a slot).
+   */
+  private closeHole(hole: number): void {
+    const t = this.table;
+    const mask = this.tableMask;
+    let i = hole;
+    t[2 * i] = EMPTY;
+    let j = i;
+    for (;;) {
+      j = (j + 1) & mask;
+      const f = t[2 * j]!;
+      if (f === EMPTY) return;
+      const home = t[2 * j + 1]! & mask;
+      // Move f back into the hole if its home is not cyclically in (i, j].
+      const inRange = i <= j ? home > i && home <= j : home > i || home <= j;
+      if (!inRange) {
+        t[2 * i] = f;
+        t[2 * i + 1] = t[2 * j + 1]!;
+        this.tablePos[f] = i;
+        t[2 * j] = EMPTY;
+        i = j;
+      }
+    }
   }
 
   private pairCame(e: number, slot: number): void {
