@@ -60,4 +60,9 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
     'recommend-check.js',
     "does bench compare --recommend's held-out check agree with its pick, at 80, 95 and 110 % of saturation",
   ),
+  benchmark(
+    'gate-sweep',
+    'gate-sweep.js',
+    'where a fixed --worker-queue-limit loses goodput: seven gate arms at 80, 95 and 110 % of capacity, running caps 16 and 256',
+  ),
 ];
