@@ -91,35 +91,44 @@ export class ManualClock implements Clock {
     this.current = Math.max(this.current, target);
   }
 
+  // Sifts move a hole rather than swapping pairs: no temporary arrays, half the writes,
+  // and the same heap, timer for timer, as swapping gives.
   private push(t: ManualTimer): void {
     const h = this.heap;
+    let i = h.length;
     h.push(t);
-    let i = h.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (!before(h[i]!, h[p]!)) break;
-      [h[i], h[p]] = [h[p]!, h[i]!];
+      const parent = h[p]!;
+      if (!before(t, parent)) break;
+      h[i] = parent;
       i = p;
     }
+    h[i] = t;
   }
 
   private pop(): ManualTimer | undefined {
     const h = this.heap;
     const top = h[0];
     const last = h.pop();
-    if (h.length > 0 && last) {
-      h[0] = last;
+    const n = h.length;
+    if (n > 0 && last) {
       let i = 0;
       for (;;) {
         const l = 2 * i + 1;
+        if (l >= n) break;
         const r = l + 1;
-        let m = i;
-        if (l < h.length && before(h[l]!, h[m]!)) m = l;
-        if (r < h.length && before(h[r]!, h[m]!)) m = r;
-        if (m === i) break;
-        [h[i], h[m]] = [h[m]!, h[i]!];
+        let m = l;
+        let child = h[l]!;
+        if (r < n && before(h[r]!, child)) {
+          m = r;
+          child = h[r]!;
+        }
+        if (!before(child, last)) break;
+        h[i] = child;
         i = m;
       }
+      h[i] = last;
     }
     return top;
   }

@@ -92,6 +92,9 @@ export class EngineCore {
   /** Requests computed by the step under way. */
   private readonly batch: SimRequest[] = [];
   private stepTimer: TimerHandle | undefined;
+  /** When the step under way ends, for the one callback every step's timer shares (no closure a step). */
+  private stepEnd = 0;
+  private readonly onStepEnd = (): void => this.endStep(this.stepEnd);
   private wakeTimer: TimerHandle | undefined;
   private nextId = 1;
   private lastHit = 0;
@@ -259,8 +262,8 @@ export class EngineCore {
       return;
     }
     const duration = (p.beta0Ms + p.beta1Ms * prefill + p.beta2Ms * decode) / p.speedup;
-    const end = t + duration;
-    this.stepTimer = this.clock.schedule(end, () => this.endStep(end));
+    this.stepEnd = t + duration;
+    this.stepTimer = this.clock.schedule(this.stepEnd, this.onStepEnd);
   }
 
   /**
