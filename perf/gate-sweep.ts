@@ -95,6 +95,8 @@ function bench(args: string[], cap: number): ReportArm[] {
 interface Breakdown {
   reasons: Record<string, number>;
   partialDiversions: number;
+  /** The same sums over partial diversions alone (booked cache_hit: a shallower owner won because the deepest was gated). */
+  partial: { n: number; engineCached: number; deepest: number; chosen: number; ttftOk: number };
   /** Per decision: requests, engine-cached tokens, tokens the index said the deepest owner held, and the chosen worker. */
   byDecision: Record<CacheAwareDecision, { n: number; engineCached: number; deepest: number; chosen: number; ttftOk: number }>;
   /** Diversions (cache_worker_queued) whose worker the index said held none of the prompt. */
@@ -128,6 +130,7 @@ function replay(config: RouterConfig, trace: readonly TraceRequest[], cap: numbe
   const b: Breakdown = {
     reasons: {},
     partialDiversions: 0,
+    partial: blank(),
     byDecision: { cache_hit: blank(), cache_miss: blank(), cache_worker_queued: blank(), all_queued: blank() },
     coldDiversions: 0,
     owners: 0,
@@ -157,7 +160,6 @@ function replay(config: RouterConfig, trace: readonly TraceRequest[], cap: numbe
     }
     b.reasons[outcome.reason] = (b.reasons[outcome.reason] ?? 0) + 1;
     const audit = outcome.cacheAware;
-    if (audit?.partialDiversion) b.partialDiversions++;
     const decision = audit?.decision ?? 'cache_miss';
     const slot = outcome.worker.slot;
     const tokensOf = (blocks: number): number => Math.min(r.inputLength, blocks * config.blockSize);
@@ -167,9 +169,12 @@ function replay(config: RouterConfig, trace: readonly TraceRequest[], cap: numbe
     b.ownersBeyondSystem += signal.matches.filter((m) => m.blocks > systemBlocks).length;
     if (decision === 'cache_worker_queued' && chosen === 0) b.coldDiversions++;
     const d = b.byDecision[decision];
-    d.n++;
-    d.deepest += deepest;
-    d.chosen += chosen;
+    const p = audit?.partialDiversion === true ? b.partial : undefined;
+    for (const x of p === undefined ? [d] : [d, p]) {
+      x.n++;
+      x.deepest += deepest;
+      x.chosen += chosen;
+    }
     const worker = workers[slot]!;
     worker.inflight++;
     let first: number | undefined;
@@ -183,9 +188,11 @@ function replay(config: RouterConfig, trace: readonly TraceRequest[], cap: numbe
           worker.inflight--;
           outstanding--;
           d.engineCached += req.cachedTokens;
+          if (p !== undefined) p.engineCached += req.cachedTokens;
           if (first !== undefined && first - now <= SLO_MS) {
             ok++;
             d.ttftOk++;
+            if (p !== undefined) p.ttftOk++;
           }
         },
       },
@@ -200,6 +207,7 @@ function replay(config: RouterConfig, trace: readonly TraceRequest[], cap: numbe
   for (const r of trace) clock.schedule(r.atMs, () => send(r));
   clock.runUntilIdle();
   if (outstanding !== 0) throw new Error(`${outstanding} requests never settled`);
+  b.partialDiversions = b.partial.n;
   b.cachedTokens = fleet.finish().cachedTokens;
   b.goodput = ok / trace.length;
   return b;
@@ -246,23 +254,23 @@ try {
       const trace = selectTrace(traceAt(rate), {});
       console.log(`\n### cap ${cap}, ${Math.round(load * 100)} % of capacity: ${rate} req/s`);
       console.log(
-        '| arm | goodput % | TTFT p50 / p99 s | cached % | hit / miss / queued / all_queued | diverted blocks | partial div. | capacity fallback | saturation pin | cold div. | per diversion, tokens: deepest owner → chosen (index) → cached (engine) | owners/req (beyond system) |',
+        '| arm | goodput % | TTFT p50 / p99 s | cached % | hit / miss / queued / all_queued | diverted blocks | partial div. | capacity fallback | saturation pin | cold div. | per diversion, tokens: deepest owner → chosen (index) → cached (engine) | per partial diversion, the same | owners/req (beyond system) |',
       );
-      console.log('|---|---:|---|---:|---|---:|---:|---:|---:|---:|---|---|');
+      console.log('|---|---:|---|---:|---|---:|---:|---:|---:|---:|---|---|---|');
       ARMS.forEach((arm, i) => {
         const rep = report[i]!;
         const b = replay(configs[i]!, trace, cap);
         const dec = rep.decisions;
         if (b.cachedTokens !== rep.cached_tokens || b.byDecision.cache_worker_queued.n !== dec.cache_worker_queued) mismatches++;
         const q = b.byDecision.cache_worker_queued;
-        const perDiversion =
-          q.n === 0
+        const kept = (x: Breakdown['partial']): string =>
+          x.n === 0
             ? '–'
-            : `${Math.round(q.deepest / q.n).toLocaleString('en')} → ${Math.round(q.chosen / q.n).toLocaleString('en')} → ${Math.round(q.engineCached / q.n).toLocaleString('en')}`;
+            : `${Math.round(x.deepest / x.n).toLocaleString('en')} → ${Math.round(x.chosen / x.n).toLocaleString('en')} → ${Math.round(x.engineCached / x.n).toLocaleString('en')}`;
         const capFallback = b.reasons[CAPACITY_FALLBACK] ?? 0;
         const pin = b.reasons.saturation_pin ?? 0;
         console.log(
-          `| ${arm.label} | ${pct(rep.goodput)} | ${sec(rep.ttft_ms.p50)} / ${sec(rep.ttft_ms.p99)} | ${pct(rep.cached_token_ratio)} | ${dec.cache_hit} / ${dec.cache_miss} / ${dec.cache_worker_queued} / ${dec.all_queued} | ${rep.diverted_blocks} | ${b.partialDiversions} | ${capFallback} | ${pin} | ${b.coldDiversions} | ${perDiversion} | ${(b.owners / trace.length).toFixed(2)} (${(b.ownersBeyondSystem / trace.length).toFixed(2)}) |`,
+          `| ${arm.label} | ${pct(rep.goodput)} | ${sec(rep.ttft_ms.p50)} / ${sec(rep.ttft_ms.p99)} | ${pct(rep.cached_token_ratio)} | ${dec.cache_hit} / ${dec.cache_miss} / ${dec.cache_worker_queued} / ${dec.all_queued} | ${rep.diverted_blocks} | ${b.partialDiversions} | ${capFallback} | ${pin} | ${b.coldDiversions} | ${kept(q)} | ${kept(b.partial)} | ${(b.owners / trace.length).toFixed(2)} (${(b.ownersBeyondSystem / trace.length).toFixed(2)}) |`,
         );
         const key = `cap${cap}_load${Math.round(load * 100)}_${arm.key}`;
         Object.assign(figures, {
@@ -281,6 +289,11 @@ try {
           [`${key}_cold_diversions`]: b.coldDiversions,
           [`${key}_diversion_deepest_tokens_mean`]: q.n === 0 ? null : Math.round(q.deepest / q.n),
           [`${key}_diversion_engine_cached_tokens_mean`]: q.n === 0 ? null : Math.round(q.engineCached / q.n),
+          [`${key}_partial_deepest_tokens_mean`]: b.partial.n === 0 ? null : Math.round(b.partial.deepest / b.partial.n),
+          [`${key}_partial_engine_cached_tokens_mean`]: b.partial.n === 0 ? null : Math.round(b.partial.engineCached / b.partial.n),
+          [`${key}_partial_goodput`]: b.partial.n === 0 ? null : Number((b.partial.ttftOk / b.partial.n).toFixed(4)),
+          [`${key}_cache_hit_goodput`]:
+            b.byDecision.cache_hit.n === 0 ? null : Number((b.byDecision.cache_hit.ttftOk / b.byDecision.cache_hit.n).toFixed(4)),
           [`${key}_diversion_goodput`]: q.n === 0 ? null : Number((q.ttftOk / q.n).toFixed(4)),
           [`${key}_cache_miss_goodput`]:
             b.byDecision.cache_miss.n === 0 ? null : Number((b.byDecision.cache_miss.ttftOk / b.byDecision.cache_miss.n).toFixed(4)),
