@@ -535,6 +535,7 @@ export class EngineCore {
       this.counters.ttft.observe((t - r.arrivalAt) / 1000);
     } else {
       this.counters.itl.observe((t - r.lastTokenAt) / 1000);
+      r.tokenGapsMs += t - r.lastTokenAt;
     }
     r.lastTokenAt = t;
     r.observer.onToken(tok.piece, r.output.length - 1, t);

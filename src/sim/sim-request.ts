@@ -56,6 +56,8 @@ export class SimRequest {
    */
   matchedTokens = 0;
   lastTokenAt = NaN;
+  /** The gaps between its tokens so far, summed in order, ms: what a mean inter-token latency divides. */
+  tokenGapsMs = 0;
   readonly output: number[] = [];
   finishReason: FinishReason | undefined;
 

@@ -158,29 +158,23 @@ export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
     if (cacheAware?.divertedOverlapBlocks !== undefined) result.divertedBlocks += cacheAware.divertedOverlapBlocks;
     const slot = outcome.worker.slot;
     const worker = workers[slot]!;
-    let first: number | undefined;
-    let prev = 0;
-    let gaps = 0;
-    let n = 0;
     worker.inflight++;
+    // What the run keeps of a request's tokens, the engine keeps on the request itself
+    // (its first token's time, its gaps summed in order): no state of our own a token.
     const submitted = engines[slot]!.submitKeyed(
       { prompt, maxTokens: r.outputLength, ignoreEos: true },
       {
-        onToken(_piece, _index, at) {
-          if (first === undefined) first = at;
-          else gaps += at - prev;
-          prev = at;
-          n++;
-        },
-        onFinish() {
+        onToken() {},
+        onFinish(req) {
           worker.inflight--;
+          const n = req.output.length;
           result.finished++;
           result.outputTokens += n;
-          if (first !== undefined) {
-            result.ttftMs.push(first - now);
-            result.ttftMsByRequest[i] = first - now;
+          if (n > 0) {
+            result.ttftMs.push(req.firstTokenAt - now);
+            result.ttftMsByRequest[i] = req.firstTokenAt - now;
           }
-          if (n > 1) result.itlMs.push(gaps / (n - 1));
+          if (n > 1) result.itlMs.push(req.tokenGapsMs / (n - 1));
           lastFinish = Math.max(lastFinish, clock.now());
           settled(i);
         },
