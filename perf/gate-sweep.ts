@@ -14,7 +14,10 @@
  * folds away: each selection's reason label (capacity fallback, saturation pin…), its
  * partial diversions, what the index said the deepest owner and the chosen worker held,
  * and what the engine then found cached, by decision. Its totals must equal the
- * report's (checked), so the breakdown explains the table's own runs.
+ * report's (checked), so the breakdown explains the table's own runs. At 95 and 110 %
+ * the in-process replay also runs on two more fleet seeds: past the point where plain
+ * cache_aware collapses, which state a run ends in is the seed's doing as much as the
+ * limit's, and one seed cannot tell them apart.
  *
  *   npm run perf -- gate-sweep [--requests 6000] [--caps 16,256]
  */
@@ -47,7 +50,11 @@ const WORKERS = 8;
 const KV_BLOCKS = 32_768;
 const SLO_MS = 2000;
 const SEED = 7; // bench's default --seed: the fleet's
+/** Other fleet seeds, replayed in this process only, at the loads where the arms part: is an arm's lead the limit's doing, or the run's? */
+const OTHER_SEEDS = [8, 9];
 const LOADS = [0.8, 0.95, 1.1];
+/** The ladder's last rung (docs/routing.md §10): any worker, ignoring capacity, the gate and the cache. */
+const CAPACITY_FALLBACK = 'no_cache_candidate_capacity_fallback_power_of_two';
 const ARMS = [
   { key: 'off', label: 'no gate', flags: '' },
   ...[2, 4, 6, 8, 16].map((l) => ({ key: `l${l}`, label: `limit ${l}`, flags: `--worker-queue-limit ${l}` })),
@@ -101,10 +108,17 @@ interface Breakdown {
   byDecision: Record<CacheAwareDecision, { n: number; engineCached: number; deepest: number; chosen: number; ttftOk: number }>;
   /** Diversions (cache_worker_queued) whose worker the index said held none of the prompt. */
   coldDiversions: number;
+  /**
+   * At each capacity fallback, workers failing capacity admission (docs/routing.md §5) on
+   * the running cap and on KV: which limit bound when the ladder gave up on the cache.
+   */
+  capacityRunningFull: number;
+  capacityKvFull: number;
   /** Owners the index knew per request, summed (a prefix spread over more workers costs more KV). */
   owners: number;
   ownersBeyondSystem: number;
   cachedTokens: number;
+  promptTokens: number;
   goodput: number;
 }
 
@@ -118,12 +132,12 @@ async function routerConfig(flags: string): Promise<RouterConfig> {
 }
 
 /** runTraceVirtual's replay (src/virtual/virtual-trace-run.ts, trace-id keying), keeping each selection's audit. */
-function replay(config: RouterConfig, trace: readonly TraceRequest[], cap: number): Breakdown {
+function replay(config: RouterConfig, trace: readonly TraceRequest[], cap: number, seed = SEED): Breakdown {
   const fleet = new VirtualFleet({
     config,
     workers: WORKERS,
     engine: { kvBlocks: KV_BLOCKS, maxRunning: cap, maxModelLen: 131_072 },
-    seed: SEED,
+    seed,
   });
   const { clock, engines, workers, table, prefix, policy, random } = fleet;
   const blank = (): Breakdown['byDecision'][CacheAwareDecision] => ({ n: 0, engineCached: 0, deepest: 0, chosen: 0, ttftOk: 0 });
@@ -133,9 +147,12 @@ function replay(config: RouterConfig, trace: readonly TraceRequest[], cap: numbe
     partial: blank(),
     byDecision: { cache_hit: blank(), cache_miss: blank(), cache_worker_queued: blank(), all_queued: blank() },
     coldDiversions: 0,
+    capacityRunningFull: 0,
+    capacityKvFull: 0,
     owners: 0,
     ownersBeyondSystem: 0,
     cachedTokens: 0,
+    promptTokens: 0,
     goodput: 0,
   };
   const systemBlocks = MOONCAKE_CONVERSATIONS.systemTokens / config.blockSize;
@@ -159,6 +176,13 @@ function replay(config: RouterConfig, trace: readonly TraceRequest[], cap: numbe
       return;
     }
     b.reasons[outcome.reason] = (b.reasons[outcome.reason] ?? 0) + 1;
+    if (outcome.reason === CAPACITY_FALLBACK)
+      for (const w of workers) {
+        const n = view.native(w);
+        if (n === undefined) continue;
+        if (n.running + 1 > n.maxRunningRequests) b.capacityRunningFull++;
+        if (n.totalTokens + r.inputLength > n.maxTotalTokens) b.capacityKvFull++;
+      }
     const audit = outcome.cacheAware;
     const decision = audit?.decision ?? 'cache_miss';
     const slot = outcome.worker.slot;
@@ -208,14 +232,15 @@ function replay(config: RouterConfig, trace: readonly TraceRequest[], cap: numbe
   clock.runUntilIdle();
   if (outstanding !== 0) throw new Error(`${outstanding} requests never settled`);
   b.partialDiversions = b.partial.n;
-  b.cachedTokens = fleet.finish().cachedTokens;
+  const tokens = fleet.finish();
+  b.cachedTokens = tokens.cachedTokens;
+  b.promptTokens = tokens.promptTokens;
   b.goodput = ok / trace.length;
   return b;
 }
 
 const pct = (v: number | null, digits = 1): string => (v === null ? '–' : `${(100 * v).toFixed(digits)}`);
 const sec = (ms: number | null): string => (ms === null ? '–' : (ms / 1000).toFixed(2));
-const CAPACITY_FALLBACK = 'no_cache_candidate_capacity_fallback_power_of_two';
 
 try {
   const t0 = performance.now();
@@ -254,7 +279,7 @@ try {
       const trace = selectTrace(traceAt(rate), {});
       console.log(`\n### cap ${cap}, ${Math.round(load * 100)} % of capacity: ${rate} req/s`);
       console.log(
-        '| arm | goodput % | TTFT p50 / p99 s | cached % | hit / miss / queued / all_queued | diverted blocks | partial div. | capacity fallback | saturation pin | cold div. | per diversion, tokens: deepest owner → chosen (index) → cached (engine) | per partial diversion, the same | owners/req (beyond system) |',
+        '| arm | goodput % | TTFT p50 / p99 s | cached % | hit / miss / queued / all_queued | diverted blocks | partial div. | capacity fallback (workers full on running cap / KV) | saturation pin | cold div. | per diversion, tokens: deepest owner → chosen (index) → cached (engine) | per partial diversion, the same | owners/req (beyond system) |',
       );
       console.log('|---|---:|---|---:|---|---:|---:|---:|---:|---:|---|---|---|');
       ARMS.forEach((arm, i) => {
@@ -270,7 +295,7 @@ try {
         const capFallback = b.reasons[CAPACITY_FALLBACK] ?? 0;
         const pin = b.reasons.saturation_pin ?? 0;
         console.log(
-          `| ${arm.label} | ${pct(rep.goodput)} | ${sec(rep.ttft_ms.p50)} / ${sec(rep.ttft_ms.p99)} | ${pct(rep.cached_token_ratio)} | ${dec.cache_hit} / ${dec.cache_miss} / ${dec.cache_worker_queued} / ${dec.all_queued} | ${rep.diverted_blocks} | ${b.partialDiversions} | ${capFallback} | ${pin} | ${b.coldDiversions} | ${kept(q)} | ${kept(b.partial)} | ${(b.owners / trace.length).toFixed(2)} (${(b.ownersBeyondSystem / trace.length).toFixed(2)}) |`,
+          `| ${arm.label} | ${pct(rep.goodput)} | ${sec(rep.ttft_ms.p50)} / ${sec(rep.ttft_ms.p99)} | ${pct(rep.cached_token_ratio)} | ${dec.cache_hit} / ${dec.cache_miss} / ${dec.cache_worker_queued} / ${dec.all_queued} | ${rep.diverted_blocks} | ${b.partialDiversions} | ${capFallback}${capFallback === 0 ? '' : ` (${(b.capacityRunningFull / capFallback).toFixed(1)} / ${(b.capacityKvFull / capFallback).toFixed(1)})`} | ${pin} | ${b.coldDiversions} | ${kept(q)} | ${kept(b.partial)} | ${(b.owners / trace.length).toFixed(2)} (${(b.ownersBeyondSystem / trace.length).toFixed(2)}) |`,
         );
         const key = `cap${cap}_load${Math.round(load * 100)}_${arm.key}`;
         Object.assign(figures, {
@@ -286,6 +311,9 @@ try {
           [`${key}_partial_diversions`]: b.partialDiversions,
           [`${key}_capacity_fallback`]: capFallback,
           [`${key}_saturation_pin`]: pin,
+          [`${key}_capacity_fallback_running_full_workers_mean`]:
+            capFallback === 0 ? null : Number((b.capacityRunningFull / capFallback).toFixed(2)),
+          [`${key}_capacity_fallback_kv_full_workers_mean`]: capFallback === 0 ? null : Number((b.capacityKvFull / capFallback).toFixed(2)),
           [`${key}_cold_diversions`]: b.coldDiversions,
           [`${key}_diversion_deepest_tokens_mean`]: q.n === 0 ? null : Math.round(q.deepest / q.n),
           [`${key}_diversion_engine_cached_tokens_mean`]: q.n === 0 ? null : Math.round(q.engineCached / q.n),
@@ -305,6 +333,24 @@ try {
         });
       });
       figures[`cap${cap}_load${Math.round(load * 100)}_rate_rps`] = rate;
+      if (load < 0.9) continue;
+      // The same trace on other fleets (seeds): goodput and cached tokens per seed.
+      console.log(`\ncap ${cap}, ${Math.round(load * 100)} %: goodput % (cached %) by fleet seed ${[SEED, ...OTHER_SEEDS].join(' / ')}`);
+      console.log(`| arm | ${[SEED, ...OTHER_SEEDS].map((s) => `seed ${s}`).join(' | ')} |`);
+      console.log(`|---|${[SEED, ...OTHER_SEEDS].map(() => '---:').join('|')}|`);
+      ARMS.forEach((arm, i) => {
+        const key = `cap${cap}_load${Math.round(load * 100)}_${arm.key}`;
+        const cells = [`${pct(figures[`${key}_goodput`] as number)} (${pct(figures[`${key}_cached_token_ratio`] as number)})`];
+        for (const seed of OTHER_SEEDS) {
+          const b = replay(configs[i]!, trace, cap, seed);
+          const cached = b.cachedTokens / b.promptTokens;
+          figures[`${key}_seed${seed}_goodput`] = Number(b.goodput.toFixed(4));
+          figures[`${key}_seed${seed}_cached_token_ratio`] = Number(cached.toFixed(4));
+          figures[`${key}_seed${seed}_capacity_fallback`] = b.reasons[CAPACITY_FALLBACK] ?? 0;
+          cells.push(`${pct(b.goodput)} (${pct(cached)})`);
+        }
+        console.log(`| ${arm.label} | ${cells.join(' | ')} |`);
+      });
     }
   }
   const wall = (performance.now() - t0) / 1000;
