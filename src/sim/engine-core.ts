@@ -8,7 +8,7 @@ import type { Flavor } from './http/responses.js';
 import { KvBlockCache } from './kv-block-cache.js';
 import { checkLength } from './length-check.js';
 import type { LengthRefusalReason } from './length-check.js';
-import { nextOutputToken } from './output-text.js';
+import { nextOutputWord, outputWordId, outputWordPiece } from './output-text.js';
 import { Rng } from './rng.js';
 import { tokenPrompt } from './keyed-prompt.js';
 import { SimRequest } from './sim-request.js';
@@ -527,8 +527,8 @@ export class EngineCore {
 
   private emit(r: SimRequest, t: number): void {
     if (r.outputLen === 0) return;
-    const tok = nextOutputToken(this.rng);
-    r.output.push(tok.id);
+    const word = nextOutputWord(this.rng);
+    r.output.push(outputWordId(word));
     this.counters.generationTokensTotal++;
     if (r.output.length === 1) {
       r.firstTokenAt = t;
@@ -538,7 +538,7 @@ export class EngineCore {
       r.tokenGapsMs += t - r.lastTokenAt;
     }
     r.lastTokenAt = t;
-    r.observer.onToken(tok.piece, r.output.length - 1, t);
+    r.observer.onToken(outputWordPiece(word), r.output.length - 1, t);
   }
 
   private commitPromptBlocks(r: SimRequest): void {

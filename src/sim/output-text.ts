@@ -60,6 +60,22 @@ export interface OutputToken {
 }
 
 export function nextOutputToken(rng: Rng): OutputToken {
-  const i = rng.int(PIECES.length);
+  const i = nextOutputWord(rng);
   return { piece: PIECES[i]!, id: IDS[i]! };
+}
+
+/**
+ * The next generated word as a number (the same draw as nextOutputToken): the engine's
+ * decode loop reads its piece and id from it, with no object a token.
+ */
+export function nextOutputWord(rng: Rng): number {
+  return rng.int(PIECES.length);
+}
+
+export function outputWordPiece(word: number): string {
+  return PIECES[word]!;
+}
+
+export function outputWordId(word: number): number {
+  return IDS[word]!;
 }

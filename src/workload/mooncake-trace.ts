@@ -132,6 +132,12 @@ export function traceBlockSeed(id: number): number {
 /** Tokens `from`..`to` (offsets in the block) of the block whose id has this seed: tracePromptTokens's, no more. */
 export function traceBlockTokens(seed: number, from: number, to: number, vocab = TRACE_VOCAB): number[] {
   const out = new Array<number>(Math.max(0, to - from));
+  traceBlockTokensInto(seed, from, to, out, vocab);
+  return out;
+}
+
+/** traceBlockTokens written into out[0..to - from): for a caller that reuses one array. */
+export function traceBlockTokensInto(seed: number, from: number, to: number, out: number[] | Float64Array, vocab = TRACE_VOCAB): void {
   let s = seed;
   for (let i = 0; i < to; i++) {
     s ^= s << 13;
@@ -141,7 +147,6 @@ export function traceBlockTokens(seed: number, from: number, to: number, vocab =
     s >>>= 0;
     if (i >= from) out[i - from] = 100 + (s % (vocab - 100));
   }
-  return out;
 }
 
 /** For each request that later turns follow, their indices: who leaves when it finishes. */

@@ -1,7 +1,7 @@
 import { BLOCK_HASH_START, blockHashesAfter, fmix32 } from '../prefix/index.js';
 import type { BlockHashState } from '../prefix/index.js';
 import type { KeyedPrompt } from '../sim/index.js';
-import { traceBlockSeed, traceBlockTokens } from './mooncake-trace.js';
+import { traceBlockSeed, traceBlockTokens, traceBlockTokensInto } from './mooncake-trace.js';
 import type { TraceRequest } from './mooncake-trace.js';
 
 /**
@@ -55,6 +55,9 @@ export function tracePrompt(r: TraceRequest, traceBlockSize: number, blockSize: 
   return new TracePrompt(r, traceBlockSize, blockSize, keys);
 }
 
+/** What keysAfter hashes (the partial block's tokens, then the output), one array for every request: token ids fit a double exactly. */
+let tailScratch = new Float64Array(1024);
+
 class TracePrompt implements KeyedPrompt {
   constructor(
     private readonly r: TraceRequest,
@@ -72,16 +75,16 @@ class TracePrompt implements KeyedPrompt {
     const start = full * this.blockSize;
     // The partial block's tokens all lie in one trace block: blockSize divides the trace's.
     const b = Math.floor(start / this.traceBlockSize);
-    const tail =
-      start < this.r.inputLength
-        ? traceBlockTokens(
-            traceBlockSeed(this.r.hashIds[b]!),
-            start - b * this.traceBlockSize,
-            this.r.inputLength - b * this.traceBlockSize,
-          )
-        : [];
-    for (const t of output) tail.push(t);
-    return blockHashesAfter(this.chainState(), tail, this.blockSize);
+    const partial = Math.max(0, this.r.inputLength - start);
+    const n = partial + output.length;
+    if (tailScratch.length < n) tailScratch = new Float64Array(Math.max(n, 2 * tailScratch.length));
+    const tail = tailScratch;
+    if (partial > 0) {
+      const offset = b * this.traceBlockSize;
+      traceBlockTokensInto(traceBlockSeed(this.r.hashIds[b]!), start - offset, this.r.inputLength - offset, tail);
+    }
+    for (let k = 0; k < output.length; k++) tail[partial + k] = output[k]!;
+    return blockHashesAfter(this.chainState(), tail.subarray(0, n), this.blockSize);
   }
 
   tokens(): readonly number[] {
