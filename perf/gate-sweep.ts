@@ -1,11 +1,11 @@
 /**
- * Why a fixed --worker-queue-limit hurts (issue 29, item 1; docs/routing.md §Why a fixed
- * limit hurts). On a trace with Mooncake's conversation statistics (the first 6,000
- * requests, seed 1), 8 simulated SGLang engines of 32,768 KV blocks, running caps 16 and
- * 256: find the rate at which plain cache_aware's goodput (TTFT ≤ 2 s) first drops below
- * 90 % (BENCHMARKS.md §12's definition of capacity), then at 80, 95 and 110 % of it run
- * seven arms: no gate, fixed limits 2, 4, 6, 8 and 16, and the floor at 2 under a limit
- * of 4.
+ * Why a fixed --worker-queue-limit hurts: the figures of
+ * docs/routing.md §Why a fixed limit hurts. On a trace with Mooncake's conversation
+ * statistics (the first 6,000 requests, seed 1), 8 simulated SGLang engines of 32,768
+ * KV blocks, running caps 16 and 256: find the rate at which plain cache_aware's
+ * goodput (TTFT ≤ 2 s) first drops below 90 % (BENCHMARKS.md §12's definition of
+ * capacity), then at 80, 95 and 110 % of it run seven arms: no gate, fixed limits
+ * 2, 4, 6, 8 and 16, and the floor at 2 under a limit of 4.
  *
  * Each (cap, load) is measured twice over the same trace file. `routerctl bench compare`
  * on the virtual clock gives the table an operator would see (goodput, TTFT, cached
@@ -53,7 +53,7 @@ const SEED = 7; // bench's default --seed: the fleet's
 /** Other fleet seeds, replayed in this process only, at the loads where the arms part: is an arm's lead the limit's doing, or the run's? */
 const OTHER_SEEDS = [8, 9];
 const LOADS = [0.8, 0.95, 1.1];
-/** The ladder's last rung (docs/routing.md §10): any worker, ignoring capacity, the gate and the cache. */
+/** The ladder's last rung (docs/routing.md §Capacity fallback): any worker, ignoring capacity, the gate and the cache. */
 const CAPACITY_FALLBACK = 'no_cache_candidate_capacity_fallback_power_of_two';
 const ARMS = [
   { key: 'off', label: 'no gate', flags: '' },
@@ -109,7 +109,7 @@ interface Breakdown {
   /** Diversions (cache_worker_queued) whose worker the index said held none of the prompt. */
   coldDiversions: number;
   /**
-   * At each capacity fallback, workers failing capacity admission (docs/routing.md §5) on
+   * At each capacity fallback, workers failing capacity admission (docs/routing.md §Hard capacity admission) on
    * the running cap and on KV: which limit bound when the ladder gave up on the cache.
    */
   capacityRunningFull: number;
