@@ -44,6 +44,8 @@ export class PrefixIndex {
   private readonly free: number[] = [];
   private hand = 0;
   evictions = 0;
+  /** touchSlots' sum of what it read, never used. */
+  private touched = 0;
   // The digest: running sums over (block, owner) pairs, and owners' tags by slot.
   private readonly tags: number[] = [];
   private sumA = 0;
@@ -93,13 +95,17 @@ export class PrefixIndex {
    * `hints`, filled by an earlier `match` of the same hashes, say where each block was
    * then: a hint still naming its block saves the table probe, which on a long prompt
    * is a cache miss per block; a stale or absent hint just falls back to the lookup.
+   * The hints end at the first EMPTY, where match stopped: what lies beyond is left
+   * from an earlier prompt, and reading it would cost a miss per block for nothing.
    */
   record(slot: number, hashes: ArrayLike<number>, count = hashes.length, hints?: Int32Array): void {
     const K = this.ownersPerBlock;
     let prev = EMPTY;
+    const hinted = hints === undefined ? 0 : hintedLength(hints, count);
+    this.touchSlots(hashes, hinted, count);
     for (let i = 0; i < count; i++) {
       const h = hashes[i]!;
-      const hint = hints !== undefined && i < hints.length ? hints[i]! : EMPTY;
+      const hint = i < hinted ? hints![i]! : EMPTY;
       let e = this.holds(hint, h) ? hint : this.holds(prev + 1, h) ? prev + 1 : this.probe(h);
       // Not held: the probe ended on the free slot it goes in, still free unless an eviction moves entries first.
       if (e < EMPTY) e = this.used < this.capacity ? this.insertAt(EMPTY - 1 - e, h) : this.insert(h);
@@ -130,15 +136,16 @@ export class PrefixIndex {
   /**
    * Leading blocks held per worker. Fills `out` (slot, depth) pairs for workers that
    * hold at least block 0, and returns how many. O(blocks walked × K); no allocation.
-   * With `hints`, writes where each walked block sits, for a later `record`.
+   * With `hints`, writes where each walked block sits, for a later `record`, and
+   * EMPTY after the last (when there is room).
    */
   match(hashes: ArrayLike<number>, out: { slots: Int32Array; depths: Int32Array }, count = hashes.length, hints?: Int32Array): number {
     if (count === 0) return 0;
     const K = this.ownersPerBlock;
     const owners = this.owners;
     let e = this.find(hashes[0]!);
-    if (e === EMPTY) return 0;
     if (hints !== undefined) hints[0] = e;
+    if (e === EMPTY) return 0;
     const surv = this.survivors;
     let prevBase = e * K;
     let prevCount = this.ownerCount[e]!;
@@ -147,7 +154,8 @@ export class PrefixIndex {
     // Every survivor has held every block so far, so they share one depth.
     let reached = 1;
     let done = 0; // finished workers are compacted to the front of out
-    for (let i = 1; i < count && alive > 0; i++) {
+    let i = 1;
+    for (; i < count && alive > 0; i++) {
       e = this.findAfter(e, hashes[i]!);
       if (e === EMPTY) break;
       if (hints !== undefined && i < hints.length) hints[i] = e;
@@ -178,6 +186,7 @@ export class PrefixIndex {
       prevBase = base;
       prevCount = m;
     }
+    if (hints !== undefined && i < hints.length) hints[i] = EMPTY;
     for (let j = 0; j < alive; j++) {
       out.slots[done] = surv[j]!;
       out.depths[done] = reached;
@@ -256,6 +265,20 @@ export class PrefixIndex {
    */
   private findAfter(prev: number, h: number): number {
     return this.holds(prev + 1, h) ? prev + 1 : this.find(h);
+  }
+
+  /**
+   * Read the home slot of blocks hashes[from..to) in one pass before record probes
+   * them: these loads do not wait on each other, so their cache misses (a table of
+   * millions of slots) overlap, where the record loop would meet them one at a time.
+   * Reads only; the sum is kept so the loads are not dropped.
+   */
+  private touchSlots(hashes: ArrayLike<number>, from: number, to: number): void {
+    const t = this.table;
+    const mask = this.tableMask;
+    let sum = 0;
+    for (let i = from; i < to; i++) sum |= t[2 * (bucket(hashes[i]!) & mask)]!;
+    this.touched = sum;
   }
 
   private find(h: number): number {
@@ -391,6 +414,14 @@ export class PrefixIndex {
     }
     return this.stampGen;
   }
+}
+
+/** Leading hints before the first EMPTY (where match stopped), at most `count`. */
+function hintedLength(hints: Int32Array, count: number): number {
+  const n = Math.min(count, hints.length);
+  let i = 0;
+  while (i < n && hints[i] !== EMPTY) i++;
+  return i;
 }
 
 /** Whether owners[a..a+n) and owners[b..b+n) hold the same slots in the same order. */
