@@ -3,8 +3,8 @@
  * docs/routing.md §Why a fixed limit hurts. On a trace with Mooncake's conversation
  * statistics (the first 6,000 requests, seed 1), 8 simulated SGLang engines of 32,768
  * KV blocks, running caps 16 and 256: find the rate at which plain cache_aware's
- * goodput (TTFT ≤ 2 s) first drops below 90 % (BENCHMARKS.md §12's definition of
- * capacity), then at 80, 95 and 110 % of it run seven arms: no gate, fixed limits
+ * goodput (TTFT ≤ 2 s) first drops below 90 % (capacity as BENCHMARKS.md, section
+ * 12 defines it), then at 80, 95 and 110 % of it run seven arms: no gate, fixed limits
  * 2, 4, 6, 8 and 16, and the floor at 2 under a limit of 4.
  *
  * Each (cap, load) is measured twice over the same trace file. `routerctl bench compare`
