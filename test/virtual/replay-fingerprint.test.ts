@@ -8,7 +8,7 @@ import type { VirtualTraceRunResult } from '../../src/virtual/index.js';
 import { conversationTrace, SMALL_CONVERSATIONS } from '../../src/workload/index.js';
 
 /**
- * The differential check of the replay's speed work (BENCHMARKS.md §10 Speed): a seeded
+ * The differential check of the replay's speed work (BENCHMARKS.md, section 10, Speed): a seeded
  * trace's whole run, every request's TTFT (ttftMsByRequest) and ITL, its decisions,
  * cached tokens and refusals, must stay what it was before the work, exactly. Each
  * fingerprint is a hash of the run as JSON (shortest round-trip form of every number),
