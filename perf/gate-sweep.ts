@@ -29,7 +29,7 @@ import yargs from 'yargs';
 import { addConfigOptions, resolveConfig } from '../src/config/index.js';
 import type { RouterConfig } from '../src/config/index.js';
 import type { CacheAwareDecision } from '../src/router/index.js';
-import { VirtualFleet } from '../src/virtual/virtual-fleet.js';
+import { VirtualFleet } from '../src/virtual/index.js';
 import {
   conversationTrace,
   MOONCAKE_CONVERSATIONS,

@@ -1,3 +1,4 @@
+export { VirtualFleet } from './virtual-fleet.js';
 export { runVirtual, VIRTUAL_DECISIONS } from './virtual-run.js';
 export type { DecisionWindow, VirtualRunOptions, VirtualRunResult } from './virtual-run.js';
 export { emptyTraceResult, runTraceVirtual } from './virtual-trace-run.js';
