@@ -1,9 +1,9 @@
 import type { Argv } from 'yargs';
 import { defineCommand } from '../src/cli/index.js';
 import { usageError } from '../src/errors/index.js';
-import benchCapture from './bench-capture.js';
-import benchCompare from './bench-compare.js';
-import benchRun from './bench-run.js';
+import benchCapture from './bench/capture.js';
+import benchCompare from './bench/compare.js';
+import benchRun from './bench/run.js';
 
 /** `routerctl bench`: three subcommands, each with its own flags (docs/bench.md). */
 const bench = defineCommand({

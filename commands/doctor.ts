@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import { DOCTOR_OPTIONS } from './doctor-options.js';
+import { DOCTOR_OPTIONS } from './options/doctor.js';
 import { adminToken, defineCommand } from '../src/cli/index.js';
 import { usageError } from '../src/errors/index.js';
 

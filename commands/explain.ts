@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import { EXPLAIN_OPTIONS } from './explain-options.js';
+import { EXPLAIN_OPTIONS } from './options/explain.js';
 import { adminToken, defineCommand } from '../src/cli/index.js';
 
 const explain = defineCommand({

@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import { TOP_OPTIONS } from './top-options.js';
+import { TOP_OPTIONS } from './options/top.js';
 import { adminToken, defineCommand } from '../src/cli/index.js';
 import { usageError } from '../src/errors/index.js';
 

@@ -4,7 +4,7 @@ import { ConfigCodes, PROBLEM_CLASSES } from '../../src/config/index.js';
 import { RUNTIME_ERRORS, catalogueEntries } from '../../src/errors/index.js';
 import type { ApiErrorEntry, ErrorEntry } from '../../src/errors/index.js';
 import { API_ERROR_CODES } from '../../src/router/index.js';
-import { OPTION_TABLES } from '../option-tables.js';
+import { OPTION_TABLES } from '../options/index.js';
 import { codeTableMarkdown, flagTablesMarkdown } from './configuration-tables.js';
 import { replaceBlock } from './generated-block.js';
 import type { BlockStyle } from './generated-block.js';

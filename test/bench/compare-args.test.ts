@@ -1,6 +1,6 @@
 import yargs from 'yargs';
 import { describe, expect, it } from 'vitest';
-import benchCompare from '../../commands/bench-compare.js';
+import benchCompare from '../../commands/bench/compare.js';
 import { rewriteLegacyBench } from '../../src/bench/flags/index.js';
 import { OPTIONS } from '../../src/config/index.js';
 

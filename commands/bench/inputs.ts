@@ -1,6 +1,6 @@
-import { CHAT_DEFAULTS, parseGspSpec } from '../src/bench/flags/index.js';
-import { usageError } from '../src/errors/index.js';
-import type { BenchInputArgv } from './bench-options.js';
+import { CHAT_DEFAULTS, parseGspSpec } from '../../src/bench/flags/index.js';
+import { usageError } from '../../src/errors/index.js';
+import type { BenchInputArgv } from '../options/bench.js';
 
 /** Who is benched: one endpoint, or simulated configurations (one for `bench run`). */
 export interface BenchTarget {
@@ -37,7 +37,7 @@ export async function benchInputs(argv: BenchInputArgv, target: BenchTarget): Pr
       throw usageError('--gsp zipf-alpha goes with group-distribution=zipf, and zipf needs it');
     if (target.url !== undefined)
       throw usageError(`${gsp ? '--workload gsp' : '--trace'} runs simulated fleets of its own: it takes no --url`);
-    const { parseDuration, runTraceBench } = await import('../src/bench/index.js');
+    const { parseDuration, runTraceBench } = await import('../../src/bench/index.js');
     const timeoutMs = parseDuration(String(argv.timeout));
     if (timeoutMs === undefined || timeoutMs <= 0)
       throw usageError(`--timeout takes a duration such as 120s or 2m (got '${String(argv.timeout)}')`);
@@ -65,6 +65,6 @@ export async function benchInputs(argv: BenchInputArgv, target: BenchTarget): Pr
       json: argv.json,
     });
   }
-  const { parseBenchArgs, runBench } = await import('../src/bench/index.js');
+  const { parseBenchArgs, runBench } = await import('../../src/bench/index.js');
   return runBench(parseBenchArgs({ ...argv, chat: argv.chat ?? { ...CHAT_DEFAULTS }, ...target }));
 }

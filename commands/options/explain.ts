@@ -1,5 +1,5 @@
 import type { Options } from 'yargs';
-import { ADMIN_TOKEN_OPTION, wholeNumberBetween } from '../src/cli/index.js';
+import { ADMIN_TOKEN_OPTION, wholeNumberBetween } from '../../src/cli/index.js';
 
 // `routerctl explain`'s flags, read by its yargs builder and by the man page generator (OPTIONS).
 

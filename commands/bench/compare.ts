@@ -1,9 +1,9 @@
 import type { Argv } from 'yargs';
-import { defineCommand } from '../src/cli/index.js';
-import { runPresetCommand } from '../src/bench/index.js';
-import { usageError } from '../src/errors/index.js';
-import { benchInputs } from './bench-inputs.js';
-import { BENCH_COMPARE_OPTIONS } from './bench-options.js';
+import { defineCommand } from '../../src/cli/index.js';
+import { runPresetCommand } from '../../src/bench/index.js';
+import { usageError } from '../../src/errors/index.js';
+import { benchInputs } from './inputs.js';
+import { BENCH_COMPARE_OPTIONS } from '../options/bench.js';
 
 const benchCompare = defineCommand({
   command: 'compare [configurations..]',

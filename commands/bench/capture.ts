@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
-import { adminToken, defineCommand } from '../src/cli/index.js';
-import { usageError } from '../src/errors/index.js';
-import { BENCH_CAPTURE_OPTIONS } from './bench-options.js';
+import { adminToken, defineCommand } from '../../src/cli/index.js';
+import { usageError } from '../../src/errors/index.js';
+import { BENCH_CAPTURE_OPTIONS } from '../options/bench.js';
 
 const benchCapture = defineCommand({
   command: 'capture [file]',
@@ -24,7 +24,7 @@ const benchCapture = defineCommand({
     const file = argv.file;
     if (file === undefined) throw usageError('bench capture writes a trace: name its file, e.g. bench capture today.jsonl --url URL');
     if (argv.url === undefined) throw usageError('bench capture listens to a running router: give it with --url');
-    const { parseDuration, runCapture } = await import('../src/bench/index.js');
+    const { parseDuration, runCapture } = await import('../../src/bench/index.js');
     const durationMs = parseDuration(argv.duration);
     if (durationMs === undefined || durationMs <= 0)
       throw usageError(`--duration takes a duration such as 60s or 10m (got '${String(argv.duration)}')`);

@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
-import { defineCommand } from '../src/cli/index.js';
-import { benchInputs } from './bench-inputs.js';
-import { BENCH_RUN_OPTIONS } from './bench-options.js';
+import { defineCommand } from '../../src/cli/index.js';
+import { benchInputs } from './inputs.js';
+import { BENCH_RUN_OPTIONS } from '../options/bench.js';
 
 const benchRun = defineCommand({
   command: 'run',

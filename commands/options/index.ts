@@ -1,9 +1,9 @@
 import type { Options } from 'yargs';
-import { BENCH_CAPTURE_OPTIONS, BENCH_COMPARE_OPTIONS, BENCH_RUN_OPTIONS } from './bench-options.js';
-import { DOCTOR_OPTIONS } from './doctor-options.js';
-import { EXPLAIN_OPTIONS } from './explain-options.js';
-import { SIM_OPTIONS } from './sim-options.js';
-import { TOP_OPTIONS } from './top-options.js';
+import { BENCH_CAPTURE_OPTIONS, BENCH_COMPARE_OPTIONS, BENCH_RUN_OPTIONS } from './bench.js';
+import { DOCTOR_OPTIONS } from './doctor.js';
+import { EXPLAIN_OPTIONS } from './explain.js';
+import { SIM_OPTIONS } from './sim.js';
+import { TOP_OPTIONS } from './top.js';
 
 export { BENCH_CAPTURE_OPTIONS, BENCH_COMPARE_OPTIONS, BENCH_RUN_OPTIONS, DOCTOR_OPTIONS, EXPLAIN_OPTIONS, SIM_OPTIONS, TOP_OPTIONS };
 
