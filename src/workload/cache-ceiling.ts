@@ -1,4 +1,4 @@
-import { PrefixChainKeys, cachedTokensOf } from './prefix-chain.js';
+import { PrefixChainKeys, cachedTokensOf, deepestKnown } from './prefix-chain.js';
 import type { CacheCountOptions } from './prefix-chain.js';
 import type { TraceRequest } from './mooncake-trace.js';
 
@@ -43,14 +43,9 @@ export function traceCacheCeiling(trace: readonly TraceRequest[], o: CacheCountO
   let repeated = 0;
   for (const r of trace) {
     inputTokens += r.inputLength;
-    let node = 0;
-    let matched = 0;
-    for (const id of r.hashIds) {
-      const child = children.get(keys.key(node, id));
-      if (child === undefined) break;
-      node = child;
-      matched++;
-    }
+    const seen = deepestKnown(children, keys, r.hashIds);
+    let node = seen.node;
+    const matched = seen.matched;
     cachedTokens += cachedTokensOf(matched, r.inputLength, held[node]!, o);
     for (const id of r.hashIds) if (seenIds.has(id)) repeated++;
     node = 0;

@@ -30,6 +30,26 @@ export class PrefixChainKeys {
 }
 
 /**
+ * How far a request's hash ids run down the tree already built: the deepest node
+ * reached and how many leading blocks that is (0 and 0 when its first block is new).
+ */
+export function deepestKnown(
+  children: ReadonlyMap<number | string, number>,
+  keys: PrefixChainKeys,
+  hashIds: readonly number[],
+): { node: number; matched: number } {
+  let node = 0;
+  let matched = 0;
+  for (const id of hashIds) {
+    const child = children.get(keys.key(node, id));
+    if (child === undefined) break;
+    node = child;
+    matched++;
+  }
+  return { node, matched };
+}
+
+/**
  * Tokens of a request the engine finds cached when its first `matchedBlocks` trace
  * blocks were seen as that prefix, and the longest earlier request through them was
  * `heldTokens` long. The two prompts agree on min(matched blocks' tokens, both
