@@ -183,7 +183,7 @@ export class EngineCore {
         const i = this.running.indexOf(req);
         if (i >= 0) this.running.splice(i, 1);
       }
-      this.cache.releaseChain(req.pinnedHashes, req.pinnedCount, req.anonymousBlocks, req.blockEntries);
+      this.cache.releaseChain(req, req.anonymousBlocks);
       this.batchFull = false;
     }
     req.state = 'aborted';
@@ -439,7 +439,7 @@ export class EngineCore {
   /** Leading prompt blocks cached now; the last prompt token is always computed, so never all of them. */
   private prefixHits(r: SimRequest): number {
     const maxHits = Math.min(Math.floor((r.promptTokens - 1) / this.params.blockSize), r.promptHashes.length);
-    return this.cache.matchPrefix(r.promptHashes, Math.max(0, maxHits), r.blockEntries);
+    return this.cache.matchPrefix(r.promptHashes, Math.max(0, maxHits));
   }
 
   /**
@@ -450,10 +450,9 @@ export class EngineCore {
   private admit(r: SimRequest, hits: number, t: number): boolean {
     const bs = this.params.blockSize;
     const reserve = Math.ceil((r.promptTokens + r.outputLen) / bs) - hits;
-    if (!this.cache.admit(r.promptHashes, hits, reserve, r.blockEntries)) return false;
+    if (!this.cache.admit(r, r.promptHashes, hits, reserve)) return false;
     r.state = 'running';
     r.admittedAt = t;
-    r.pinnedHashes = r.promptHashes;
     r.pinnedCount = hits;
     r.anonymousBlocks = reserve;
     r.promptBlocksCommitted = hits;
@@ -544,7 +543,7 @@ export class EngineCore {
   private commitPromptBlocks(r: SimRequest): void {
     const full = r.promptHashes.length;
     if (full > r.promptBlocksCommitted) {
-      this.cache.commit(r.promptHashes, r.promptBlocksCommitted, full, () => r.prompt.tokens(), r.blockEntries);
+      this.cache.commit(r, r.promptHashes, r.promptBlocksCommitted, full, () => r.prompt.tokens());
       r.anonymousBlocks -= full - r.promptBlocksCommitted;
       r.pinnedCount = full;
       r.promptBlocksCommitted = full;
@@ -557,11 +556,10 @@ export class EngineCore {
     const after = r.prompt.keysAfter(r.output);
     const all = after.length > 0 ? r.promptHashes.concat(after) : r.promptHashes;
     if (all.length > r.pinnedCount) {
-      this.cache.commit(all, r.pinnedCount, all.length, () => r.prompt.tokens().concat(r.output), r.blockEntries);
+      this.cache.commit(r, all, r.pinnedCount, all.length, () => r.prompt.tokens().concat(r.output));
       r.anonymousBlocks -= all.length - r.pinnedCount;
     }
-    this.cache.releaseChain(all, all.length, r.anonymousBlocks, r.blockEntries);
-    r.pinnedHashes = all;
+    this.cache.releaseChain(r, r.anonymousBlocks);
     r.pinnedCount = 0;
     r.anonymousBlocks = 0;
     r.state = 'finished';

@@ -23,48 +23,64 @@ export interface KvCacheListener {
   cleared(): void;
 }
 
-const NONE = -1;
+/** What holds cached blocks: a running request, through the deepest run of its chain it pins (NONE: none). */
+export interface KvHolder {
+  kvNode: number;
+}
+
+export const NO_KV_NODE = -1;
+const NONE = NO_KV_NODE;
+const NO_KEYS: readonly number[] = [];
 
 /**
- * Cached blocks live in a fixed slab of `capacity` entries found through an
- * open-addressing table (linear probing, backward-shift deletion), and the
- * unreferenced ones on an intrusive list in release order: no Map of 52-bit keys (each
- * a heap number) and no per-block object, which on a replayed trace made the cache
- * most of the simulator's time and garbage (BENCHMARKS.md, section 10).
+ * The cached blocks as a radix tree of runs, as SGLang's radix cache holds them: a node
+ * is a run of consecutive blocks of one chain that every holder pins all of or none of,
+ * so one reference count, one place in the eviction order and one table entry serve the
+ * whole run. A prompt of 765 blocks is then a handful of nodes, where a table entry per
+ * block cost a probe and a cache miss each (BENCHMARKS.md, section 10).
+ *
+ * The cache behaves exactly as a pool of blocks each with its own count and its own
+ * place in a least-recently-released order (test/sim/kv-block-cache.test.ts holds it to
+ * that model, event for event), because of two facts about chained keys:
+ * - whoever pins a block pins every block before it in its chain, so counts never rise
+ *   along a chain, and a node splits where a holder's pin ends inside it;
+ * - a holder releases its chain deepest first, so within a node the deeper blocks are
+ *   always the less recent, a child always precedes its parent in the eviction order,
+ *   and eviction takes the head node from its tail (a leaf: nothing below it is cached).
+ *
+ * A node's keys are read in place from the array they were committed from, indexed by
+ * their place in the chain, so a node costs no copy. The table finds a node by the key
+ * of its first block: a key fixes its whole chain, and so its place (chained hashes).
  */
 export class KvBlockCache {
   readonly capacity: number;
   listener: KvCacheListener | undefined;
   private readonly mask: number;
-  /**
-   * Two words a slot: the entry (NONE when free), then its key's bucket hash. A probe
-   * compares the bucket hash before it reads a key, and a deletion finds each moved
-   * entry's home from it: both stay inside the table's cache lines, as the keys do not.
-   */
+  /** Two words a slot: the node (NONE when free), then its first key's bucket hash. */
   private readonly table: Int32Array;
-  private readonly keys: Float64Array;
-  /** Requests referencing each cached entry; 0 = evictable. */
+  /** Nodes, a slab of `capacity` (each holds at least one block). */
+  private readonly firstKey: Float64Array;
+  private readonly keysOf: (readonly number[])[];
+  /** Place in the chain of a node's first block, which is also where keysOf holds its key. */
+  private readonly pos: Int32Array;
+  private readonly len: Int32Array;
+  private readonly parent: Int32Array;
+  /** Holders pinning the node; 0 = evictable. */
   private readonly refs: Int32Array;
   private readonly slotOf: Int32Array;
-  // The evictable entries, oldest release first: a doubly linked list through the slab.
+  // The evictable nodes, oldest release first: a doubly linked list through the slab.
   private readonly prev: Int32Array;
   private readonly next: Int32Array;
   private head = NONE;
   private tail = NONE;
-  private evictableCount = 0;
+  private evictableBlocks = 0;
   private readonly free: Int32Array;
   private freeTop: number;
   private size = 0;
   private anonymous = 0;
   private pinned = 0;
   evictions = 0;
-  /** Blocks that left the cache so far: entries found before the last one may have been reused. */
-  private removals = 0;
-  // The last matchPrefix that wrote entries: whose, how many, and when.
-  private matched: Int32Array | undefined;
-  private matchedCount = 0;
-  private matchedAtRemoval = -1;
-  private scratch = new Int32Array(64);
+  private path: Int32Array = new Int32Array(64);
 
   constructor(capacity: number) {
     this.capacity = capacity;
@@ -72,156 +88,134 @@ export class KvBlockCache {
     while (tableSize < capacity * 2) tableSize *= 2;
     this.mask = tableSize - 1;
     this.table = new Int32Array(2 * tableSize).fill(NONE);
-    this.keys = new Float64Array(capacity);
+    this.firstKey = new Float64Array(capacity);
+    this.keysOf = new Array<readonly number[]>(capacity).fill(NO_KEYS);
+    this.pos = new Int32Array(capacity);
+    this.len = new Int32Array(capacity);
+    this.parent = new Int32Array(capacity);
     this.refs = new Int32Array(capacity);
     this.slotOf = new Int32Array(capacity);
     this.prev = new Int32Array(capacity);
     this.next = new Int32Array(capacity);
     this.free = new Int32Array(capacity);
-    // Entries handed out from 0 upwards: the pool is popped from its top.
+    // Nodes handed out from 0 upwards: the pool is popped from its top.
     for (let i = 0; i < capacity; i++) this.free[i] = capacity - 1 - i;
     this.freeTop = capacity;
   }
 
-  /**
-   * Leading blocks of `hashes` that are cached now (pinned or not). With `entries`,
-   * writes where each matched block sits, for an admit of the same request that
-   * follows before any block leaves the cache (it then probes no block again).
-   */
-  matchPrefix(hashes: readonly number[], limit = hashes.length, entries?: Int32Array): number {
+  /** Leading blocks of `hashes` (a chain) that are cached now, pinned or not. Read-only. */
+  matchPrefix(hashes: readonly number[], limit = hashes.length): number {
     let n = 0;
-    if (entries === undefined) {
-      while (n < limit && this.find(hashes[n]!) !== NONE) n++;
-      return n;
+    while (n < limit) {
+      const node = this.find(hashes[n]!);
+      if (node === NONE || this.pos[node] !== n) break;
+      const keys = this.keysOf[node]!;
+      const end = n + this.len[node]!;
+      n++;
+      while (n < limit && n < end && keys[n] === hashes[n]) n++;
+      if (n < end) break;
     }
-    for (; n < limit; n++) {
-      const e = this.find(hashes[n]!);
-      if (e === NONE) break;
-      entries[n] = e;
-    }
-    this.matched = entries;
-    this.matchedCount = n;
-    this.matchedAtRemoval = this.removals;
     return n;
   }
 
   /**
-   * Pin the first `hits` blocks of `hashes` and reserve `reserve` anonymous blocks,
-   * evicting unreferenced blocks as needed. All or nothing: false leaves the cache as
-   * it was (the caller keeps the request waiting: head-of-line blocking). With
-   * `entries`, the request's own (matchPrefix, commit, releaseChain), where the pinned
-   * blocks sit is written there.
+   * Pin the first `hits` blocks of `hashes` (cached: matchPrefix said so, nothing has
+   * changed since) for `holder`, and reserve `reserve` anonymous blocks, evicting
+   * unreferenced blocks as needed. All or nothing: false leaves the cache as it was (the
+   * caller keeps the request waiting: head-of-line blocking).
    */
-  admit(hashes: readonly number[], hits: number, reserve: number, entries?: Int32Array): boolean {
-    const at = entries ?? this.scratchEntries(hits);
-    // Entries the last matchPrefix found are still where it found them until a block leaves.
-    const known = entries !== undefined && entries === this.matched && this.matchedAtRemoval === this.removals && hits <= this.matchedCount;
+  admit(holder: KvHolder, hashes: readonly number[], hits: number, reserve: number): boolean {
     // Blocks we are about to pin cannot be evicted to make room for ourselves.
     let pinnedFromEvictable = 0;
-    for (let i = 0; i < hits; i++) {
-      const e = known ? at[i]! : this.find(hashes[i]!);
-      at[i] = e;
-      if (e !== NONE && this.refs[e] === 0) pinnedFromEvictable++;
+    let depth = 0;
+    for (let n = 0; n < hits;) {
+      const node = this.find(hashes[n]!);
+      if (depth === this.path.length) this.path = growInt32(this.path);
+      this.path[depth++] = node;
+      const end = Math.min(n + this.len[node]!, hits);
+      if (this.refs[node] === 0) pinnedFromEvictable += end - n;
+      n = end;
     }
     const freeNow = this.capacity - this.size - this.anonymous;
-    if (freeNow + this.evictableCount - pinnedFromEvictable < reserve) return false;
-    for (let i = 0; i < hits; i++) this.ref(at[i]!);
+    if (freeNow + this.evictableBlocks - pinnedFromEvictable < reserve) return false;
+    let deepest = NONE;
+    for (let d = 0; d < depth; d++) {
+      let node = this.path[d]!;
+      if (d === depth - 1 && this.pos[node]! + this.len[node]! > hits) node = this.split(node, hits);
+      this.pin(node);
+      deepest = node;
+    }
+    holder.kvNode = deepest;
     this.evictFor(reserve);
     this.anonymous += reserve;
     return true;
   }
 
   /**
-   * Turn anonymous blocks of a request into cached blocks under `hashes[from..to)`.
-   * A hash another request cached meanwhile is shared, and our block goes back free.
-   * `tokens` is the sequence the hashes are of, or makes it (the listener is told them).
+   * Turn anonymous blocks of `holder`, which pins hashes[0..from) already, into cached
+   * blocks under hashes[from..to). Blocks another request cached meanwhile are shared,
+   * and ours go back free. `tokens` is the sequence the hashes are of, or makes it (the
+   * listener is told them).
    */
   commit(
+    holder: KvHolder,
     hashes: readonly number[],
     from: number,
     to: number,
     tokens: readonly number[] | (() => readonly number[]),
-    entries?: Int32Array,
   ): void {
-    if (typeof tokens !== 'function') {
-      const given = tokens;
-      tokens = () => given;
-    } else if (this.listener) {
-      // Made at most once, however many runs the commit tells the listener of.
-      const make = tokens;
-      let made: readonly number[] | undefined;
-      tokens = () => (made ??= make());
-    }
-    let runStart = -1;
-    for (let i = from; i < to; i++) {
-      const h = hashes[i]!;
-      this.anonymous--;
-      // One probe finds the block or the free slot it goes in.
-      const tag = bucket(h) | 0;
-      let slot = tag & this.mask;
-      let e: number;
-      while ((e = this.table[2 * slot]!) !== NONE && (this.table[2 * slot + 1] !== tag || this.keys[e] !== h))
-        slot = (slot + 1) & this.mask;
-      if (e !== NONE) {
-        this.ref(e);
-        if (runStart >= 0) this.#stored(hashes, runStart, i, tokens);
-        runStart = -1;
-      } else {
-        e = this.insertAt(slot, h, tag);
-        this.refs[e] = 1;
-        this.pinned++;
-        if (runStart < 0) runStart = i;
+    this.anonymous -= to - from;
+    let cur = holder.kvNode;
+    let i = from;
+    while (i < to) {
+      const node = this.find(hashes[i]!);
+      if (node === NONE || this.pos[node] !== i) {
+        cur = this.insert(hashes, i, to - i, cur);
+        this.size += to - i;
+        this.pinned += to - i;
+        const listener = this.listener;
+        if (listener) {
+          const make = typeof tokens === 'function' ? tokens : () => tokens as readonly number[];
+          listener.stored(hashes.slice(i, to), i > 0 ? hashes[i - 1]! : null, i, make);
+        }
+        break;
       }
-      if (entries !== undefined) entries[i] = e;
+      const keys = this.keysOf[node]!;
+      const end = i + this.len[node]!;
+      let q = i + 1;
+      while (q < to && q < end && keys[q] === hashes[q]) q++;
+      cur = q < end ? this.split(node, q) : node;
+      this.pin(cur);
+      i = q;
     }
-    if (runStart >= 0) this.#stored(hashes, runStart, to, tokens);
-  }
-
-  #stored(hashes: readonly number[], from: number, to: number, tokens: () => readonly number[]): void {
-    this.listener?.stored(hashes.slice(from, to), from > 0 ? hashes[from - 1]! : null, from, tokens);
-  }
-
-  /** Drop a request's references to hashes[0..count) and give back its anonymous blocks. */
-  release(hashes: readonly number[], count: number, anonymous: number): void {
-    for (let i = 0; i < count; i++) {
-      const e = this.find(hashes[i]!);
-      if (e === NONE) continue;
-      const refs = --this.refs[e]!;
-      if (refs === 0) {
-        this.pinned--;
-        this.append(e);
-      }
-    }
-    this.anonymous -= anonymous;
+    holder.kvNode = cur;
   }
 
   /**
-   * Release a request's chain of blocks, hashes[0..count), deepest first, so that each
-   * block is more recent than those after it and eviction takes the chain from its tail:
-   * SGLang's radix cache evicts least-recent leaves, vLLM frees a request's blocks in
-   * reverse order. Releasing root first would evict a prefix before its suffix and strand
-   * the suffix, cached but unreachable.
+   * Release everything `holder` pins and give back its `anonymous` blocks. Its chain goes
+   * deepest first, so that each block is more recent than those after it and eviction
+   * takes the chain from its tail: SGLang's radix cache evicts least-recent leaves, vLLM
+   * frees a request's blocks in reverse order. Releasing root first would evict a prefix
+   * before its suffix and strand the suffix, cached but unreachable.
    */
-  releaseChain(hashes: readonly number[], count: number, anonymous: number, entries?: Int32Array): void {
-    for (let i = count - 1; i >= 0; i--) {
-      // A pinned block cannot leave the cache, so where admit or commit put it, it is.
-      const e = entries !== undefined ? entries[i]! : this.find(hashes[i]!);
-      if (e === NONE) continue;
-      const refs = --this.refs[e]!;
-      if (refs === 0) {
-        this.pinned--;
-        this.append(e);
+  releaseChain(holder: KvHolder, anonymous: number): void {
+    for (let node = holder.kvNode; node !== NONE; node = this.parent[node]!) {
+      if (--this.refs[node]! === 0) {
+        this.pinned -= this.len[node]!;
+        this.append(node);
       }
     }
+    holder.kvNode = NONE;
     this.anonymous -= anonymous;
   }
 
   /** Forget every unreferenced block (SGLang's /flush_cache). */
   flush(): void {
     while (this.head !== NONE) {
-      const e = this.head;
-      this.unlink(e);
-      this.remove(e);
+      const node = this.head;
+      this.size -= this.len[node]!;
+      this.unlink(node);
+      this.remove(node);
     }
     this.listener?.cleared();
   }
@@ -240,26 +234,88 @@ export class KvBlockCache {
     return this.size;
   }
 
-  private ref(e: number): void {
-    const refs = this.refs[e]!;
-    this.refs[e] = refs + 1;
+  private pin(node: number): void {
+    const refs = this.refs[node]!;
+    this.refs[node] = refs + 1;
     if (refs === 0) {
-      this.pinned++;
-      this.unlink(e);
+      this.pinned += this.len[node]!;
+      this.unlink(node);
     }
+  }
+
+  /** A new node of `len` blocks of `keys` from place `at`, below `parent`, pinned once (so on no list). */
+  private insert(keys: readonly number[], at: number, len: number, parent: number): number {
+    const node = this.free[--this.freeTop]!;
+    const h = keys[at]!;
+    this.keysOf[node] = keys;
+    this.firstKey[node] = h;
+    this.pos[node] = at;
+    this.len[node] = len;
+    this.parent[node] = parent;
+    this.refs[node] = 1;
+    this.place(node, h);
+    return node;
+  }
+
+  /**
+   * Cut `node` at place `at` inside it; returns the new node for the blocks before `at`.
+   * `node` keeps the blocks from `at` on, so whatever points at it (children, a holder's
+   * deepest node, the eviction list) still does, and the head takes its place in the
+   * table, in its parent's chain and, when evictable, just after it in release order.
+   */
+  private split(node: number, at: number): number {
+    const headLen = at - this.pos[node]!;
+    const head = this.free[--this.freeTop]!;
+    this.keysOf[head] = this.keysOf[node]!;
+    this.firstKey[head] = this.firstKey[node]!;
+    this.pos[head] = this.pos[node]!;
+    this.len[head] = headLen;
+    this.parent[head] = this.parent[node]!;
+    this.refs[head] = this.refs[node]!;
+    const slot = this.slotOf[node]!;
+    this.table[2 * slot] = head;
+    this.slotOf[head] = slot;
+    if (this.refs[node] === 0) {
+      const n = this.next[node]!;
+      this.prev[head] = node;
+      this.next[head] = n;
+      this.next[node] = head;
+      if (n === NONE) this.tail = head;
+      else this.prev[n] = head;
+    }
+    const h = this.keysOf[node]![at]!;
+    this.firstKey[node] = h;
+    this.pos[node] = at;
+    this.len[node] = this.len[node]! - headLen;
+    this.parent[node] = head;
+    this.place(node, h);
+    return head;
   }
 
   private evictFor(reserve: number): void {
     let free = this.capacity - this.size - this.anonymous;
     if (free >= reserve) return;
     const gone: number[] | undefined = this.listener ? [] : undefined;
-    while (this.head !== NONE) {
-      const e = this.head;
-      gone?.push(this.keys[e]!);
-      this.unlink(e);
-      this.remove(e);
-      this.evictions++;
-      if (++free >= reserve) break;
+    while (this.head !== NONE && free < reserve) {
+      const node = this.head;
+      const len = this.len[node]!;
+      const take = Math.min(len, reserve - free);
+      if (gone !== undefined) {
+        const keys = this.keysOf[node]!;
+        const last = this.pos[node]! + len - 1;
+        for (let k = 0; k < take; k++) gone.push(keys[last - k]!);
+      }
+      this.size -= take;
+      this.evictions += take;
+      free += take;
+      if (take === len) {
+        this.unlink(node);
+        this.remove(node);
+      } else {
+        // The head's deepest blocks are its least recent: the node stays, shorter, at the head.
+        this.len[node] = len - take;
+        this.evictableBlocks -= take;
+      }
     }
     if (gone !== undefined && gone.length > 0) this.listener!.removed(gone);
   }
@@ -269,35 +325,26 @@ export class KvBlockCache {
     let i = tag & this.mask;
     for (;;) {
       const e = this.table[2 * i]!;
-      if (e === NONE || (this.table[2 * i + 1] === tag && this.keys[e] === h)) return e;
+      if (e === NONE || (this.table[2 * i + 1] === tag && this.firstKey[e] === h)) return e;
       i = (i + 1) & this.mask;
     }
   }
 
-  /** A new entry for h (not cached), in `slot`, the free slot its probe ended on: the caller sets its references. */
-  private insertAt(slot: number, h: number, tag: number): number {
-    const e = this.free[--this.freeTop]!;
-    this.keys[e] = h;
-    this.refs[e] = 0;
-    this.table[2 * slot] = e;
+  /** Enter `node` in the table under `h`, a key no node starts with. */
+  private place(node: number, h: number): void {
+    const tag = bucket(h) | 0;
+    let slot = tag & this.mask;
+    while (this.table[2 * slot] !== NONE) slot = (slot + 1) & this.mask;
+    this.table[2 * slot] = node;
     this.table[2 * slot + 1] = tag;
-    this.slotOf[e] = slot;
-    this.size++;
-    return e;
+    this.slotOf[node] = slot;
   }
 
-  /** Where admit without a request's own entries keeps them meanwhile. */
-  private scratchEntries(n: number): Int32Array {
-    if (this.scratch.length < n) this.scratch = new Int32Array(Math.max(n, this.scratch.length * 2));
-    return this.scratch;
-  }
-
-  /** Delete entry e from the table (backward shift: no tombstones) and free it. */
-  private remove(e: number): void {
-    this.removals++;
-    this.free[this.freeTop++] = e;
-    this.size--;
-    this.closeHole(this.slotOf[e]!);
+  /** Delete `node` from the table (backward shift: no tombstones) and free it. */
+  private remove(node: number): void {
+    this.keysOf[node] = NO_KEYS;
+    this.free[this.freeTop++] = node;
+    this.closeHole(this.slotOf[node]!);
   }
 
   /**
@@ -328,23 +375,29 @@ export class KvBlockCache {
     }
   }
 
-  /** Put e last on the evictable list (it was just released). */
-  private append(e: number): void {
-    this.prev[e] = this.tail;
-    this.next[e] = NONE;
-    if (this.tail === NONE) this.head = e;
-    else this.next[this.tail] = e;
-    this.tail = e;
-    this.evictableCount++;
+  /** Put `node` last on the evictable list (it was just released). */
+  private append(node: number): void {
+    this.prev[node] = this.tail;
+    this.next[node] = NONE;
+    if (this.tail === NONE) this.head = node;
+    else this.next[this.tail] = node;
+    this.tail = node;
+    this.evictableBlocks += this.len[node]!;
   }
 
-  private unlink(e: number): void {
-    const p = this.prev[e]!;
-    const n = this.next[e]!;
+  private unlink(node: number): void {
+    const p = this.prev[node]!;
+    const n = this.next[node]!;
     if (p === NONE) this.head = n;
     else this.next[p] = n;
     if (n === NONE) this.tail = p;
     else this.prev[n] = p;
-    this.evictableCount--;
+    this.evictableBlocks -= this.len[node]!;
   }
+}
+
+function growInt32(a: Int32Array): Int32Array {
+  const b = new Int32Array(a.length * 2);
+  b.set(a);
+  return b;
 }

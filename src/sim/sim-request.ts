@@ -1,4 +1,6 @@
 import type { KeyedPrompt } from './keyed-prompt.js';
+import { NO_KV_NODE } from './kv-block-cache.js';
+import type { KvHolder } from './kv-block-cache.js';
 
 /** What the HTTP layer hears about a request while the engine runs it. */
 export interface RequestObserver {
@@ -25,7 +27,7 @@ export type FinishReason = 'length' | 'stop' | 'abort';
 export type RequestState = 'waiting' | 'running' | 'finished' | 'aborted';
 
 /** One request inside an engine rank. Times are simulated milliseconds. */
-export class SimRequest {
+export class SimRequest implements KvHolder {
   readonly id: number;
   /** The prompt as the cache keys it. */
   readonly prompt: KeyedPrompt;
@@ -61,13 +63,11 @@ export class SimRequest {
   readonly output: number[] = [];
   finishReason: FinishReason | undefined;
 
-  /** Cache bookkeeping: hashes this request holds references on, and its reservation. */
-  pinnedHashes: readonly number[] = [];
+  /** Cache bookkeeping: the leading blocks of its chain it pins, the deepest run of them (KvHolder), and its reservation. */
   pinnedCount = 0;
+  kvNode = NO_KV_NODE;
   anonymousBlocks = 0;
   promptBlocksCommitted = 0;
-  /** Where each block of its sequence sits in the cache while it holds it (KvBlockCache), so releasing probes nothing. */
-  readonly blockEntries: Int32Array;
 
   constructor(
     id: number,
@@ -86,7 +86,6 @@ export class SimRequest {
     this.arrivalAt = arrivalAt;
     this.readyAt = readyAt;
     this.observer = observer;
-    this.blockEntries = new Int32Array(Math.floor((prompt.length + outputLen) / prompt.blockSize));
   }
 
   get promptTokens(): number {
