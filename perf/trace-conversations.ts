@@ -113,7 +113,7 @@ try {
         ? [atLeast('virtual replay of the 12,031-request conversation trace, per configuration', perConfiguration, 5000, ' requests/s')]
         : [],
     bottleneck:
-      "one core: the simulated engines' KV caches (commits and evictions), then the router's prefix index (record and its evictions), each a table probe and a cache miss per 16-token block",
+      "one core: the router's prefix index (a table probe and a cache miss per 16-token block recorded, matched or evicted), then the engines' steps (a token emitted per running request per decode step)",
   });
 } finally {
   rmSync(dir, { recursive: true, force: true });
