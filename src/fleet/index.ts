@@ -9,7 +9,7 @@ export type { ReplicaOptions } from './replica-client.js';
 export { snapshotFromAdmin } from './from-admin.js';
 export { snapshotFromPrometheus } from './from-prometheus.js';
 export { RouterMetricsPage, NotARouterMetricsError } from './router-metrics-page.js';
-export { computeRates, histogramDelta, histogramQuantile, RATE_WINDOW_MS, RateWindow } from './rates.js';
+export { computeRates, histogramDelta, histogramQuantile, histogramQuantileEstimate, RATE_WINDOW_MS, RateWindow } from './rates.js';
 export { mergeReplicas } from './merge.js';
 export { SseParser } from './sse.js';
 export type { SseEvent } from './sse.js';
@@ -34,6 +34,7 @@ export {
   waitingLevel,
 } from './format.js';
 export type { Level } from './format.js';
+export { fmtQuantileSeconds } from './format-quantile.js';
 export { createAgent, getText, headers, normalizeRouterUrl, unauthorized, unreachable } from './http.js';
 export { DECISION_LABELS, hitRatio, emptyRouterInfo } from './view-model.js';
 export type {
@@ -45,6 +46,7 @@ export type {
   Histogram,
   FleetEvent,
   LatencyQuantiles,
+  QuantileEstimate,
   RouterInfo,
   WorkerSnapshot,
   ReplicaSnapshot,

@@ -11,7 +11,7 @@ import type {
   WorkerSnapshot,
 } from './view-model.js';
 import { DECISION_LABELS, emptyRouterInfo, hitRatio, sumKnown } from './view-model.js';
-import { histogramQuantile } from './rates.js';
+import { histogramQuantileEstimate } from './rates.js';
 
 const BREAKER_RANK: Record<Breaker, number> = { closed: 0, half_open: 1, open: 2 };
 
@@ -252,10 +252,10 @@ function sumHistograms(list: Array<Histogram | null>): Histogram | null {
 /** Quantiles over the window and overall, from the live replicas' histograms added up. */
 function quantilesOf(ttft: Histogram | null, e2e: Histogram | null): LatencyQuantiles {
   return {
-    ttftP50: histogramQuantile(ttft, 0.5),
-    ttftP99: histogramQuantile(ttft, 0.99),
-    e2eP50: histogramQuantile(e2e, 0.5),
-    e2eP99: histogramQuantile(e2e, 0.99),
+    ttftP50: histogramQuantileEstimate(ttft, 0.5),
+    ttftP99: histogramQuantileEstimate(ttft, 0.99),
+    e2eP50: histogramQuantileEstimate(e2e, 0.5),
+    e2eP99: histogramQuantileEstimate(e2e, 0.99),
     requests: e2e?.count ?? 0,
   };
 }

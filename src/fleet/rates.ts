@@ -1,4 +1,4 @@
-import type { DecisionCounts, Histogram, ReplicaRates, ReplicaSnapshot } from './view-model.js';
+import type { DecisionCounts, Histogram, QuantileEstimate, ReplicaRates, ReplicaSnapshot } from './view-model.js';
 import { DECISION_LABELS } from './view-model.js';
 
 /**
@@ -101,10 +101,12 @@ export function histogramDelta(prev: Histogram | null, cur: Histogram | null): H
 
 /**
  * The q-quantile of a histogram, interpolated linearly within its bucket as
- * Prometheus' histogram_quantile does; observations above the last finite bound are
- * reported as that bound. Null without observations.
+ * Prometheus' histogram_quantile does. When it lies above the last finite bound (in the
+ * +Inf bucket), that bound is all a histogram can tell: the result is the bound, marked
+ * `lowerBound` so that no reader shows it as the figure (docs/metrics-and-admin.md
+ * §Console rates). Null without observations.
  */
-export function histogramQuantile(h: Histogram | null, q: number): number | null {
+export function histogramQuantileEstimate(h: Histogram | null, q: number): QuantileEstimate | null {
   if (h === null || !(h.count > 0)) return null;
   const rank = q * h.count;
   let prevLe = 0;
@@ -112,10 +114,16 @@ export function histogramQuantile(h: Histogram | null, q: number): number | null
   for (const b of h.buckets) {
     if (b.count >= rank) {
       const inBucket = b.count - prevCount;
-      return inBucket > 0 ? prevLe + ((b.le - prevLe) * (rank - prevCount)) / inBucket : b.le;
+      return { value: inBucket > 0 ? prevLe + ((b.le - prevLe) * (rank - prevCount)) / inBucket : b.le, lowerBound: false };
     }
     prevLe = b.le;
     prevCount = b.count;
   }
-  return h.buckets.at(-1)?.le ?? null;
+  const top = h.buckets.at(-1);
+  return top === undefined ? null : { value: top.le, lowerBound: true };
+}
+
+/** histogramQuantileEstimate's value alone, for readers that do not show it (a lower bound reads as the last finite bound). */
+export function histogramQuantile(h: Histogram | null, q: number): number | null {
+  return histogramQuantileEstimate(h, q)?.value ?? null;
 }

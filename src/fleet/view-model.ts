@@ -34,11 +34,21 @@ export interface FleetEvent {
   replica?: string;
 }
 
+/**
+ * A quantile read off a histogram. `lowerBound`: it lies above the histogram's last
+ * finite bound, and `value` is that bound, so the quantile is somewhere above it
+ * (shown as "> 30s", never as the figure).
+ */
+export interface QuantileEstimate {
+  value: number;
+  lowerBound: boolean;
+}
+
 export interface LatencyQuantiles {
-  ttftP50: number | null;
-  ttftP99: number | null;
-  e2eP50: number | null;
-  e2eP99: number | null;
+  ttftP50: QuantileEstimate | null;
+  ttftP99: QuantileEstimate | null;
+  e2eP50: QuantileEstimate | null;
+  e2eP99: QuantileEstimate | null;
   /** Requests the end-to-end figures cover. */
   requests: number;
 }

@@ -7,7 +7,7 @@ import {
   fmtDuration,
   fmtInt,
   fmtPct,
-  fmtSeconds,
+  fmtQuantileSeconds,
   fmtTokens,
   nonEmptySpan,
   pad,
@@ -144,7 +144,7 @@ function headerLines(view: FleetView): string[] {
   const lat = view.latency.overall;
   if (lat.requests > 0) {
     out.push(
-      `latency since start (${lat.requests} requests)  end-to-end p50 ${fmtSeconds(lat.e2eP50)} p99 ${fmtSeconds(lat.e2eP99)} · TTFT p50 ${fmtSeconds(lat.ttftP50)} p99 ${fmtSeconds(lat.ttftP99)}`,
+      `latency since start (${lat.requests} requests)  end-to-end p50 ${fmtQuantileSeconds(lat.e2eP50)} p99 ${fmtQuantileSeconds(lat.e2eP99)} · TTFT p50 ${fmtQuantileSeconds(lat.ttftP50)} p99 ${fmtQuantileSeconds(lat.ttftP99)}`,
     );
   }
   // A replica that does not answer is left out of every figure below: say which.

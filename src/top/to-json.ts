@@ -1,5 +1,5 @@
 import { filterWorkers, sortWorkers } from '../fleet/index.js';
-import type { FleetView, SortKey } from '../fleet/index.js';
+import type { FleetView, LatencyQuantiles, SortKey } from '../fleet/index.js';
 
 /**
  * `top --json`: the merged fleet in the admin state's vocabulary (the field names of
@@ -51,16 +51,27 @@ export function fleetJson(view: FleetView, o: { sort?: SortKey; filter?: string;
     partial_diversions_total: view.partialDiversionsTotal,
     mismatched: view.mismatched,
     prefix_index: { source: view.prefixIndex.source, replicas_agree: view.prefixIndex.agree, notes: view.prefixIndex.notes },
-    latency_seconds: {
-      overall: {
-        ttft_p50: view.latency.overall.ttftP50,
-        ttft_p99: view.latency.overall.ttftP99,
-        e2e_p50: view.latency.overall.e2eP50,
-        e2e_p99: view.latency.overall.e2eP99,
-        requests: view.latency.overall.requests,
-      },
-    },
+    latency_seconds: { overall: latencyJson(view.latency.overall) },
     cannot_show: view.blind,
     timestamp_ms: view.at,
+  };
+}
+
+/**
+ * Each quantile stays a number (or null), as before; its `_lower_bound` sibling says it
+ * lies above the histogram's last finite bound, which is then the number given
+ * (docs/metrics-and-admin.md §Console rates).
+ */
+function latencyJson(l: LatencyQuantiles): Record<string, number | boolean | null> {
+  return {
+    ttft_p50: l.ttftP50?.value ?? null,
+    ttft_p99: l.ttftP99?.value ?? null,
+    e2e_p50: l.e2eP50?.value ?? null,
+    e2e_p99: l.e2eP99?.value ?? null,
+    requests: l.requests,
+    ttft_p50_lower_bound: l.ttftP50?.lowerBound ?? false,
+    ttft_p99_lower_bound: l.ttftP99?.lowerBound ?? false,
+    e2e_p50_lower_bound: l.e2eP50?.lowerBound ?? false,
+    e2e_p99_lower_bound: l.e2eP99?.lowerBound ?? false,
   };
 }

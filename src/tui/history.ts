@@ -52,9 +52,9 @@ export function sampleOf(view: FleetView): HistorySample {
     limit: view.router.workerQueueLimit,
     inflight: view.fleet.inflightTotal,
     decisionsPerS: view.decisionsPerS,
-    e2eP50: view.latency.window.e2eP50,
-    e2eP99: view.latency.window.e2eP99,
-    ttftP50: view.latency.window.ttftP50,
+    e2eP50: view.latency.window.e2eP50?.value ?? null,
+    e2eP99: view.latency.window.e2eP99?.value ?? null,
+    ttftP50: view.latency.window.ttftP50?.value ?? null,
     byWorker: view.workers.map((w) => [w.url, w.waiting, w.running, w.inflight, w.kvUsage ?? null] as const),
   };
 }

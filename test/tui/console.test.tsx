@@ -284,11 +284,15 @@ describe('the console', () => {
     const c = mount(base, { columns: 200, rows: 60 });
     await tick();
     expect(c.frame()).not.toContain('LATENCY ms');
+    const est = (value: number) => ({ value, lowerBound: false });
     for (const [i, p50] of [0.2, 0.3, 0.25, 0.4].entries()) {
       c.feed.set({
         ...base,
         at: base.at + (i + 1) * 1000,
-        latency: { window: { ttftP50: p50 / 4, ttftP99: p50, e2eP50: p50, e2eP99: p50 * 3, requests: 10 }, overall: base.latency.overall },
+        latency: {
+          window: { ttftP50: est(p50 / 4), ttftP99: est(p50), e2eP50: est(p50), e2eP99: est(p50 * 3), requests: 10 },
+          overall: base.latency.overall,
+        },
       });
       await tick();
     }

@@ -412,7 +412,7 @@ describe("latency from the routers' histograms", () => {
     const after = { ...before, at: 3_000, ttft: hist([8, 10, 10, 10]), duration: hist([0, 2, 9, 10]) };
     const view = mergeReplicas([status('http://r1', after, computeRates(before, after))]);
     expect(view.latency.window.requests).toBe(10);
-    expect(view.latency.window.e2eP50).toBeCloseTo(0.25 + 0.75 * (3 / 7), 6);
+    expect(view.latency.window.e2eP50?.value).toBeCloseTo(0.25 + 0.75 * (3 / 7), 6);
     expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toMatch(
       /latency since start \(10 requests\) {2}end-to-end p50 \S+ p99 \S+ · TTFT p50 \S+ p99 \S+/,
     );

@@ -1,6 +1,6 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
-import { DASH, fmtAge, fmtDuration, fmtInt, fmtRate, fmtSeconds } from '../../fleet/index.js';
+import { DASH, fmtAge, fmtDuration, fmtInt, fmtQuantileSeconds, fmtRate } from '../../fleet/index.js';
 import { RATE_WINDOW_MS, sourceName } from '../../fleet/index.js';
 import type { FleetView } from '../../fleet/index.js';
 import { Line } from './Line.js';
@@ -58,7 +58,7 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
       `${fmtRate(view.requestsPerS)} req/s (${RATE_WINDOW_MS / 1000}s avg)`,
       // Latency of the window's requests, right after the rate: what an operator asks next.
       lat.e2eP50 !== null
-        ? `  e2e p50 ${fmtSeconds(lat.e2eP50)} p99 ${fmtSeconds(lat.e2eP99)}${lat.ttftP50 !== null ? `  TTFT p50 ${fmtSeconds(lat.ttftP50)} p99 ${fmtSeconds(lat.ttftP99)}` : ''}`
+        ? `  e2e p50 ${fmtQuantileSeconds(lat.e2eP50)} p99 ${fmtQuantileSeconds(lat.e2eP99)}${lat.ttftP50 !== null ? `  TTFT p50 ${fmtQuantileSeconds(lat.ttftP50)} p99 ${fmtQuantileSeconds(lat.ttftP99)}` : ''}`
         : '',
       `  source ${sourceName(view)}${view.source === 'admin' ? ` (every ${fmtAge(intervalMs)})` : ''}`,
       `  updated ${fmtAge(Math.max(0, now - view.at))} ago`,

@@ -1,6 +1,6 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
-import { DASH, fmtAge, fmtInt, fmtPct, fmtRate, fmtSeconds, shortUrl } from '../../fleet/index.js';
+import { DASH, fmtAge, fmtInt, fmtPct, fmtQuantileSeconds, fmtRate, shortUrl } from '../../fleet/index.js';
 import type { AdminDecision } from '../../contract/index.js';
 import type { FleetEvent, FleetView, FleetWorker, LatencyQuantiles } from '../../fleet/index.js';
 import { CHART_COLORS, chartLines } from '../chart.js';
@@ -141,7 +141,7 @@ function latencySegments(l: FleetWorker['latency']): SegmentInput[] {
   const q = (x: LatencyQuantiles): string =>
     x.e2eP50 === null
       ? DASH
-      : `e2e p50 ${fmtSeconds(x.e2eP50)} p99 ${fmtSeconds(x.e2eP99)}${x.ttftP50 !== null ? ` · TTFT p50 ${fmtSeconds(x.ttftP50)} p99 ${fmtSeconds(x.ttftP99)}` : ''}`;
+      : `e2e p50 ${fmtQuantileSeconds(x.e2eP50)} p99 ${fmtQuantileSeconds(x.e2eP99)}${x.ttftP50 !== null ? ` · TTFT p50 ${fmtQuantileSeconds(x.ttftP50)} p99 ${fmtQuantileSeconds(x.ttftP99)}` : ''}`;
   return [' · last 5 s ', q(l.window), { text: ` · since start ${q(l.overall)}`, dim: true }];
 }
 
