@@ -1,16 +1,6 @@
 import type { Argv } from 'yargs';
 import { colorEnabled, defineCommand, paint } from '../src/cli/index.js';
-import {
-  addConfigOptions,
-  configByFlag,
-  formatProblem,
-  originsByFlag,
-  probeWorkers,
-  problemJson,
-  renderConfigTable,
-  renderProbeTable,
-  resolveConfig,
-} from '../src/config/index.js';
+import { addConfigOptions } from '../src/config/flags/index.js';
 import type { ConfigProblem, ProbeReport, WorkerProbe } from '../src/config/index.js';
 
 interface CheckConfigArgs {
@@ -58,6 +48,9 @@ const checkConfig = defineCommand({
 });
 
 async function runCheckConfig(argv: CheckConfigArgs): Promise<number> {
+  // Loaded here, not above, so that --help reads the option table alone.
+  const { configByFlag, formatProblem, originsByFlag, probeWorkers, problemJson, renderConfigTable, renderProbeTable, resolveConfig } =
+    await import('../src/config/index.js');
   const resolved = await resolveConfig({ argv, ignore: OWN_FLAGS });
   const { config, origins, errors } = resolved;
 

@@ -1,29 +1,29 @@
-import yargs from 'yargs';
-import type { CommandModule } from 'yargs';
-import bench from './bench.js';
-import checkConfig from './check-config.js';
-import doctor from './doctor.js';
-import explain from './explain.js';
-import serve from './serve.js';
-import sim from './sim.js';
-import top from './top.js';
-import embeddedFleet from './embedded-fleet.js';
 import { RouterctlError, UsageError, ErrorCodes } from '../src/errors/index.js';
 import { colorEnabled, packageVersion, paint, usageLine } from '../src/cli/index.js';
-import { rewriteLegacyBench } from '../src/bench/flags/index.js';
 
 /**
- * The CLI: every command, listed explicitly (yargs' commandDir cannot load ESM/TS),
- * and `main`, the entry bin/routerctl.js calls.
+ * `main`, the entry bin/routerctl.js calls. yargs and the commands are loaded only once
+ * `--version` is ruled out: alone, it needs neither, and start-up is most of its cost
+ * (perf/start-up.ts). The commands are listed in command-list.ts.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const commands: CommandModule<any, any>[] = [serve, top, explain, doctor, checkConfig, sim, bench, embeddedFleet];
+
+/** `routerctl --version` (or `-V`) alone, answered before yargs loads, as yargs would answer it. */
+const VERSION_ONLY = new Set(['--version', '-V']);
 
 /**
  * Parse argv and run the chosen command. Resolves to the process exit status; never
  * throws and never prints a stack trace for a user error.
  */
 export async function main(argv: string[]): Promise<number> {
+  if (argv.length === 1 && VERSION_ONLY.has(argv[0]!)) {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
+  const [{ default: yargs }, { commands }, { rewriteLegacyBench }] = await Promise.all([
+    import('yargs'),
+    import('./command-list.js'),
+    import('../src/bench/flags/index.js'),
+  ]);
   // The spellings of bench before its subcommands still run for one release, saying so in one line.
   const legacy = rewriteLegacyBench(argv);
   if (legacy.notice !== undefined) process.stderr.write(`${legacy.notice}\n`);

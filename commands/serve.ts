@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import { addConfigOptions, formatProblem, resolveConfig } from '../src/config/index.js';
+import { addConfigOptions } from '../src/config/flags/index.js';
 import { StopSignals, colorEnabled, defineCommand } from '../src/cli/index.js';
 
 const serve = defineCommand({
@@ -21,6 +21,8 @@ const serve = defineCommand({
           '143 (SIGTERM) or 130 (SIGINT): some were cut. See man routerctl-serve.',
       ),
   handler: async (argv) => {
+    // Loaded here, not above, so that --help reads the option table alone.
+    const { formatProblem, resolveConfig } = await import('../src/config/index.js');
     const resolved = await resolveConfig({ argv });
     if (resolved.errors.length > 0) {
       process.stderr.write(`${formatProblem(resolved.errors[0]!, { color: colorEnabled(process.stderr) })}\n`);

@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
 import { usageError } from '../src/errors/index.js';
 import { StopSignals, defineCommand } from '../src/cli/index.js';
-import type { EngineParams } from '../src/sim/index.js';
+import type { EngineParams } from '../src/sim/flags/index.js';
 import { SIM_OPTIONS } from './options/sim.js';
 
 /** Flags that only one flavour's scheduler reads; given to the other they would silently do nothing. */

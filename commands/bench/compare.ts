@@ -1,6 +1,5 @@
 import type { Argv } from 'yargs';
 import { defineCommand } from '../../src/cli/index.js';
-import { runPresetCommand } from '../../src/bench/index.js';
 import { usageError } from '../../src/errors/index.js';
 import { benchInputs } from './inputs.js';
 import { BENCH_COMPARE_OPTIONS } from '../options/bench.js';
@@ -52,6 +51,7 @@ const benchCompare = defineCommand({
         throw usageError(
           '--preset runs its own fleet, workload and arms: give it alone (bench compare --preset b2b-saas [--seed N] [--json])',
         );
+      const { runPresetCommand } = await import('../../src/bench/index.js');
       process.exitCode = runPresetCommand(argv.preset, argv.seed, argv.json, process.stdout, (l) => process.stderr.write(`${l}\n`));
       return;
     }

@@ -1,8 +1,7 @@
 import type { InferredOptionTypes, Options } from 'yargs';
 import { ADMIN_TOKEN_OPTION, numberGreaterThan, wholeNumberAtLeast } from '../../src/cli/index.js';
-import { CHAT_SPEC_HELP, GSP_SPEC_HELP, parseChatSpec, parseGspSpec } from '../../src/bench/flags/index.js';
-import { PRESET_NAMES } from '../../src/bench/index.js';
-import { DEFAULT_ENGINE_PARAMS } from '../../src/sim/index.js';
+import { CHAT_SPEC_HELP, GSP_SPEC_HELP, PRESET_NAMES, parseChatSpec, parseGspSpec } from '../../src/bench/flags/index.js';
+import { DEFAULT_ENGINE_PARAMS } from '../../src/sim/flags/index.js';
 
 // `routerctl bench run|compare|capture`'s flags, read by their yargs builders and by the man page
 // generator (OPTIONS). Each subcommand carries only its own, at most 30 (a test counts them).

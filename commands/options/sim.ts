@@ -1,6 +1,6 @@
 import type { Options } from 'yargs';
 import { numberGreaterThan, portNumber, wholeNumber, wholeNumberAtLeast, wholeNumberAtLeastOrOff } from '../../src/cli/index.js';
-import { DEFAULT_ENGINE_PARAMS, SCHEDULE_POLICIES, SGLANG_SCHEDULER_DEFAULTS, VLLM_SCHEDULER_DEFAULTS } from '../../src/sim/index.js';
+import { DEFAULT_ENGINE_PARAMS, SCHEDULE_POLICIES, SGLANG_SCHEDULER_DEFAULTS, VLLM_SCHEDULER_DEFAULTS } from '../../src/sim/flags/index.js';
 
 // `routerctl sim`'s flags, read by its yargs builder and by the man page generator (OPTIONS).
 

@@ -9,4 +9,5 @@ export { runTraceBench } from './trace-bench.js';
 export type { TraceArmReport, TraceBenchOptions } from './trace-bench.js';
 export { parseDuration } from './duration.js';
 export { runCapture } from './capture.js';
-export { PRESET_NAMES, runPresetCommand } from './preset/run-preset-command.js';
+export { runPresetCommand } from './preset/run-preset-command.js';
+export { PRESET_NAMES } from './preset/preset-names.js';

@@ -12,8 +12,9 @@ export { traceBlockKeys, traceKeyable, tracePrompt } from './trace-block-keys.js
 export type { TraceProblem, TraceRequest } from './mooncake-trace.js';
 export { conversationTrace, MOONCAKE_CONVERSATIONS, SMALL_CONVERSATIONS, toMooncakeJsonl } from './synthetic-trace.js';
 export type { ConversationShape, ConversationTraceOptions } from './synthetic-trace.js';
-export { GSP_BLOCK_TOKENS, GSP_DEFAULTS, gspTrace } from './gsp-workload.js';
-export type { GspOptions } from './gsp-workload.js';
+export { GSP_BLOCK_TOKENS, gspTrace } from './gsp-workload.js';
+export { GSP_DEFAULTS } from './gsp-options.js';
+export type { GspOptions } from './gsp-options.js';
 export { traceCacheCeiling } from './cache-ceiling.js';
 export type { CacheCeiling } from './cache-ceiling.js';
 export { fleetKvTraceBlocks, sharedLruReference } from './shared-lru-reference.js';

@@ -1,7 +1,7 @@
 import { didYouMean, numberAtLeast, numberGreaterThan, wholeNumberAtLeast } from '../../cli/index.js';
 import { usageError } from '../../errors/index.js';
-import { GSP_DEFAULTS } from '../../workload/index.js';
-import type { GspOptions } from '../../workload/index.js';
+import { GSP_DEFAULTS } from '../../workload/defaults/index.js';
+import type { GspOptions } from '../../workload/defaults/index.js';
 
 // A generated workload's knobs are one flag of KEY=VALUE pairs (`--chat sessions=64,turns=2`,
 // `--gsp num-groups=4`), so `bench run` and `bench compare` stay under 30 flags each

@@ -1,10 +1,8 @@
 import { usageError } from '../../errors/index.js';
 import { PRESETS } from './b2b-saas.js';
+import { PRESET_NAMES } from './preset-names.js';
 import { presetVerdict, renderPresetReport } from './preset-report.js';
 import { runPreset } from './preset-run.js';
-
-/** The presets `bench compare --preset` knows (docs/bench.md §Presets). */
-export const PRESET_NAMES = Object.keys(PRESETS);
 
 /**
  * `bench compare --preset NAME`: the preset's arms on the virtual clock, one line per arm
