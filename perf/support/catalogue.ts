@@ -60,9 +60,15 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
     'recommend-check.js',
     "does bench compare --recommend's held-out check agree with its pick, at 80, 95 and 110 % of saturation",
   ),
+  benchmark('start-up', 'start-up.js', "`routerctl --version` and every command's `--help`, start to exit, against a bare node start"),
   benchmark(
     'gate-sweep',
     'gate-sweep.js',
     'where a fixed --worker-queue-limit loses goodput: seven gate arms at 80, 95 and 110 % of capacity, running caps 16 and 256',
+  ),
+  benchmark(
+    'gate-modes',
+    'gate-modes.js',
+    'the gate modes side by side: fixed limits, the floor, --queue-gate auto and llm-d τ on a trace, b2b-saas and gsp',
   ),
 ];
