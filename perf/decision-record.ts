@@ -37,6 +37,7 @@ function one(i: number): void {
       ...ownerSummary(owners, owners[1]!.worker.id),
       gateRejected: 1,
       admissionRejected: 0,
+      gateRule: 'waiting ≥ 6',
       fleetAllQueued: false,
       divertedBlocks: 40,
       partialDiversion: false,

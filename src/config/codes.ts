@@ -181,6 +181,24 @@ export const ConfigCodes = errorCatalogue({
     'error',
     '--cb-cool-down-secs with the circuit breaker turned off (--cb-threshold 0)',
   ),
+  CROSS_GATE_TOKENS_REQUIRED: entry(
+    'RCTL_E_CROSS_GATE_TOKENS_REQUIRED',
+    'cross-flag',
+    'error',
+    '--queue-gate tokens without --queue-gate-tokens',
+  ),
+  CROSS_GATE_TOKENS_UNUSED: entry(
+    'RCTL_E_CROSS_GATE_TOKENS_UNUSED',
+    'cross-flag',
+    'error',
+    '--queue-gate-tokens with a gate mode other than tokens',
+  ),
+  CROSS_GATE_MODE_CONFLICT: entry(
+    'RCTL_E_CROSS_GATE_MODE_CONFLICT',
+    'cross-flag',
+    'error',
+    'a flag the chosen --queue-gate mode ignores: --saturation-queue-floor outside fixed, --worker-queue-limit with tokens',
+  ),
 
   WARN_MULTIPLE_RC_FILES: entry(
     'RCTL_W_MULTIPLE_RC_FILES',

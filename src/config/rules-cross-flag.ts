@@ -35,6 +35,45 @@ export function checkCrossFlags(ctx: RuleContext): void {
     );
   }
 
+  // The gate mode decides which gate flags mean anything (docs/routing.md §Gate modes).
+  const mode = config.queueGate;
+  if (mode === 'tokens' && config.queueGateTokens === null && !ctx.invalid.has('queueGateTokens')) {
+    ctx.push(
+      problem(
+        'CROSS_GATE_TOKENS_REQUIRED',
+        '--queue-gate tokens requires --queue-gate-tokens (the queued prompt tokens at which an engine counts as queued)',
+        ctx.at('queueGate'),
+      ),
+    );
+  }
+  if (mode !== 'tokens' && ctx.isSet('queueGateTokens')) {
+    ctx.push(
+      problem(
+        'CROSS_GATE_TOKENS_UNUSED',
+        `--queue-gate-tokens has no effect with --queue-gate ${mode}; add --queue-gate tokens or drop it`,
+        ctx.at('queueGateTokens'),
+      ),
+    );
+  }
+  if (mode !== 'fixed' && ctx.isSet('saturationQueueFloor')) {
+    ctx.push(
+      problem(
+        'CROSS_GATE_MODE_CONFLICT',
+        `--saturation-queue-floor needs --queue-gate fixed (the ${mode} gate has no fixed limit to pin under); drop one of them`,
+        ctx.at('saturationQueueFloor'),
+      ),
+    );
+  }
+  if (mode === 'tokens' && ctx.isSet('workerQueueLimit')) {
+    ctx.push(
+      problem(
+        'CROSS_GATE_MODE_CONFLICT',
+        '--worker-queue-limit has no effect with --queue-gate tokens, which counts queued prompt tokens; drop one of them',
+        ctx.at('workerQueueLimit'),
+      ),
+    );
+  }
+
   if (!ctx.invalid.has('loadFreshnessMs') && !ctx.invalid.has('loadPollIntervalMs') && config.loadFreshnessMs < config.loadPollIntervalMs) {
     const key = ctx.isSet('loadFreshnessMs') ? 'loadFreshnessMs' : 'loadPollIntervalMs';
     ctx.push(

@@ -23,6 +23,9 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** `--decision-header`: off, on (workers by position), urls (workers by URL): docs/decisions.md §Decision header. */
 export const DECISION_HEADERS = ['off', 'on', 'urls'] as const;
+/** How the queue gate decides that an engine is queued (docs/routing.md §Gate modes). */
+export const QUEUE_GATE_MODES = ['fixed', 'auto', 'tokens'] as const;
+export type QueueGateMode = (typeof QUEUE_GATE_MODES)[number];
 export type DecisionHeader = (typeof DECISION_HEADERS)[number];
 
 export type OptionType = 'integer' | 'number' | 'string' | 'boolean' | 'enum' | 'url-list' | 'kv-events';
@@ -153,6 +156,30 @@ export const OPTIONS = [
     describe:
       'when the gate rejected every cache candidate and no worker is provably below this queue, keep the least-pressured prefix owner; 1..limit',
     example: 4,
+    group: GATE,
+    policyFamily: 'cache-tuning',
+    range: { atLeast: 1 },
+  }),
+  opt({
+    key: 'queueGate',
+    flag: 'queue-gate',
+    type: 'enum',
+    choices: QUEUE_GATE_MODES,
+    default: 'fixed',
+    describe:
+      'when an engine counts as queued: fixed (waiting >= --worker-queue-limit, the reference); auto and tokens are experimental: auto (waiting >= the larger of --worker-queue-limit, default 4, and twice the pool mean), tokens (queued prompt tokens >= --queue-gate-tokens, llm-d tau)',
+    group: GATE,
+    policyFamily: 'cache-tuning',
+  }),
+  opt({
+    key: 'queueGateTokens',
+    flag: 'queue-gate-tokens',
+    type: 'integer',
+    default: null,
+    defaultLabel: 'unset',
+    describe:
+      'with --queue-gate tokens: queued uncached prompt tokens at which an engine counts as queued (prefill tok/s x the TTFT you accept)',
+    example: 286720,
     group: GATE,
     policyFamily: 'cache-tuning',
     range: { atLeast: 1 },

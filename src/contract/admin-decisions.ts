@@ -46,6 +46,8 @@ export interface AdminDecision {
   /** Blocks the gate gave up (cache_worker_queued); 0 otherwise. */
   diverted_blocks: number;
   partial_diversion: boolean;
+  /** Added: the queue gate's rule in force when the decision was made (auto moves it), e.g. `waiting ≥ 6`; null with the gate off. */
+  gate_rule: string | null;
   /** The worker a retry went to, when the selected one failed first. */
   retried_to: string | null;
   /** null until the request ends. */
@@ -60,6 +62,8 @@ export interface AdminDecisions {
   /** The router's --worker-queue-limit (null: gate off) and --block-size, so a record can be read alone. */
   worker_queue_limit: number | null;
   block_size: number;
+  /** Added: --queue-gate (docs/routing.md §Gate modes): fixed, auto or tokens. */
+  queue_gate_mode: 'fixed' | 'auto' | 'tokens';
   /** Records the ring holds (--decision-log-size). */
   capacity: number;
   /** Decisions recorded since start. */

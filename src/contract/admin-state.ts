@@ -18,6 +18,14 @@ export interface AdminState {
     load_freshness_ms: number;
     /** Added: tokens per prefix block, so the console can turn diverted blocks into tokens. */
     block_size: number;
+    /** Added: --queue-gate (docs/routing.md §Gate modes). */
+    queue_gate_mode: 'fixed' | 'auto' | 'tokens';
+    /** Added: the waiting count at or over which a worker is queued now (auto moves it); null in tokens mode or with the gate off. */
+    queue_gate_limit: number | null;
+    /** Added: --queue-gate-tokens, in tokens mode; otherwise null. */
+    queue_gate_tokens: number | null;
+    /** Added: the rule in force, as explain and the console say it; null with the gate off. */
+    queue_gate_rule: string | null;
   };
   workers: AdminWorker[];
   decisions: Record<Decision, number>;
@@ -214,6 +222,10 @@ export const ADMIN_STATE_FIELDS = {
     'ready',
     'load_freshness_ms',
     'block_size',
+    'queue_gate_mode',
+    'queue_gate_limit',
+    'queue_gate_tokens',
+    'queue_gate_rule',
   ],
   worker: [
     'url',

@@ -58,7 +58,7 @@ export async function runExplain(o: ExplainOptions): Promise<void> {
       out.write(
         o.json
           ? `${JSON.stringify(d)}\n`
-          : `${decisionStory(d, { workerQueueLimit: doc.worker_queue_limit, blockSize: doc.block_size }).join('\n')}\n`,
+          : `${decisionStory(d, { workerQueueLimit: doc.worker_queue_limit, blockSize: doc.block_size, gateMode: doc.queue_gate_mode }).join('\n')}\n`,
       );
       return;
     }

@@ -5,6 +5,8 @@ import { shortUrl } from '../fleet/index.js';
 export interface ReadingContext {
   workerQueueLimit: number | null;
   blockSize: number;
+  /** The document's --queue-gate; absent from routers before the modes, which were all fixed. */
+  gateMode?: 'fixed' | 'auto' | 'tokens';
 }
 
 const at = (ms: number): string => new Date(ms).toISOString();
@@ -25,7 +27,7 @@ export function decisionStory(d: AdminDecision, ctx: ReadingContext): string[] {
   lines.push(`prompt:   ${d.input_tokens} tokens, ${key}`);
   if (d.query_blocks > 0) {
     if (d.candidates.length === 0) lines.push('owners:   none: no worker held any of this prefix');
-    d.candidates.forEach((c, i) => lines.push(`${i === 0 ? 'owners:   ' : '          '}${ownerLine(c, d.query_blocks, ctx)}`));
+    d.candidates.forEach((c, i) => lines.push(`${i === 0 ? 'owners:   ' : '          '}${ownerLine(c, d, ctx)}`));
     if (d.more_candidates > 0) lines.push(`          and ${d.more_candidates} more holding fewer blocks`);
   }
   lines.push(
@@ -38,12 +40,23 @@ export function decisionStory(d: AdminDecision, ctx: ReadingContext): string[] {
   return lines;
 }
 
-function ownerLine(c: AdminDecisionCandidate, of: number, ctx: ReadingContext): string {
-  const held = `${host(c.worker)} held ${blocks(c.matched_blocks, of)}`;
+function ownerLine(c: AdminDecisionCandidate, d: AdminDecision, ctx: ReadingContext): string {
+  const held = `${host(c.worker)} held ${blocks(c.matched_blocks, d.query_blocks)}`;
   if (c.gate === 'unknown') return `${held}, no fresh load sample: admitted blindly`;
-  if (c.gate === 'gated') return `${held}, waiting ${c.waiting}: gated (${c.waiting} ≥ limit ${ctx.workerQueueLimit})`;
+  if (c.gate === 'gated') return `${held}, waiting ${c.waiting}: gated (${gatedBecause(c, d, ctx)})`;
   return `${held}, waiting ${c.waiting}: admitted`;
 }
+
+/** Why the gate turned an owner away: the fixed limit as the reference says it, or the rule an experimental mode had in force. */
+function gatedBecause(c: AdminDecisionCandidate, d: AdminDecision, ctx: ReadingContext): string {
+  return fixed(ctx) ? `${c.waiting} ≥ limit ${ctx.workerQueueLimit}` : `${ctx.gateMode} gate: ${d.gate_rule}`;
+}
+
+function limitOf(d: AdminDecision, ctx: ReadingContext): string {
+  return fixed(ctx) ? `limit ${ctx.workerQueueLimit}` : `rule in force (${ctx.gateMode}: ${d.gate_rule})`;
+}
+
+const fixed = (ctx: ReadingContext): boolean => ctx.gateMode === undefined || ctx.gateMode === 'fixed';
 
 /** Why this worker, in the policy's terms. */
 function why(d: AdminDecision, ctx: ReadingContext): string {
@@ -53,9 +66,9 @@ function why(d: AdminDecision, ctx: ReadingContext): string {
         ? 'the deepest owner was gated, so a shallower owner kept part of the prefix (cache_hit, partial diversion)'
         : 'it held the prefix and the gate admitted it (cache_hit)';
     case 'cache_worker_queued':
-      return `every owner of the prefix was at or over the queue limit ${ctx.workerQueueLimit}, so the request went to the least loaded worker below it (cache_worker_queued)`;
+      return `every owner of the prefix was at or over the queue ${limitOf(d, ctx)}, so the request went to the least loaded worker below it (cache_worker_queued)`;
     case 'all_queued':
-      return `every worker was at or over the queue limit ${ctx.workerQueueLimit}: nowhere better to go, so affinity was kept (all_queued)`;
+      return `every worker was at or over the queue ${limitOf(d, ctx)}: nowhere better to go, so affinity was kept (all_queued)`;
     case 'cache_miss':
       if (d.best_matched_blocks === 0) return 'no worker held this prefix, so it went to the least loaded (cache_miss)';
       return `the owners held too little of the prefix to count as a hit (best ${d.best_matched_blocks}/${d.query_blocks} blocks), so it went by load (cache_miss)`;

@@ -52,7 +52,10 @@ export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now())
       policy: str(r.policy),
       policyInferred: false,
       modelId: str(r.model_id),
-      workerQueueLimit: num(r.worker_queue_limit),
+      // The limit in force, which an auto gate moves; routers before the gate modes report only the flag.
+      workerQueueLimit: 'queue_gate_limit' in r ? num(r.queue_gate_limit) : num(r.worker_queue_limit),
+      gateMode: gateMode(r.queue_gate_mode),
+      gateTokens: num(r.queue_gate_tokens),
       saturationQueueFloor: num(r.saturation_queue_floor),
       minLoadChoices: num(r.min_load_choices),
       uptimeS: num(r.uptime_s),
@@ -129,4 +132,8 @@ function kvNotes(workers: unknown[]): string[] {
     if (typeof note === 'string') out.push(`${item.url}: ${note}`);
   }
   return out;
+}
+
+function gateMode(v: unknown): 'fixed' | 'auto' | 'tokens' | null {
+  return v === 'fixed' || v === 'auto' || v === 'tokens' ? v : null;
 }

@@ -59,7 +59,12 @@ export interface RouterInfo {
   /** The policy was read off metric labels, not reported by the router. */
   policyInferred: boolean;
   modelId: string | null;
+  /** The waiting count at which a worker is queued, in force now (an auto gate moves it). */
   workerQueueLimit: number | null;
+  /** --queue-gate, when the router reports it (docs/routing.md §Gate modes); null from routers without the modes. */
+  gateMode?: 'fixed' | 'auto' | 'tokens' | null;
+  /** --queue-gate-tokens in tokens mode. */
+  gateTokens?: number | null;
   saturationQueueFloor: number | null;
   minLoadChoices: number | null;
   uptimeS: number | null;

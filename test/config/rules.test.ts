@@ -286,6 +286,45 @@ const table: [string, string[], FirstError | null][] = [
       message: '--cb-cool-down-secs has no effect with --cb-threshold 0 (the circuit breaker is off); drop one of them',
     },
   ],
+  [
+    'tokens gate without its threshold',
+    ['--queue-gate', 'tokens'],
+    {
+      code: 'RCTL_E_CROSS_GATE_TOKENS_REQUIRED',
+      message: '--queue-gate tokens requires --queue-gate-tokens (the queued prompt tokens at which an engine counts as queued)',
+      flag: '--queue-gate',
+    },
+  ],
+  ['tokens gate with its threshold is accepted', ['--queue-gate', 'tokens', '--queue-gate-tokens', '286720'], null],
+  [
+    'a token threshold with another gate mode',
+    ['--queue-gate-tokens', '286720'],
+    {
+      code: 'RCTL_E_CROSS_GATE_TOKENS_UNUSED',
+      message: '--queue-gate-tokens has no effect with --queue-gate fixed; add --queue-gate tokens or drop it',
+      flag: '--queue-gate-tokens',
+    },
+  ],
+  [
+    'the floor under the auto gate',
+    ['--queue-gate', 'auto', '--worker-queue-limit', '4', '--saturation-queue-floor', '2'],
+    {
+      code: 'RCTL_E_CROSS_GATE_MODE_CONFLICT',
+      message: '--saturation-queue-floor needs --queue-gate fixed (the auto gate has no fixed limit to pin under); drop one of them',
+      flag: '--saturation-queue-floor',
+    },
+  ],
+  [
+    'a waiting-count limit under the tokens gate',
+    ['--queue-gate', 'tokens', '--queue-gate-tokens', '100000', '--worker-queue-limit', '6'],
+    {
+      code: 'RCTL_E_CROSS_GATE_MODE_CONFLICT',
+      message: '--worker-queue-limit has no effect with --queue-gate tokens, which counts queued prompt tokens; drop one of them',
+      flag: '--worker-queue-limit',
+    },
+  ],
+  ['the auto gate alone is accepted', ['--queue-gate', 'auto'], null],
+  ['the auto gate with a base limit is accepted', ['--queue-gate', 'auto', '--worker-queue-limit', '6'], null],
   ['cool-down alone is accepted (the breaker is on by default)', ['--cb-cool-down-secs', '10'], null],
   ['cool-down with threshold is accepted', ['--cb-threshold', '5', '--cb-cool-down-secs', '10'], null],
 

@@ -16,6 +16,7 @@ const input = (id: string, selected = 'http://a'): Omit<DecisionInput, 'selected
   fleetAllQueued: false,
   divertedBlocks: 0,
   partialDiversion: false,
+  gateRule: null,
 });
 const owner = (id: string, blocks: number) => ({ worker: { id }, blocks });
 const admitted = () => ({ waiting: 0, verdict: 'admitted' as const });

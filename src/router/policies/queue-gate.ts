@@ -2,28 +2,57 @@
  * The worker queue gate (docs/routing.md §Queue gate), built once from the config and
  * held by every reader in the router: the load table's pool counters, the policy, the
  * booker, the decision recorder, the event watcher and the admin documents. It reads
- * only the engine-reported waiting count: router-local in-flight counts cannot tell
- * running requests from waiting ones, so they are never substituted. The rule itself
- * is the contract's (contract/queue-rule.ts), which the console applies too.
+ * only engine-reported queues: router-local in-flight counts cannot tell running
+ * requests from waiting ones, so they are never substituted. The fixed rule is the
+ * contract's (contract/queue-rule.ts), which the console applies too.
+ *
+ * Three modes (docs/routing.md §Gate modes): `fixed`, the reference's waiting count at
+ * or over --worker-queue-limit; `auto`, a limit that follows the pool's mean waiting
+ * count, so that an evenly loaded fleet keeps its affinity and only an owner queueing
+ * well beyond the rest is left; `tokens`, llm-d's τ, queued prompt tokens at or over
+ * --queue-gate-tokens. The two are experimental, and the decision labels keep their
+ * meaning in each: queued is "at or over the rule in force now".
  */
-import type { RouterConfig } from '../../config/index.js';
+import type { QueueGateMode, RouterConfig } from '../../config/index.js';
 import { isQueued } from '../../contract/index.js';
 import type { LoadView, PolicyWorker, PoolState } from './types.js';
 
+/**
+ * The auto limit's lowest value, unless --worker-queue-limit sets another: below 4, a
+ * fixed limit lost goodput near capacity through partial diversions on every fleet seed
+ * measured, and 4 and over never did (docs/routing.md §Why a fixed limit hurts).
+ */
+export const AUTO_LIMIT_MIN = 4;
+/** How many times the pool's mean waiting count an owner must hold before auto leaves it. */
+export const AUTO_MEAN_FACTOR = 2;
+
 export interface QueueGate {
-  /** --worker-queue-limit: a worker whose fresh waiting count is at or over it is queued. null: the gate is off. */
+  readonly mode: QueueGateMode;
+  /** Some rule is configured: fixed with a limit, auto, or tokens. */
+  readonly on: boolean;
+  /**
+   * The waiting count at or over which a worker is queued, in force now: --worker-queue-limit
+   * (fixed), what the pool's queues set (auto); null in tokens mode and with the gate off.
+   */
   readonly limit: number | null;
+  /** --queue-gate-tokens: queued prompt tokens at or over which a worker is queued (tokens mode); otherwise null. */
+  readonly tokenLimit: number | null;
   /** --saturation-queue-floor: enables the saturation pin (docs/routing.md §Saturation pin). null: no floor. */
   readonly floor: number | null;
-  /** A fresh engine-reported waiting count is at or over the limit; never with the gate off. */
-  isQueued(waiting: number): boolean;
   /**
-   * The worker passes the gate: `<` the limit (a worker already holding `limit` waiting
-   * requests is making requests wait). No fresh sample admits (fail open): unknown is not full.
+   * A fresh engine sample is at or over the rule in force: `waiting` requests, and
+   * `queuedTokens` (the engine's waiting uncached prompt tokens) where it reports them;
+   * a tokens gate without them admits (fail open). Never with the gate off.
+   */
+  isQueued(waiting: number, queuedTokens: number | undefined): boolean;
+  /**
+   * The worker passes the gate: under the rule (a worker already holding `limit`
+   * waiting requests is making requests wait). No fresh sample admits (fail open):
+   * unknown is not full.
    */
   admits(load: LoadView, worker: PolicyWorker): boolean;
   /**
-   * Every pool worker has a fresh sample at or over the limit. O(1) from the pool's
+   * Every pool worker has a fresh sample at or over the rule. O(1) from the pool's
    * maintained counters; one unsampled worker makes it false because it is not counted
    * in `queued`.
    */
@@ -33,14 +62,35 @@ export interface QueueGate {
    * so it admits everyone (docs/routing.md §Gate-inert warning). O(1) from the pool's counters.
    */
   inert(pool: PoolState): boolean;
+  /**
+   * Auto mode: take the pool's summed waiting count over its `sampled` fresh workers and
+   * set the limit from their mean; true when the limit changed, so that the caller
+   * recounts who is queued. The other modes have nothing to follow (false).
+   */
+  follow(waitingSum: number, sampled: number): boolean;
+  /** The rule in force, for an operator: `waiting ≥ 6`, `waiting ≥ 4 (auto: …)`, `queued prompt tokens ≥ 286,720`; null when off. */
+  rule(): string | null;
 }
 
+type GateConfig = Pick<RouterConfig, 'workerQueueLimit' | 'saturationQueueFloor'> &
+  Partial<Pick<RouterConfig, 'queueGate' | 'queueGateTokens'>>;
+
 /** The gate as the config sets it; the config was validated (the floor needs the limit and stays at or under it). */
-export function queueGate(config: Pick<RouterConfig, 'workerQueueLimit' | 'saturationQueueFloor'>): QueueGate {
-  const limit = config.workerQueueLimit;
+export function queueGate(config: GateConfig): QueueGate {
+  const mode = config.queueGate ?? 'fixed';
+  if (mode === 'auto') return autoGate(config.workerQueueLimit ?? AUTO_LIMIT_MIN);
+  if (mode === 'tokens') return tokensGate(config.queueGateTokens ?? null);
+  return fixedGate(config.workerQueueLimit, config.saturationQueueFloor);
+}
+
+function fixedGate(limit: number | null, floor: number | null): QueueGate {
+  const rule = limit === null ? null : `waiting ≥ ${limit}`;
   return Object.freeze({
+    mode: 'fixed' as const,
+    on: limit !== null,
     limit,
-    floor: config.saturationQueueFloor,
+    tokenLimit: null,
+    floor,
     isQueued: (waiting: number) => isQueued(waiting, limit),
     admits: (load: LoadView, worker: PolicyWorker) => {
       if (limit === null) return true;
@@ -49,6 +99,87 @@ export function queueGate(config: Pick<RouterConfig, 'workerQueueLimit' | 'satur
     },
     allQueued: (pool: PoolState) => limit !== null && pool.workers.length > 0 && pool.queued === pool.workers.length,
     inert: (pool: PoolState) => limit !== null && pool.workers.length > 0 && pool.sampled === 0,
+    follow: () => false,
+    rule: () => rule,
+  });
+}
+
+/** The auto limit for a pool whose fresh workers hold `mean` waiting requests on average; never below `base`. */
+export function autoLimit(base: number, mean: number): number {
+  return Math.max(base, Math.ceil(AUTO_MEAN_FACTOR * mean - 1e-9));
+}
+
+class AutoGate implements QueueGate {
+  readonly mode = 'auto' as const;
+  readonly on = true;
+  readonly tokenLimit = null;
+  readonly floor = null;
+  limit: number;
+  private mean = 0;
+  private described: string | undefined;
+  private describedMean = 0;
+
+  constructor(private readonly base: number) {
+    this.limit = base;
+  }
+
+  isQueued(waiting: number): boolean {
+    return waiting >= this.limit;
+  }
+
+  admits(load: LoadView, worker: PolicyWorker): boolean {
+    const basic = load.basic(worker);
+    return basic === undefined || basic.waiting < this.limit;
+  }
+
+  allQueued(pool: PoolState): boolean {
+    return pool.workers.length > 0 && pool.queued === pool.workers.length;
+  }
+
+  inert(pool: PoolState): boolean {
+    return pool.workers.length > 0 && pool.sampled === 0;
+  }
+
+  follow(waitingSum: number, sampled: number): boolean {
+    this.mean = sampled > 0 ? waitingSum / sampled : 0;
+    const limit = autoLimit(this.base, this.mean);
+    if (limit === this.limit) return false;
+    this.limit = limit;
+    this.described = undefined;
+    return true;
+  }
+
+  /** Made again only when the limit or the mean as shown moves: a decision record takes it for every request. */
+  rule(): string {
+    const shown = Math.round(this.mean * 10);
+    if (this.described === undefined || shown !== this.describedMean) {
+      this.describedMean = shown;
+      this.described = `waiting ≥ ${this.limit} (auto: the larger of ${this.base} and ${AUTO_MEAN_FACTOR} × the pool's mean waiting, ${(shown / 10).toFixed(1)})`;
+    }
+    return this.described;
+  }
+}
+
+function autoGate(base: number): QueueGate {
+  return new AutoGate(base);
+}
+
+function tokensGate(tokenLimit: number | null): QueueGate {
+  const on = tokenLimit !== null;
+  const queued = (tokens: number | undefined): boolean => on && tokens !== undefined && tokens >= tokenLimit;
+  const rule = on ? `queued prompt tokens ≥ ${tokenLimit.toLocaleString('en')}` : null;
+  return Object.freeze({
+    mode: 'tokens' as const,
+    on,
+    limit: null,
+    tokenLimit,
+    floor: null,
+    isQueued: (_waiting: number, queuedTokens: number | undefined) => queued(queuedTokens),
+    admits: (load: LoadView, worker: PolicyWorker) => !queued(load.native(worker)?.waitingUncachedTokens),
+    allQueued: (pool: PoolState) => on && pool.workers.length > 0 && pool.queued === pool.workers.length,
+    inert: (pool: PoolState) => on && pool.workers.length > 0 && pool.sampled === 0,
+    follow: () => false,
+    rule: () => rule,
   });
 }
 

@@ -27,6 +27,8 @@ export interface BasicLoad {
   readonly maxTotalTokens: number;
   /** Receive time of the oldest rank sample (ms, router clock). */
   readonly capturedAt: number;
+  /** Prompt tokens waiting, uncached where the engine can tell (SGLang's lpm), when it reports them: the tokens gate reads it. */
+  readonly waitingUncachedTokens?: number;
 }
 
 /** Native scheduling data, for capacity admission and the pressure guard. */

@@ -68,8 +68,9 @@ export class AdminDocuments {
   decisions(filter: DecisionFilter = {}): AdminDecisions {
     const ring = this.p.decisions;
     return {
-      worker_queue_limit: this.p.gate.limit,
+      worker_queue_limit: this.p.gate.mode === 'fixed' ? this.p.gate.limit : null,
       block_size: this.p.keyBlockSize,
+      queue_gate_mode: this.p.gate.mode,
       capacity: ring.capacity,
       recorded_total: ring.total,
       memory_bytes: ring.memoryBytes,

@@ -62,14 +62,16 @@ export class EventWatcher {
         this.#emit(
           allQueued ? 'saturation_begin' : 'saturation_end',
           null,
-          allQueued ? `every worker is at or over the queue limit ${gate.limit}: all_queued` : 'a worker is below the queue limit again',
+          allQueued
+            ? `every worker is at or over the queue limit ${limitText(gate)}: all_queued`
+            : 'a worker is below the queue limit again',
         );
     }
     const seen = new Set<string>();
     for (const r of readings) {
       const url = r.worker.url;
       seen.add(url);
-      const gated = r.fresh !== undefined && gate.isQueued(r.fresh.waiting);
+      const gated = r.fresh !== undefined && gate.isQueued(r.fresh.waiting, r.fresh.waitingUncachedTokens);
       const now: WorkerMark = { gated, breaker: r.worker.breaker.state, unreachable: r.unreachable, loadSource: r.loadSource };
       const was = this.#workers.get(url);
       this.#workers.set(url, now);
@@ -79,8 +81,8 @@ export class EventWatcher {
           now.gated ? 'worker_gated' : 'worker_released',
           url,
           now.gated
-            ? `waiting ${r.fresh!.waiting} ≥ limit ${gate.limit}`
-            : `waiting ${r.fresh?.waiting ?? 'unknown'}, below the limit ${gate.limit}`,
+            ? `waiting ${r.fresh!.waiting} ≥ limit ${limitText(gate)}`
+            : `waiting ${r.fresh?.waiting ?? 'unknown'}, below the limit ${limitText(gate)}`,
         );
       if (now.breaker !== was.breaker)
         this.#emit(`breaker_${now.breaker}` as AdminEventKind, url, `circuit breaker ${was.breaker} → ${now.breaker}`);
@@ -134,4 +136,9 @@ export class EventWatcher {
     if (this.#events.length > KEPT) this.#events.shift();
     this.#log.info(message, { event: kind, ...(worker !== null ? { worker } : {}) });
   }
+}
+
+/** The limit as an event names it: the number for the fixed gate (the messages operators match), the whole rule for the others. */
+function limitText(gate: QueueGate): string {
+  return gate.mode === 'fixed' ? String(gate.limit) : `(${gate.rule() ?? 'off'})`;
 }

@@ -5,7 +5,7 @@ export function startedMessage(o: { workers: number; url: string; policy: string
   const { gate } = o;
   const cacheAware =
     o.policy === 'cache_aware'
-      ? `, worker-queue-limit ${gate.limit ?? 'unset (gate off)'}${gate.floor !== null ? `, floor ${gate.floor}` : ''}, prefix from ${o.prefixSource}`
+      ? `, ${gate.mode === 'fixed' ? `worker-queue-limit ${gate.limit ?? 'unset (gate off)'}` : `queue gate ${gate.mode} (${gate.rule()})`}${gate.floor !== null ? `, floor ${gate.floor}` : ''}, prefix from ${o.prefixSource}`
       : '';
   return `routing ${o.workers} worker${o.workers === 1 ? '' : 's'} at ${o.url}: policy ${o.policy}${cacheAware}`;
 }

@@ -36,7 +36,7 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
     // on a narrow terminal the end of the line is cut.
     first.push(
       `  ${r.policy ?? 'policy ' + DASH}${r.policyInferred ? '?' : ''}`,
-      `  limit ${fmtInt(r.workerQueueLimit)}`,
+      `  ${gateSegment(r)}`,
       `  floor ${fmtInt(r.saturationQueueFloor)}`,
       r.uptimeS !== null ? `  up ${fmtDuration(r.uptimeS)}` : '',
       r.modelId ? `  ${r.modelId}` : '',
@@ -85,4 +85,11 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
       {lines >= 2 ? <Line segments={second} /> : null}
     </Box>
   );
+}
+
+/** The gate as the header names it: the fixed limit as before, or an experimental mode with what it has in force now. */
+function gateSegment(r: FleetView['router']): string {
+  if (r.gateMode === 'auto') return `gate auto, limit ${fmtInt(r.workerQueueLimit)} now`;
+  if (r.gateMode === 'tokens') return `gate tokens ≥ ${fmtInt(r.gateTokens ?? null)}`;
+  return `limit ${fmtInt(r.workerQueueLimit)}`;
 }

@@ -119,7 +119,7 @@ export function proposePair(
   random: () => number,
   guard: PressureGuard = GUARD_OFF,
 ): PairProposal | undefined {
-  const tier = gate.limit !== null && pool.unqueued.length > 0 ? pool.unqueued : pool.workers;
+  const tier = gate.on && pool.unqueued.length > 0 ? pool.unqueued : pool.workers;
   const scan = scanPowerOfK(tier, load, choices, random);
   return scan === undefined ? undefined : { primary: scan.best, backup: scan.runnerUp, guard };
 }

@@ -93,7 +93,7 @@ export function rangeFallback(
     const hasEstimate = native?.estimatedPrefillQueueMs !== undefined;
     admittedNative &&= hasNative;
     admittedEstimates &&= hasEstimate;
-    if (gate.limit !== null && gate.admits(load, w)) {
+    if (gate.on && gate.admits(load, w)) {
       anyGateAdmitted = true;
       gateNative &&= hasNative;
       gateEstimates &&= hasEstimate;
@@ -101,7 +101,7 @@ export function rangeFallback(
   }
   if (!anyAdmitted) return undefined;
 
-  const gateTier = gate.limit !== null && anyGateAdmitted;
+  const gateTier = gate.on && anyGateAdmitted;
   const compareEngine = gateTier ? gateNative : admittedNative;
   const estimates = gateTier ? gateEstimates : admittedEstimates;
   const lookup: PressureLookup = {

@@ -42,7 +42,7 @@ export function resolveCacheCandidates(
   let evaluated: readonly CacheCandidate[] = proposal.candidates;
   const rejected: CacheCandidate[] = [];
   let bestRejectedBlocks = 0;
-  if (gate.limit !== null) {
+  if (gate.on) {
     const admittedByGate: CacheCandidate[] = [];
     for (const c of proposal.candidates) {
       if (gate.admits(load, c.worker)) {

@@ -61,7 +61,7 @@ export class DecisionRecorder {
     const verdict = (w: PolicyWorker): { waiting: number; verdict: GateVerdict } => {
       const b = load.basic(w);
       if (!b) return { waiting: -1, verdict: 'unknown' };
-      return { waiting: b.waiting, verdict: gate.isQueued(b.waiting) ? 'gated' : 'admitted' };
+      return { waiting: b.waiting, verdict: gate.admits(load, w) ? 'admitted' : 'gated' };
     };
     const cacheAware = selection.cacheAware;
     const owners = ownerSummary(matches, selection.worker.id);
@@ -86,6 +86,7 @@ export class DecisionRecorder {
         fleetAllQueued: cacheAware?.resolution?.fleetAllQueued ?? false,
         divertedBlocks: cacheAware?.divertedOverlapBlocks ?? 0,
         partialDiversion: cacheAware?.partialDiversion === true,
+        gateRule: gate.rule(),
       },
       matches,
       verdict,

@@ -48,6 +48,8 @@ export interface DecisionInput {
   fleetAllQueued: boolean;
   divertedBlocks: number;
   partialDiversion: boolean;
+  /** The queue gate's rule in force at the decision (QueueGate.rule), null with the gate off. */
+  gateRule: string | null;
   /** Blocks the selected worker held, and the deepest owner with its blocks (ownerSummary). */
   selectedBlocks: number;
   best: string | null;
@@ -125,6 +127,7 @@ export class DecisionRing {
       fleetAllQueued: false,
       divertedBlocks: 0,
       partialDiversion: false,
+      gateRule: null,
       retriedTo: null,
       status: 0,
       cachedTokens: -1,
@@ -169,6 +172,7 @@ export class DecisionRing {
     s.fleetAllQueued = d.fleetAllQueued;
     s.divertedBlocks = d.divertedBlocks;
     s.partialDiversion = d.partialDiversion;
+    s.gateRule = d.gateRule;
     s.selectedBlocks = d.selectedBlocks;
     s.best = d.best;
     s.bestBlocks = d.bestBlocks;
@@ -268,6 +272,7 @@ function toJson(s: Slot): AdminDecision {
     fleet_all_queued: s.fleetAllQueued,
     diverted_blocks: s.divertedBlocks,
     partial_diversion: s.partialDiversion,
+    gate_rule: s.gateRule,
     retried_to: s.retriedTo,
     status: s.status === 0 ? null : s.status,
     cached_tokens: s.cachedTokens < 0 ? null : s.cachedTokens,

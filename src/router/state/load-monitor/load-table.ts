@@ -42,6 +42,8 @@ class Entry {
   fresh = false;
   queued = false;
   belowFloor = false;
+  /** Its waiting count in the pool's sum (0 without a fresh sample). */
+  countedWaiting = 0;
   constructor(readonly worker: PolicyWorker) {}
 }
 
@@ -75,6 +77,9 @@ export class LoadTable implements LoadView, PoolState {
   sampled = 0;
   queued = 0;
   belowFloor = 0;
+  /** Waiting requests summed over the pool's fresh workers: what an auto gate follows. */
+  waitingSum = 0;
+  private following = false;
 
   constructor(freshnessMs: number) {
     this.freshnessMs = freshnessMs;
@@ -125,6 +130,7 @@ export class LoadTable implements LoadView, PoolState {
   setGate(gate: QueueGate): void {
     this.gate = gate;
     this.recountAll();
+    this.followGate();
   }
 
   register(worker: PolicyWorker): void {
@@ -176,6 +182,7 @@ export class LoadTable implements LoadView, PoolState {
     e.inPool = inPool;
     if (inPool) this.count(e);
     this.rebuildPool();
+    this.followGate();
   }
 
   // ---- samples ----
@@ -228,7 +235,12 @@ export class LoadTable implements LoadView, PoolState {
     this.now = now;
     if (now <= this.nextExpiry) return;
     this.nextExpiry = Infinity;
+    // One look at the gate after the pass, not one per worker.
+    const following = this.following;
+    this.following = true;
     for (const e of this.entries) if (e) this.recount(e);
+    this.following = following;
+    this.followGate();
   }
 
   // ---- internals ----
@@ -277,15 +289,30 @@ export class LoadTable implements LoadView, PoolState {
   /** Recompute a worker's status at the current time and patch the counters. */
   private recount(e: Entry): void {
     const fresh = e.complete && this.now <= e.freshUntil;
-    const queued = fresh && this.gate.isQueued(e.basic.waiting);
+    const queued = fresh && this.gate.isQueued(e.basic.waiting, e.hasNative ? e.basic.waitingUncachedTokens : undefined);
     const below = fresh && isBelowFloor(e.basic.waiting, this.gate.floor);
+    const waiting = fresh ? e.basic.waiting : 0;
     if (fresh && e.freshUntil < this.nextExpiry) this.nextExpiry = e.freshUntil;
-    if (fresh === e.fresh && queued === e.queued && below === e.belowFloor) return;
+    if (fresh === e.fresh && queued === e.queued && below === e.belowFloor && waiting === e.countedWaiting) return;
     if (e.inPool) this.uncount(e);
     e.fresh = fresh;
     e.queued = queued;
     e.belowFloor = below;
+    e.countedWaiting = waiting;
     if (e.inPool) this.count(e);
+    this.followGate();
+  }
+
+  /**
+   * Let an auto gate move its limit with the pool's waiting sum, and recount who is
+   * queued when it does: a pass over the table only when the limit changes, never per
+   * request (docs/routing.md §Gate modes).
+   */
+  private followGate(): void {
+    if (this.following) return;
+    this.following = true;
+    while (this.gate.follow(this.waitingSum, this.sampled)) this.recountAll();
+    this.following = false;
   }
 
   private recountAll(): void {
@@ -293,6 +320,7 @@ export class LoadTable implements LoadView, PoolState {
   }
 
   private count(e: Entry): void {
+    this.waitingSum += e.countedWaiting;
     if (e.fresh) this.sampled++;
     if (e.queued) this.queued++;
     else insertBySlot(this.tier, e.worker);
@@ -300,6 +328,7 @@ export class LoadTable implements LoadView, PoolState {
   }
 
   private uncount(e: Entry): void {
+    this.waitingSum -= e.countedWaiting;
     if (e.fresh) this.sampled--;
     if (e.queued) this.queued--;
     else removeBySlot(this.tier, e.worker);

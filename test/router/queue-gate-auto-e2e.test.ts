@@ -1,0 +1,107 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AdminDecision } from '../../src/contract/index.js';
+import type { Router } from '../../src/router/index.js';
+import { startSimFleet } from '../../src/sim/index.js';
+import type { SimFleet } from '../../src/sim/index.js';
+import { runCli } from '../helpers/cli.js';
+import { eventually, getJson, put, rawRequest } from '../helpers/http.js';
+import { startTestRouter } from '../helpers/router.js';
+
+/**
+ * `--queue-gate auto` end to end (docs/routing.md §Gate modes): real simulated engines
+ * with their waiting counts pinned, the real router sampling them, each request sent
+ * with its own x-request-id. The auto limit is the larger of 4 and twice the pool's
+ * mean waiting count, so one owner queueing beyond the rest is left, and a fleet
+ * queueing evenly keeps its affinity. The built `routerctl explain` says which rule
+ * turned the owner away.
+ */
+const model = 'sim-llama-3.1-8b';
+// ~1,500 estimated tokens: clears the default 1,024-token affinity minimum.
+const PROMPT = 'Shared operations runbook. '.repeat(230);
+
+let fleet: SimFleet | undefined;
+let router: Router | undefined;
+afterEach(async () => {
+  await router?.close();
+  await fleet?.close();
+  router = fleet = undefined;
+});
+
+async function send(r: Router, id: string): Promise<string> {
+  const body = JSON.stringify({
+    model,
+    messages: [
+      { role: 'system', content: PROMPT },
+      { role: 'user', content: 'go' },
+    ],
+    max_tokens: 2,
+  });
+  const res = await rawRequest(`${r.url}/v1/chat/completions`, { method: 'POST', body, headers: { 'x-request-id': id } });
+  expect(res.status).toBe(200);
+  return record(r, id).worker;
+}
+
+async function pin(r: Router, waiting: Record<string, number>): Promise<void> {
+  for (const [url, n] of Object.entries(waiting)) expect((await put(`${url}/sim/load`, { num_waiting_reqs: n })).status).toBe(200);
+  await eventually(async () => r.state().workers.every((w) => !(w.url in waiting) || w.waiting === waiting[w.url]));
+}
+
+const record = (r: Router, id: string): AdminDecision => r.decisionsDoc({ requestId: id }).decisions.at(-1)!;
+
+interface GateFields {
+  queue_gate_mode: string;
+  queue_gate_limit: number | null;
+  worker_queue_limit: number | null;
+  queue_gate_rule: string | null;
+}
+const gateFields = async (r: Router): Promise<GateFields> => ((await getJson(`${r.url}/admin/state`)) as { router: GateFields }).router;
+
+describe('--queue-gate auto over real HTTP', () => {
+  it('diverts off an owner queueing beyond the pool, keeps affinity when the whole fleet queues evenly, and explain names the rule', async () => {
+    fleet = await startSimFleet({ workers: 3, speedup: 50 });
+    const r = (router = await startTestRouter(fleet.urls, { queueGate: 'auto' }));
+    const [a, b, c] = fleet.urls as [string, string, string];
+    await pin(r, { [a]: 0, [b]: 0, [c]: 0 });
+    const owner = await send(r, 'first');
+    const others = fleet.urls.filter((u) => u !== owner);
+    expect(await gateFields(r)).toMatchObject({ queue_gate_mode: 'auto', queue_gate_limit: 4, worker_queue_limit: null });
+
+    // The owner holds 5, the others 0 and 1: mean 2, limit max(4, 4) = 4, so the owner is queued and the others are not.
+    await pin(r, { [owner]: 5, [others[0]!]: 0, [others[1]!]: 1 });
+    expect(await gateFields(r)).toMatchObject({ queue_gate_limit: 4 });
+    expect(r.state().workers.find((w) => w.url === owner)!.gated).toBe(true);
+    const diverted = await send(r, 'diverted');
+    expect(others).toContain(diverted);
+    const d = record(r, 'diverted');
+    expect(d.decision).toBe('cache_worker_queued');
+    expect(d.gate_rule).toBe("waiting ≥ 4 (auto: the larger of 4 and 2 × the pool's mean waiting, 2.0)");
+
+    const story = await runCli(['explain', '--url', r.url, '--request', 'diverted']);
+    expect(story.code).toBe(0);
+    expect(story.stdout).toContain(
+      `waiting 5: gated (auto gate: waiting ≥ 4 (auto: the larger of 4 and 2 × the pool's mean waiting, 2.0))`,
+    );
+    expect(story.stdout).toContain('every owner of the prefix was at or over the queue rule in force (auto: waiting ≥ 4');
+
+    // Every engine queues 6: the limit rises to 12, nobody is queued, and the request stays with the owner that holds its prefix.
+    const holders = [owner, diverted];
+    await pin(r, { [a]: 6, [b]: 6, [c]: 6 });
+    expect(await gateFields(r)).toMatchObject({ queue_gate_limit: 12 });
+    expect(r.state().alerts.all_queued).toBe(false);
+    const kept = await send(r, 'saturated');
+    expect(holders).toContain(kept);
+    expect(record(r, 'saturated').decision).toBe('cache_hit');
+    expect(record(r, 'saturated').candidates.every((x) => x.gate === 'admitted')).toBe(true);
+  });
+
+  it('leaves the fixed gate exactly as the reference has it: no limit, no gate', async () => {
+    fleet = await startSimFleet({ workers: 2, speedup: 50 });
+    const r = (router = await startTestRouter(fleet.urls));
+    expect(await gateFields(r)).toMatchObject({
+      queue_gate_mode: 'fixed',
+      queue_gate_limit: null,
+      worker_queue_limit: null,
+      queue_gate_rule: null,
+    });
+  });
+});
