@@ -200,6 +200,27 @@ describe('the console', () => {
     expect(l2).toMatch(/source admin API/);
   });
 
+  it('shows an auto gate in the header with the limit it has in force, and marks workers against that limit', async () => {
+    const doc = adminDoc({
+      limit: null,
+      workers: [
+        { url: 'http://a:1', waiting: 6, gated: true },
+        { url: 'http://b:1', waiting: 1 },
+      ],
+    });
+    Object.assign(doc.router as Record<string, unknown>, {
+      queue_gate_mode: 'auto',
+      queue_gate_limit: 5,
+      queue_gate_tokens: null,
+      queue_gate_rule: "waiting ≥ 5 (auto: the larger of 4 and 2 × the pool's mean waiting, 2.5)",
+    });
+    const c = mount(viewOf(doc));
+    await tick();
+    expect(c.frame().split('\n')[0]).toMatch(/cache_aware\s+gate auto, limit 5 now\s+floor –/);
+    expect(c.row('a:1')).toMatch(/GATED/);
+    expect(c.row('b:1')).not.toMatch(/GATED/);
+  });
+
   it('at 80 columns, the facts come before what is cut: saturation duration, uptime and model, the whole help', async () => {
     const c = mount(
       fleet(
