@@ -11,3 +11,7 @@ export { parseDuration } from './duration.js';
 export { runCapture } from './capture.js';
 export { runPresetCommand } from './preset/run-preset-command.js';
 export { PRESET_NAMES } from './preset/preset-names.js';
+export { PRESETS } from './preset/b2b-saas.js';
+export type { Preset, PresetArm } from './preset/b2b-saas.js';
+export { runPreset } from './preset/preset-run.js';
+export type { PresetResult, PresetArmResult } from './preset/preset-run.js';

@@ -18,6 +18,8 @@ export interface PresetArmResult {
   ttft_mean_s: number | null;
   waiting_mean: number | null;
   cached_token_ratio: number | null;
+  /** Share of the arm's requests with a first token within 2 s: the goodput the gate's comparisons rank by (docs/routing.md §Gate modes). */
+  goodput_2s: number | null;
   published: PublishedRow | null;
 }
 
@@ -84,6 +86,7 @@ function runPresetArm(preset: Preset, arm: PresetArm, trace: readonly TraceReque
     ttft_mean_s: mean === null ? null : mean / 1000,
     waiting_mean: samples > 0 ? waiting / samples : null,
     cached_token_ratio: r.promptTokens > 0 ? r.cachedTokens / r.promptTokens : null,
+    goodput_2s: r.requests > 0 ? r.ttftMs.filter((t) => t <= 2000).length / r.requests : null,
     published: arm.peer === null ? null : (preset.published[arm.peer] ?? null),
   };
 }

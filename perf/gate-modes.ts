@@ -1,0 +1,225 @@
+/**
+ * The queue gate's modes side by side (docs/routing.md §Gate modes): no gate, fixed
+ * limits 2, 4, 6, 8 and 16, the floor at 2 under a limit of 4, `--queue-gate auto`, and
+ * `--queue-gate tokens` at llm-d's τ (peak prefill throughput × the TTFT one accepts),
+ * on the workloads an operator would try them on, all on the virtual clock:
+ * - the trace with Mooncake's conversation statistics of docs/routing.md §Why a fixed
+ *   limit hurts (the first 6,000 requests, seed 1; 8 SGLang engines of 32,768 KV
+ *   blocks) at 80, 95 and 110 % of capacity with running caps 16 and 256, each on fleet
+ *   seeds 7, 8 and 9: past capacity which state a run ends in is the seed's doing as
+ *   much as the gate's (the same section), so one seed cannot rank a mode there;
+ * - `--preset b2b-saas` (llm-d's workload, vLLM-flavoured engines), seed 1;
+ * - `--workload gsp`, seed 7.
+ * Capacity is the rate at which plain cache_aware's goodput first drops below 90 %,
+ * as `npm run perf -- gate-sweep` finds it (read from its results; its figures, 33 and
+ * 58 req/s, when they are missing).
+ *
+ *   npm run perf -- gate-modes [--requests 6000] [--seeds 7,8,9]
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { RouterConfig } from '../src/config/index.js';
+import { PRESETS, runPreset } from '../src/bench/index.js';
+import { DEFAULT_ENGINE_PARAMS } from '../src/sim/index.js';
+import { conversationTrace, MOONCAKE_CONVERSATIONS, toMooncakeJsonl } from '../src/workload/index.js';
+import { ROUTERCTL_BIN } from './support/processes.js';
+import { benchArg } from './support/args.js';
+import { RESULTS_DIR, writeResult } from './support/results.js';
+import type { Figures } from './support/results.js';
+
+const requests = Number(benchArg('requests', '6000'));
+const seeds = benchArg('seeds', '7,8,9').split(',').map(Number);
+const WORKERS = 8;
+const KV_BLOCKS = 32_768;
+const SLO_MS = 2000;
+const LOADS = [0.8, 0.95, 1.1];
+const CAPS = [16, 256];
+/** llm-d's τ for the simulated SGLang engine: its prefill rate (1 / β1) times the SLO the table judges by. */
+const TAU_SGLANG = Math.round((1000 / DEFAULT_ENGINE_PARAMS.beta1Ms) * (SLO_MS / 1000));
+/** llm-d's own τ for b2b-saas (peers' published setup: 20,480 tok/s × 14 s), which the preset's engines share. */
+const TAU_B2B = 286_720;
+
+interface Arm {
+  key: string;
+  label: string;
+  flags: string;
+  config: Partial<RouterConfig>;
+}
+const arm = (key: string, label: string, flags: string, config: Partial<RouterConfig>): Arm => ({ key, label, flags, config });
+const ARMS = (tau: number): Arm[] => [
+  arm('off', 'no gate', '', {}),
+  ...[2, 4, 6, 8, 16].map((l) => arm(`l${l}`, `limit ${l}`, `--worker-queue-limit ${l}`, { workerQueueLimit: l })),
+  arm('floor2', 'floor 2, limit 4', '--saturation-queue-floor 2 --worker-queue-limit 4', { workerQueueLimit: 4, saturationQueueFloor: 2 }),
+  arm('auto', 'auto', '--queue-gate auto', { queueGate: 'auto' }),
+  arm('tau', `tokens, τ ${tau.toLocaleString('en')}`, `--queue-gate tokens --queue-gate-tokens ${tau}`, {
+    queueGate: 'tokens',
+    queueGateTokens: tau,
+  }),
+];
+const FIXED = ['off', 'l2', 'l4', 'l6', 'l8', 'l16', 'floor2'];
+
+interface ReportArm {
+  goodput: number | null;
+  cached_token_ratio: number | null;
+  ttft_ms: { p99: number | null };
+  decisions: Record<string, number>;
+}
+
+function capacities(): Record<number, number> {
+  const file = path.join(RESULTS_DIR, 'gate-sweep.json');
+  const fallback = { 16: 33, 256: 58 };
+  if (!existsSync(file)) return fallback;
+  const f = (JSON.parse(readFileSync(file, 'utf8')) as { figures: Figures }).figures;
+  return { 16: Number(f.cap16_rate_90_rps ?? fallback[16]), 256: Number(f.cap256_rate_90_rps ?? fallback[256]) };
+}
+
+function compare(args: string[]): ReportArm[] {
+  const r = spawnSync(process.execPath, [ROUTERCTL_BIN, 'bench', 'compare', ...args, '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  if (r.status !== 0) throw new Error(`routerctl bench compare exited ${r.status}: ${r.stderr}`);
+  return (JSON.parse(r.stdout) as { runs: ReportArm[] }).runs;
+}
+
+const pct = (v: number | null | undefined): string => (v === null || v === undefined ? '–' : (100 * v).toFixed(1));
+const figures: Figures = { requests, slo_ttft_ms: SLO_MS, tau_sglang_tokens: TAU_SGLANG, tau_b2b_tokens: TAU_B2B };
+const verdicts: string[] = [];
+const dir = mkdtempSync(path.join(tmpdir(), 'routerctl-gate-modes-'));
+const t0 = performance.now();
+try {
+  const capacity = capacities();
+  const arms = ARMS(TAU_SGLANG);
+  console.log(
+    `node ${process.version}; ${requests.toLocaleString('en')} requests of a conversation trace, ${WORKERS} SGLang engines of ${KV_BLOCKS.toLocaleString('en')} KV blocks; goodput = TTFT ≤ ${SLO_MS} ms; fleet seeds ${seeds.join(', ')}`,
+  );
+  console.log(
+    `capacity: ${CAPS.map((c) => `cap ${c} ${capacity[c]} req/s`).join(', ')}; τ ${TAU_SGLANG.toLocaleString('en')} tokens (1/β1 × the SLO)`,
+  );
+  console.log('');
+  console.log(`| arm | ${CAPS.flatMap((c) => LOADS.map((l) => `cap ${c}: ${Math.round(l * 100)} %`)).join(' | ')} |`);
+  console.log(`|---|${CAPS.flatMap(() => LOADS.map(() => '---:')).join('|')}|`);
+  // goodput[arm][cell][seed], cached[arm][cell][seed]
+  const goodput = new Map<string, number[][]>(arms.map((a) => [a.key, []]));
+  const cached = new Map<string, number[][]>(arms.map((a) => [a.key, []]));
+  const cells: string[] = [];
+  for (const cap of CAPS) {
+    for (const load of LOADS) {
+      const rate = Number((capacity[cap]! * load).toFixed(2));
+      const file = path.join(dir, `conversations-${rate}.jsonl`);
+      writeFileSync(file, toMooncakeJsonl(conversationTrace({ requests, rate, ...MOONCAKE_CONVERSATIONS, seed: 1 })));
+      const cell = `cap${cap}_load${Math.round(load * 100)}`;
+      cells.push(cell);
+      const perSeed = seeds.map((seed) =>
+        compare([
+          '--trace',
+          file,
+          '--clock',
+          'virtual',
+          '--sim-workers',
+          String(WORKERS),
+          '--sim-kv-blocks',
+          String(KV_BLOCKS),
+          '--sim-max-running',
+          String(cap),
+          '--slo-ttft-ms',
+          String(SLO_MS),
+          '--seed',
+          String(seed),
+          ...arms.map((a) => a.flags),
+        ]),
+      );
+      arms.forEach((a, i) => {
+        goodput.get(a.key)!.push(perSeed.map((runs) => runs[i]!.goodput ?? 0));
+        cached.get(a.key)!.push(perSeed.map((runs) => runs[i]!.cached_token_ratio ?? 0));
+        perSeed.forEach((runs, s) => {
+          const r = runs[i]!;
+          const at = `${cell}_${a.key}_seed${seeds[s]}`;
+          figures[`${at}_goodput_pct`] = Number(pct(r.goodput));
+          figures[`${at}_cached_pct`] = Number(pct(r.cached_token_ratio));
+          figures[`${at}_ttft_p99_ms`] = r.ttft_ms.p99;
+          figures[`${at}_all_queued`] = r.decisions.all_queued ?? 0;
+        });
+      });
+    }
+  }
+  const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+  for (const a of arms) {
+    const row = goodput.get(a.key)!.map((xs) => {
+      const m = pct(mean(xs));
+      return xs.length > 1 ? `${m} (${pct(Math.min(...xs))}–${pct(Math.max(...xs))})` : m;
+    });
+    console.log(`| ${a.label} | ${row.join(' | ')} |`);
+  }
+  console.log('');
+  console.log('goodput %: mean over the fleet seeds (lowest–highest)');
+
+  // The issue's bar for a tuning-free mode, judged on the mean over seeds and on each seed alone.
+  const judge = (key: string): void => {
+    const g = goodput.get(key)!;
+    const c = cached.get(key)!;
+    cells.forEach((cell, k) => {
+      const own = mean(g[k]!);
+      const bestKey = FIXED.reduce((b, f) => (mean(goodput.get(f)![k]!) > mean(goodput.get(b)![k]!) ? f : b), FIXED[0]!);
+      const best = mean(goodput.get(bestKey)![k]!);
+      const plain = mean(goodput.get('off')![k]!);
+      const keep = mean(c[k]!) / mean(cached.get('off')![k]!);
+      const perSeed = seeds.map((_, s) => g[k]![s]! - Math.max(...FIXED.map((f) => goodput.get(f)![k]![s]!)));
+      const ok = own >= best - 0.01 && own >= plain - 0.01 && keep >= 0.95;
+      figures[`${cell}_${key}_vs_best_fixed_points`] = Number((100 * (own - best)).toFixed(1));
+      figures[`${cell}_${key}_cached_share_of_plain`] = Number(keep.toFixed(3));
+      verdicts.push(
+        `${key} ${cell}: ${pct(own)} % against the best fixed (${bestKey}) ${pct(best)} % and no gate ${pct(plain)} %; cached ${(100 * keep).toFixed(1)} % of no gate's; per seed ${perSeed.map((d) => (100 * d).toFixed(1)).join(', ')} points from that seed's best: ${ok ? 'meets' : 'misses'} the bar`,
+      );
+    });
+  };
+  judge('auto');
+  judge('tau');
+  console.log('');
+  for (const v of verdicts) console.log(v);
+
+  // b2b-saas: llm-d's workload, every arm past capacity (BENCHMARKS.md, section 11), so TTFT and cache rather than goodput.
+  const b2b = PRESETS['b2b-saas']!;
+  const b2bArms = ARMS(TAU_B2B).map((a, i) => ({
+    letter: String.fromCharCode(65 + i),
+    peer: null,
+    label: a.label,
+    config: { policy: 'cache_aware' as const, prefixSource: 'events' as const, ...a.config },
+    prefixSource: 'events' as const,
+  }));
+  const preset = runPreset({ ...b2b, arms: b2bArms }, 1);
+  console.log('');
+  console.log('b2b-saas (seed 1; cache_aware on the events index):');
+  console.log('| arm | TTFT p90 s | TTFT mean s | cached % | output tok/s |');
+  console.log('|---|---:|---:|---:|---:|');
+  preset.arms.forEach((r, i) => {
+    console.log(
+      `| ${r.label} | ${r.ttft_p90_s?.toFixed(1)} | ${r.ttft_mean_s?.toFixed(1)} | ${pct(r.cached_token_ratio)} | ${r.output_tokens_per_s} |`,
+    );
+    const key = ARMS(TAU_B2B)[i]!.key;
+    figures[`b2b_${key}_ttft_p90_s`] = r.ttft_p90_s;
+    figures[`b2b_${key}_cached_pct`] = Number(pct(r.cached_token_ratio));
+  });
+
+  // gsp: the generated shared-prefix workload at its defaults.
+  const gsp = compare(['--workload', 'gsp', '--clock', 'virtual', '--slo-ttft-ms', String(SLO_MS), ...arms.map((a) => a.flags)]);
+  console.log('');
+  console.log('gsp (defaults, seed 7):');
+  console.log('| arm | goodput % | cached % | TTFT p99 ms | all_queued |');
+  console.log('|---|---:|---:|---:|---:|');
+  gsp.forEach((r, i) => {
+    console.log(
+      `| ${arms[i]!.label} | ${pct(r.goodput)} | ${pct(r.cached_token_ratio)} | ${r.ttft_ms.p99} | ${r.decisions.all_queued ?? 0} |`,
+    );
+    figures[`gsp_${arms[i]!.key}_goodput_pct`] = Number(pct(r.goodput));
+    figures[`gsp_${arms[i]!.key}_cached_pct`] = Number(pct(r.cached_token_ratio));
+  });
+  figures.wall_s = Number(((performance.now() - t0) / 1000).toFixed(1));
+  console.log(`\n${figures.wall_s} s in all`);
+  writeResult('gate-modes', {
+    figures,
+    goals: [],
+    bottleneck: 'one core: the simulated engines and the router on the virtual clock, one configuration after another',
+  });
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
