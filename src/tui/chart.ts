@@ -2,6 +2,9 @@ import asciichart from 'asciichart';
 
 export const CHART_LABEL_WIDTH = 6;
 
+/** How many of a series' newest points a chart `width` columns wide draws. */
+export const pointsThatFit = (width: number): number => Math.max(1, width - CHART_LABEL_WIDTH - 1);
+
 export interface ChartOptions {
   /** asciichart height: the chart is height + 1 rows. */
   height: number;
@@ -64,7 +67,7 @@ export function chartLines(series: number[][], o: ChartOptions): string[] {
 
 /** The points that fit the width (newest), and the axis they are drawn on. */
 function plotted(series: number[][], o: ChartOptions): { cut: number[][]; axis: { max: number; exactRow: number | null } } {
-  const points = Math.max(1, o.width - CHART_LABEL_WIDTH - 1);
+  const points = pointsThatFit(o.width);
   const cut = series.map((s) => s.slice(-points).map((v) => (Number.isFinite(v) && v > 0 ? v : 0))).filter((s) => s.length > 0);
   return { cut, axis: axisFor(Math.max(1, ...(o.include ?? []).filter(Number.isFinite), ...cut.flat()), o.height, o.exact) };
 }

@@ -14,6 +14,8 @@ export interface HistorySample {
   /** The routers' latency over the rate window, in seconds; null when unknown or no request finished. */
   e2eP50: number | null;
   e2eP99: number | null;
+  /** e2eP99 is the histogram's last finite bound, the quantile above it (fleet QuantileEstimate). */
+  e2eP99LowerBound: boolean;
   ttftP50: number | null;
   /** Each worker's waiting, running and router in-flight counts (null: unknown now). */
   byWorker: ReadonlyArray<
@@ -36,6 +38,8 @@ export interface HistorySeries {
   /** Latency in milliseconds over the samples that had one: end-to-end p50 and p99, TTFT p50 (0 where streams gave none). */
   e2eP50Ms: number[];
   e2eP99Ms: number[];
+  /** Per point of e2eP99Ms: drawn at the top bucket's bound, the p99 being above it. */
+  e2eP99LowerBound: boolean[];
   ttftP50Ms: number[];
   /** Each worker's recent waiting counts, newest last (null: unknown then), for its sparkline. */
   byWorker: ReadonlyMap<string, ReadonlyArray<number | null>>;
@@ -54,6 +58,7 @@ export function sampleOf(view: FleetView): HistorySample {
     decisionsPerS: view.decisionsPerS,
     e2eP50: view.latency.window.e2eP50?.value ?? null,
     e2eP99: view.latency.window.e2eP99?.value ?? null,
+    e2eP99LowerBound: view.latency.window.e2eP99?.lowerBound ?? false,
     ttftP50: view.latency.window.ttftP50?.value ?? null,
     byWorker: view.workers.map((w) => [w.url, w.waiting, w.running, w.inflight, w.kvUsage ?? null] as const),
   };
@@ -115,8 +120,13 @@ export class HistoryBuffers {
 }
 
 /** The latency series of the samples that had a figure (a window with no finished request has none). */
-function latencyMs(q: readonly HistorySample[]): Pick<HistorySeries, 'e2eP50Ms' | 'e2eP99Ms' | 'ttftP50Ms'> {
+function latencyMs(q: readonly HistorySample[]): Pick<HistorySeries, 'e2eP50Ms' | 'e2eP99Ms' | 'e2eP99LowerBound' | 'ttftP50Ms'> {
   const had = q.filter((s) => s.e2eP50 !== null);
   const ms = (v: number | null): number => (v === null ? 0 : Math.round(v * 1000));
-  return { e2eP50Ms: had.map((s) => ms(s.e2eP50)), e2eP99Ms: had.map((s) => ms(s.e2eP99)), ttftP50Ms: had.map((s) => ms(s.ttftP50)) };
+  return {
+    e2eP50Ms: had.map((s) => ms(s.e2eP50)),
+    e2eP99Ms: had.map((s) => ms(s.e2eP99)),
+    e2eP99LowerBound: had.map((s) => s.e2eP99LowerBound === true),
+    ttftP50Ms: had.map((s) => ms(s.ttftP50)),
+  };
 }

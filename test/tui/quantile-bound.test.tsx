@@ -137,6 +137,33 @@ describe('a p99 past the top bucket', () => {
     expect(frame).not.toContain('30.0s');
   });
 
+  it('the latency chart, flat at the bound, says the p99 was above it', async () => {
+    const view = slowTail(fixture('routerctl-metrics.txt'));
+    const feed = { value: view, listeners: new Set<() => void>() };
+    const r = render(
+      <ConsoleApp
+        feed={{ get: () => feed.value, subscribe: (l) => (feed.listeners.add(l), () => feed.listeners.delete(l)) }}
+        onQuit={() => {}}
+        color={false}
+        title="routerctl top"
+        target="http://127.0.0.1:30000"
+        intervalMs={1000}
+        blockSize={16}
+        size={{ columns: 200, rows: 60 }}
+        now={NOW}
+      />,
+    );
+    unmounts.push(() => r.unmount());
+    for (let i = 1; i <= 4; i++) {
+      feed.value = { ...view, at: view.at + i * 1000 };
+      for (const l of feed.listeners) l();
+      await new Promise((done) => setTimeout(done, 0));
+    }
+    const deadline = Date.now() + 2000;
+    while (!(r.lastFrame() ?? '').includes('LATENCY ms') && Date.now() < deadline) await new Promise((done) => setTimeout(done, 10));
+    expect(r.lastFrame()).toMatch(/LATENCY ms {2}e2e p50 o · e2e p99 # · TTFT p50 t · p99 > 30s/);
+  });
+
   it.each(recorded)('top --once and --json of $router mark it as a lower bound', ({ exposition }) => {
     // --once and --json read since start: the recorded requests and the 100 added.
     const view = slowTail(exposition);

@@ -1,11 +1,11 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
-import { bucketCounts, nonEmptySpan } from '../../fleet/index.js';
+import { bucketCounts, fmtQuantileSeconds, nonEmptySpan } from '../../fleet/index.js';
 import { filterWorkers, sortWorkers } from '../../fleet/index.js';
 import type { FleetView } from '../../fleet/index.js';
 import type { AlertLatch } from '../banners.js';
 import { bannersFor } from '../banners.js';
-import { CHART_COLORS, chartLines, exactOnChart } from '../chart.js';
+import { CHART_COLORS, chartLines, exactOnChart, pointsThatFit } from '../chart.js';
 import type { ChartOptions } from '../chart.js';
 import type { ChildState } from '../child-state.js';
 import { useColor } from '../color-context.js';
@@ -23,6 +23,7 @@ import { Header } from './Header.js';
 import { HelpOverlay } from './HelpOverlay.js';
 import { EventPane, LastEvent } from './EventPane.js';
 import { HistoryChart } from './HistoryChart.js';
+import type { SegmentInput } from './Line.js';
 import { LogPane } from './LogPane.js';
 import { WorkerDetail } from './WorkerDetail.js';
 import { WorkerTable } from './WorkerTable.js';
@@ -205,6 +206,7 @@ export function Console(p: ConsoleProps): ReactElement {
                   { text: color ? 'e2e p99' : 'e2e p99 #', color: 'red' },
                   ' · ',
                   { text: color ? 'TTFT p50' : 'TTFT p50 t', color: 'cyan' },
+                  ...p99AboveTopBucket(p.history, chartWidth),
                 ]}
                 lines={chartLines([p.history.ttftP50Ms, p.history.e2eP50Ms, p.history.e2eP99Ms], {
                   height: plan.latencyChart,
@@ -227,4 +229,17 @@ export function Console(p: ConsoleProps): ReactElement {
       ) : null}
     </Box>
   );
+}
+
+/**
+ * Where the e2e p99 in view lay past the histogram's top bucket, its line is drawn flat
+ * at that bound: the title says the p99 was above it, as the header does.
+ */
+function p99AboveTopBucket(history: HistorySeries, chartWidth: number): SegmentInput[] {
+  const points = pointsThatFit(chartWidth);
+  const flagged = history.e2eP99LowerBound.slice(-points);
+  const ms = history.e2eP99Ms.slice(-points);
+  const bounds = ms.filter((_, i) => flagged[i] === true);
+  if (bounds.length === 0) return [];
+  return [' · ', { text: `p99 ${fmtQuantileSeconds({ value: Math.max(...bounds) / 1000, lowerBound: true })}`, color: 'red' }];
 }
