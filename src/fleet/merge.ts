@@ -229,11 +229,14 @@ function sumDecisions(list: Array<DecisionCounts | null>, strict = false): Decis
 /**
  * Bucket-wise sum. Replicas normally share bounds; where one lacks a bound, its
  * cumulative count at the nearest lower bound stands in (a lower bound, never an overcount).
+ * Bounds above the lowest top bound are dropped: past its own top a replica cannot say
+ * where its observations lie, and a quantile past the sum's top is shown as above it.
  */
 function sumHistograms(list: Array<Histogram | null>): Histogram | null {
   const present = list.filter((h): h is Histogram => h !== null);
   if (present.length === 0) return null;
-  const bounds = [...new Set(present.flatMap((h) => h.buckets.map((b) => b.le)))].sort((a, b) => a - b);
+  const top = Math.min(...present.map((h) => h.buckets.at(-1)?.le ?? Infinity));
+  const bounds = [...new Set(present.flatMap((h) => h.buckets.map((b) => b.le)))].filter((le) => le <= top).sort((a, b) => a - b);
   const cumulativeAt = (h: Histogram, le: number): number => {
     let c = 0;
     for (const b of h.buckets) {

@@ -6,12 +6,13 @@ import {
   histogramQuantile,
   histogramQuantileEstimate,
   mergeReplicas,
+  snapshotFromAdmin,
   snapshotFromPrometheus,
 } from '../../src/fleet/index.js';
 import type { FleetView, Histogram } from '../../src/fleet/index.js';
 import { fleetJson, formatOnce } from '../../src/top/index.js';
 import { ConsoleApp } from '../../src/tui/index.js';
-import { fixture, prometheusFixture, status } from './fixtures.js';
+import { adminDoc, fixture, prometheusFixture, status } from './fixtures.js';
 
 // Issue 31 item 3: a quantile above a histogram's last finite bound is that bound as a
 // lower bound, and every reader says "> bound" rather than showing the bound as a figure.
@@ -70,6 +71,21 @@ describe('fmtQuantileSeconds', () => {
 });
 
 const NOW = 1_700_000_000_500;
+
+describe('replicas with different top buckets', () => {
+  it("say no more than the lowest top bound: one replica's requests past its 30 s are not placed under another's 60 s", () => {
+    const base = snapshotFromAdmin(adminDoc({}))!;
+    const bounds = (tops: number[], observations: number[]): Histogram => ({
+      buckets: tops.map((le) => ({ le, count: observations.filter((o) => o <= le).length })),
+      count: observations.length,
+      sum: observations.reduce((a, o) => a + o, 0),
+    });
+    const a = { ...base, duration: bounds([10, 30], Array(10).fill(31)) };
+    const b = { ...base, duration: bounds([10, 30, 60], Array(10).fill(20)) };
+    const view = mergeReplicas([status('http://r1:30000', a), status('http://r2:30000', b)], base.at);
+    expect(view.latency.overall.e2eP99).toEqual({ value: 30, lowerBound: true });
+  });
+});
 
 /**
  * A recorded exposition with more observations added to one histogram family, the
