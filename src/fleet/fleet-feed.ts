@@ -1,5 +1,5 @@
 import type { Agent } from 'undici';
-import { createAgent } from './http.js';
+import { createAgent, failureMessage } from './http.js';
 import { mergeReplicas } from './merge.js';
 import { ReplicaClient, fetchSnapshot } from './replica-client.js';
 import type { FleetEvent, FleetView, ReplicaSnapshot, ReplicaStatus, SourceChoice } from './view-model.js';
@@ -19,24 +19,34 @@ export interface FleetFeedOptions {
   onReplicaUpdate?: (status: ReplicaStatus) => void;
 }
 
-/** One snapshot of every replica, in `urls` order; the first failure rejects. */
-export async function fetchFleetOnce(o: FleetFeedOptions): Promise<{ view: FleetView; snapshots: ReplicaSnapshot[] }> {
+/**
+ * One read of every replica, in `urls` order. A replica that does not answer is down
+ * in the view, with the cause, and its snapshot is undefined; the fleet is the others'
+ * (docs/metrics-and-admin.md §Replica states). Only when none answers does it reject,
+ * with the first replica's error, so a wrong URL or token is one line and exit 1.
+ */
+export async function fetchFleetOnce(o: FleetFeedOptions): Promise<{ view: FleetView; snapshots: Array<ReplicaSnapshot | undefined> }> {
   const agent = createAgent();
   try {
-    const snapshots = await Promise.all(
+    const reads = await Promise.allSettled(
       o.urls.map((url) => fetchSnapshot({ url, source: o.source, token: o.token, intervalMs: o.intervalMs, dispatcher: agent })),
     );
+    if (!reads.some((r) => r.status === 'fulfilled')) throw (reads[0] as PromiseRejectedResult).reason;
     const now = Date.now();
-    const statuses: ReplicaStatus[] = snapshots.map((snapshot, i) => ({
-      url: o.urls[i]!,
-      source: snapshot.source,
-      live: true,
-      error: null,
-      snapshot,
-      rates: null,
-      receivedAt: now,
-    }));
-    return { view: mergeReplicas(statuses, now), snapshots };
+    const statuses: ReplicaStatus[] = reads.map((read, i) =>
+      read.status === 'fulfilled'
+        ? { url: o.urls[i]!, source: read.value.source, live: true, error: null, snapshot: read.value, rates: null, receivedAt: now }
+        : {
+            url: o.urls[i]!,
+            source: o.source === 'auto' ? null : o.source,
+            live: false,
+            error: failureMessage(read.reason),
+            snapshot: null,
+            rates: null,
+            receivedAt: null,
+          },
+    );
+    return { view: mergeReplicas(statuses, now), snapshots: reads.map((r) => (r.status === 'fulfilled' ? r.value : undefined)) };
   } finally {
     await agent.close();
   }
@@ -55,10 +65,13 @@ export class FleetFeed implements Store<FleetView | undefined> {
   /** Replicas going down and coming back, as the console saw it (no router can report its own death). */
   private readonly replicaEvents: FleetEvent[] = [];
   private readonly wasLive: Array<boolean | undefined>;
+  /** Which replicas have answered at least once since the console started. */
+  private readonly answered: boolean[] = [];
 
-  private constructor(o: FleetFeedOptions, initial: ReplicaSnapshot[] | undefined) {
+  private constructor(o: FleetFeedOptions, initial: { view: FleetView; snapshots: Array<ReplicaSnapshot | undefined> } | undefined) {
     this.agent = createAgent();
-    this.wasLive = o.urls.map(() => (initial ? true : undefined));
+    // A replica down at the start was not live: its first answer is news (replica_up).
+    this.wasLive = o.urls.map((_, i) => (initial ? initial.snapshots[i] !== undefined : undefined));
     this.clients = o.urls.map(
       (url, i) =>
         new ReplicaClient(
@@ -67,7 +80,8 @@ export class FleetFeed implements Store<FleetView | undefined> {
             o.onReplicaUpdate?.(status);
             this.remerge();
           },
-          initial?.[i],
+          initial?.snapshots[i],
+          initial?.view.replicas[i]?.error ?? undefined,
         ),
     );
     if (initial) this.remerge();
@@ -75,11 +89,11 @@ export class FleetFeed implements Store<FleetView | undefined> {
 
   /**
    * Connect to every replica: one snapshot each first (so a wrong URL or token fails
-   * with one line before any screen is drawn), then the live streams.
+   * with one line before any screen is drawn, unless another replica answers: then it
+   * starts down), then the live streams.
    */
   static async connect(o: FleetFeedOptions): Promise<FleetFeed> {
-    const { snapshots } = await fetchFleetOnce(o);
-    const feed = new FleetFeed(o, snapshots);
+    const feed = new FleetFeed(o, await fetchFleetOnce(o));
     for (const c of feed.clients) c.start();
     return feed;
   }
@@ -107,7 +121,10 @@ export class FleetFeed implements Store<FleetView | undefined> {
     const statuses = this.clients.map((c) => c.current);
     statuses.forEach((s, i) => {
       const was = this.wasLive[i];
-      // Only a replica that answered once can go down; a first answer is not an event.
+      const answeredBefore = this.answered[i] === true;
+      if (s.live) this.answered[i] = true;
+      // Only a replica that answered once can go down; a first answer is not an event,
+      // unless the replica was down when the console started.
       if (s.snapshot === null || was === s.live || (was === undefined && s.live)) {
         if (s.live) this.wasLive[i] = true;
         return;
@@ -118,7 +135,9 @@ export class FleetFeed implements Store<FleetView | undefined> {
             atMs: Date.now(),
             kind: 'replica_up',
             worker: null,
-            message: 'router replica answers again: back in the fleet figures',
+            message: answeredBefore
+              ? 'router replica answers again: back in the fleet figures'
+              : 'router replica answers: now in the fleet figures',
             replica: s.url,
           }
         : {

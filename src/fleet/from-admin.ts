@@ -62,6 +62,7 @@ export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now())
       simulated: r.simulated === true,
       loadFreshnessMs: num(r.load_freshness_ms),
       blockSize: num(r.block_size),
+      ready: bool(r.ready),
     },
     workers,
     decisions: decisions(doc.decisions),

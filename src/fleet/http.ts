@@ -71,6 +71,11 @@ export function unauthorized(base: string, tokenGiven: boolean): RouterctlError 
   );
 }
 
+/** Why a read of a router failed, in one line: a coded error's message, else the transport's cause. */
+export function failureMessage(err: unknown): string {
+  return err instanceof RouterctlError ? err.message : describeTransportError(err);
+}
+
 /** A short cause an operator recognises, instead of undici's class names. */
 export function describeTransportError(err: unknown): string {
   const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string; message?: string } } | undefined;

@@ -11,6 +11,8 @@ export { snapshotFromPrometheus } from './from-prometheus.js';
 export { RouterMetricsPage, NotARouterMetricsError } from './router-metrics-page.js';
 export { computeRates, histogramDelta, histogramQuantile, histogramQuantileEstimate, RATE_WINDOW_MS, RateWindow } from './rates.js';
 export { mergeReplicas } from './merge.js';
+export { lastAnswerAgeMs, replicaState } from './replica-state.js';
+export type { ReplicaState } from './replica-state.js';
 export { SseParser } from './sse.js';
 export type { SseEvent } from './sse.js';
 export { SORT_KEYS, nextSortKey, sortWorkers, filterWorkers } from './sort-filter.js';

@@ -6,7 +6,8 @@ import { snapshotFromAdmin } from './from-admin.js';
 import { snapshotFromEngine } from './from-engine.js';
 import { snapshotFromPrometheus } from './from-prometheus.js';
 import { NotARouterMetricsError } from './router-metrics-page.js';
-import { describeTransportError, getText, headers, unauthorized, unreachable } from './http.js';
+import { readyFromReadyz } from './readyz.js';
+import { failureMessage, getText, headers, unauthorized, unreachable } from './http.js';
 import { RateWindow } from './rates.js';
 import { SseParser } from './sse.js';
 import type { ReplicaSnapshot, ReplicaStatus, SourceChoice, SourceKind } from './view-model.js';
@@ -51,12 +52,16 @@ export async function fetchSnapshot(o: ReplicaOptions, signal?: AbortSignal): Pr
     const tried = adminStatus === undefined ? '' : `/admin/state answered HTTP ${adminStatus}, `;
     throw new RouterctlError(ErrorCodes.NOT_A_ROUTER, `${o.url} does not look like a router: ${tried}/metrics answered HTTP ${res.status}`);
   }
+  let snap: ReplicaSnapshot;
   try {
-    return snapshotFromPrometheus(res.text);
+    snap = snapshotFromPrometheus(res.text);
   } catch (err) {
     if (err instanceof NotARouterMetricsError) throw new RouterctlError(ErrorCodes.NOT_A_ROUTER, `${o.url}: ${err.message}`);
     throw err;
   }
+  // /metrics cannot say that a router drains; its /readyz can.
+  snap.router.ready = await readyFromReadyz(o.url, common);
+  return snap;
 }
 
 /**
@@ -76,13 +81,15 @@ export class ReplicaClient {
     private readonly o: ReplicaOptions,
     private readonly onUpdate: (s: ReplicaStatus) => void,
     initial?: ReplicaSnapshot,
+    /** Why the first read got no answer, for a replica that starts down. */
+    initialError?: string,
   ) {
     this.source = initial?.source ?? (o.source === 'auto' ? null : o.source);
     this.status = {
       url: o.url,
       source: this.source,
       live: initial !== undefined,
-      error: null,
+      error: initial === undefined ? (initialError ?? null) : null,
       snapshot: initial ?? null,
       rates: null,
       receivedAt: initial ? Date.now() : null,
@@ -142,7 +149,7 @@ export class ReplicaClient {
   }
 
   private fail(err: unknown): void {
-    const message = err instanceof RouterctlError ? err.message : describeTransportError(err);
+    const message = failureMessage(err);
     if (this.status.live || this.status.error !== message) {
       this.status = { ...this.status, live: false, error: message, rates: null };
       this.onUpdate(this.status);

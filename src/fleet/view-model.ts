@@ -72,6 +72,11 @@ export interface RouterInfo {
   loadFreshnessMs: number | null;
   /** Tokens per prefix block, when the router reports it. */
   blockSize: number | null;
+  /**
+   * Whether the router takes new requests: false once it drains (its admin state's
+   * `ready`, or a /readyz that says `draining`); absent or null when the source does not say.
+   */
+  ready?: boolean | null;
   /** Another router read from its /metrics: the classic sgl-router or the SGLang Model Gateway; null for routerctl and the Rust router. */
   foreign?: 'classic sgl-router' | 'SGLang Model Gateway';
 }
