@@ -31,12 +31,13 @@ const top = defineCommand({
       .example('$0 top --json --watch --record incident.ndjson', 'stream the merged state and keep every router update')
       .example('$0 top --engines http://10.0.0.5:30001 http://10.0.0.6:30001', 'engines with no router in front: their queues side by side')
       .epilogue(
-        'Keys: q quit, p pause, s sort, S reverse, / filter, ? help. Exit status: 0, 1 unreachable / wrong token / not a router, 2 usage.',
+        'Keys: q quit, p pause, s sort, S reverse, / filter, ? help. Exit status: 0; 1 no replica answers (unreachable / wrong token / ' +
+          'not a router); 2 usage; 3 (--once) a replica draining or down.',
       ),
   handler: async (argv) => {
     const { runTop } = await import('../src/top/index.js');
     const token = adminToken(argv.token);
-    await runTop({
+    process.exitCode = await runTop({
       // --engines reads the engines themselves: no router, so no decisions, limit or gate.
       urls: (argv.engines ?? argv.url).map(String),
       intervalMs: argv['interval-ms'],

@@ -9,7 +9,9 @@ import {
   fmtPct,
   fmtQuantileSeconds,
   fmtTokens,
+  lastAnswerAgeMs,
   nonEmptySpan,
+  replicaState,
   pad,
   shortUrl,
   waitingLevel,
@@ -26,6 +28,8 @@ export interface OnceOptions {
   filter: string;
   /** Tokens per prefix block when the router does not say (for the ≈tokens column). */
   blockSize: number;
+  /** The clock the replicas' last answers are aged against; now by default. */
+  now?: number;
 }
 
 /**
@@ -42,6 +46,8 @@ export function formatOnce(view: FleetView, o: OnceOptions): string {
   else if (view.alerts.allQueuedInferred) lines.push(c('ALERT all_queued decisions are being booked: the fleet is saturated', 'red'));
   if (view.alerts.gateInert)
     lines.push(c('ALERT queue gate inert: no worker has a fresh load sample, so --worker-queue-limit does nothing', 'yellow'));
+  lines.push('');
+  for (const line of replicaLines(view, o.now ?? Date.now(), c)) lines.push(line);
   lines.push('');
 
   const multi = view.replicas.length > 1 && view.source !== 'engine';
@@ -150,6 +156,33 @@ function headerLines(view: FleetView): string[] {
   // A replica that does not answer is left out of every figure below: say which.
   for (const d of view.replicas.filter((x) => !x.live)) out.push(`DOWN ${d.url}: ${d.error ?? 'no answer'} (not counted)`);
   return out;
+}
+
+/**
+ * Each replica's state and the age of its last answer (docs/metrics-and-admin.md
+ * §Replica states), one row each, so a draining or down replica is seen before its
+ * fleet's figures are read.
+ */
+function replicaLines(view: FleetView, now: number, c: (s: string, style: Parameters<typeof paint>[1]) => string): string[] {
+  const cols = [view.source === 'engine' ? 'ENGINE' : 'REPLICA', 'STATE', 'LAST ANSWER'];
+  const rows = view.replicas.map((x) => {
+    const age = lastAnswerAgeMs(x, now);
+    return { state: replicaState(x), cells: [x.url, replicaState(x), age === null ? 'never' : `${fmtAge(age)} ago`] };
+  });
+  const widths = cols.map((h, i) => Math.max(h.length, ...rows.map((r) => r.cells[i]!.length)));
+  const render = (row: string[]): string =>
+    row
+      .map((cell, i) => pad(cell, widths[i]!))
+      .join('  ')
+      .trimEnd();
+  const styles = { up: undefined, draining: 'yellow', down: 'red' } as const;
+  return [
+    render(cols),
+    ...rows.map((r) => {
+      const style = styles[r.state];
+      return style ? c(render(r.cells), style) : render(r.cells);
+    }),
+  ];
 }
 
 function sampleText(w: FleetWorker): string {

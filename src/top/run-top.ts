@@ -6,6 +6,7 @@ import { normalizeRouterUrl } from '../fleet/index.js';
 import type { SortKey } from '../fleet/index.js';
 import { fleetJson } from './to-json.js';
 import { Recorder } from './recorder.js';
+import { onceExitStatus } from './exit-status.js';
 import type { SourceChoice } from '../fleet/index.js';
 
 export interface TopOptions {
@@ -31,9 +32,11 @@ export interface TopOptions {
  * `routerctl top`: one JSON document (`--json`), one plain table (`--once`, or when
  * stdout or stdin is not a terminal: no animation into a pipe), or the live console.
  * Every mode reads every replica once first, so an unreachable router or a wrong
- * token is one line on stderr and a non-zero exit, never a screen of "connecting".
+ * token is one line on stderr and a non-zero exit, never a screen of "connecting";
+ * with several replicas, one that does not answer is shown down instead, as long as
+ * another answers. Resolves to the exit status (exit-status.ts).
  */
-export async function runTop(o: TopOptions): Promise<void> {
+export async function runTop(o: TopOptions): Promise<number> {
   if (o.replay !== undefined) return runReplay(o, o.replay);
   const urls = [...new Set(o.urls.map(normalizeRouterUrl))];
   const feedOptions: FleetFeedOptions = { urls, source: o.source, token: o.token, intervalMs: o.intervalMs };
@@ -42,13 +45,13 @@ export async function runTop(o: TopOptions): Promise<void> {
   const recorder = o.record !== undefined ? new Recorder(o.record) : undefined;
   if (recorder) feedOptions.onReplicaUpdate = (status) => recorder.write(status);
   try {
-    await runMode(o, urls, feedOptions, interactive);
+    return await runMode(o, urls, feedOptions, interactive);
   } finally {
     recorder?.close();
   }
 }
 
-async function runMode(o: TopOptions, urls: string[], feedOptions: FleetFeedOptions, interactive: boolean): Promise<void> {
+async function runMode(o: TopOptions, urls: string[], feedOptions: FleetFeedOptions, interactive: boolean): Promise<number> {
   if (o.json && o.watch) {
     // NDJSON: one merged state per update, until a signal; for scripts and log shippers.
     const feed = await FleetFeed.connect(feedOptions);
@@ -66,19 +69,20 @@ async function runMode(o: TopOptions, urls: string[], feedOptions: FleetFeedOpti
       stops.dispose();
       await feed.close();
     }
-    return;
+    return 0;
   }
   if (o.json) {
+    // The document says each replica's state; printing it is a success.
     const { view } = await fetchFleetOnce(feedOptions);
     process.stdout.write(`${JSON.stringify(fleetJson(view, { sort: o.sort, filter: o.filter, reverse: o.reverse }), null, 2)}\n`);
-    return;
+    return 0;
   }
   if (o.once || !interactive) {
     const { view } = await fetchFleetOnce(feedOptions);
     process.stdout.write(
       formatOnce(view, { color: colorEnabled(process.stdout), sort: o.sort, reverse: o.reverse, filter: o.filter, blockSize: o.blockSize }),
     );
-    return;
+    return onceExitStatus(view);
   }
 
   // Ink costs a few hundred ms to import: only the live console pays it, and while
@@ -99,6 +103,7 @@ async function runMode(o: TopOptions, urls: string[], feedOptions: FleetFeedOpti
     filter: o.filter,
   });
   await untilStopped(screen, () => feed.close());
+  return 0;
 }
 
 /**
@@ -122,7 +127,7 @@ async function untilStopped(screen: { close(): void; done: Promise<void> }, clos
  * - change the speed); with --json or --once, or off a terminal, the state at the end
  * of the recording, printed once.
  */
-async function runReplay(o: TopOptions, file: string): Promise<void> {
+async function runReplay(o: TopOptions, file: string): Promise<number> {
   const { updates, bad } = readRecording(file);
   if (bad.length > 0)
     process.stderr.write(
@@ -145,7 +150,8 @@ async function runReplay(o: TopOptions, file: string): Promise<void> {
           blockSize: o.blockSize,
         }),
       );
-    return;
+    // A recording's replicas are history: their states at its end say nothing of the fleet now.
+    return 0;
   }
   const { runConsole } = await import('../tui/index.js');
   feed.start();
@@ -168,4 +174,5 @@ async function runReplay(o: TopOptions, file: string): Promise<void> {
     },
   });
   await untilStopped(screen, () => feed.close());
+  return 0;
 }

@@ -1,15 +1,20 @@
-import { filterWorkers, sortWorkers } from '../fleet/index.js';
+import { filterWorkers, lastAnswerAgeMs, replicaState, sortWorkers } from '../fleet/index.js';
 import type { FleetView, LatencyQuantiles, SortKey } from '../fleet/index.js';
 
 /**
  * `top --json`: the merged fleet in the admin state's vocabulary (the field names of
  * docs/metrics-and-admin.md §Admin state document, `null` where the source cannot
  * tell), plus what merging adds:
- * `replicas` (one entry per --url, with its source), `inflight_by_replica` per worker,
+ * `replicas` (one entry per --url, with its source, state and the age of its last
+ * answer), `inflight_by_replica` per worker,
  * the cache-hit ratio without all_queued, and `cannot_show`.
  */
-export function fleetJson(view: FleetView, o: { sort?: SortKey; filter?: string; reverse?: boolean } = {}): Record<string, unknown> {
+export function fleetJson(
+  view: FleetView,
+  o: { sort?: SortKey; filter?: string; reverse?: boolean; now?: number } = {},
+): Record<string, unknown> {
   const r = view.router;
+  const now = o.now ?? Date.now();
   return {
     router: {
       version: r.version,
@@ -23,7 +28,15 @@ export function fleetJson(view: FleetView, o: { sort?: SortKey; filter?: string;
       simulated: r.simulated,
       load_freshness_ms: r.loadFreshnessMs,
     },
-    replicas: view.replicas.map((x) => ({ url: x.url, source: x.source, live: x.live, error: x.error })),
+    // state and last_answer_ms: docs/metrics-and-admin.md §Replica states.
+    replicas: view.replicas.map((x) => ({
+      url: x.url,
+      source: x.source,
+      live: x.live,
+      error: x.error,
+      state: replicaState(x),
+      last_answer_ms: lastAnswerAgeMs(x, now),
+    })),
     source: view.source,
     // --sort and --filter apply here as in the table; fleet totals stay whole-fleet.
     workers: sortWorkers(filterWorkers(view.workers, o.filter ?? ''), o.sort ?? 'waiting', o.reverse === true).map((w) => ({
