@@ -1,8 +1,8 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
 import { DASH, fmtAge, fmtDuration, fmtInt, fmtQuantileSeconds, fmtRate } from '../../fleet/index.js';
-import { RATE_WINDOW_MS, sourceName } from '../../fleet/index.js';
-import type { FleetView } from '../../fleet/index.js';
+import { RATE_WINDOW_MS, lastAnswerAgeMs, replicaState, sourceName } from '../../fleet/index.js';
+import type { FleetView, ReplicaStatus } from '../../fleet/index.js';
 import { Line } from './Line.js';
 import type { SegmentInput } from './Line.js';
 
@@ -18,9 +18,9 @@ export interface HeaderProps {
 }
 
 /**
- * Two lines: what this router is (policy, limit, floor, uptime, SIMULATED), then
- * where the numbers come from (source and what it cannot show, rate, freshness,
- * replicas that are down).
+ * Two lines: what this router is (policy, limit, floor, uptime, SIMULATED, each
+ * replica's state and the age of its last answer), then where the numbers come from
+ * (source and what it cannot show, rate, freshness, replicas that are down or draining).
  */
 export function Header({ view, title, target, intervalMs, now, lines }: HeaderProps): ReactElement {
   const first: SegmentInput[] = [{ text: title, bold: true }];
@@ -41,17 +41,21 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
       r.uptimeS !== null ? `  up ${fmtDuration(r.uptimeS)}` : '',
       r.modelId ? `  ${r.modelId}` : '',
       r.minLoadChoices !== null ? `  min-load ${r.minLoadChoices}` : '',
-      `  ${view.replicas.map((x) => x.url.replace(/^https?:\/\//, '')).join(', ')}`,
+      `  ${view.replicas.map((x) => replicaLabel(x, now)).join(', ')}`,
     );
 
     const down = view.replicas.filter((x) => !x.live);
-    // A replica that stopped answering goes first: on a narrow terminal the end of the line is cut.
+    // A replica that stopped answering goes first, then one that drains: on a narrow
+    // terminal the end of the line is cut.
     for (const d of down) {
       const since = d.receivedAt === null ? '' : ` for ${fmtAge(Math.max(0, now - d.receivedAt))}`;
       second.push(
         { text: ` DOWN${since} ${d.url.replace(/^https?:\/\//, '')}: ${d.error ?? 'no answer'} `, color: 'red', inverse: true },
         '  ',
       );
+    }
+    for (const d of view.replicas.filter((x) => replicaState(x) === 'draining')) {
+      second.push({ text: ` DRAINING ${d.url.replace(/^https?:\/\//, '')}: takes no new requests `, color: 'yellow', inverse: true }, '  ');
     }
     const lat = view.latency.window;
     second.push(
@@ -85,6 +89,15 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
       {lines >= 2 ? <Line segments={second} /> : null}
     </Box>
   );
+}
+
+/**
+ * A replica as the router list names it: its address, its state and how long ago it
+ * last answered (docs/metrics-and-admin.md §Replica states).
+ */
+function replicaLabel(r: ReplicaStatus, now: number): string {
+  const age = lastAnswerAgeMs(r, now);
+  return `${r.url.replace(/^https?:\/\//, '')} ${replicaState(r)} ${age === null ? '(never answered)' : `${fmtAge(age)} ago`}`;
 }
 
 /** The gate as the header names it: the fixed limit as before, or an experimental mode with what it has in force now. */
