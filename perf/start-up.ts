@@ -1,8 +1,8 @@
 /**
  * How long `routerctl --version` and each command's `--help` take, start to exit, as an
  * operator types them: `node bin/routerctl.js …` after the build. Each round runs every
- * case once, in turn, with a bare `node -e ''` among them, so that a busy machine slows
- * all alike and the bare start says how busy it was. A figure is the median over the
+ * case once, in turn, with a bare `node -e ''` and a one-option yargs `--help` among
+ * them, so that a busy machine slows all alike and the two floors say how busy it was. A figure is the median over the
  * rounds (goal: ≤ 150 ms each, issue 31). Almost all of it is Node starting and loading
  * modules: the help path loads yargs and the option tables, `--version` alone not even
  * yargs (commands/index.ts).
@@ -21,21 +21,41 @@ const BIN = 'bin/routerctl.js';
 const GOAL_MS = 150;
 const rounds = Math.max(1, Number(benchArg('rounds', '5')));
 
-/** What is timed, by the figure's name; null args: a bare `node -e ''`, the floor every case stands on. */
-const CASES: ReadonlyArray<readonly [name: string, args: readonly string[] | null]> = [
-  ['node_bare', null],
-  ['version', ['--version']],
-  ['help', ['--help']],
-  ...['serve', 'top', 'explain', 'doctor', 'check-config', 'sim', 'bench'].map((c) => [`${c}_help`, [c, '--help']] as const),
-  ...['run', 'compare', 'capture'].map((s) => [`bench_${s}_help`, ['bench', s, '--help']] as const),
+/** A one-option `--help` from yargs alone: what any yargs CLI pays on top of a bare start. */
+const YARGS_ALONE =
+  "const { default: yargs } = await import('yargs');" +
+  "await yargs(['--help']).scriptName('x').option('a', { type: 'string', describe: 'one option' }).exitProcess(false).parseAsync();";
+
+interface Case {
+  /** The figure's name, less `_median_ms`. */
+  name: string;
+  shown: string;
+  /** A routerctl command, which the goal applies to; else one of the floors it stands on. */
+  goal: boolean;
+  node: readonly string[];
+}
+
+const routerctl = (name: string, ...args: string[]): Case => ({
+  name,
+  shown: `routerctl ${args.join(' ')}`,
+  goal: true,
+  node: [BIN, ...args],
+});
+
+const CASES: readonly Case[] = [
+  { name: 'node_bare', shown: "node -e ''", goal: false, node: ['-e', ''] },
+  { name: 'yargs_alone_help', shown: 'yargs alone, a one-option --help', goal: false, node: ['--input-type=module', '-e', YARGS_ALONE] },
+  routerctl('version', '--version'),
+  routerctl('help', '--help'),
+  ...['serve', 'top', 'explain', 'doctor', 'check-config', 'sim', 'bench'].map((c) => routerctl(`${c}_help`, c, '--help')),
+  ...['run', 'compare', 'capture'].map((s) => routerctl(`bench_${s}_help`, 'bench', s, '--help')),
 ];
 
-function timeOnce(args: readonly string[] | null): number {
-  const argv = args === null ? ['-e', ''] : [BIN, ...args];
+function timeOnce(node: readonly string[]): number {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, argv, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, FORCE_COLOR: '0' } });
+  const r = spawnSync(process.execPath, node, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, FORCE_COLOR: '0' } });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  if (r.status !== 0) throw new Error(`node ${argv.join(' ')} exited ${r.status}: ${r.stderr}`);
+  if (r.status !== 0) throw new Error(`node ${node.join(' ')} exited ${r.status}: ${r.stderr}`);
   return ms;
 }
 
@@ -47,19 +67,18 @@ const median = (xs: readonly number[]): number => {
 
 const load1 = loadavg()[0]!;
 // One untimed pass: the first start after a build pays for a cold file cache.
-for (const [, args] of CASES) timeOnce(args);
-const samples = new Map<string, number[]>(CASES.map(([name]) => [name, []]));
-for (let round = 0; round < rounds; round++) for (const [name, args] of CASES) samples.get(name)!.push(timeOnce(args));
+for (const c of CASES) timeOnce(c.node);
+const samples = new Map<string, number[]>(CASES.map((c) => [c.name, []]));
+for (let round = 0; round < rounds; round++) for (const c of CASES) samples.get(c.name)!.push(timeOnce(c.node));
 
 const figures: Figures = { rounds, load_average_1m: Number(load1.toFixed(2)) };
 const goals: GoalVerdict[] = [];
 console.log(`node ${process.version}; median of ${rounds} rounds; load average ${load1.toFixed(2)} at the start`);
-for (const [name, args] of CASES) {
-  const ms = median(samples.get(name)!);
-  figures[`${name}_median_ms`] = Math.round(ms);
-  const shown = args === null ? "node -e ''" : `routerctl ${args.join(' ')}`;
-  console.log(`  ${shown.padEnd(34)} ${Math.round(ms).toString().padStart(4)} ms   (${samples.get(name)!.map(Math.round).join(' ')})`);
-  if (args !== null) goals.push(atMost(`${shown}, median of ${rounds}`, Math.round(ms), GOAL_MS, ' ms'));
+for (const c of CASES) {
+  const ms = Math.round(median(samples.get(c.name)!));
+  figures[`${c.name}_median_ms`] = ms;
+  console.log(`  ${c.shown.padEnd(34)} ${String(ms).padStart(4)} ms   (${samples.get(c.name)!.map(Math.round).join(' ')})`);
+  if (c.goal) goals.push(atMost(`${c.shown}, median of ${rounds}`, ms, GOAL_MS, ' ms'));
 }
 writeResult('start-up', {
   figures,
