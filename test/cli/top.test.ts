@@ -249,6 +249,106 @@ describe('routerctl top failures: one line, non-zero', () => {
   });
 });
 
+/** A row of --once's replica table: the replica's URL, its state and the age of its last answer. */
+const replicaRow = (out: string, url: string): string | undefined => out.split('\n').find((l) => l.startsWith(`${url} `));
+
+describe('routerctl top over replicas up, draining and down (docs/metrics-and-admin.md §Replica states)', () => {
+  type Replicas = { replicas: Array<{ url: string; state: string; last_answer_ms: number | null; live: boolean; error: string | null }> };
+
+  it('every replica up: each row says so with the age of its answer, and exit 0', async () => {
+    const r = await runCli(['top', '--url', router.url, '--url', replica.url, '--once']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^REPLICA +STATE +LAST ANSWER$/m);
+    for (const url of [router.url, replica.url]) expect(replicaRow(r.stdout, url)).toMatch(/^\S+ +up +\d+ms ago$/);
+  });
+
+  it('one live and one killed replica: --once prints the live fleet, marks the other down, and exits 3', async () => {
+    const killed = await startTestRouter(fleet.urls, { workerQueueLimit: 6 });
+    // It answers, then it is gone: its listener closed, its connections cut.
+    expect((await runCli(['top', '--url', killed.url, '--once'])).code).toBe(0);
+    await killed.close();
+    const r = await runCli(['top', '--url', router.url, '--url', killed.url, '--once']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(3);
+    expect(replicaRow(r.stdout, router.url)).toMatch(/^\S+ +up +\d+ms ago$/);
+    expect(replicaRow(r.stdout, killed.url)).toMatch(/^\S+ +down +never$/);
+    expect(r.stdout).toContain(`DOWN ${killed.url}: cannot reach the router at ${killed.url}: connection refused (not counted)`);
+    // The live replica's fleet, its per-replica column blank for the one down.
+    expect(rowOf(r.stdout, fleet.urls[0]!)).toMatch(/\s9\/6\s.*\s0\|–\s.*GATED/);
+    expect(rowOf(r.stdout, fleet.urls[1]!)).toMatch(/\s4\/6\s/);
+
+    const json = await runCli(['top', '--url', router.url, '--url', killed.url, '--json']);
+    expect(json.code).toBe(0);
+    const j = JSON.parse(json.stdout) as Replicas & { workers: Array<{ url: string; waiting: number }> };
+    expect(j.replicas[0]).toMatchObject({ url: router.url, state: 'up', live: true, error: null });
+    expect(j.replicas[0]!.last_answer_ms).toBeGreaterThanOrEqual(0);
+    expect(j.replicas[1]).toMatchObject({ url: killed.url, state: 'down', live: false, last_answer_ms: null });
+    expect(j.replicas[1]!.error).toMatch(/connection refused/);
+    expect(j.workers.find((w) => w.url === fleet.urls[0])!.waiting).toBe(9);
+  });
+
+  it('a draining replica (its shutdown begun, /readyz 503) shows as draining, read through the admin API or /metrics', async () => {
+    const draining = await startTestRouter(fleet.urls, { workerQueueLimit: 6, shutdownDrainSecs: 30 });
+    let endPause!: () => void;
+    const stopping = draining.shutdown({ skipPause: new Promise<void>((resolve) => (endPause = resolve)) });
+    try {
+      const readyz = await fetch(`${draining.url}/readyz`);
+      expect(readyz.status).toBe(503);
+      expect(await readyz.json()).toMatchObject({ status: 'draining' });
+      for (const source of ['auto', 'prometheus']) {
+        const r = await runCli(['top', '--url', router.url, '--url', draining.url, '--once', '--source', source]);
+        expect(r.stderr).toBe('');
+        expect(r.code).toBe(3);
+        expect(replicaRow(r.stdout, router.url)).toMatch(/^\S+ +up +\d+ms ago$/);
+        expect(replicaRow(r.stdout, draining.url)).toMatch(/^\S+ +draining +\d+ms ago$/);
+        expect(r.stdout).not.toContain('DOWN');
+      }
+      const alone = await runCli(['top', '--url', draining.url, '--once']);
+      expect(alone.code).toBe(3);
+      // It still counts: its in-flight requests are being served.
+      expect(rowOf(alone.stdout, fleet.urls[0]!)).toMatch(/\s9\/6\s/);
+      const j = JSON.parse((await runCli(['top', '--url', router.url, '--url', draining.url, '--json'])).stdout) as Replicas;
+      expect(j.replicas.map((x) => x.state)).toEqual(['up', 'draining']);
+    } finally {
+      endPause();
+      await stopping;
+    }
+  });
+
+  it("no replica answers: the first one's error in one line, exit 1", async () => {
+    const [a, b] = [await closedPort(), await closedPort()];
+    const r = await runCli(['top', '--url', `http://127.0.0.1:${a}`, '--url', `http://127.0.0.1:${b}`, '--once']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`error RCTL_E_UNREACHABLE: cannot reach the router at http://127.0.0.1:${a}: connection refused\n`);
+  });
+
+  it('a replica down when the live feed starts: shown down, then up once it answers (--json --watch)', async () => {
+    const port = await closedPort();
+    const late = `http://127.0.0.1:${port}`;
+    const { startCli } = await import('../helpers/cli.js');
+    const cli = startCli(['top', '--url', router.url, '--url', late, '--json', '--watch', '--interval-ms', '200']);
+    let started: Router | undefined;
+    try {
+      await cli.waitFor(/\}\n/, 10_000);
+      const first = JSON.parse(cli.stdout().split('\n')[0]!) as Replicas & { workers: unknown[] };
+      expect(first.replicas.map((x) => [x.state, x.last_answer_ms === null])).toEqual([
+        ['up', false],
+        ['down', true],
+      ]);
+      expect(first.workers).toHaveLength(3);
+      started = await startTestRouter(fleet.urls, { workerQueueLimit: 6, port });
+      await cli.waitFor(new RegExp(`"url":"${late.replace(/[.:/]/g, '\\$&')}"[^}]*"state":"up"`), 15_000);
+      cli.child.kill('SIGINT');
+      expect((await cli.exited(5000)).code).toBe(0);
+    } finally {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+      await started?.close();
+    }
+  }, 30_000);
+});
+
 describe('routerctl top loads Ink only for the live console', () => {
   it('--help, --once and --json reach no module of Ink or the console statically', () => {
     const seen = new Set<string>();
