@@ -4,11 +4,12 @@ import { usageError } from '../src/errors/index.js';
 import benchCapture from './bench/capture.js';
 import benchCompare from './bench/compare.js';
 import benchRun from './bench/run.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 /** `routerctl bench`: three subcommands, each with its own flags (docs/bench.md). */
 const bench = defineCommand({
   command: 'bench',
-  describe: 'Drive a workload at a router, compare router configurations on identical simulated fleets, or capture a trace',
+  describe: COMMAND_DESCRIPTIONS.bench,
   builder: (y: Argv) =>
     y
       .usage('$0 bench <run|compare|capture> [options]')

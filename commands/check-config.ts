@@ -2,6 +2,7 @@ import type { Argv } from 'yargs';
 import { colorEnabled, defineCommand, paint } from '../src/cli/index.js';
 import { addConfigOptions } from '../src/config/flags/index.js';
 import type { ConfigProblem, ProbeReport, WorkerProbe } from '../src/config/index.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 interface CheckConfigArgs {
   json?: boolean;
@@ -15,7 +16,7 @@ const PROBE_TIMEOUT_MS = 2000;
 
 const checkConfig = defineCommand({
   command: 'check-config',
-  describe: 'Validate flags, environment and rc file exactly as serve would, without starting anything',
+  describe: COMMAND_DESCRIPTIONS['check-config'],
   builder: (y: Argv) =>
     addConfigOptions(y)
       .usage(

@@ -2,11 +2,11 @@ import type { Argv } from 'yargs';
 import { DOCTOR_OPTIONS } from './options/doctor.js';
 import { adminToken, defineCommand } from '../src/cli/index.js';
 import { usageError } from '../src/errors/index.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 const doctor = defineCommand({
   command: 'doctor',
-  describe:
-    "Where the cached tokens went: a hit-rate breakdown from the router's decision records, with one finding and setting per large loss",
+  describe: COMMAND_DESCRIPTIONS.doctor,
   builder: (y: Argv) =>
     y
       .usage(

@@ -1,5 +1,6 @@
 import type { Argv } from 'yargs';
 import { defineCommand } from '../src/cli/index.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 /**
  * Internal: the child process `serve` forks for its embedded simulated fleet and
@@ -7,7 +8,7 @@ import { defineCommand } from '../src/cli/index.js';
  */
 const embeddedFleet = defineCommand({
   command: 'embedded-fleet',
-  describe: false,
+  describe: COMMAND_DESCRIPTIONS['embedded-fleet'],
   builder: (y: Argv) =>
     y.options({
       workers: { type: 'number', default: 4 },

@@ -1,10 +1,11 @@
 import type { Argv } from 'yargs';
 import { EXPLAIN_OPTIONS } from './options/explain.js';
 import { adminToken, defineCommand } from '../src/cli/index.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 const explain = defineCommand({
   command: 'explain',
-  describe: 'Why did a request go where it went: one decision as a story, or every decision as it happens',
+  describe: COMMAND_DESCRIPTIONS.explain,
   builder: (y: Argv) =>
     y
       .usage(

@@ -57,6 +57,9 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function report(err: unknown): number {
+  // A command's builder is async (command-list.ts), and yargs then rejects with its own
+  // errors (a coerce() failure) instead of passing them to .fail(): the same usage error.
+  if (err instanceof Error && err.name === 'YError') return report(new UsageError(ErrorCodes.USAGE, usageLine(err.message)));
   const color = colorEnabled(process.stderr);
   if (err instanceof RouterctlError) {
     process.stderr.write(`${paint('error', 'red', color)} ${err.code}: ${err.message}\n`);

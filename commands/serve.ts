@@ -1,10 +1,11 @@
 import type { Argv } from 'yargs';
 import { addConfigOptions } from '../src/config/flags/index.js';
 import { StopSignals, colorEnabled, defineCommand } from '../src/cli/index.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 const serve = defineCommand({
   command: 'serve',
-  describe: 'Run the router (and, on a terminal, its live console); without --worker-urls, on a simulated fleet',
+  describe: COMMAND_DESCRIPTIONS.serve,
   builder: (y: Argv) =>
     addConfigOptions(y)
       .usage(

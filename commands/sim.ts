@@ -3,6 +3,7 @@ import { usageError } from '../src/errors/index.js';
 import { StopSignals, defineCommand } from '../src/cli/index.js';
 import type { EngineParams } from '../src/sim/flags/index.js';
 import { SIM_OPTIONS } from './options/sim.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 /** Flags that only one flavour's scheduler reads; given to the other they would silently do nothing. */
 const FLAVOUR_FLAGS: ReadonlyArray<[flag: keyof typeof SIM_OPTIONS, flavor: 'sglang' | 'vllm', instead: string]> = [
@@ -14,7 +15,7 @@ const FLAVOUR_FLAGS: ReadonlyArray<[flag: keyof typeof SIM_OPTIONS, flavor: 'sgl
 
 const sim = defineCommand({
   command: 'sim',
-  describe: 'Run simulated SGLang/vLLM engines on loopback for any router to use',
+  describe: COMMAND_DESCRIPTIONS.sim,
   builder: (y: Argv) =>
     y
       .usage('$0 sim [options]\n\nRuns N simulated engines (each its own HTTP port) until SIGINT/SIGTERM.')

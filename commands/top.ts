@@ -2,10 +2,11 @@ import type { Argv } from 'yargs';
 import { TOP_OPTIONS } from './options/top.js';
 import { adminToken, defineCommand } from '../src/cli/index.js';
 import { usageError } from '../src/errors/index.js';
+import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 const top = defineCommand({
   command: 'top',
-  describe: "Live console for a running router (routerctl's admin API, or any router's Prometheus /metrics)",
+  describe: COMMAND_DESCRIPTIONS.top,
   builder: (y: Argv) =>
     y
       .usage(

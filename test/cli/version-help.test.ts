@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { commands } from '../../commands/command-list.js';
 import { runCli } from '../helpers/cli.js';
 
 /**
@@ -51,5 +52,15 @@ describe('routerctl --help (built binary)', () => {
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(usage);
     expect(r.stdout).toContain(flag);
+  });
+});
+
+describe('the command list yargs matches against', () => {
+  // It names each command without loading it; the module, loaded when run, must agree.
+  it.each(commands.map((c) => [String(c.command), c] as const))('%s is named and described as its module', async (name, listed) => {
+    const file = `../../commands/${name}.js`;
+    const own = ((await import(file)) as { default: { command: unknown; describe: unknown } }).default;
+    expect(own.command).toBe(listed.command);
+    expect(own.describe).toBe(listed.describe);
   });
 });
