@@ -86,7 +86,10 @@ export type AdminEventKind =
   | 'load_poll'
   | 'router_started'
   | 'diversion_burst'
-  | 'diversion_burst_end';
+  | 'diversion_burst_end'
+  | 'worker_added'
+  | 'worker_admitted'
+  | 'worker_removed';
 
 export interface AdminEvent {
   /** Wall-clock epoch ms. */

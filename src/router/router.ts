@@ -13,6 +13,7 @@ import { applyPrefixSource } from './prefix-source/apply-prefix-source.js';
 import { PrefixState } from './prefix-source/prefix-state.js';
 import { Relay } from './proxy/relay.js';
 import { AdminDocuments } from './server/admin-documents.js';
+import type { Membership } from './server/admin-workers.js';
 import { createHttpFront } from './server/build-front.js';
 import { drainServer } from './server/drain.js';
 import { httpEdgeOptions } from './server/http-edge.js';
@@ -32,6 +33,7 @@ import { WorkerStatus } from './status/worker-status.js';
 import { discoverModel } from './workers/discover-model.js';
 import { registryOptions } from './workers/registry-options.js';
 import { WorkerRegistry } from './workers/worker-registry.js';
+import type { Worker } from './upstream/worker.js';
 
 export interface RouterOptions {
   config: RouterConfig;
@@ -132,7 +134,23 @@ export class Router {
       url,
       ready,
     }));
-    const front = createHttpFront(this, { relay: this.relay, log, documents, inflight: this.inflightRequests, prefix, startedAt, ready });
+    const membership: Membership = {
+      owner: () => this.membershipOwner,
+      tokenConfigured: c.adminToken !== null && c.adminToken !== '',
+      add: (u) => this.addWorker(u),
+      remove: (u) => this.removeWorker(u),
+    };
+    registry.onAdmitted = (w) => this.admitted(w);
+    const front = createHttpFront(this, {
+      relay: this.relay,
+      log,
+      documents,
+      inflight: this.inflightRequests,
+      prefix,
+      startedAt,
+      ready,
+      membership,
+    });
     ({ server: this.server, sockets: this.sockets } = createTrackedServer((req, res) => void front.dispatch(req, res), httpEdgeOptions(c)));
   }
 
@@ -158,6 +176,51 @@ export class Router {
 
   get inflight(): number {
     return this.inflightRequests.count;
+  }
+
+  /** Who changes the fleet at runtime: `static` (the configured list and /admin/workers) or a discovery mode. */
+  membershipOwner: 'static' | 'dns' = 'static';
+
+  /**
+   * A worker joins the running router (docs/http-edge.md §Membership): introspected,
+   * sampled and subscribed to its push channels as at start, and in the pool from its
+   * first load answer. `exists` when its URL is in the fleet already.
+   */
+  addWorker(url: string): 'added' | 'exists' {
+    if (this.registry.byUrl(url) !== undefined) return 'exists';
+    const w = this.registry.join(url);
+    this.index.setOwnerTag(w.slot, url);
+    this.watch.membership('worker_added', url, 'worker added: in the pool once it answers a load poll');
+    return 'added';
+  }
+
+  /**
+   * A worker leaves: out of the pool at once, so it takes no new request; its in-flight
+   * requests finish, within --shutdown-drain-secs, and then its index entries, pools,
+   * subscriptions and metric series go. `gone` settles then. Undefined when no such worker.
+   */
+  removeWorker(url: string): { inflight: number; gone: Promise<void> } | undefined {
+    const w = this.registry.byUrl(url);
+    if (w === undefined) return undefined;
+    const inflight = w.inflight;
+    const gone = this.registry.retire(w, this.config.shutdownDrainSecs * 1000).then(() => {
+      this.metrics.forgetWorker(url);
+      this.watch.membership(
+        'worker_removed',
+        url,
+        `worker removed: out of the fleet, ${inflight} request${inflight === 1 ? '' : 's'} were in flight`,
+      );
+    });
+    return { inflight, gone };
+  }
+
+  /** A worker that joined at runtime answered its first load poll: it is in the pool, and may tell the model. */
+  private admitted(w: Worker): void {
+    this.watch.membership('worker_admitted', w.url, 'worker answered its load poll: in the pool');
+    if (this.modelId === null) {
+      this.modelId = discoverModel(this.registry.workers, this.log);
+      if (this.modelId !== null) this.metrics.setModelId(this.modelId);
+    }
   }
 
   /** Learn the workers, start sampling load, and listen. */

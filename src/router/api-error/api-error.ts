@@ -17,12 +17,24 @@ export const API_ERROR_CODES = errorCatalogue({
     meaning: 'malformed request line or headers, invalid JSON or fields, a body cut short, a bad query parameter',
   },
   unauthorized: { code: 'unauthorized', status: 401, meaning: 'missing or wrong bearer token on /admin/* (with --admin-token)' },
+  admin_token_required: {
+    code: 'admin_token_required',
+    status: 403,
+    meaning: 'a change of membership (/admin/workers) on a router started without --admin-token, whatever the host',
+  },
   not_found: { code: 'not_found', status: 404, meaning: 'no such route' },
   model_not_found: { code: 'model_not_found', status: 404, meaning: 'the request names a model this router does not serve' },
+  worker_not_found: { code: 'worker_not_found', status: 404, meaning: 'DELETE /admin/workers names a worker that is not in the fleet' },
   method_not_allowed: {
     code: 'method_not_allowed',
     status: 405,
     meaning: 'the route exists but not for this method (see the Allow header)',
+  },
+  worker_exists: { code: 'worker_exists', status: 409, meaning: 'POST /admin/workers names a worker already in the fleet' },
+  discovery_managed: {
+    code: 'discovery_managed',
+    status: 409,
+    meaning: '/admin/workers while a discovery mode (--dns-discovery) owns the fleet',
   },
   request_timeout: { code: 'request_timeout', status: 408, meaning: 'headers or body not received within the client timeouts' },
   payload_too_large: { code: 'payload_too_large', status: 413, meaning: 'body over --max-body-bytes (or chunk extensions too large)' },
@@ -98,6 +110,16 @@ export const ApiErrors = {
     }),
   bodyIncomplete: () => new ApiError(400, 'bad_request', 'request body ended before it was complete', { connection: 'close' }),
   unauthorized: () => new ApiError(401, 'unauthorized', 'missing or wrong bearer token for /admin', { 'www-authenticate': 'Bearer' }),
+  adminTokenRequired: () =>
+    new ApiError(
+      403,
+      'admin_token_required',
+      'changing the fleet needs --admin-token: start the router with one and send it as a bearer token',
+    ),
+  workerExists: () => new ApiError(409, 'worker_exists', 'that worker is already in the fleet'),
+  workerNotFound: () => new ApiError(404, 'worker_not_found', 'no worker with that URL is in the fleet'),
+  discoveryManaged: (mode: string) =>
+    new ApiError(409, 'discovery_managed', `the fleet is managed by ${mode} discovery; change it there, not through /admin/workers`),
   noHealthyWorkers: () => new ApiError(503, 'no_healthy_workers', 'no healthy workers available'),
   selectionFailed: () => new ApiError(503, 'policy_selection_failed', 'service unavailable'),
   // Closing the connection sends the client's next request to a fresh connection, which a load balancer routes elsewhere.

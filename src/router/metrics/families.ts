@@ -39,6 +39,12 @@ export class CounterFamily {
     return total;
   }
 
+  /** Drop the series whose label `name` is `value`. */
+  forget(name: string, value: string): void {
+    const at = this.labelNames.indexOf(name);
+    if (at >= 0) this.series.forget(at, value);
+  }
+
   forEach(fn: (labels: readonly string[], value: number) => void): void {
     for (const s of this.series.values()) fn(s.labels, s.value);
   }
@@ -73,6 +79,12 @@ export class HistogramFamily {
 
   touch(labels: readonly string[]): void {
     this.entry(labels);
+  }
+
+  /** Drop the series whose label `name` is `value`. */
+  forget(name: string, value: string): void {
+    const at = this.labelNames.indexOf(name);
+    if (at >= 0) this.series.forget(at, value);
   }
 
   /** Cumulative buckets of one series, for the admin state. */

@@ -169,6 +169,15 @@ export class RouterMetrics {
     for (const reason of ['no_tokenizer', 'unsupported_input']) this.unkeyedRequests.touch([reason]);
   }
 
+  /** A worker left the fleet: its own series go with it (gauges are read from the live workers). */
+  forgetWorker(url: string): void {
+    this.workerTtft.forget('worker', url);
+    this.workerDuration.forget('worker', url);
+    this.streamOutcomes.forget('worker_url', url);
+    this.workerRequests.forget('worker_url', url);
+    this.gateRejected.forget('worker', url);
+  }
+
   /** The served model is known only after discovery; pre-create its series so dashboards see zeros. */
   setModelId(modelId: string): void {
     this.gauges.modelId = modelId;

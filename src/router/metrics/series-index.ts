@@ -6,8 +6,8 @@
  * the model, outcomes), whose hashes V8 keeps.
  */
 export class SeriesIndex<T extends { readonly labels: readonly string[] }> {
-  readonly #root = new Map<string, unknown>();
-  readonly #all: T[] = [];
+  #root = new Map<string, unknown>();
+  #all: T[] = [];
 
   /** Map levels: one per label, and one for a family with no labels (its single series). */
   readonly #levels: number;
@@ -42,6 +42,18 @@ export class SeriesIndex<T extends { readonly labels: readonly string[] }> {
     node.set(labels[this.#levels - 1] ?? '', series);
     this.#all.push(series);
     return series;
+  }
+
+  /**
+   * Drop every series whose label `at` has `value` (a worker that left the fleet).
+   * Rare, so the maps are rebuilt from what is left.
+   */
+  forget(at: number, value: string): void {
+    const keep = this.#all.filter((x) => x.labels[at] !== value);
+    if (keep.length === this.#all.length) return;
+    this.#root = new Map();
+    this.#all = [];
+    for (const x of keep) this.create(x.labels, () => x);
   }
 
   /** Every series, in the order they first appeared. */

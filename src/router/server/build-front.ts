@@ -17,6 +17,7 @@ import { GenerationPath } from './generation.js';
 import { HttpFront } from './http-front.js';
 import type { InflightRequests } from './inflight.js';
 import { routeTable } from './routes.js';
+import type { Membership } from './admin-workers.js';
 
 /** The router's parts the front reads (the Router holds them all). */
 export interface FrontParts {
@@ -40,6 +41,7 @@ export interface FrontSources {
   readonly prefix: PrefixState;
   readonly startedAt: number;
   readonly ready: () => boolean;
+  readonly membership: Membership;
 }
 
 /**
@@ -85,6 +87,7 @@ export function createHttpFront(p: FrontParts, s: FrontSources): HttpFront {
     poolSize: () => table.view(performance.now()).workers.length,
     documents: s.documents,
     keyBlockSize: () => p.keyBlockSize,
+    membership: s.membership,
   });
   return new HttpFront({ routes, metrics, log, ready, adminTokenDigest: config.adminToken ? tokenDigest(config.adminToken) : undefined });
 }

@@ -8,10 +8,12 @@ import type { RouterMetrics } from '../metrics/index.js';
 import { decisionFilter, streamState } from './admin-api.js';
 import type { AdminDocuments } from './admin-documents.js';
 import { streamCapture } from './admin-capture.js';
+import { changeMembership } from './admin-workers.js';
+import type { Membership } from './admin-workers.js';
 import type { GenerationPath } from './generation.js';
 import { sendJson } from './send-json.js';
 
-export type RouteMethod = 'GET' | 'HEAD' | 'POST';
+export type RouteMethod = 'GET' | 'HEAD' | 'POST' | 'DELETE';
 
 /** One path the router answers. */
 export interface Route {
@@ -39,6 +41,8 @@ export interface RouteSources {
   readonly documents: AdminDocuments;
   /** Tokens per block of the prefix index's keys (a capture's blocks are whole keys). */
   readonly keyBlockSize: () => number;
+  /** Who owns the fleet, and its changes through /admin/workers. */
+  readonly membership: Membership;
 }
 
 const GET: readonly RouteMethod[] = ['GET', 'HEAD'];
@@ -95,6 +99,7 @@ export function routeTable(s: RouteSources): ReadonlyMap<string, Route> {
     ),
     get('/admin/decisions', (req, res) => sendJson(res, 200, s.documents.decisions(decisionFilter(req.url))), 'admin'),
     get('/admin/capture', (req, res) => streamCapture(req, res, s.capture, s.keyBlockSize()), 'admin'),
+    { path: '/admin/workers', methods: ['POST', 'DELETE'], auth: 'admin', handler: (req, res) => changeMembership(req, res, s.membership) },
   ];
   return new Map(routes.map((r) => [r.path, r]));
 }

@@ -46,6 +46,11 @@ export class EventWatcher {
     this.#emit('router_started', null, message);
   }
 
+  /** A change of membership (docs/metrics-and-admin.md §Events): a worker joined, was admitted, or left. */
+  membership(kind: 'worker_added' | 'worker_admitted' | 'worker_removed', worker: string, message: string): void {
+    this.#emit(kind, worker, message);
+  }
+
   recent(): AdminEvent[] {
     return [...this.#events];
   }

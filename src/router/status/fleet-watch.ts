@@ -29,6 +29,11 @@ export class FleetWatch {
     this.d.events.started(message);
   }
 
+  /** A worker joined, was admitted, or left. */
+  membership(kind: 'worker_added' | 'worker_admitted' | 'worker_removed', worker: string, message: string): void {
+    this.d.events.membership(kind, worker, message);
+  }
+
   readings(now: number): WorkerReading[] {
     return this.d.status.readings(now);
   }

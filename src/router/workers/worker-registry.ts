@@ -33,8 +33,14 @@ export class WorkerRegistry {
   private readonly bySlot: Array<Worker | undefined> = [];
   /** By slot: out of the pool because the breaker opened (until the cool-down passes). */
   private readonly breakerOut: boolean[] = [];
-  /** By slot: out of the pool because its load polls go unanswered. */
+  /** By slot: out of the pool because its load polls go unanswered (or, for a worker that joined at runtime, have not been yet). */
   private readonly unreachable: boolean[] = [];
+  /** By slot: leaving the fleet: takes no new requests while its in-flight ones finish. */
+  private readonly leaving: boolean[] = [];
+  /** By slot: joined at runtime and not yet answered a load poll. */
+  private readonly joining: boolean[] = [];
+  /** A worker that joined at runtime answered its first load poll and is in the pool. */
+  onAdmitted: ((w: Worker) => void) | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(
@@ -61,12 +67,18 @@ export class WorkerRegistry {
 
   private syncPool(w: Worker): void {
     if (this.bySlot[w.slot] !== w) return;
-    this.table.setInPool(w, this.breakerOut[w.slot] !== true && this.unreachable[w.slot] !== true);
+    this.table.setInPool(w, this.breakerOut[w.slot] !== true && this.unreachable[w.slot] !== true && this.leaving[w.slot] !== true);
   }
 
   private setReachable(w: Worker, reachable: boolean, stats: LoadPollStats): void {
     if (this.bySlot[w.slot] !== w || this.unreachable[w.slot] === !reachable) return;
     this.unreachable[w.slot] = !reachable;
+    if (reachable && this.joining[w.slot] === true) {
+      this.joining[w.slot] = false;
+      this.syncPool(w);
+      this.onAdmitted?.(w);
+      return;
+    }
     if (reachable) this.log.info('worker answers its load polls again; back in the pool', { worker: w.url });
     else {
       this.log.warn('worker does not answer its load polls; out of the pool until it answers', {
@@ -78,7 +90,12 @@ export class WorkerRegistry {
     this.syncPool(w);
   }
 
-  add(url: string): Worker {
+  /**
+   * Register a worker. At start every worker is in the pool at once (the fleet as
+   * configured); `pending`, for one that joins a running router, keeps it out until its
+   * first load answer, so that nothing is routed to an engine the router has not heard.
+   */
+  add(url: string, pending = false): Worker {
     const slot = this.bySlot.length;
     const pool = new Pool(url, {
       connections: this.opts.connections,
@@ -107,11 +124,38 @@ export class WorkerRegistry {
     this.workers.push(w);
     this.bySlot.push(w);
     this.breakerOut.push(false);
-    this.unreachable.push(false);
+    this.unreachable.push(pending);
+    this.leaving.push(false);
+    this.joining.push(pending);
     this.table.register(w);
-    this.table.setInPool(w, true);
-    this.sampler.add(w);
+    this.table.setInPool(w, !pending);
+    this.sampler.add(w, pending);
     return w;
+  }
+
+  /** A worker joining a running router: registered, introspected and sampled; in the pool from its first load answer. */
+  join(url: string): Worker {
+    const w = this.add(url, true);
+    void this.introspect(w);
+    return w;
+  }
+
+  byUrl(url: string): Worker | undefined {
+    return this.workers.find((w) => w.url === url);
+  }
+
+  /**
+   * Take a worker out of the fleet: out of the pool now, so it gets no new request;
+   * removed once its in-flight requests have finished, or at `drainMs` at the latest
+   * (what is still running then is cut, as at shutdown). Resolves when it is gone.
+   */
+  async retire(w: Worker, drainMs: number): Promise<void> {
+    if (this.bySlot[w.slot] !== w) return;
+    this.leaving[w.slot] = true;
+    this.syncPool(w);
+    const deadline = this.opts.now() + drainMs;
+    while (w.inflight > 0 && this.opts.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    this.remove(w);
   }
 
   remove(w: Worker): void {

@@ -96,7 +96,12 @@ export class LoadSampler {
     this.reachabilityListener = listener;
   }
 
-  add(worker: Worker): void {
+  /**
+   * Poll `worker` from the next tick. `pending`: it has not answered yet (a worker that
+   * joins at runtime), so it counts as unreachable, and its first answer reports it
+   * reachable: that is when the registry lets it into the pool.
+   */
+  add(worker: Worker, pending = false): void {
     this.state.set(worker, {
       source: 0,
       busy: false,
@@ -106,7 +111,7 @@ export class LoadSampler {
       failuresTotal: 0,
       lastError: undefined,
       unanswered: 0,
-      unreachable: false,
+      unreachable: pending,
     });
   }
 
