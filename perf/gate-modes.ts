@@ -3,10 +3,10 @@
  * limits 2, 4, 6, 8 and 16, the floor at 2 under a limit of 4, `--queue-gate auto`, and
  * `--queue-gate tokens` at llm-d's τ (peak prefill throughput × the TTFT one accepts),
  * on the workloads an operator would try them on, all on the virtual clock:
- * - the trace with Mooncake's conversation statistics of docs/routing.md §Why a fixed
- *   limit hurts (the first 6,000 requests, seed 1; 8 SGLang engines of 32,768 KV
- *   blocks) at 80, 95 and 110 % of capacity with running caps 16 and 256, each on fleet
- *   seeds 7, 8 and 9: past capacity which state a run ends in is the seed's doing as
+ * - the trace with Mooncake's conversation statistics (the first 6,000 requests, seed 1;
+ *   8 SGLang engines of 32,768 KV blocks) of docs/routing.md §Why a fixed limit hurts,
+ *   at 80, 95 and 110 % of capacity with running caps 16 and 256, each on fleet seeds
+ *   7, 8 and 9: past capacity which state a run ends in is the seed's doing as
  *   much as the gate's (the same section), so one seed cannot rank a mode there;
  * - `--preset b2b-saas` (llm-d's workload, vLLM-flavoured engines), seed 1;
  * - `--workload gsp`, seed 7.

@@ -55,7 +55,8 @@ export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now())
       // The limit in force, which an auto gate moves; routers before the gate modes report only the flag.
       workerQueueLimit: 'queue_gate_limit' in r ? num(r.queue_gate_limit) : num(r.worker_queue_limit),
       gateMode: gateMode(r.queue_gate_mode),
-      gateTokens: num(r.queue_gate_tokens),
+      // Only the tokens gate has a token threshold; elsewhere the field is absent, not unknown.
+      ...(r.queue_gate_mode === 'tokens' ? { gateTokens: num(r.queue_gate_tokens) } : {}),
       saturationQueueFloor: num(r.saturation_queue_floor),
       minLoadChoices: num(r.min_load_choices),
       uptimeS: num(r.uptime_s),
