@@ -19,13 +19,12 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
-  const [{ default: yargs }, { commands }, { rewriteLegacyBench }] = await Promise.all([
-    import('yargs'),
-    import('./command-list.js'),
-    import('../src/bench/flags/index.js'),
-  ]);
-  // The spellings of bench before its subcommands still run for one release, saying so in one line.
-  const legacy = rewriteLegacyBench(argv);
+  const [{ default: yargs }, { commands }] = await Promise.all([import('yargs'), import('./command-list.js')]);
+  // The spellings of bench before its subcommands still run for one release, saying so in one line;
+  // their reader is loaded only for an argv that names bench.
+  const legacy = argv.includes('bench')
+    ? (await import('../src/bench/flags/index.js')).rewriteLegacyBench(argv)
+    : { argv, notice: undefined };
   if (legacy.notice !== undefined) process.stderr.write(`${legacy.notice}\n`);
   const parser = yargs(legacy.argv)
     .scriptName('routerctl')
