@@ -26,6 +26,8 @@ export const DECISION_HEADERS = ['off', 'on', 'urls'] as const;
 /** How the queue gate decides that an engine is queued (docs/routing.md §Gate modes). */
 export const QUEUE_GATE_MODES = ['fixed', 'auto', 'tokens'] as const;
 export type QueueGateMode = (typeof QUEUE_GATE_MODES)[number];
+/** `--dns-discovery-scheme`: how the worker URLs DNS discovery makes begin. */
+export const DISCOVERY_SCHEMES = ['http', 'https'] as const;
 export type DecisionHeader = (typeof DECISION_HEADERS)[number];
 
 export type OptionType = 'integer' | 'number' | 'string' | 'boolean' | 'enum' | 'url-list' | 'kv-events';
@@ -167,7 +169,7 @@ export const OPTIONS = [
     choices: QUEUE_GATE_MODES,
     default: 'fixed',
     describe:
-      'when an engine counts as queued: fixed (waiting >= --worker-queue-limit, the reference); auto and tokens are experimental: auto (waiting >= the larger of --worker-queue-limit, default 4, and twice the pool mean), tokens (queued prompt tokens >= --queue-gate-tokens, llm-d tau)',
+      'when an engine counts as queued: fixed (waiting >= --worker-queue-limit, the reference); auto and tokens are experimental: auto (waiting >= the larger of --worker-queue-limit, default 6, and twice the pool mean), tokens (queued prompt tokens >= --queue-gate-tokens, llm-d tau)',
     group: GATE,
     policyFamily: 'cache-tuning',
   }),
@@ -320,6 +322,56 @@ export const OPTIONS = [
     example: ['http://10.0.0.5:30001', 'http://10.0.0.6:30001'],
     details: 'A trailing / is ignored.',
     group: 'Discovery',
+  }),
+  opt({
+    key: 'dnsDiscovery',
+    flag: 'dns-discovery',
+    type: 'string',
+    default: null,
+    defaultLabel: 'off',
+    describe:
+      'a DNS name whose records are the fleet, re-resolved every --discovery-interval: SRV when it starts with _ (host and port per record), else A/AAAA with --dns-discovery-port',
+    example: '_sglang._tcp.engines.example',
+    group: 'Discovery',
+  }),
+  opt({
+    key: 'dnsDiscoveryPort',
+    flag: 'dns-discovery-port',
+    type: 'integer',
+    default: null,
+    defaultLabel: 'none',
+    describe: 'the engines\' port for A/AAAA records (SRV records carry their own)',
+    example: 30000,
+    group: 'Discovery',
+    range: { atLeast: 1, atMost: 65535 },
+  }),
+  opt({
+    key: 'dnsDiscoveryScheme',
+    flag: 'dns-discovery-scheme',
+    type: 'enum',
+    choices: DISCOVERY_SCHEMES,
+    default: 'http',
+    describe: 'the scheme of the worker URLs DNS discovery makes',
+    group: 'Discovery',
+  }),
+  opt({
+    key: 'dnsResolver',
+    flag: 'dns-resolver',
+    type: 'string',
+    default: null,
+    defaultLabel: "the system's",
+    describe: 'HOST:PORT of the DNS server DNS discovery asks',
+    example: '127.0.0.1:53',
+    group: 'Discovery',
+  }),
+  opt({
+    key: 'discoveryInterval',
+    flag: 'discovery-interval',
+    type: 'number',
+    default: 10,
+    describe: 'seconds between two resolutions of --dns-discovery',
+    group: 'Discovery',
+    range: { greaterThan: 0, atMost: 3600 },
   }),
   opt({
     key: 'kvEvents',

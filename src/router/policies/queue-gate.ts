@@ -18,11 +18,12 @@ import { isQueued } from '../../contract/index.js';
 import type { LoadView, PolicyWorker, PoolState } from './types.js';
 
 /**
- * The auto limit's lowest value, unless --worker-queue-limit sets another: below 4, a
- * fixed limit lost goodput near capacity through partial diversions on every fleet seed
- * measured, and 4 and over never did (docs/routing.md §Why a fixed limit hurts).
+ * The auto limit's lowest value, unless --worker-queue-limit sets another: the lowest
+ * fixed limit that cost no goodput on any workload measured (limits 2 and 4 lost it
+ * near capacity on the conversation trace and on b2b-saas through partial diversions;
+ * docs/routing.md §Why a fixed limit hurts, §Gate modes).
  */
-export const AUTO_LIMIT_MIN = 4;
+export const AUTO_LIMIT_MIN = 6;
 /** How many times the pool's mean waiting count an owner must hold before auto leaves it. */
 export const AUTO_MEAN_FACTOR = 2;
 
