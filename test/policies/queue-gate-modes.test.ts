@@ -46,9 +46,9 @@ describe('the auto limit: the larger of the base and twice the pool mean', () =>
     expect(autoLimit(base, mean)).toBe(limit);
   });
 
-  it('starts at 4 unless --worker-queue-limit sets the base', () => {
-    expect(AUTO_LIMIT_MIN).toBe(4);
-    expect(queueGate({ queueGate: 'auto', workerQueueLimit: null, saturationQueueFloor: null }).limit).toBe(4);
+  it('starts at 6 unless --worker-queue-limit sets the base', () => {
+    expect(AUTO_LIMIT_MIN).toBe(6);
+    expect(queueGate({ queueGate: 'auto', workerQueueLimit: null, saturationQueueFloor: null }).limit).toBe(6);
     expect(queueGate({ queueGate: 'auto', workerQueueLimit: 7, saturationQueueFloor: null }).limit).toBe(7);
   });
 });
@@ -67,8 +67,8 @@ describe('isQueued by mode', () => {
     ['tokens', tokens, 1_000, 286_719, false],
     ['tokens', tokens, 0, 286_720, true],
     ['tokens, engine reports no tokens: fail open', tokens, 1_000, undefined, false],
-    ['auto at its base', auto, 3, undefined, false],
-    ['auto at its base', auto, 4, undefined, true],
+    ['auto at its base', auto, 5, undefined, false],
+    ['auto at its base', auto, 6, undefined, true],
   ] as const)('%s: waiting %d, tokens %s → %s', (_name, gate, waiting, queuedTokens, queued) => {
     expect(gate.isQueued(waiting, queuedTokens)).toBe(queued);
   });
@@ -92,10 +92,10 @@ describe('the auto gate follows a real load table', () => {
   it('leaves only an owner queueing beyond the pool, and none when the pool queues evenly', () => {
     const { t, workers, sample } = fleet(4, queueGate({ queueGate: 'auto', workerQueueLimit: null, saturationQueueFloor: null }));
     const gate = () => t.view(1);
-    sample([5, 1, 1, 1]); // mean 2: limit 4
+    sample([9, 1, 1, 1]); // mean 3: limit 6
     expect(gate().queued).toBe(1);
     expect(gate().unqueued).toEqual(workers.slice(1));
-    sample([9, 3, 3, 3]); // mean 4.5: limit 9
+    sample([13, 3, 3, 3]); // mean 5.5: limit 11
     expect(gate().queued).toBe(1);
     sample([8, 3, 3, 3]); // mean 4.25: limit 9, and 8 is under it
     expect(gate().queued).toBe(0);
@@ -106,9 +106,9 @@ describe('the auto gate follows a real load table', () => {
 
   it('recounts a worker it did not hear from when the others move the limit', () => {
     const { t, workers } = fleet(4, queueGate({ queueGate: 'auto', workerQueueLimit: null, saturationQueueFloor: null }));
-    for (const x of workers) t.apply(x, [[0, native(5)]], 0); // mean 5: limit 10, none queued
+    for (const x of workers) t.apply(x, [[0, native(7)]], 0); // mean 7: limit 14, none queued
     expect(t.view(1).queued).toBe(0);
-    for (const x of workers.slice(1)) t.apply(x, [[0, native(0)]], 0); // mean 1.25: limit 4, and worker 0 still holds 5
+    for (const x of workers.slice(1)) t.apply(x, [[0, native(0)]], 0); // mean 1.75: limit 6, and worker 0 still holds 7
     expect(t.view(1).queued).toBe(1);
     expect(t.view(1).unqueued).toEqual(workers.slice(1));
   });
@@ -124,18 +124,18 @@ describe('the auto gate follows a real load table', () => {
     expect(t.view(1).queued).toBe(1);
     t.apply(workers[2]!, [[0, native(0)]], 4000);
     t.apply(workers[0]!, [[0, native(12)]], 0);
-    // At 5,001 ms the owner's sample is stale: the pool mean is worker 2's 0, the limit back to 4.
+    // At 5,001 ms the owner's sample is stale: the pool mean is worker 2's 0, the limit back to 6.
     expect(t.view(5001).queued).toBe(0);
-    expect(gate.limit).toBe(4);
+    expect(gate.limit).toBe(6);
   });
 
   it('names its rule with the mean it has now', () => {
     const gate = queueGate({ queueGate: 'auto', workerQueueLimit: null, saturationQueueFloor: null });
     const { sample } = fleet(3, gate);
     sample([0, 0, 0]);
-    expect(gate.rule()).toBe("waiting ≥ 4 (auto: the larger of 4 and 2 × the pool's mean waiting, 0.0)");
+    expect(gate.rule()).toBe("waiting ≥ 6 (auto: the larger of 6 and 2 × the pool's mean waiting, 0.0)");
     sample([5, 0, 1]);
-    expect(gate.rule()).toBe("waiting ≥ 4 (auto: the larger of 4 and 2 × the pool's mean waiting, 2.0)");
+    expect(gate.rule()).toBe("waiting ≥ 6 (auto: the larger of 6 and 2 × the pool's mean waiting, 2.0)");
   });
 });
 

@@ -10,7 +10,7 @@ import { startTestRouter } from '../helpers/router.js';
 /**
  * `--queue-gate auto` end to end (docs/routing.md §Gate modes): real simulated engines
  * with their waiting counts pinned, the real router sampling them, each request sent
- * with its own x-request-id. The auto limit is the larger of 4 and twice the pool's
+ * with its own x-request-id. The auto limit is the larger of 6 and twice the pool's
  * mean waiting count, so one owner queueing beyond the rest is left, and a fleet
  * queueing evenly keeps its affinity. The built `routerctl explain` says which rule
  * turned the owner away.
@@ -64,24 +64,24 @@ describe('--queue-gate auto over real HTTP', () => {
     await pin(r, { [a]: 0, [b]: 0, [c]: 0 });
     const owner = await send(r, 'first');
     const others = fleet.urls.filter((u) => u !== owner);
-    expect(await gateFields(r)).toMatchObject({ queue_gate_mode: 'auto', queue_gate_limit: 4, worker_queue_limit: null });
+    expect(await gateFields(r)).toMatchObject({ queue_gate_mode: 'auto', queue_gate_limit: 6, worker_queue_limit: null });
 
-    // The owner holds 5, the others 0 and 1: mean 2, limit max(4, 4) = 4, so the owner is queued and the others are not.
-    await pin(r, { [owner]: 5, [others[0]!]: 0, [others[1]!]: 1 });
-    expect(await gateFields(r)).toMatchObject({ queue_gate_limit: 4 });
+    // The owner holds 7, the others 0 and 1: mean 2.7, limit max(6, 6) = 6, so the owner is queued and the others are not.
+    await pin(r, { [owner]: 7, [others[0]!]: 0, [others[1]!]: 1 });
+    expect(await gateFields(r)).toMatchObject({ queue_gate_limit: 6 });
     expect(r.state().workers.find((w) => w.url === owner)!.gated).toBe(true);
     const diverted = await send(r, 'diverted');
     expect(others).toContain(diverted);
     const d = record(r, 'diverted');
     expect(d.decision).toBe('cache_worker_queued');
-    expect(d.gate_rule).toBe("waiting ≥ 4 (auto: the larger of 4 and 2 × the pool's mean waiting, 2.0)");
+    expect(d.gate_rule).toBe("waiting ≥ 6 (auto: the larger of 6 and 2 × the pool's mean waiting, 2.7)");
 
     const story = await runCli(['explain', '--url', r.url, '--request', 'diverted']);
     expect(story.code).toBe(0);
     expect(story.stdout).toContain(
-      `waiting 5: gated (auto gate: waiting ≥ 4 (auto: the larger of 4 and 2 × the pool's mean waiting, 2.0))`,
+      `waiting 7: gated (auto gate: waiting ≥ 6 (auto: the larger of 6 and 2 × the pool's mean waiting, 2.7))`,
     );
-    expect(story.stdout).toContain('every owner of the prefix was at or over the queue rule in force (auto: waiting ≥ 4');
+    expect(story.stdout).toContain('every owner of the prefix was at or over the queue rule in force (auto: waiting ≥ 6');
 
     // Every engine queues 6: the limit rises to 12, nobody is queued, and the request stays with the owner that holds its prefix.
     const holders = [owner, diverted];
