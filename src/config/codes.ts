@@ -99,6 +99,13 @@ export const ConfigCodes = errorCatalogue({
     'a number outside its range (at least, at most, greater than, in [0, 1])',
     'Wording by range kind: `must be at least N`; `must be greater than N` (integers) or `must be finite and greater than N` (real numbers); `must be at most N (got V)`; `must be finite and in [0, 1]`; `must be finite and non-negative`. Also `--saturation-queue-floor must be at least 1`',
   ),
+  VALUE_DNS_RESOLVER: entry(
+    'RCTL_E_VALUE_DNS_RESOLVER',
+    'value',
+    'error',
+    '--dns-resolver that is not HOST:PORT',
+    'The message: `--dns-resolver must be HOST:PORT, an IP address and a port (got V)`',
+  ),
   VALUE_EMPTY: entry(
     'RCTL_E_VALUE_EMPTY',
     'value',
@@ -180,6 +187,18 @@ export const ConfigCodes = errorCatalogue({
     'cross-flag',
     'error',
     '--cb-cool-down-secs with the circuit breaker turned off (--cb-threshold 0)',
+  ),
+  CROSS_DNS_PORT_REQUIRED: entry(
+    'RCTL_E_CROSS_DNS_PORT_REQUIRED',
+    'cross-flag',
+    'error',
+    '--dns-discovery of an A/AAAA name (not starting with _) without --dns-discovery-port',
+  ),
+  CROSS_DNS_ONLY: entry(
+    'RCTL_E_CROSS_DNS_ONLY',
+    'cross-flag',
+    'error',
+    'a DNS discovery setting (--dns-discovery-port, --dns-resolver, --dns-discovery-scheme, --discovery-interval) without --dns-discovery',
   ),
   CROSS_GATE_TOKENS_REQUIRED: entry(
     'RCTL_E_CROSS_GATE_TOKENS_REQUIRED',

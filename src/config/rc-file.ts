@@ -318,12 +318,17 @@ async function shadowedCandidates(found: string): Promise<string[]> {
   return others;
 }
 
+/** A parser's reason is kept to this: YAML's can quote a whole line of the file, however long. */
+const MAX_REASON_CHARS = 300;
+
 function syntaxProblem(cwd: string, file: string | null, err: unknown): ConfigProblem {
   const where = file === null ? 'the config file' : displayPath(cwd, file);
   const { reason, line, column } = describeLoadError(err, file);
   const at = line === null ? '' : column === null ? ` (line ${line})` : ` (line ${line}, column ${column})`;
   const verb = file !== null && /\.[cm]?js$/.test(file) ? 'load' : 'parse';
-  return problem('PARSE_RC_SYNTAX', `cannot ${verb} ${where}: ${reason}${at}`, { origin: file === null ? null : where });
+  // A parser may quote the offending input whole: one bounded line, whatever the file holds.
+  const said = reason.length > MAX_REASON_CHARS ? `${reason.slice(0, MAX_REASON_CHARS)}… (${reason.length} characters)` : reason;
+  return problem('PARSE_RC_SYNTAX', `cannot ${verb} ${where}: ${said}${at}`, { origin: file === null ? null : where });
 }
 
 /** Reduce YAML, JSON and JS loader errors to a reason plus a position, one line. */

@@ -1,5 +1,6 @@
 import { kvEventsRuleFor } from '../engines/index.js';
 import { problem } from './problem.js';
+import { optionByKey } from './schema.js';
 import { shorten } from './shorten.js';
 import type { RuleContext } from './rule-context.js';
 
@@ -15,6 +16,41 @@ export function checkCrossFlags(ctx: RuleContext): void {
     ctx.push(
       problem('CROSS_DISCOVERY_CONFLICT', '--worker-urls and --sim-workers are mutually exclusive; pass exactly one', ctx.at('simWorkers')),
     );
+  }
+  const dns = config.dnsDiscovery;
+  if (dns !== null && staticFleet) {
+    ctx.push(
+      problem(
+        'CROSS_DISCOVERY_CONFLICT',
+        '--dns-discovery and --worker-urls are mutually exclusive; pass exactly one',
+        ctx.at('dnsDiscovery'),
+      ),
+    );
+  }
+  if (dns !== null && ctx.isSet('simWorkers')) {
+    ctx.push(
+      problem(
+        'CROSS_DISCOVERY_CONFLICT',
+        '--dns-discovery and --sim-workers are mutually exclusive; pass exactly one',
+        ctx.at('simWorkers'),
+      ),
+    );
+  }
+  if (dns !== null && !dns.trim().startsWith('_') && config.dnsDiscoveryPort === null && !ctx.invalid.has('dnsDiscoveryPort')) {
+    ctx.push(
+      problem(
+        'CROSS_DNS_PORT_REQUIRED',
+        `--dns-discovery ${shorten(dns)} names A/AAAA records, which carry no port: add --dns-discovery-port, or name SRV records (_service._tcp.…)`,
+        ctx.at('dnsDiscovery'),
+      ),
+    );
+  }
+  if (dns === null) {
+    // A setting restated at its default (as .routerrc.example does) changes nothing, so it is no mistake.
+    for (const key of ['dnsDiscoveryPort', 'dnsResolver', 'dnsDiscoveryScheme', 'discoveryInterval'] as const) {
+      if (!ctx.isSet(key) || config[key] === optionByKey(key).default) continue;
+      ctx.push(problem('CROSS_DNS_ONLY', `${ctx.flag(key)} has no effect without --dns-discovery; add it or drop this`, ctx.at(key)));
+    }
   }
   if (staticFleet && ctx.isSet('simRate')) {
     ctx.push(

@@ -1,3 +1,4 @@
+import { isIPv4 } from 'node:net';
 import { checkKvEvents } from './kv-events-value.js';
 import { shorten } from './shorten.js';
 import { problem } from './problem.js';
@@ -26,6 +27,9 @@ export function checkValues(ctx: RuleContext): void {
         continue;
       case 'kvEvents':
         checkKvEvents(ctx);
+        continue;
+      case 'dnsResolver':
+        checkResolver(ctx);
         continue;
       default:
         break;
@@ -173,4 +177,17 @@ function checkValueWarnings(ctx: RuleContext): void {
       ),
     );
   }
+}
+
+/** `--dns-resolver`: an IP address and a port, as node's resolver takes them (`[::1]:53` for IPv6). */
+function checkResolver(ctx: RuleContext): void {
+  const v = ctx.config.dnsResolver;
+  if (v === null) return;
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|(\d{1,3}(?:\.\d{1,3}){3})):(\d{1,5})$/.exec(v.trim());
+  const port = m ? Number(m[3]) : 0;
+  if (m && port >= 1 && port <= 65535 && (m[2] === undefined || isIPv4(m[2]))) return;
+  ctx.invalid.add('dnsResolver');
+  ctx.push(
+    problem('VALUE_DNS_RESOLVER', `--dns-resolver must be HOST:PORT, an IP address and a port (got ${shorten(v)})`, ctx.at('dnsResolver')),
+  );
 }

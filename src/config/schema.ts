@@ -340,7 +340,7 @@ export const OPTIONS = [
     type: 'integer',
     default: null,
     defaultLabel: 'none',
-    describe: 'the engines\' port for A/AAAA records (SRV records carry their own)',
+    describe: "the engines' port for A/AAAA records (SRV records carry their own)",
     example: 30000,
     group: 'Discovery',
     range: { atLeast: 1, atMost: 65535 },

@@ -33,6 +33,7 @@ import { WorkerStatus } from './status/worker-status.js';
 import { discoverModel } from './workers/discover-model.js';
 import { registryOptions } from './workers/registry-options.js';
 import { WorkerRegistry } from './workers/worker-registry.js';
+import { DnsDiscovery } from './workers/dns-discovery.js';
 import type { Worker } from './upstream/worker.js';
 
 export interface RouterOptions {
@@ -101,6 +102,20 @@ export class Router {
     const registry = (this.registry = new WorkerRegistry(table, sampler, push, (w) => prefix.forget(w), log, registryOptions(c, now)));
     // Owners in the digest are named by URL, so replicas with the same workers compare.
     for (const url of c.workerUrls) index.setOwnerTag(registry.add(url).slot, url);
+    this.discovery =
+      c.dnsDiscovery === null
+        ? undefined
+        : new DnsDiscovery(
+            {
+              name: c.dnsDiscovery,
+              port: c.dnsDiscoveryPort,
+              scheme: c.dnsDiscoveryScheme,
+              resolver: c.dnsResolver,
+              intervalMs: c.discoveryInterval * 1000,
+            },
+            { urls: () => registry.workers.map((w) => w.url), add: (u) => this.addWorker(u), remove: (u) => void this.removeWorker(u) },
+            log,
+          );
     const status = new WorkerStatus(table, registry, sampler, push, kvIndex);
     this.policy = createPolicy(c, gate);
     const modelId = this.modelId ?? UNKNOWN_MODEL;
@@ -179,7 +194,12 @@ export class Router {
   }
 
   /** Who changes the fleet at runtime: `static` (the configured list and /admin/workers) or a discovery mode. */
-  membershipOwner: 'static' | 'dns' = 'static';
+  get membershipOwner(): 'static' | 'dns' {
+    return this.discovery === undefined ? 'static' : 'dns';
+  }
+
+  /** --dns-discovery: the fleet as a DNS name lists it. */
+  private readonly discovery: DnsDiscovery | undefined;
 
   /**
    * A worker joins the running router (docs/http-edge.md §Membership): introspected,
@@ -234,6 +254,8 @@ export class Router {
     if (this.modelId === null) this.modelId = discoverModel(registry.workers, log);
     if (this.modelId !== null) this.metrics.setModelId(this.modelId);
     this.sampler.start();
+    // The fleet DNS lists now: its workers join as at runtime, each in the pool from its first load answer.
+    await this.discovery?.start();
     // Events are looked for off the request path, twice a second (and on each /admin/state).
     this.eventTimer = setInterval(() => this.watch.look(performance.now()), 500);
     this.eventTimer.unref();
@@ -262,6 +284,7 @@ export class Router {
   async shutdown(opts: { skipPause?: Promise<void>; cutNow?: Promise<void> } = {}): Promise<number> {
     this.ready = false;
     clearInterval(this.eventTimer);
+    await this.discovery?.stop();
     const cut = await drainServer({
       server: this.server,
       sockets: this.sockets,
@@ -290,6 +313,7 @@ export class Router {
   async close(): Promise<void> {
     this.ready = false;
     clearInterval(this.eventTimer);
+    await this.discovery?.stop();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const s of this.sockets) s.destroy();
     await closed;

@@ -26,7 +26,8 @@ const FLEET_STOP_MS = 2000;
 export async function startRouter(config: RouterConfig, log: Logger = createLogger(config.logFormat)): Promise<RunningRouter> {
   let fleet: EmbeddedFleet | undefined;
   let effective = config;
-  if (config.workerUrls.length === 0) {
+  // With DNS discovery the fleet is what DNS lists, maybe nobody yet: never the simulator.
+  if (config.workerUrls.length === 0 && config.dnsDiscovery === null) {
     fleet = await startEmbeddedFleet({ workers: config.simWorkers, seed: 42, drainSecs: config.shutdownDrainSecs });
     effective = { ...config, workerUrls: fleet.urls };
     log.warn('SIMULATED fleet: no --worker-urls given, running the embedded simulator', { workers: fleet.urls.length });
@@ -44,7 +45,8 @@ export async function startRouter(config: RouterConfig, log: Logger = createLogg
     url,
     policy: effective.policy,
     model: router.model,
-    workers: effective.workerUrls.length,
+    workers: router.registry.workers.length,
+    ...(effective.dnsDiscovery !== null ? { dns_discovery: effective.dnsDiscovery } : {}),
     worker_queue_limit: effective.workerQueueLimit,
     saturation_queue_floor: effective.saturationQueueFloor,
   });

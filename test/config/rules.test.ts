@@ -323,6 +323,42 @@ const table: [string, string[], FirstError | null][] = [
       flag: '--worker-queue-limit',
     },
   ],
+  ['DNS discovery by SRV records is accepted', ['--dns-discovery', '_sglang._tcp.engines.example'], null],
+  ['DNS discovery by A records with a port is accepted', ['--dns-discovery', 'engines.example', '--dns-discovery-port', '30000'], null],
+  [
+    'DNS discovery by A records without a port',
+    ['--dns-discovery', 'engines.example'],
+    {
+      code: 'RCTL_E_CROSS_DNS_PORT_REQUIRED',
+      message:
+        '--dns-discovery engines.example names A/AAAA records, which carry no port: add --dns-discovery-port, or name SRV records (_service._tcp.…)',
+      flag: '--dns-discovery',
+    },
+  ],
+  [
+    'DNS discovery beside a fixed list',
+    ['--dns-discovery', '_sglang._tcp.engines.example', '--worker-urls', 'http://w1:1'],
+    { code: 'RCTL_E_CROSS_DISCOVERY_CONFLICT', message: '--dns-discovery and --worker-urls are mutually exclusive; pass exactly one' },
+  ],
+  [
+    'a DNS setting without DNS discovery',
+    ['--dns-resolver', '127.0.0.1:53'],
+    {
+      code: 'RCTL_E_CROSS_DNS_ONLY',
+      message: '--dns-resolver has no effect without --dns-discovery; add it or drop this',
+      flag: '--dns-resolver',
+    },
+  ],
+  [
+    'a resolver that is not HOST:PORT',
+    ['--dns-discovery', '_s._tcp.x', '--dns-resolver', 'dns.example'],
+    {
+      code: 'RCTL_E_VALUE_DNS_RESOLVER',
+      message: '--dns-resolver must be HOST:PORT, an IP address and a port (got dns.example)',
+      flag: '--dns-resolver',
+    },
+  ],
+  ['an IPv6 resolver is accepted', ['--dns-discovery', '_s._tcp.x', '--dns-resolver', '[::1]:5353'], null],
   ['the auto gate alone is accepted', ['--queue-gate', 'auto'], null],
   ['the auto gate with a base limit is accepted', ['--queue-gate', 'auto', '--worker-queue-limit', '6'], null],
   ['cool-down alone is accepted (the breaker is on by default)', ['--cb-cool-down-secs', '10'], null],

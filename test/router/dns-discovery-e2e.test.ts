@@ -1,0 +1,193 @@
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import OpenAI from 'openai';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Router } from '../../src/router/index.js';
+import { startSimFleet } from '../../src/sim/index.js';
+import type { SimFleet } from '../../src/sim/index.js';
+import { eventually, rawRequest } from '../helpers/http.js';
+import { startTestRouter } from '../helpers/router.js';
+
+/**
+ * `--dns-discovery` against a real resolver (docs/http-edge.md §DNS discovery): dnsmasq
+ * (Debian's dnsmasq-base, which .ci/run installs) on a loopback port, serving SRV and
+ * A records for simulated engines on 127.0.0.x, restarted to change its records
+ * (it re-reads only its hosts files on a signal). The router follows the records as
+ * they are added, removed and changed, under steady load from the openai client.
+ */
+const DNSMASQ = ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'].find((p) => spawnSync('test', ['-x', p]).status === 0);
+
+let dir = '';
+let dns: ChildProcess | undefined;
+let dnsPort = 0;
+let fleets: SimFleet[] = [];
+let router: Router | undefined;
+
+beforeAll(() => {
+  // A test that cannot run must not pass: without dnsmasq, this says how to get it.
+  if (DNSMASQ === undefined) throw new Error('dnsmasq not found: install Debian package dnsmasq-base (.ci/run does)');
+});
+
+afterEach(async () => {
+  await router?.close();
+  for (const f of fleets) await f.close();
+  await stopDns();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = '';
+  router = undefined;
+  fleets = [];
+});
+
+async function freeUdpPort(): Promise<number> {
+  const s = createSocket('udp4');
+  await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve));
+  const port = s.address().port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+/** Start (or restart) dnsmasq with these records on the same port. */
+async function serveDns(lines: string[]): Promise<void> {
+  await stopDns();
+  if (!dir) dir = mkdtempSync(path.join(tmpdir(), 'routerctl-dns-'));
+  if (dnsPort === 0) dnsPort = await freeUdpPort();
+  const conf = path.join(dir, 'dnsmasq.conf');
+  writeFileSync(
+    conf,
+    [`port=${dnsPort}`, 'listen-address=127.0.0.1', 'bind-interfaces', 'no-resolv', 'no-hosts', 'local=/fleet.test/', ...lines].join('\n'),
+  );
+  // As root, dnsmasq would drop to user nobody, who cannot read the conf in our temp dir; as anyone else it stays who it is.
+  const asRoot = process.getuid?.() === 0 ? ['--user=root'] : [];
+  const child = spawn(DNSMASQ!, ['--keep-in-foreground', `--conf-file=${conf}`, '--pid-file=', ...asRoot], { stdio: 'ignore' });
+  dns = child;
+  // Answering: a query for a name it holds comes back.
+  const probe = new (await import('node:dns/promises')).Resolver({ timeout: 200, tries: 1 });
+  probe.setServers([`127.0.0.1:${dnsPort}`]);
+  await eventually(async () => {
+    try {
+      await probe.resolveAny('probe.fleet.test');
+      return true;
+    } catch (err) {
+      return (err as { code?: string }).code === 'ENOTFOUND' || (err as { code?: string }).code === 'ENODATA';
+    }
+  });
+}
+
+async function stopDns(): Promise<void> {
+  const d = dns;
+  dns = undefined;
+  if (!d || d.exitCode !== null) return;
+  const gone = new Promise((r) => d.once('exit', r));
+  d.kill('SIGTERM');
+  await gone;
+}
+
+async function engine(host = '127.0.0.1', port = 0): Promise<{ url: string; port: number }> {
+  const f = await startSimFleet({ workers: 1, speedup: 20, host, portBase: port });
+  fleets.push(f);
+  const url = f.urls[0]!;
+  return { url, port: Number(new URL(url).port) };
+}
+
+const srv = (name: string, target: string, port: number): string => `srv-host=${name},${target},${port}`;
+const workerUrls = (r: Router): string[] => r.registry.workers.map((w) => w.url).sort();
+
+describe('--dns-discovery', () => {
+  it('follows SRV records as they are added, removed and changed, under load, losing nothing', async () => {
+    const [a, b, c] = [await engine(), await engine(), await engine()];
+    const name = '_sglang._tcp.fleet.test';
+    await serveDns([
+      'host-record=w1.fleet.test,127.0.0.1',
+      'host-record=w2.fleet.test,127.0.0.1',
+      srv(name, 'w1.fleet.test', a.port),
+      srv(name, 'w2.fleet.test', b.port),
+    ]);
+    const r = (router = await startTestRouter([], {
+      dnsDiscovery: name,
+      dnsResolver: `127.0.0.1:${dnsPort}`,
+      discoveryInterval: 0.2,
+      policy: 'round_robin',
+      adminToken: 'secret',
+      shutdownDrainSecs: 10,
+    }));
+    expect(workerUrls(r)).toEqual([a.url, b.url].sort());
+    // Discovery owns the fleet: the admin API says so.
+    const refused = await rawRequest(`${r.url}/admin/workers`, {
+      method: 'POST',
+      body: JSON.stringify({ url: c.url }),
+      headers: { authorization: 'Bearer secret', 'content-type': 'application/json' },
+    });
+    expect(refused.status).toBe(409);
+    expect(JSON.parse(refused.text).error.code).toBe('discovery_managed');
+
+    const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'none', maxRetries: 0 });
+    const failures: string[] = [];
+    let done = 0;
+    let stop = false;
+    const loop = async (): Promise<void> => {
+      while (!stop) {
+        try {
+          const res = await client.chat.completions.create({
+            model: 'sim-llama-3.1-8b',
+            messages: [{ role: 'user', content: `hello ${done}` }],
+            max_tokens: 8,
+          });
+          if (!res.choices[0]?.message) failures.push('no message');
+        } catch (err) {
+          failures.push((err as Error).message);
+        }
+        done++;
+      }
+    };
+    const loops = [loop(), loop(), loop()];
+    await eventually(async () => done >= 10);
+
+    // Added: c joins. Removed: a leaves. Changed: b's record now points at c's port only.
+    await serveDns([
+      'host-record=w1.fleet.test,127.0.0.1',
+      'host-record=w2.fleet.test,127.0.0.1',
+      'host-record=w3.fleet.test,127.0.0.1',
+      srv(name, 'w2.fleet.test', b.port),
+      srv(name, 'w3.fleet.test', c.port),
+    ]);
+    await eventually(async () => JSON.stringify(workerUrls(r)) === JSON.stringify([b.url, c.url].sort()));
+    await eventually(async () => r.state().workers.every((w) => w.healthy) && done >= 30);
+    await serveDns(['host-record=w3.fleet.test,127.0.0.1', srv(name, 'w3.fleet.test', c.port)]);
+    await eventually(async () => JSON.stringify(workerUrls(r)) === JSON.stringify([c.url]));
+    const at = done;
+    await eventually(async () => done >= at + 10);
+    stop = true;
+    await Promise.all(loops);
+    expect(failures).toEqual([]);
+    const kinds = r.state().events.map((e) => `${e.kind} ${e.worker}`);
+    expect(kinds).toEqual(expect.arrayContaining([`worker_added ${c.url}`, `worker_removed ${a.url}`, `worker_removed ${b.url}`]));
+
+    // The resolver goes away: no answer says nothing about the fleet, which stays.
+    await stopDns();
+    await new Promise((res) => setTimeout(res, 600));
+    expect(workerUrls(r)).toEqual([c.url]);
+  });
+
+  it('reads A records with --dns-discovery-port, and an empty answer empties the fleet', async () => {
+    const port = await freeUdpPort(); // a free number; the engines take it on two loopback addresses over TCP
+    const [x, y] = [await engine('127.0.0.2', port), await engine('127.0.0.3', port)];
+    await serveDns(['host-record=engines.fleet.test,127.0.0.2', 'host-record=engines.fleet.test,127.0.0.3']);
+    const r = (router = await startTestRouter([], {
+      dnsDiscovery: 'engines.fleet.test',
+      dnsDiscoveryPort: port,
+      dnsResolver: `127.0.0.1:${dnsPort}`,
+      discoveryInterval: 0.2,
+    }));
+    expect(workerUrls(r)).toEqual([x.url, y.url]);
+    await eventually(async () => (await rawRequest(`${r.url}/readyz`)).status === 200);
+    await serveDns(['host-record=engines.fleet.test,127.0.0.3']);
+    await eventually(async () => JSON.stringify(workerUrls(r)) === JSON.stringify([y.url]));
+    await serveDns([]);
+    await eventually(async () => workerUrls(r).length === 0);
+    expect((await rawRequest(`${r.url}/readyz`)).status).toBe(503);
+  });
+});
