@@ -2,6 +2,7 @@ import type { Argv } from 'yargs';
 import { colorEnabled, defineCommand, paint } from '../src/cli/index.js';
 import { addConfigOptions } from '../src/config/flags/index.js';
 import type { ConfigProblem, ProbeReport, WorkerProbe } from '../src/config/index.js';
+import type { Resolution } from '../src/router/index.js';
 import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
 
 interface CheckConfigArgs {
@@ -56,8 +57,28 @@ async function runCheckConfig(argv: CheckConfigArgs): Promise<number> {
   const { config, origins, errors } = resolved;
 
   let probe: ProbeReport | null = null;
+  // Under DNS discovery the probe asks DNS once, as serve would at start, and probes what it lists.
+  let discovered: { name: string; resolution: Resolution } | null = null;
   if (argv.probe === true && errors.length === 0) {
-    probe = await probeWorkers(config.workerUrls, config, { timeoutMs: PROBE_TIMEOUT_MS, origins });
+    let urls: readonly string[] = config.workerUrls;
+    if (config.dnsDiscovery !== null) {
+      const { DnsDiscovery, silentLogger } = await import('../src/router/index.js');
+      const dns = new DnsDiscovery(
+        {
+          name: config.dnsDiscovery,
+          port: config.dnsDiscoveryPort,
+          scheme: config.dnsDiscoveryScheme,
+          resolver: config.dnsResolver,
+          intervalMs: PROBE_TIMEOUT_MS,
+        },
+        { urls: () => [], add: () => undefined, remove: () => undefined },
+        silentLogger,
+      );
+      const resolution = await dns.resolve();
+      discovered = { name: config.dnsDiscovery, resolution };
+      urls = resolution.ok ? resolution.urls : [];
+    }
+    probe = await probeWorkers(urls, config, { timeoutMs: PROBE_TIMEOUT_MS, origins });
   }
   const warnings = [...resolved.warnings, ...(probe?.warnings ?? [])];
   const valid = errors.length === 0 && !(argv.strict === true && warnings.length > 0);
@@ -71,6 +92,12 @@ async function runCheckConfig(argv: CheckConfigArgs): Promise<number> {
       origins: originsByFlag(origins),
       rcFile: resolved.rcFile ?? null,
       probe: probe === null ? null : { timeoutMs: PROBE_TIMEOUT_MS, workers: probe.workers },
+      discovery:
+        discovered === null
+          ? null
+          : discovered.resolution.ok
+            ? { name: discovered.name, answered: true, urls: discovered.resolution.urls }
+            : { name: discovered.name, answered: false, reason: discovered.resolution.reason },
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return valid ? 0 : 1;
@@ -86,6 +113,14 @@ async function runCheckConfig(argv: CheckConfigArgs): Promise<number> {
   } else {
     out.push(`configuration is ${paint('valid', 'green', color)} (${rc})`);
     out.push(renderConfigTable(config, origins, color));
+    if (discovered !== null) {
+      const r = discovered.resolution;
+      out.push(
+        r.ok
+          ? `DNS discovery: ${discovered.name} lists ${r.urls.length} worker${r.urls.length === 1 ? '' : 's'}${r.urls.length > 0 ? `: ${r.urls.join(' ')}` : ''}`
+          : `DNS discovery: ${discovered.name} gave no answer (${r.reason}); serve would start with no worker and keep asking`,
+      );
+    }
     if (probe !== null) {
       out.push(`probe (${PROBE_TIMEOUT_MS} ms per worker):`);
       out.push(renderProbeTable(probe.workers, color));

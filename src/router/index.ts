@@ -1,4 +1,6 @@
 export { Router } from './router.js';
+export { DnsDiscovery } from './workers/dns-discovery.js';
+export type { Resolution } from './workers/dns-discovery.js';
 export type { RouterOptions } from './router.js';
 export type { AdminState, AdminWorker } from '../contract/index.js';
 export { createLogger, silentLogger } from './logging/logger.js';

@@ -208,9 +208,11 @@ export class Router {
    */
   addWorker(url: string): 'added' | 'exists' {
     if (this.registry.byUrl(url) !== undefined) return 'exists';
-    const w = this.registry.join(url);
+    // Before start() has introspected the fleet, a worker is part of the fleet at start.
+    const atStart = this.address === undefined && !this.ready;
+    const w = atStart ? this.registry.add(url) : this.registry.join(url);
     this.index.setOwnerTag(w.slot, url);
-    this.watch.membership('worker_added', url, 'worker added: in the pool once it answers a load poll');
+    this.watch.membership('worker_added', url, atStart ? 'worker found at start' : 'worker added: in the pool once it answers a load poll');
     return 'added';
   }
 
@@ -248,14 +250,14 @@ export class Router {
     const c = this.config;
     // A tokenizer that cannot be read stops the start with one line (RCTL_E_TOKENIZER).
     if (c.tokenizer !== null && c.prefixSource !== 'requests') this.tokenizer = HfChatTokenizer.load(c.tokenizer);
+    // The fleet DNS lists now is the fleet at start, in the pool at once as a configured one is; later changes join and leave.
+    await this.discovery?.start();
     await this.registry.introspectAll();
     const { registry, relay, kvIndex, log, tokenizer } = this;
     applyPrefixSource(this.prefix, { config: c, tokenizer, registry, relay, kvIndex, log });
     if (this.modelId === null) this.modelId = discoverModel(registry.workers, log);
     if (this.modelId !== null) this.metrics.setModelId(this.modelId);
     this.sampler.start();
-    // The fleet DNS lists now: its workers join as at runtime, each in the pool from its first load answer.
-    await this.discovery?.start();
     // Events are looked for off the request path, twice a second (and on each /admin/state).
     this.eventTimer = setInterval(() => this.watch.look(performance.now()), 500);
     this.eventTimer.unref();

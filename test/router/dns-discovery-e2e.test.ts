@@ -9,6 +9,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Router } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
+import { runCli } from '../helpers/cli.js';
 import { eventually, rawRequest } from '../helpers/http.js';
 import { startTestRouter } from '../helpers/router.js';
 
@@ -176,6 +177,20 @@ describe('--dns-discovery', () => {
     const port = await freeUdpPort(); // a free number; the engines take it on two loopback addresses over TCP
     const [x, y] = [await engine('127.0.0.2', port), await engine('127.0.0.3', port)];
     await serveDns(['host-record=engines.fleet.test,127.0.0.2', 'host-record=engines.fleet.test,127.0.0.3']);
+    // check-config --probe asks DNS once, as serve would, and probes what it lists.
+    const flags = ['--dns-discovery', 'engines.fleet.test', '--dns-discovery-port', String(port), '--dns-resolver', `127.0.0.1:${dnsPort}`];
+    const probed = await runCli(['check-config', ...flags, '--probe']);
+    expect(probed.code).toBe(0);
+    expect(probed.stdout).toContain(`DNS discovery: engines.fleet.test lists 2 workers: ${x.url} ${y.url}`);
+    const json = JSON.parse((await runCli(['check-config', ...flags, '--probe', '--json'])).stdout) as {
+      discovery: { answered: boolean; urls: string[] };
+      probe: { workers: Array<{ url: string; reachable: boolean }> };
+    };
+    expect(json.discovery).toMatchObject({ answered: true, urls: [x.url, y.url] });
+    expect(json.probe.workers.map((w) => [w.url, w.reachable])).toEqual([
+      [x.url, true],
+      [y.url, true],
+    ]);
     const r = (router = await startTestRouter([], {
       dnsDiscovery: 'engines.fleet.test',
       dnsDiscoveryPort: port,
