@@ -124,7 +124,7 @@ describe('routerctl check-config --json', () => {
     const r = await check(['--json', '--policy', 'round_robin', '--worker-queue-limit', '0']);
     expect(r.code).toBe(1);
     const report = json(r.stdout);
-    expect(Object.keys(report)).toEqual(['valid', 'errors', 'warnings', 'config', 'origins', 'rcFile', 'probe']);
+    expect(Object.keys(report)).toEqual(['valid', 'errors', 'warnings', 'config', 'origins', 'rcFile', 'probe', 'discovery']);
     expect(report.valid).toBe(false);
     expect(report.errors[0]).toEqual({
       code: 'RCTL_E_VALUE_RANGE',
