@@ -188,6 +188,12 @@ export const ConfigCodes = errorCatalogue({
     'error',
     '--cb-cool-down-secs with the circuit breaker turned off (--cb-threshold 0)',
   ),
+  CROSS_READINESS_ABOVE_DRAIN: entry(
+    'RCTL_E_CROSS_READINESS_ABOVE_DRAIN',
+    'cross-flag',
+    'error',
+    '--shutdown-readiness-secs longer than --shutdown-drain-secs',
+  ),
   CROSS_DNS_PORT_REQUIRED: entry(
     'RCTL_E_CROSS_DNS_PORT_REQUIRED',
     'cross-flag',

@@ -110,6 +110,21 @@ export function checkCrossFlags(ctx: RuleContext): void {
     );
   }
 
+  // The pause is part of the drain: it cannot outlast the ceiling (unset, it is cut to fit).
+  if (
+    ctx.isSet('shutdownReadinessSecs') &&
+    !ctx.invalid.has('shutdownReadinessSecs') &&
+    !ctx.invalid.has('shutdownDrainSecs') &&
+    config.shutdownReadinessSecs > config.shutdownDrainSecs
+  ) {
+    ctx.push(
+      problem(
+        'CROSS_READINESS_ABOVE_DRAIN',
+        `--shutdown-readiness-secs (${config.shutdownReadinessSecs}) must be at most --shutdown-drain-secs (${config.shutdownDrainSecs}): the readiness pause is part of the drain`,
+        ctx.at('shutdownReadinessSecs'),
+      ),
+    );
+  }
   if (!ctx.invalid.has('loadFreshnessMs') && !ctx.invalid.has('loadPollIntervalMs') && config.loadFreshnessMs < config.loadPollIntervalMs) {
     const key = ctx.isSet('loadFreshnessMs') ? 'loadFreshnessMs' : 'loadPollIntervalMs';
     ctx.push(

@@ -585,6 +585,16 @@ export const OPTIONS = [
     range: { greaterThan: 0 },
   }),
   opt({
+    key: 'shutdownReadinessSecs',
+    flag: 'shutdown-readiness-secs',
+    type: 'number',
+    default: 5,
+    describe:
+      "after SIGTERM, how long /readyz answers 503 with the listener open (a load balancer's probe period); then the router exits once nothing is in flight; at most --shutdown-drain-secs; SIGINT skips it",
+    group: 'Timeouts and shutdown',
+    range: { atLeast: 0, atMost: 1800 },
+  }),
+  opt({
     key: 'shutdownDrainSecs',
     flag: 'shutdown-drain-secs',
     type: 'number',

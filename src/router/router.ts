@@ -291,6 +291,7 @@ export class Router {
       server: this.server,
       sockets: this.sockets,
       drainMs: this.config.shutdownDrainSecs * 1000,
+      pauseMs: Math.min(this.config.shutdownReadinessSecs, this.config.shutdownDrainSecs) * 1000,
       inflight: () => this.inflightRequests.count,
       idle: () => this.inflightRequests.idle(),
       skipPause: opts.skipPause,

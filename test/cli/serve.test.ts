@@ -90,6 +90,21 @@ describe('routerctl serve (built binary)', () => {
     expect(serve.stderr()).toMatch(/shutting down/);
   });
 
+  it('SIGTERM on an idle router with the default settings: 503 for the readiness pause, then exit 0, long before the 30 s ceiling', async () => {
+    fleet = await startSimFleet({ workers: 1, portBase: 0, speedup: 50 });
+    serve = startCli(['serve', '--no-tui', '--port', '0', '--log-format', 'json', '--worker-urls', ...fleet.urls]);
+    const [url] = await serve.waitFor(/^http:\/\/127\.0\.0\.1:\d+$/m);
+    const t0 = Date.now();
+    serve.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await rawRequest(`${url}/readyz`)).status).toBe(503);
+    expect((await serve.exited(15_000)).code).toBe(0);
+    // The pause is --shutdown-readiness-secs (5 s), not --shutdown-drain-secs (30 s).
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(4900);
+    expect(Date.now() - t0).toBeLessThan(7000);
+    expect(jsonLines(serve.stderr()).find((l) => l.msg === 'router stopped')).toMatchObject({ cut: 0, exit_status: 0 });
+  });
+
   it('SIGTERM on an idle router: /readyz 503 at once, new generations 503 shutting_down, serving through the pause, clean exit 0 at the drain time', async () => {
     fleet = await startSimFleet({ workers: 1, portBase: 0, speedup: 50 });
     serve = startCli([

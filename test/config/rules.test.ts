@@ -359,6 +359,16 @@ const table: [string, string[], FirstError | null][] = [
     },
   ],
   ['an IPv6 resolver is accepted', ['--dns-discovery', '_s._tcp.x', '--dns-resolver', '[::1]:5353'], null],
+  [
+    'a readiness pause longer than the drain',
+    ['--shutdown-readiness-secs', '10', '--shutdown-drain-secs', '5'],
+    {
+      code: 'RCTL_E_CROSS_READINESS_ABOVE_DRAIN',
+      message: '--shutdown-readiness-secs (10) must be at most --shutdown-drain-secs (5): the readiness pause is part of the drain',
+      flag: '--shutdown-readiness-secs',
+    },
+  ],
+  ['a short drain with the default pause is accepted (the pause is cut to fit)', ['--shutdown-drain-secs', '2'], null],
   ['the auto gate alone is accepted', ['--queue-gate', 'auto'], null],
   ['the auto gate with a base limit is accepted', ['--queue-gate', 'auto', '--worker-queue-limit', '6'], null],
   ['cool-down alone is accepted (the breaker is on by default)', ['--cb-cool-down-secs', '10'], null],

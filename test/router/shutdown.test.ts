@@ -92,6 +92,35 @@ describe('Router.shutdown: a drain with a ceiling', () => {
     expect(await Promise.all(streams)).toEqual(['done', 'done']);
   });
 
+  it('an idle router stops at the end of the readiness pause, not at the drain ceiling', async () => {
+    fleet = await startSimFleet({ workers: 1, portBase: 0, speedup: 50 });
+    router = await startTestRouter(fleet.urls, { shutdownDrainSecs: 30, shutdownReadinessSecs: 0.5 });
+    const t0 = performance.now();
+    const stopping = router.shutdown();
+    // During the pause the listener is open and /readyz says draining.
+    expect((await rawRequest(`${router.url}/readyz`)).status).toBe(503);
+    expect(await stopping).toBe(0);
+    const took = performance.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(450);
+    expect(took).toBeLessThan(10_000);
+  });
+
+  it('with streams in flight, it stops when the last one ends, after the pause and before the ceiling, cutting none', async () => {
+    fleet = await startSimFleet({ workers: 1, portBase: 0, speedup: 1 });
+    router = await startTestRouter(fleet.urls, { shutdownDrainSecs: 30, shutdownReadinessSecs: 0.3 });
+    const streams = [longStream(router.url, 200), longStream(router.url, 400)];
+    for (let i = 0; i < 100 && router.inflight < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(router.inflight).toBe(2);
+    let ended = 0;
+    void streams[1]!.then(() => (ended = performance.now()));
+    expect(await router.shutdown()).toBe(0);
+    const stopped = performance.now();
+    expect(await Promise.all(streams)).toEqual(['done', 'done']);
+    // It waited for the longer stream, then stopped at once.
+    expect(stopped).toBeGreaterThanOrEqual(ended);
+    expect(stopped - ended).toBeLessThan(1500);
+  });
+
   it('cutNow cuts at once, whatever the drain time', async () => {
     const { streams, log } = await saturatedRouter(30, 2);
     let cutNow!: () => void;

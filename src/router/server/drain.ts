@@ -7,6 +7,8 @@ export interface DrainOptions {
   sockets: Set<Socket>;
   /** The ceiling: --shutdown-drain-secs in ms. */
   drainMs: number;
+  /** The readiness pause: --shutdown-readiness-secs in ms, at most drainMs. Without it, the pause lasts the whole drain. */
+  pauseMs?: number | undefined;
   /** Requests in flight now. */
   inflight(): number;
   /** Resolves once nothing is in flight. */
@@ -26,9 +28,9 @@ const never = new Promise<never>(() => {});
  *
  * 1. the readiness pause: the listener stays open (a load balancer keeps getting 503
  *    from /readyz until it stops sending) and in-flight requests go on, until
- *    `drainMs` has passed, or `skipPause` resolves;
- * 2. the listener closes and idle keep-alive connections end; after a skipped pause,
- *    the drain ends as soon as nothing is in flight, at the latest at `drainMs`;
+ *    `pauseMs` has passed, or `skipPause` resolves;
+ * 2. the listener closes and idle keep-alive connections end, and the drain ends as
+ *    soon as nothing is in flight, at the latest at `drainMs` from the start;
  * 3. what is still in flight is cut (every connection destroyed), with one log line
  *    saying how many requests that was. `cutNow` jumps straight here.
  *
@@ -39,7 +41,16 @@ export async function drainServer(o: DrainOptions): Promise<number> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<'deadline'>((r) => (timer = setTimeout(() => r('deadline'), o.drainMs)));
   const cut = (o.cutNow ?? never).then(() => 'cut' as const);
-  let ended: 'deadline' | 'cut' | 'skip' | 'idle' = await Promise.race([deadline, cut, (o.skipPause ?? never).then(() => 'skip' as const)]);
+  let pauseTimer: NodeJS.Timeout | undefined;
+  const pauseMs = Math.min(o.pauseMs ?? o.drainMs, o.drainMs);
+  const pause = pauseMs >= o.drainMs ? never : new Promise<'skip'>((r) => (pauseTimer = setTimeout(() => r('skip'), pauseMs)));
+  let ended: 'deadline' | 'cut' | 'skip' | 'idle' = await Promise.race([
+    deadline,
+    cut,
+    pause,
+    (o.skipPause ?? never).then(() => 'skip' as const),
+  ]);
+  clearTimeout(pauseTimer);
 
   const closed = new Promise<void>((r) => o.server.close(() => r()));
   o.server.closeIdleConnections();
