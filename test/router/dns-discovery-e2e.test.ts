@@ -1,15 +1,10 @@
-import { spawn, spawnSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { createSocket } from 'node:dgram';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Router } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import { runCli } from '../helpers/cli.js';
+import { DNSMASQ, Dnsmasq, freeUdpPort, srv } from '../helpers/dnsmasq.js';
 import { eventually, rawRequest } from '../helpers/http.js';
 import { startTestRouter } from '../helpers/router.js';
 
@@ -20,11 +15,7 @@ import { startTestRouter } from '../helpers/router.js';
  * (it re-reads only its hosts files on a signal). The router follows the records as
  * they are added, removed and changed, under steady load from the openai client.
  */
-const DNSMASQ = ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'].find((p) => spawnSync('test', ['-x', p]).status === 0);
-
-let dir = '';
-let dns: ChildProcess | undefined;
-let dnsPort = 0;
+let dns = new Dnsmasq();
 let fleets: SimFleet[] = [];
 let router: Router | undefined;
 
@@ -36,56 +27,14 @@ beforeAll(() => {
 afterEach(async () => {
   await router?.close();
   for (const f of fleets) await f.close();
-  await stopDns();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  dir = '';
+  await dns.close();
+  dns = new Dnsmasq();
   router = undefined;
   fleets = [];
 });
 
-async function freeUdpPort(): Promise<number> {
-  const s = createSocket('udp4');
-  await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve));
-  const port = s.address().port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
-
-/** Start (or restart) dnsmasq with these records on the same port. */
-async function serveDns(lines: string[]): Promise<void> {
-  await stopDns();
-  if (!dir) dir = mkdtempSync(path.join(tmpdir(), 'routerctl-dns-'));
-  if (dnsPort === 0) dnsPort = await freeUdpPort();
-  const conf = path.join(dir, 'dnsmasq.conf');
-  writeFileSync(
-    conf,
-    [`port=${dnsPort}`, 'listen-address=127.0.0.1', 'bind-interfaces', 'no-resolv', 'no-hosts', 'local=/fleet.test/', ...lines].join('\n'),
-  );
-  // As root, dnsmasq would drop to user nobody, who cannot read the conf in our temp dir; as anyone else it stays who it is.
-  const asRoot = process.getuid?.() === 0 ? ['--user=root'] : [];
-  const child = spawn(DNSMASQ!, ['--keep-in-foreground', `--conf-file=${conf}`, '--pid-file=', ...asRoot], { stdio: 'ignore' });
-  dns = child;
-  // Answering: a query for a name it holds comes back.
-  const probe = new (await import('node:dns/promises')).Resolver({ timeout: 200, tries: 1 });
-  probe.setServers([`127.0.0.1:${dnsPort}`]);
-  await eventually(async () => {
-    try {
-      await probe.resolveAny('probe.fleet.test');
-      return true;
-    } catch (err) {
-      return (err as { code?: string }).code === 'ENOTFOUND' || (err as { code?: string }).code === 'ENODATA';
-    }
-  });
-}
-
-async function stopDns(): Promise<void> {
-  const d = dns;
-  dns = undefined;
-  if (!d || d.exitCode !== null) return;
-  const gone = new Promise((r) => d.once('exit', r));
-  d.kill('SIGTERM');
-  await gone;
-}
+const serveDns = (lines: string[]): Promise<void> => dns.serve(lines);
+const stopDns = (): Promise<void> => dns.stop();
 
 async function engine(host = '127.0.0.1', port = 0): Promise<{ url: string; port: number }> {
   const f = await startSimFleet({ workers: 1, speedup: 20, host, portBase: port });
@@ -94,7 +43,6 @@ async function engine(host = '127.0.0.1', port = 0): Promise<{ url: string; port
   return { url, port: Number(new URL(url).port) };
 }
 
-const srv = (name: string, target: string, port: number): string => `srv-host=${name},${target},${port}`;
 const workerUrls = (r: Router): string[] => r.registry.workers.map((w) => w.url).sort();
 
 describe('--dns-discovery', () => {
@@ -109,7 +57,7 @@ describe('--dns-discovery', () => {
     ]);
     const r = (router = await startTestRouter([], {
       dnsDiscovery: name,
-      dnsResolver: `127.0.0.1:${dnsPort}`,
+      dnsResolver: `127.0.0.1:${dns.port}`,
       discoveryInterval: 0.2,
       policy: 'round_robin',
       adminToken: 'secret',
@@ -178,7 +126,14 @@ describe('--dns-discovery', () => {
     const [x, y] = [await engine('127.0.0.2', port), await engine('127.0.0.3', port)];
     await serveDns(['host-record=engines.fleet.test,127.0.0.2', 'host-record=engines.fleet.test,127.0.0.3']);
     // check-config --probe asks DNS once, as serve would, and probes what it lists.
-    const flags = ['--dns-discovery', 'engines.fleet.test', '--dns-discovery-port', String(port), '--dns-resolver', `127.0.0.1:${dnsPort}`];
+    const flags = [
+      '--dns-discovery',
+      'engines.fleet.test',
+      '--dns-discovery-port',
+      String(port),
+      '--dns-resolver',
+      `127.0.0.1:${dns.port}`,
+    ];
     const probed = await runCli(['check-config', ...flags, '--probe']);
     expect(probed.code).toBe(0);
     expect(probed.stdout).toContain(`DNS discovery: engines.fleet.test lists 2 workers: ${x.url} ${y.url}`);
@@ -194,7 +149,7 @@ describe('--dns-discovery', () => {
     const r = (router = await startTestRouter([], {
       dnsDiscovery: 'engines.fleet.test',
       dnsDiscoveryPort: port,
-      dnsResolver: `127.0.0.1:${dnsPort}`,
+      dnsResolver: `127.0.0.1:${dns.port}`,
       discoveryInterval: 0.2,
     }));
     expect(workerUrls(r)).toEqual([x.url, y.url]);

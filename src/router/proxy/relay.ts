@@ -173,8 +173,10 @@ export class Relay {
           if (parsed.stream) metrics.streamOutcomes.inc([worker.url, model, 'client_disconnect']);
           return undefined;
         case 'router_error':
-          // Not the worker's failure: no breaker verdict, no retry (it would fail alike anywhere).
           breaker.release(gen);
+          // The worker left the fleet under it (its drain time ran out): nothing reached the client, so another worker takes it.
+          if (worker.removed) return { error: ApiErrors.upstreamUnreachable(), cause: 'worker_removed', retryable: true };
+          // Not the worker's failure: no breaker verdict, no retry (it would fail alike anywhere).
           log.error('router error sending a request to a worker', {
             worker: worker.url,
             error: (sent.error as Error)?.message ?? String(sent.error),

@@ -40,6 +40,8 @@ export class Worker implements PolicyWorker {
   inflight = 0;
   requestsTotal = 0;
   gateRejectionsTotal = 0;
+  /** It left the fleet and its connections are gone (docs/http-edge.md §Membership): a request still bound for it goes elsewhere. */
+  removed = false;
   info: WorkerInfo = {
     dpSize: undefined,
     models: [],

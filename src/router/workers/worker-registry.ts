@@ -166,6 +166,7 @@ export class WorkerRegistry {
     this.loadPush.detach(w);
     this.table.forget(w);
     this.forgetPrefix(w);
+    w.removed = true;
     void w.pool.destroy();
   }
 
