@@ -14,6 +14,8 @@ interface CheckConfigArgs {
 
 const OWN_FLAGS = ['json', 'probe', 'strict'];
 const PROBE_TIMEOUT_MS = 2000;
+/** The probe lists once and changes no fleet. */
+const NO_FLEET = { urls: () => [], add: () => undefined, remove: () => undefined };
 
 const checkConfig = defineCommand({
   command: 'check-config',
@@ -57,8 +59,8 @@ async function runCheckConfig(argv: CheckConfigArgs): Promise<number> {
   const { config, origins, errors } = resolved;
 
   let probe: ProbeReport | null = null;
-  // Under DNS discovery the probe asks DNS once, as serve would at start, and probes what it lists.
-  let discovered: { name: string; resolution: Resolution } | null = null;
+  // Under discovery the probe asks DNS or the Kubernetes API once, as serve would at start, and probes what it lists.
+  let discovered: { mode: 'dns' | 'kubernetes'; name: string; resolution: Resolution; startFails?: boolean } | null = null;
   if (argv.probe === true && errors.length === 0) {
     let urls: readonly string[] = config.workerUrls;
     if (config.dnsDiscovery !== null) {
@@ -71,11 +73,22 @@ async function runCheckConfig(argv: CheckConfigArgs): Promise<number> {
           resolver: config.dnsResolver,
           intervalMs: PROBE_TIMEOUT_MS,
         },
-        { urls: () => [], add: () => undefined, remove: () => undefined },
+        NO_FLEET,
         silentLogger,
       );
       const resolution = await dns.resolve();
-      discovered = { name: config.dnsDiscovery, resolution };
+      discovered = { mode: 'dns', name: config.dnsDiscovery, resolution };
+      urls = resolution.ok ? resolution.urls : [];
+    } else if (config.serviceDiscovery) {
+      const { KubernetesDiscovery, kubernetesOptions, silentLogger } = await import('../src/router/index.js');
+      const k8s = new KubernetesDiscovery({ ...kubernetesOptions(config), requestTimeoutMs: PROBE_TIMEOUT_MS }, NO_FLEET, silentLogger);
+      // Credentials that cannot be read would stop serve: said as the answer, not as a crash.
+      let startFails = false;
+      const resolution = await k8s.listOnce().catch((err: Error): Resolution => {
+        startFails = true;
+        return { ok: false, reason: err.message };
+      });
+      discovered = { mode: 'kubernetes', name: k8s.description, resolution, startFails };
       urls = resolution.ok ? resolution.urls : [];
     }
     probe = await probeWorkers(urls, config, { timeoutMs: PROBE_TIMEOUT_MS, origins });
@@ -96,8 +109,8 @@ async function runCheckConfig(argv: CheckConfigArgs): Promise<number> {
         discovered === null
           ? null
           : discovered.resolution.ok
-            ? { name: discovered.name, answered: true, urls: discovered.resolution.urls }
-            : { name: discovered.name, answered: false, reason: discovered.resolution.reason },
+            ? { mode: discovered.mode, name: discovered.name, answered: true, urls: discovered.resolution.urls }
+            : { mode: discovered.mode, name: discovered.name, answered: false, reason: discovered.resolution.reason },
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return valid ? 0 : 1;
@@ -115,10 +128,13 @@ async function runCheckConfig(argv: CheckConfigArgs): Promise<number> {
     out.push(renderConfigTable(config, origins, color));
     if (discovered !== null) {
       const r = discovered.resolution;
+      const mode = discovered.mode === 'dns' ? 'DNS' : 'Kubernetes';
       out.push(
         r.ok
-          ? `DNS discovery: ${discovered.name} lists ${r.urls.length} worker${r.urls.length === 1 ? '' : 's'}${r.urls.length > 0 ? `: ${r.urls.join(' ')}` : ''}`
-          : `DNS discovery: ${discovered.name} gave no answer (${r.reason}); serve would start with no worker and keep asking`,
+          ? `${mode} discovery: ${discovered.name} lists ${r.urls.length} worker${r.urls.length === 1 ? '' : 's'}${r.urls.length > 0 ? `: ${r.urls.join(' ')}` : ''}`
+          : discovered.startFails === true
+            ? `${mode} discovery cannot start: ${r.reason}; serve would exit`
+            : `${mode} discovery: ${discovered.name} gave no answer (${r.reason}); serve would start with no worker and keep asking`,
       );
     }
     if (probe !== null) {

@@ -11,6 +11,7 @@ const PLACEHOLDER: Record<OptionSpec['type'], string> = {
   boolean: '',
   enum: '',
   'url-list': 'URL...',
+  'string-list': 'TEXT...',
   'kv-events': 'MAPPING',
 };
 

@@ -23,6 +23,7 @@ export function ruleText(spec: OptionSpec): string {
     boolean: 'boolean',
     enum: (spec.choices ?? []).map((c) => `\`${c}\``).join(', '),
     'url-list': 'http(s) URLs, no duplicates',
+    'string-list': spec.key === 'selector' ? 'k=v label terms' : 'words',
     'kv-events': 'a mapping, see [KV event endpoints](#kv-event-endpoints)',
   };
   const r = spec.range;

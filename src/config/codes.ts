@@ -106,6 +106,13 @@ export const ConfigCodes = errorCatalogue({
     '--dns-resolver that is not HOST:PORT',
     'The message: `--dns-resolver must be HOST:PORT, an IP address and a port (got V)`',
   ),
+  VALUE_SELECTOR: entry(
+    'RCTL_E_VALUE_SELECTOR',
+    'value',
+    'error',
+    '--selector with a term that is not k=v (a label name, optionally prefixed, and a label value)',
+    'The message: `--selector takes k=v label terms (got T)`',
+  ),
   VALUE_EMPTY: entry(
     'RCTL_E_VALUE_EMPTY',
     'value',
@@ -180,7 +187,12 @@ export const ConfigCodes = errorCatalogue({
     'The message: `pressure guard tuning requires --policy cache_aware`',
   ),
 
-  CROSS_DISCOVERY_CONFLICT: entry('RCTL_E_CROSS_DISCOVERY_CONFLICT', 'cross-flag', 'error', '--worker-urls together with --sim-workers'),
+  CROSS_DISCOVERY_CONFLICT: entry(
+    'RCTL_E_CROSS_DISCOVERY_CONFLICT',
+    'cross-flag',
+    'error',
+    'two sources of the fleet at once: --worker-urls, --sim-workers, --dns-discovery or --service-discovery (and, under it, --selector with --service-discovery-service)',
+  ),
   CROSS_SIM_ONLY: entry('RCTL_E_CROSS_SIM_ONLY', 'cross-flag', 'error', '--sim-rate together with --worker-urls (it would be ignored)'),
   CROSS_COOL_DOWN_REQUIRES_THRESHOLD: entry(
     'RCTL_E_CROSS_COOL_DOWN_REQUIRES_THRESHOLD',
@@ -205,6 +217,18 @@ export const ConfigCodes = errorCatalogue({
     'cross-flag',
     'error',
     'a DNS discovery setting (--dns-discovery-port, --dns-resolver, --dns-discovery-scheme, --discovery-interval) without --dns-discovery',
+  ),
+  CROSS_KUBE_TARGET_REQUIRED: entry(
+    'RCTL_E_CROSS_KUBE_TARGET_REQUIRED',
+    'cross-flag',
+    'error',
+    '--service-discovery with neither --selector nor --service-discovery-service: nothing to watch',
+  ),
+  CROSS_KUBE_ONLY: entry(
+    'RCTL_E_CROSS_KUBE_ONLY',
+    'cross-flag',
+    'error',
+    'a Kubernetes discovery setting (--selector, --service-discovery-service, --service-discovery-namespace, --service-discovery-port, --kubeconfig) without --service-discovery',
   ),
   CROSS_GATE_TOKENS_REQUIRED: entry(
     'RCTL_E_CROSS_GATE_TOKENS_REQUIRED',

@@ -19,7 +19,7 @@ export type { Coerced, SourceKind };
 export function coerce(spec: OptionSpec, raw: unknown, kind: SourceKind): Coerced {
   const flag = `--${spec.flag}`;
   // A repeated scalar flag: the last one wins, as in most CLIs.
-  if (kind === 'flag' && spec.type !== 'url-list' && Array.isArray(raw)) raw = raw[raw.length - 1];
+  if (kind === 'flag' && spec.type !== 'url-list' && spec.type !== 'string-list' && Array.isArray(raw)) raw = raw[raw.length - 1];
 
   switch (spec.type) {
     case 'integer':
@@ -35,6 +35,8 @@ export function coerce(spec: OptionSpec, raw: unknown, kind: SourceKind): Coerce
       return typeError(flag, 'a string', raw);
     case 'url-list':
       return coerceUrlList(raw, flag, kind);
+    case 'string-list':
+      return coerceStringList(raw, flag, kind);
     case 'kv-events':
       return coerceKvEvents(raw, flag, kind);
   }
@@ -118,6 +120,26 @@ function coerceUrlList(raw: unknown, flag: string, kind: SourceKind): Coerced {
     else for (const part of item.trim().split(/\s+/)) urls.push(part.replace(/\/+$/, ''));
   }
   return { ok: true, value: urls };
+}
+
+/** Words, repeated or space-separated (commas too in the environment); each entry's own syntax is a value rule's to judge. */
+function coerceStringList(raw: unknown, flag: string, kind: SourceKind): Coerced {
+  let items: unknown[];
+  if (Array.isArray(raw)) items = raw;
+  else if (typeof raw === 'string') items = kind === 'env' ? raw.split(',') : [raw];
+  else return typeError(flag, 'a list of words', raw);
+  if (kind === 'flag' && items.length === 0) return { ok: false, code: 'PARSE_MISSING_VALUE', message: `${flag} needs a value` };
+  const words: string[] = [];
+  for (const item of items) {
+    if (typeof item !== 'string') return typeError(flag, 'a list of words', item);
+    words.push(
+      ...item
+        .trim()
+        .split(/\s+/)
+        .filter((w) => w !== ''),
+    );
+  }
+  return { ok: true, value: words };
 }
 
 function typeError(flag: string, expected: string, raw: unknown): Coerced {

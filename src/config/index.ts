@@ -31,6 +31,8 @@ export { POLICY_FAMILIES } from './rules-policy.js';
 export { formatDefault } from './yargs-options.js';
 
 export { addConfigOptions } from './yargs-options.js';
+export { parseSelector, selectorQuery } from './label-selector.js';
+export type { Selector } from './label-selector.js';
 
 export { ConfigCodes, PROBLEM_CLASSES } from './codes.js';
 export type { ConfigCode, ConfigCodeEntry, ProblemClass, Severity } from './codes.js';

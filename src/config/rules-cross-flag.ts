@@ -52,6 +52,7 @@ export function checkCrossFlags(ctx: RuleContext): void {
       ctx.push(problem('CROSS_DNS_ONLY', `${ctx.flag(key)} has no effect without --dns-discovery; add it or drop this`, ctx.at(key)));
     }
   }
+  checkKubernetes(ctx, staticFleet);
   if (staticFleet && ctx.isSet('simRate')) {
     ctx.push(
       problem(
@@ -166,6 +167,47 @@ export function checkCrossFlags(ctx: RuleContext): void {
         'WARN_ADMIN_API_OPEN',
         `--host ${shorten(config.host)} is reachable from other machines and --admin-token is unset, so /admin/* is open to them`,
         ctx.at('host'),
+      ),
+    );
+  }
+}
+
+/** `--service-discovery` and its settings (docs/http-edge.md §Kubernetes discovery): one source of the fleet, and something to watch. */
+function checkKubernetes(ctx: RuleContext, staticFleet: boolean): void {
+  const { config } = ctx;
+  if (!config.serviceDiscovery) {
+    for (const key of ['selector', 'serviceDiscoveryService', 'serviceDiscoveryNamespace', 'serviceDiscoveryPort', 'kubeconfig'] as const) {
+      if (!ctx.isSet(key) || (key === 'selector' && config.selector.length === 0)) continue;
+      ctx.push(problem('CROSS_KUBE_ONLY', `${ctx.flag(key)} has no effect without --service-discovery; add it or drop this`, ctx.at(key)));
+    }
+    return;
+  }
+  const others: [string, boolean, Parameters<RuleContext['at']>[0]][] = [
+    ['--worker-urls', staticFleet, 'workerUrls'],
+    ['--sim-workers', ctx.isSet('simWorkers'), 'simWorkers'],
+    ['--dns-discovery', config.dnsDiscovery !== null, 'dnsDiscovery'],
+  ];
+  for (const [flag, set, key] of others) {
+    if (!set) continue;
+    ctx.push(problem('CROSS_DISCOVERY_CONFLICT', `--service-discovery and ${flag} are mutually exclusive; pass exactly one`, ctx.at(key)));
+  }
+  const bySelector = config.selector.length > 0;
+  const byService = config.serviceDiscoveryService !== null;
+  if (bySelector && byService) {
+    ctx.push(
+      problem(
+        'CROSS_DISCOVERY_CONFLICT',
+        "--selector and --service-discovery-service are mutually exclusive: pods by label, or a Service's EndpointSlices",
+        ctx.at('serviceDiscoveryService'),
+      ),
+    );
+  }
+  if (!bySelector && !byService && !ctx.invalid.has('selector') && !ctx.invalid.has('serviceDiscoveryService')) {
+    ctx.push(
+      problem(
+        'CROSS_KUBE_TARGET_REQUIRED',
+        '--service-discovery needs --selector k=v (pods by label) or --service-discovery-service NAME (its EndpointSlices)',
+        ctx.at('serviceDiscovery'),
       ),
     );
   }

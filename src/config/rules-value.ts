@@ -1,5 +1,6 @@
 import { isIPv4 } from 'node:net';
 import { checkKvEvents } from './kv-events-value.js';
+import { parseSelector } from './label-selector.js';
 import { shorten } from './shorten.js';
 import { problem } from './problem.js';
 import type { RuleContext } from './rule-context.js';
@@ -30,6 +31,9 @@ export function checkValues(ctx: RuleContext): void {
         continue;
       case 'dnsResolver':
         checkResolver(ctx);
+        continue;
+      case 'selector':
+        checkSelector(ctx);
         continue;
       default:
         break;
@@ -190,4 +194,12 @@ function checkResolver(ctx: RuleContext): void {
   ctx.push(
     problem('VALUE_DNS_RESOLVER', `--dns-resolver must be HOST:PORT, an IP address and a port (got ${shorten(v)})`, ctx.at('dnsResolver')),
   );
+}
+
+/** `--selector`: equality terms only, as the Rust sgl-router takes them (docs/http-edge.md §Kubernetes discovery). */
+function checkSelector(ctx: RuleContext): void {
+  const parsed = parseSelector(ctx.config.selector);
+  if (parsed.ok) return;
+  ctx.invalid.add('selector');
+  ctx.push(problem('VALUE_SELECTOR', `--selector takes k=v label terms (got ${shorten(parsed.bad) || "''"})`, ctx.at('selector')));
 }

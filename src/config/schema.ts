@@ -30,7 +30,7 @@ export type QueueGateMode = (typeof QUEUE_GATE_MODES)[number];
 export const DISCOVERY_SCHEMES = ['http', 'https'] as const;
 export type DecisionHeader = (typeof DECISION_HEADERS)[number];
 
-export type OptionType = 'integer' | 'number' | 'string' | 'boolean' | 'enum' | 'url-list' | 'kv-events';
+export type OptionType = 'integer' | 'number' | 'string' | 'boolean' | 'enum' | 'url-list' | 'string-list' | 'kv-events';
 
 /**
  * A range a value must fall in, whatever the policy. Each kind renders the reference
@@ -99,6 +99,7 @@ interface ValueTypes {
   string: string;
   boolean: boolean;
   'url-list': string[];
+  'string-list': string[];
   'kv-events': KvEventsRule[];
 }
 
@@ -372,6 +373,70 @@ export const OPTIONS = [
     describe: 'seconds between two resolutions of --dns-discovery',
     group: 'Discovery',
     range: { greaterThan: 0, atMost: 3600 },
+  }),
+  opt({
+    key: 'serviceDiscovery',
+    flag: 'service-discovery',
+    type: 'boolean',
+    default: false,
+    describe: 'watch the Kubernetes API for the fleet: the pods --selector matches, or the EndpointSlices of --service-discovery-service',
+    details:
+      "Credentials are the pod's service account, or --kubeconfig. A pod is a worker while it is Running and Ready, has an IP and is not being deleted; an endpoint while it is not marked unready.",
+    group: 'Discovery',
+  }),
+  opt({
+    key: 'selector',
+    flag: 'selector',
+    type: 'string-list',
+    default: [],
+    defaultLabel: 'none',
+    describe: 'labels a pod must all carry to be a worker under --service-discovery: k=v, repeated, space- or comma-separated',
+    placeholder: 'K=V...',
+    example: ['app=sglang-worker'],
+    group: 'Discovery',
+  }),
+  opt({
+    key: 'serviceDiscoveryService',
+    flag: 'service-discovery-service',
+    type: 'string',
+    default: null,
+    defaultLabel: 'none (pods by --selector)',
+    describe: "watch this Service's EndpointSlices (discovery.k8s.io/v1) instead of pods",
+    example: 'sglang-engines',
+    group: 'Discovery',
+  }),
+  opt({
+    key: 'serviceDiscoveryNamespace',
+    flag: 'service-discovery-namespace',
+    type: 'string',
+    default: null,
+    defaultLabel: "the router pod's own (with --kubeconfig, its context's), else default",
+    describe: 'the Kubernetes namespace --service-discovery watches',
+    example: 'inference',
+    group: 'Discovery',
+  }),
+  opt({
+    key: 'serviceDiscoveryPort',
+    flag: 'service-discovery-port',
+    type: 'integer',
+    default: null,
+    defaultLabel: "8000 for pods; the slice's port for EndpointSlices",
+    describe: "the engines' port on discovered pods; with --service-discovery-service, which of the slice's ports",
+    example: 8000,
+    group: 'Discovery',
+    range: { atLeast: 1, atMost: 65535 },
+  }),
+  opt({
+    key: 'kubeconfig',
+    flag: 'kubeconfig',
+    type: 'string',
+    default: null,
+    defaultLabel: "in-cluster (the pod's service account)",
+    describe: 'a kubeconfig whose current context --service-discovery uses: server, token or tokenFile, CA, insecure-skip-tls-verify',
+    details: 'Exec plugins, auth providers and client certificates are not read.',
+    placeholder: 'PATH',
+    example: '~/.kube/config',
+    group: 'Discovery',
   }),
   opt({
     key: 'kvEvents',

@@ -30,7 +30,7 @@ function yargsOption(spec: OptionSpec): Options {
   };
   if (spec.type === 'boolean') o.type = 'boolean';
   if (spec.type === 'string' || spec.type === 'enum' || spec.type === 'kv-events') o.type = 'string';
-  if (spec.type === 'url-list') {
+  if (spec.type === 'url-list' || spec.type === 'string-list') {
     o.type = 'array';
     o.string = true;
   }

@@ -29,6 +29,10 @@ export const RUNTIME_ERRORS = errorCatalogue({
   },
   BENCH_START: { code: 'RCTL_E_BENCH_START', meaning: 'a router or simulated fleet the benchmark needs did not start' },
   TOKENIZER: { code: 'RCTL_E_TOKENIZER', meaning: 'the --tokenizer file cannot be read, or is not a Hugging Face tokenizer' },
+  KUBE_CREDENTIALS: {
+    code: 'RCTL_E_KUBE_CREDENTIALS',
+    meaning: '--service-discovery has no usable credentials: not in a pod and no --kubeconfig, or a kubeconfig routerctl cannot read',
+  },
   INTERNAL: { code: 'RCTL_E_INTERNAL', meaning: 'a routerctl bug; ROUTERCTL_DEBUG=1 prints its stack' },
 });
 

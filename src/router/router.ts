@@ -33,7 +33,8 @@ import { WorkerStatus } from './status/worker-status.js';
 import { discoverModel } from './workers/discover-model.js';
 import { registryOptions } from './workers/registry-options.js';
 import { WorkerRegistry } from './workers/worker-registry.js';
-import { DnsDiscovery } from './workers/dns-discovery.js';
+import type { Discovery, DiscoveryMode } from './workers/discovery.js';
+import { discoveryFor } from './workers/discovery-for.js';
 import type { Worker } from './upstream/worker.js';
 
 export interface RouterOptions {
@@ -102,20 +103,11 @@ export class Router {
     const registry = (this.registry = new WorkerRegistry(table, sampler, push, (w) => prefix.forget(w), log, registryOptions(c, now)));
     // Owners in the digest are named by URL, so replicas with the same workers compare.
     for (const url of c.workerUrls) index.setOwnerTag(registry.add(url).slot, url);
-    this.discovery =
-      c.dnsDiscovery === null
-        ? undefined
-        : new DnsDiscovery(
-            {
-              name: c.dnsDiscovery,
-              port: c.dnsDiscoveryPort,
-              scheme: c.dnsDiscoveryScheme,
-              resolver: c.dnsResolver,
-              intervalMs: c.discoveryInterval * 1000,
-            },
-            { urls: () => registry.workers.map((w) => w.url), add: (u) => this.addWorker(u), remove: (u) => void this.removeWorker(u) },
-            log,
-          );
+    this.discovery = discoveryFor(
+      c,
+      { urls: () => registry.workers.map((w) => w.url), add: (u) => this.addWorker(u), remove: (u) => void this.removeWorker(u) },
+      log,
+    );
     const status = new WorkerStatus(table, registry, sampler, push, kvIndex);
     this.policy = createPolicy(c, gate);
     const modelId = this.modelId ?? UNKNOWN_MODEL;
@@ -194,12 +186,12 @@ export class Router {
   }
 
   /** Who changes the fleet at runtime: `static` (the configured list and /admin/workers) or a discovery mode. */
-  get membershipOwner(): 'static' | 'dns' {
-    return this.discovery === undefined ? 'static' : 'dns';
+  get membershipOwner(): 'static' | DiscoveryMode {
+    return this.discovery?.mode ?? 'static';
   }
 
-  /** --dns-discovery: the fleet as a DNS name lists it. */
-  private readonly discovery: DnsDiscovery | undefined;
+  /** --dns-discovery or --service-discovery: the fleet as DNS or the Kubernetes API lists it. */
+  private readonly discovery: Discovery | undefined;
 
   /**
    * A worker joins the running router (docs/http-edge.md §Membership): introspected,
@@ -250,7 +242,7 @@ export class Router {
     const c = this.config;
     // A tokenizer that cannot be read stops the start with one line (RCTL_E_TOKENIZER).
     if (c.tokenizer !== null && c.prefixSource !== 'requests') this.tokenizer = HfChatTokenizer.load(c.tokenizer);
-    // The fleet DNS lists now is the fleet at start, in the pool at once as a configured one is; later changes join and leave.
+    // The fleet discovery lists now is the fleet at start, in the pool at once as a configured one is; later changes join and leave.
     await this.discovery?.start();
     await this.registry.introspectAll();
     const { registry, relay, kvIndex, log, tokenizer } = this;

@@ -26,8 +26,8 @@ const FLEET_STOP_MS = 2000;
 export async function startRouter(config: RouterConfig, log: Logger = createLogger(config.logFormat)): Promise<RunningRouter> {
   let fleet: EmbeddedFleet | undefined;
   let effective = config;
-  // With DNS discovery the fleet is what DNS lists, maybe nobody yet: never the simulator.
-  if (config.workerUrls.length === 0 && config.dnsDiscovery === null) {
+  // With discovery the fleet is what DNS or the Kubernetes API lists, maybe nobody yet: never the simulator.
+  if (config.workerUrls.length === 0 && config.dnsDiscovery === null && !config.serviceDiscovery) {
     fleet = await startEmbeddedFleet({ workers: config.simWorkers, seed: 42, drainSecs: config.shutdownDrainSecs });
     effective = { ...config, workerUrls: fleet.urls };
     log.warn('SIMULATED fleet: no --worker-urls given, running the embedded simulator', { workers: fleet.urls.length });

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiErrors } from '../api-error/api-error.js';
 import { readRequestBody } from '../request/read-body.js';
+import type { DiscoveryMode } from '../workers/discovery.js';
 import { sendJson } from './send-json.js';
 
 /** A membership change's body is one URL: anything larger is not one. */
@@ -9,7 +10,7 @@ const MAX_BODY_BYTES = 16 * 1024;
 /** What /admin/workers changes (the Router): who owns the fleet, and the two changes. */
 export interface Membership {
   /** `static`: the configured list and this API; otherwise the discovery mode that owns the fleet. */
-  owner(): 'static' | 'dns';
+  owner(): 'static' | DiscoveryMode;
   /** Whether the router was started with --admin-token: without one, membership cannot change over HTTP. */
   readonly tokenConfigured: boolean;
   add(url: string): 'added' | 'exists';

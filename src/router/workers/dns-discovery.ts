@@ -1,6 +1,10 @@
 import { isIP } from 'node:net';
 import { Resolver } from 'node:dns/promises';
 import type { Logger } from '../logging/logger.js';
+import { applyFleet } from './discovery.js';
+import type { DiscoveredFleet, Discovery } from './discovery.js';
+
+export type { DiscoveredFleet };
 
 /** `--dns-discovery` and its settings (docs/http-edge.md §DNS discovery). */
 export interface DnsDiscoveryOptions {
@@ -12,13 +16,6 @@ export interface DnsDiscoveryOptions {
   /** `HOST:PORT` of the DNS server to ask; null: the system's. */
   readonly resolver: string | null;
   readonly intervalMs: number;
-}
-
-/** What the discovery changes: the router's fleet. */
-export interface DiscoveredFleet {
-  urls(): readonly string[];
-  add(url: string): void;
-  remove(url: string): void;
 }
 
 export type Resolution = { readonly ok: true; readonly urls: readonly string[] } | { readonly ok: false; readonly reason: string };
@@ -37,7 +34,8 @@ const EMPTY_ANSWERS = new Set(['ENOTFOUND', 'ENODATA']);
  * so a DNS change is the same join and leave as an admin call (docs/http-edge.md
  * §Membership).
  */
-export class DnsDiscovery {
+export class DnsDiscovery implements Discovery {
+  readonly mode = 'dns';
   readonly #resolver: Resolver;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
@@ -83,10 +81,7 @@ export class DnsDiscovery {
     }
     if (this.#lastFailure !== undefined) this.log.info('DNS discovery answers again', { name: this.o.name, workers: r.urls.length });
     this.#lastFailure = undefined;
-    const wanted = new Set(r.urls);
-    const have = new Set(this.fleet.urls());
-    for (const url of have) if (!wanted.has(url)) this.fleet.remove(url);
-    for (const url of r.urls) if (!have.has(url)) this.fleet.add(url);
+    applyFleet(this.fleet, r.urls);
   }
 
   /** The worker URLs the name lists now, sorted; or why there is no answer. */
