@@ -359,6 +359,114 @@ const table: [string, string[], FirstError | null][] = [
     },
   ],
   ['an IPv6 resolver is accepted', ['--dns-discovery', '_s._tcp.x', '--dns-resolver', '[::1]:5353'], null],
+  ['Kubernetes pods by selector are accepted', ['--service-discovery', '--selector', 'app=sglang', 'tier=gpu'], null],
+  [
+    'selector terms comma-separated, a prefixed key, an empty value',
+    ['--service-discovery', '--selector', 'app.kubernetes.io/name=sglang,canary='],
+    null,
+  ],
+  [
+    "a Service's EndpointSlices, a namespace, a port and a kubeconfig are accepted",
+    [
+      '--service-discovery',
+      '--service-discovery-service',
+      'engines',
+      '--service-discovery-namespace',
+      'inference',
+      '--service-discovery-port',
+      '8000',
+      '--kubeconfig',
+      'kubeconfig.yaml',
+    ],
+    null,
+  ],
+  [
+    'a selector term that is not k=v',
+    ['--service-discovery', '--selector', 'app'],
+    { code: 'RCTL_E_VALUE_SELECTOR', message: '--selector takes k=v label terms (got app)', flag: '--selector' },
+  ],
+  [
+    'a selector term with a set operator',
+    ['--service-discovery', '--selector', 'app!=sglang'],
+    { code: 'RCTL_E_VALUE_SELECTOR', message: '--selector takes k=v label terms (got app!=sglang)', flag: '--selector' },
+  ],
+  [
+    'Kubernetes discovery with nothing to watch',
+    ['--service-discovery'],
+    {
+      code: 'RCTL_E_CROSS_KUBE_TARGET_REQUIRED',
+      message: '--service-discovery needs --selector k=v (pods by label) or --service-discovery-service NAME (its EndpointSlices)',
+      flag: '--service-discovery',
+    },
+  ],
+  [
+    'a selector without Kubernetes discovery',
+    ['--selector', 'app=sglang'],
+    {
+      code: 'RCTL_E_CROSS_KUBE_ONLY',
+      message: '--selector has no effect without --service-discovery; add it or drop this',
+      flag: '--selector',
+    },
+  ],
+  [
+    'a Service without Kubernetes discovery',
+    ['--service-discovery-service', 'engines'],
+    {
+      code: 'RCTL_E_CROSS_KUBE_ONLY',
+      message: '--service-discovery-service has no effect without --service-discovery; add it or drop this',
+      flag: '--service-discovery-service',
+    },
+  ],
+  [
+    'a kubeconfig without Kubernetes discovery',
+    ['--kubeconfig', 'kubeconfig.yaml'],
+    {
+      code: 'RCTL_E_CROSS_KUBE_ONLY',
+      message: '--kubeconfig has no effect without --service-discovery; add it or drop this',
+      flag: '--kubeconfig',
+    },
+  ],
+  [
+    'Kubernetes discovery beside a fixed list',
+    ['--service-discovery', '--selector', 'app=sglang', '--worker-urls', 'http://w1:1'],
+    {
+      code: 'RCTL_E_CROSS_DISCOVERY_CONFLICT',
+      message: '--service-discovery and --worker-urls are mutually exclusive; pass exactly one',
+      flag: '--worker-urls',
+    },
+  ],
+  [
+    'Kubernetes discovery beside sim workers',
+    ['--service-discovery', '--selector', 'app=sglang', '--sim-workers', '2'],
+    {
+      code: 'RCTL_E_CROSS_DISCOVERY_CONFLICT',
+      message: '--service-discovery and --sim-workers are mutually exclusive; pass exactly one',
+      flag: '--sim-workers',
+    },
+  ],
+  [
+    'Kubernetes discovery beside DNS discovery',
+    ['--service-discovery', '--selector', 'app=sglang', '--dns-discovery', '_s._tcp.x'],
+    {
+      code: 'RCTL_E_CROSS_DISCOVERY_CONFLICT',
+      message: '--service-discovery and --dns-discovery are mutually exclusive; pass exactly one',
+      flag: '--dns-discovery',
+    },
+  ],
+  [
+    'pods by selector and a Service at once',
+    ['--service-discovery', '--selector', 'app=sglang', '--service-discovery-service', 'engines'],
+    {
+      code: 'RCTL_E_CROSS_DISCOVERY_CONFLICT',
+      message: "--selector and --service-discovery-service are mutually exclusive: pods by label, or a Service's EndpointSlices",
+      flag: '--service-discovery-service',
+    },
+  ],
+  [
+    'a Kubernetes port out of range',
+    ['--service-discovery', '--selector', 'app=sglang', '--service-discovery-port', '70000'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--service-discovery-port must be at most 65535 (got 70000)', flag: '--service-discovery-port' },
+  ],
   [
     'a readiness pause longer than the drain',
     ['--shutdown-readiness-secs', '10', '--shutdown-drain-secs', '5'],

@@ -1,0 +1,272 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { closeServer, listenLoopback } from './http.js';
+
+/** One request the fake API server was sent: its path, query and bearer token. */
+export interface KubeRequest {
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly token: string | undefined;
+}
+
+type KubeObject = { metadata: { name: string; resourceVersion?: string; labels?: Record<string, string> } } & Record<string, unknown>;
+
+interface Collection {
+  readonly items: Map<string, KubeObject>;
+  /** What changed, by version, for watches resumed from an older version. */
+  readonly history: { rv: number; type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject }[];
+  readonly kind: string;
+  readonly apiVersion: string;
+}
+
+interface OpenWatch {
+  readonly path: string;
+  readonly selector: [string, string][];
+  readonly res: ServerResponse;
+}
+
+/**
+ * A Kubernetes API server for tests, on 127.0.0.1: pods (v1) and EndpointSlices
+ * (discovery.k8s.io/v1) in any namespace, hand-made. A list answers the items and the
+ * collection's resourceVersion; a watch (?watch=1&resourceVersion=…) streams
+ * newline-delimited JSON events from that version on, as the real one does, and
+ * answers 410 for a version older than the last compaction. Tests drop watches, compact
+ * and send ERROR events to drive the client through resume and re-list.
+ */
+export class FakeKubeApi {
+  readonly requests: KubeRequest[] = [];
+  readonly token = 'test-token';
+  #server: Server | undefined;
+  #collections = new Map<string, Collection>();
+  #watches = new Set<OpenWatch>();
+  #version = 100;
+  #compactedAt = 0;
+  #dir = '';
+  url = '';
+
+  async start(): Promise<this> {
+    this.#server = createServer((req, res) => this.#handle(req, res));
+    this.url = await listenLoopback(this.#server);
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const w of this.#watches) w.res.destroy();
+    this.#watches.clear();
+    if (this.#server) await closeServer(this.#server);
+    if (this.#dir) rmSync(this.#dir, { recursive: true, force: true });
+  }
+
+  /** A kubeconfig naming this server (plain http, a token, a namespace). */
+  kubeconfig(namespace = 'inference'): string {
+    if (!this.#dir) this.#dir = mkdtempSync(path.join(tmpdir(), 'routerctl-kube-'));
+    const file = path.join(this.#dir, 'kubeconfig');
+    writeFileSync(
+      file,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: test',
+        'clusters:',
+        '- name: fake',
+        '  cluster:',
+        `    server: ${this.url}`,
+        'users:',
+        '- name: router',
+        '  user:',
+        `    token: ${this.token}`,
+        'contexts:',
+        '- name: test',
+        '  context:',
+        '    cluster: fake',
+        '    user: router',
+        `    namespace: ${namespace}`,
+        '',
+      ].join('\n'),
+    );
+    return file;
+  }
+
+  /** The version the next change gets is above this one. */
+  get resourceVersion(): string {
+    return String(this.#version);
+  }
+
+  /** Create or replace an object: ADDED or MODIFIED to the watches. */
+  put(collectionPath: string, object: KubeObject): string {
+    const c = this.#collection(collectionPath);
+    const type = c.items.has(object.metadata.name) ? 'MODIFIED' : 'ADDED';
+    const rv = ++this.#version;
+    const stored = { ...object, metadata: { ...object.metadata, resourceVersion: String(rv) } };
+    c.items.set(object.metadata.name, stored);
+    this.#emit(collectionPath, c, { rv, type, object: stored });
+    return String(rv);
+  }
+
+  delete(collectionPath: string, name: string): string {
+    const c = this.#collection(collectionPath);
+    const old = c.items.get(name);
+    if (!old) throw new Error(`no ${name} in ${collectionPath}`);
+    c.items.delete(name);
+    const rv = ++this.#version;
+    this.#emit(collectionPath, c, { rv, type: 'DELETED', object: { ...old, metadata: { ...old.metadata, resourceVersion: String(rv) } } });
+    return String(rv);
+  }
+
+  /** Cut every open watch mid-stream, as a lost connection or a restarted API server does. */
+  dropWatches(): void {
+    for (const w of this.#watches) w.res.destroy();
+    this.#watches.clear();
+  }
+
+  /** Forget the history: a watch from any version seen so far is answered 410 Gone. */
+  compact(): void {
+    this.#compactedAt = this.#version;
+    for (const c of this.#collections.values()) c.history.length = 0;
+  }
+
+  /** Tell every open watch its version is gone, with an ERROR event (code 410), and end it. */
+  expireWatches(): void {
+    for (const w of this.#watches) {
+      w.res.end(`${JSON.stringify({ type: 'ERROR', object: gone('too old resource version') })}\n`);
+    }
+    this.#watches.clear();
+  }
+
+  get openWatches(): number {
+    return this.#watches.size;
+  }
+
+  lists(collectionPath: string): KubeRequest[] {
+    return this.requests.filter((r) => r.path === collectionPath && r.query.get('watch') === null);
+  }
+
+  watches(collectionPath: string): KubeRequest[] {
+    return this.requests.filter((r) => r.path === collectionPath && r.query.get('watch') === '1');
+  }
+
+  #collection(p: string): Collection {
+    let c = this.#collections.get(p);
+    if (!c) {
+      const slices = p.endsWith('/endpointslices');
+      c = {
+        items: new Map(),
+        history: [],
+        kind: slices ? 'EndpointSlice' : 'Pod',
+        apiVersion: slices ? 'discovery.k8s.io/v1' : 'v1',
+      };
+      this.#collections.set(p, c);
+    }
+    return c;
+  }
+
+  #emit(p: string, c: Collection, change: Collection['history'][number]): void {
+    c.history.push(change);
+    for (const w of this.#watches) {
+      if (w.path === p && matches(change.object, w.selector)) w.res.write(`${JSON.stringify(event(c, change))}\n`);
+    }
+  }
+
+  #handle(req: IncomingMessage, res: ServerResponse): void {
+    const u = new URL(req.url ?? '/', 'http://fake');
+    const auth = req.headers.authorization;
+    const token = auth?.startsWith('Bearer ') ? auth.slice(7) : undefined;
+    this.requests.push({ path: u.pathname, query: u.searchParams, token });
+    const send = (status: number, body: unknown): void => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (token !== this.token) return send(401, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 401, message: 'Unauthorized' });
+    if (req.method !== 'GET' || !/^\/(api\/v1|apis\/discovery\.k8s\.io\/v1)\/namespaces\/[^/]+\/(pods|endpointslices)$/.test(u.pathname)) {
+      return send(404, { kind: 'Status', code: 404, message: 'not found' });
+    }
+    const c = this.#collection(u.pathname);
+    const selector = (u.searchParams.get('labelSelector') ?? '')
+      .split(',')
+      .filter((t) => t !== '')
+      .map((t) => t.split('=') as [string, string]);
+    if (u.searchParams.get('watch') !== '1') {
+      return send(200, {
+        kind: `${c.kind}List`,
+        apiVersion: c.apiVersion,
+        metadata: { resourceVersion: String(this.#version) },
+        items: [...c.items.values()].filter((o) => matches(o, selector)),
+      });
+    }
+    const from = Number(u.searchParams.get('resourceVersion'));
+    if (!Number.isFinite(from) || from < this.#compactedAt) return send(410, gone(`too old resource version: ${from}`));
+    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    res.flushHeaders();
+    for (const change of c.history) {
+      if (change.rv > from && matches(change.object, selector)) res.write(`${JSON.stringify(event(c, change))}\n`);
+    }
+    const w: OpenWatch = { path: u.pathname, selector, res };
+    this.#watches.add(w);
+    res.on('close', () => this.#watches.delete(w));
+  }
+}
+
+function matches(o: KubeObject, selector: [string, string][]): boolean {
+  return selector.every(([k, v]) => o.metadata.labels?.[k] === v);
+}
+
+function event(c: Collection, change: Collection['history'][number]): unknown {
+  return { type: change.type, object: { kind: c.kind, apiVersion: c.apiVersion, ...change.object } };
+}
+
+function gone(message: string): unknown {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'Expired', code: 410 };
+}
+
+/** A pod as the kubelet reports it: labels, phase, Ready condition, IP. */
+export function pod(
+  name: string,
+  o: { labels?: Record<string, string>; ip?: string; phase?: string; ready?: boolean; deleting?: boolean } = {},
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: 'inference',
+      labels: o.labels ?? { app: 'sglang' },
+      ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+    },
+    spec: { containers: [{ name: 'engine', image: 'lmsysorg/sglang' }] },
+    status: {
+      phase: o.phase ?? 'Running',
+      ...(o.ip !== undefined ? { podIP: o.ip, podIPs: [{ ip: o.ip }] } : {}),
+      conditions: [
+        { type: 'Initialized', status: 'True' },
+        { type: 'Ready', status: o.ready === false ? 'False' : 'True' },
+      ],
+    },
+  };
+}
+
+/** An EndpointSlice of a Service: its ports, and endpoints by address with their ready condition. */
+export function endpointSlice(
+  name: string,
+  service: string,
+  ports: { name?: string; port: number }[],
+  endpoints: { ip: string; ready?: boolean | null }[],
+): KubeObject {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name,
+      namespace: 'inference',
+      labels: { 'kubernetes.io/service-name': service, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
+    },
+    addressType: 'IPv4',
+    ports: ports.map((p) => ({ name: p.name ?? '', protocol: 'TCP', port: p.port })),
+    endpoints: endpoints.map((e) => ({
+      addresses: [e.ip],
+      conditions: e.ready === null ? {} : { ready: e.ready ?? true, serving: e.ready ?? true, terminating: false },
+    })),
+  };
+}

@@ -1,0 +1,342 @@
+import { createServer } from 'node:net';
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Router } from '../../src/router/index.js';
+import { startSimFleet } from '../../src/sim/index.js';
+import type { SimFleet } from '../../src/sim/index.js';
+import { FakeKubeApi, endpointSlice, pod } from '../helpers/fake-kube-api.js';
+import { runCli } from '../helpers/cli.js';
+import { eventually, rawRequest } from '../helpers/http.js';
+import { startTestRouter } from '../helpers/router.js';
+
+/**
+ * `--service-discovery` against a local stand-in for the Kubernetes API server
+ * (docs/http-edge.md §Kubernetes discovery): hand-made v1 Pod and discovery.k8s.io/v1
+ * EndpointSlice lists and watch streams, served over HTTP on 127.0.0.1 to the real
+ * client, which reads it through --kubeconfig. The pods and endpoints point at simulated
+ * engines on 127.0.0.x; the router follows ADDED, MODIFIED and DELETED under load,
+ * resumes a dropped watch from its last resourceVersion, and lists again on 410 Gone.
+ */
+const PODS = '/api/v1/namespaces/inference/pods';
+const SLICES = '/apis/discovery.k8s.io/v1/namespaces/inference/endpointslices';
+
+let api: FakeKubeApi | undefined;
+let fleets: SimFleet[] = [];
+let router: Router | undefined;
+
+afterEach(async () => {
+  await router?.close();
+  for (const f of fleets) await f.close();
+  await api?.close();
+  [api, router, fleets] = [undefined, undefined, []];
+});
+
+async function freeTcpPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+/** One simulated engine per address, all on the same port, as pods of one Deployment are. */
+async function engines(port: number, hosts: string[]): Promise<string[]> {
+  const urls: string[] = [];
+  for (const host of hosts) {
+    const f = await startSimFleet({ workers: 1, speedup: 20, host, portBase: port });
+    fleets.push(f);
+    urls.push(f.urls[0]!);
+  }
+  return urls;
+}
+
+const workerUrls = (r: Router): string[] => r.registry.workers.map((w) => w.url).sort();
+const same = (r: Router, urls: string[]) => async () => JSON.stringify(workerUrls(r)) === JSON.stringify([...urls].sort());
+
+/** Steady chat load through the router; every request must succeed. */
+function load(r: Router): { done: () => number; stop: () => Promise<string[]> } {
+  const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'none', maxRetries: 0 });
+  const failures: string[] = [];
+  let done = 0;
+  let stopped = false;
+  const loop = async (): Promise<void> => {
+    while (!stopped) {
+      try {
+        const res = await client.chat.completions.create({
+          model: 'sim-llama-3.1-8b',
+          messages: [{ role: 'user', content: `hello ${done}` }],
+          max_tokens: 8,
+        });
+        if (!res.choices[0]?.message) failures.push('no message');
+      } catch (err) {
+        failures.push((err as Error).message);
+      }
+      done++;
+    }
+  };
+  const loops = [loop(), loop(), loop()];
+  return {
+    done: () => done,
+    stop: async () => {
+      stopped = true;
+      await Promise.all(loops);
+      return failures;
+    },
+  };
+}
+
+describe('--service-discovery', () => {
+  it('follows pods by label as they are added, changed and deleted, under load, losing nothing', async () => {
+    const port = await freeTcpPort();
+    const [a, b, c] = await engines(port, ['127.0.0.2', '127.0.0.3', '127.0.0.4']);
+    api = await new FakeKubeApi().start();
+    api.put(PODS, pod('engine-a', { ip: '127.0.0.2' }));
+    api.put(PODS, pod('engine-b', { ip: '127.0.0.3' }));
+    // Not workers: another app's pod, a pod still starting, a pod not yet scheduled.
+    api.put(PODS, pod('other', { ip: '127.0.0.5', labels: { app: 'other' } }));
+    api.put(PODS, pod('engine-c', { ip: '127.0.0.4', phase: 'Pending', ready: false }));
+    api.put(PODS, pod('engine-d', { phase: 'Pending', ready: false }));
+
+    const r = (router = await startTestRouter([], {
+      serviceDiscovery: true,
+      selector: ['app=sglang'],
+      serviceDiscoveryPort: port,
+      kubeconfig: api.kubeconfig(),
+      policy: 'round_robin',
+      adminToken: 'secret',
+      shutdownDrainSecs: 10,
+    }));
+    // The fleet at start is in the pool at once; the namespace is the kubeconfig context's.
+    expect(workerUrls(r)).toEqual([a!, b!]);
+    const [list] = api.lists(PODS);
+    expect(list?.query.get('labelSelector')).toBe('app=sglang');
+    expect(list?.token).toBe(api.token);
+    await eventually(async () => api!.watches(PODS).length === 1);
+    expect(api.watches(PODS)[0]!.query.get('resourceVersion')).toBe(api.resourceVersion);
+    expect(api.watches(PODS)[0]!.query.get('allowWatchBookmarks')).toBe('true');
+
+    // Discovery owns the fleet: the admin API says so.
+    const refused = await rawRequest(`${r.url}/admin/workers`, {
+      method: 'POST',
+      body: JSON.stringify({ url: c }),
+      headers: { authorization: 'Bearer secret', 'content-type': 'application/json' },
+    });
+    expect(refused.status).toBe(409);
+    expect(JSON.parse(refused.text).error).toMatchObject({ code: 'discovery_managed', message: expect.stringContaining('kubernetes') });
+
+    const traffic = load(r);
+    await eventually(async () => traffic.done() >= 10);
+    // MODIFIED: c turns Running and Ready, and joins.
+    api.put(PODS, pod('engine-c', { ip: '127.0.0.4' }));
+    await eventually(same(r, [a!, b!, c!]));
+    await eventually(async () => r.state().workers.every((w) => w.healthy));
+    // MODIFIED: a is being deleted (its containers still run): out.
+    api.put(PODS, pod('engine-a', { ip: '127.0.0.2', deleting: true }));
+    await eventually(same(r, [b!, c!]));
+    // MODIFIED: b fails its readiness probe: out. A Ready pod without its label is no worker either.
+    api.put(PODS, pod('engine-b', { ip: '127.0.0.3', ready: false }));
+    api.put(PODS, pod('other', { ip: '127.0.0.5', labels: { app: 'other' } }));
+    await eventually(same(r, [c!]));
+    // DELETED, then ADDED again at the same address.
+    api.delete(PODS, 'engine-a');
+    api.put(PODS, pod('engine-b2', { ip: '127.0.0.3' }));
+    await eventually(same(r, [b!, c!]));
+    const at = traffic.done();
+    await eventually(async () => traffic.done() >= at + 20);
+    expect(await traffic.stop()).toEqual([]);
+    const kinds = r.state().events.map((e) => `${e.kind} ${e.worker}`);
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        `worker_added ${c}`,
+        `worker_admitted ${c}`,
+        `worker_removed ${a}`,
+        `worker_removed ${b}`,
+        `worker_added ${b}`,
+      ]),
+    );
+    // One list, one watch: nothing above needed more.
+    expect(api.lists(PODS)).toHaveLength(1);
+    expect(api.watches(PODS)).toHaveLength(1);
+  });
+
+  it('resumes a dropped watch from its last resourceVersion, and lists again on 410 Gone (a status or an ERROR event)', async () => {
+    const port = await freeTcpPort();
+    const [a, b, c] = await engines(port, ['127.0.0.2', '127.0.0.3', '127.0.0.4']);
+    api = await new FakeKubeApi().start();
+    api.put(PODS, pod('engine-a', { ip: '127.0.0.2' }));
+    const r = (router = await startTestRouter([], {
+      serviceDiscovery: true,
+      selector: ['app=sglang'],
+      serviceDiscoveryPort: port,
+      kubeconfig: api.kubeconfig(),
+    }));
+    expect(workerUrls(r)).toEqual([a!]);
+    await eventually(async () => api!.openWatches === 1);
+    const seen = api.put(PODS, pod('engine-b', { ip: '127.0.0.3' }));
+    await eventually(same(r, [a!, b!]));
+
+    // Dropped mid-stream; a change lands while no watch is open. The client resumes from
+    // the last version it saw, not from its list, and gets the missed change from there.
+    api.dropWatches();
+    api.put(PODS, pod('engine-c', { ip: '127.0.0.4' }));
+    await eventually(same(r, [a!, b!, c!]));
+    const resumed = api.watches(PODS);
+    expect(resumed).toHaveLength(2);
+    expect(resumed[1]!.query.get('resourceVersion')).toBe(seen);
+    expect(resumed[1]!.query.get('labelSelector')).toBe('app=sglang');
+    expect(api.lists(PODS)).toHaveLength(1);
+
+    // The history is compacted while no watch is open: the resumed watch is answered 410,
+    // and the client lists again, which shows the deletion it could not watch.
+    await eventually(async () => api!.openWatches === 1);
+    api.dropWatches();
+    api.delete(PODS, 'engine-a');
+    api.compact();
+    await eventually(same(r, [b!, c!]));
+    expect(api.lists(PODS)).toHaveLength(2);
+    await eventually(async () => api!.openWatches === 1);
+    const afterList = api.watches(PODS).at(-1)!;
+    expect(afterList.query.get('resourceVersion')).toBe(api.resourceVersion);
+
+    // An ERROR event with code 410 on an open watch: list again.
+    api.expireWatches();
+    await eventually(async () => api!.lists(PODS).length === 3);
+    await eventually(async () => api!.openWatches === 1);
+    api.delete(PODS, 'engine-c');
+    await eventually(same(r, [b!]));
+  });
+
+  it("watches a Service's EndpointSlices with --service-discovery-service: ready endpoints, the slice's port", async () => {
+    const port = await freeTcpPort();
+    const [a, b, c] = await engines(port, ['127.0.0.2', '127.0.0.3', '127.0.0.4']);
+    api = await new FakeKubeApi().start();
+    api.put(
+      SLICES,
+      endpointSlice('engines-abc', 'engines', [{ name: 'http', port }], [{ ip: '127.0.0.2' }, { ip: '127.0.0.3', ready: false }]),
+    );
+    // ready unset counts as ready; another Service's slice is not ours.
+    api.put(SLICES, endpointSlice('engines-def', 'engines', [{ name: 'http', port }], [{ ip: '127.0.0.4', ready: null }]));
+    api.put(SLICES, endpointSlice('metrics-xyz', 'metrics', [{ port }], [{ ip: '127.0.0.5' }]));
+    const r = (router = await startTestRouter([], {
+      serviceDiscovery: true,
+      serviceDiscoveryService: 'engines',
+      kubeconfig: api.kubeconfig(),
+      // A removed worker's in-flight requests finish within the drain time.
+      shutdownDrainSecs: 10,
+    }));
+    expect(workerUrls(r)).toEqual([a!, c!]);
+    expect(api.lists(SLICES)[0]!.query.get('labelSelector')).toBe('kubernetes.io/service-name=engines');
+    await eventually(async () => api!.openWatches === 1);
+    const traffic = load(r);
+    await eventually(async () => traffic.done() >= 10);
+    // b turns ready; the other slice goes.
+    api.put(SLICES, endpointSlice('engines-abc', 'engines', [{ name: 'http', port }], [{ ip: '127.0.0.2' }, { ip: '127.0.0.3' }]));
+    await eventually(same(r, [a!, b!, c!]));
+    api.delete(SLICES, 'engines-def');
+    await eventually(same(r, [a!, b!]));
+    const at = traffic.done();
+    await eventually(async () => traffic.done() >= at + 20);
+    expect(await traffic.stop()).toEqual([]);
+  });
+
+  it('--service-discovery-port picks the slice port of that number; a slice without it stands for no worker', async () => {
+    const port = await freeTcpPort();
+    const [a] = await engines(port, ['127.0.0.2']);
+    api = await new FakeKubeApi().start();
+    api.put(
+      SLICES,
+      endpointSlice(
+        'two-ports',
+        'engines',
+        [
+          { name: 'metrics', port: 9 },
+          { name: 'http', port },
+        ],
+        [{ ip: '127.0.0.2' }],
+      ),
+    );
+    api.put(SLICES, endpointSlice('metrics-only', 'engines', [{ name: 'metrics', port: 9 }], [{ ip: '127.0.0.3' }]));
+    const r = (router = await startTestRouter([], {
+      serviceDiscovery: true,
+      serviceDiscoveryService: 'engines',
+      serviceDiscoveryPort: port,
+      kubeconfig: api.kubeconfig(),
+    }));
+    expect(workerUrls(r)).toEqual([a!]);
+  });
+
+  it('starts with no worker while the API server refuses, and follows it once it answers', async () => {
+    const port = await freeTcpPort();
+    const [a] = await engines(port, ['127.0.0.2']);
+    api = await new FakeKubeApi().start();
+    api.put(PODS, pod('engine-a', { ip: '127.0.0.2' }));
+    const file = api.kubeconfig();
+    // A wrong token: 401 to every call. The router starts, empty, and keeps asking.
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    writeFileSync(file, readFileSync(file, 'utf8').replace(`token: ${api.token}`, 'tokenFile: token'));
+    writeFileSync(new URL(`file://${file.replace(/kubeconfig$/, 'token')}`), 'wrong\n');
+    const r = (router = await startTestRouter([], {
+      serviceDiscovery: true,
+      selector: ['app=sglang'],
+      serviceDiscoveryPort: port,
+      kubeconfig: file,
+    }));
+    expect(workerUrls(r)).toEqual([]);
+    expect((await rawRequest(`${r.url}/readyz`)).status).toBe(503);
+    // The token file is read again before each call, as a rotated service-account token is.
+    writeFileSync(new URL(`file://${file.replace(/kubeconfig$/, 'token')}`), `${api.token}\n`);
+    await eventually(same(r, [a!]), 10_000);
+    await eventually(async () => (await rawRequest(`${r.url}/readyz`)).status === 200);
+  });
+
+  it('check-config --probe lists once, prints what it found (discovery in --json) and probes those workers', async () => {
+    const port = await freeTcpPort();
+    const [a, b] = await engines(port, ['127.0.0.2', '127.0.0.3']);
+    api = await new FakeKubeApi().start();
+    api.put(PODS, pod('engine-a', { ip: '127.0.0.2' }));
+    api.put(PODS, pod('engine-b', { ip: '127.0.0.3' }));
+    api.put(PODS, pod('engine-c', { ip: '127.0.0.4', ready: false }));
+    const flags = [
+      '--service-discovery',
+      '--selector',
+      'app=sglang',
+      '--service-discovery-port',
+      String(port),
+      '--kubeconfig',
+      api.kubeconfig(),
+    ];
+    const probed = await runCli(['check-config', ...flags, '--probe']);
+    expect(probed.code).toBe(0);
+    expect(probed.stdout).toContain(`Kubernetes discovery: pods app=sglang in namespace inference lists 2 workers: ${a} ${b}`);
+    const json = JSON.parse((await runCli(['check-config', ...flags, '--probe', '--json'])).stdout) as {
+      discovery: { mode: string; name: string; answered: boolean; urls: string[] };
+      probe: { workers: Array<{ url: string; reachable: boolean }> };
+    };
+    expect(json.discovery).toEqual({ mode: 'kubernetes', name: 'pods app=sglang in namespace inference', answered: true, urls: [a, b] });
+    expect(json.probe.workers.map((w) => [w.url, w.reachable])).toEqual([
+      [a, true],
+      [b, true],
+    ]);
+    // Listed once, watched never.
+    expect(api.lists(PODS)).toHaveLength(2);
+    expect(api.watches(PODS)).toHaveLength(0);
+
+    // An API server that refuses: no answer, and serve would start empty and keep asking.
+    const other = ['--service-discovery', '--service-discovery-service', 'engines', '--service-discovery-namespace', 'prod'];
+    const { writeFileSync } = await import('node:fs');
+    const badToken = api.kubeconfig().replace(/kubeconfig$/, 'bad-kubeconfig');
+    writeFileSync(badToken, (await import('node:fs')).readFileSync(api.kubeconfig(), 'utf8').replace(api.token, 'wrong'));
+    const refused = await runCli(['check-config', ...other, '--kubeconfig', badToken, '--probe']);
+    expect(refused.code).toBe(0);
+    expect(refused.stdout).toContain(
+      'Kubernetes discovery: EndpointSlices of Service engines in namespace prod gave no answer (list /apis/discovery.k8s.io/v1/namespaces/prod/endpointslices: HTTP 401 Unauthorized)',
+    );
+    // Credentials that cannot be read: serve would not start, and the probe says so.
+    const missing = await runCli(['check-config', ...other, '--kubeconfig', '/nonexistent/kubeconfig', '--probe', '--json']);
+    const report = JSON.parse(missing.stdout) as { discovery: { answered: boolean; reason: string } };
+    expect(report.discovery).toMatchObject({
+      answered: false,
+      reason: expect.stringContaining('--kubeconfig /nonexistent/kubeconfig cannot be read'),
+    });
+  });
+});
