@@ -116,6 +116,16 @@ export class FakeKubeApi {
     return String(rv);
   }
 
+  /** A BOOKMARK to every open watch: the collection is at this version now (other kinds of objects moved it). */
+  bookmark(): string {
+    const rv = String(++this.#version);
+    for (const w of this.#watches) {
+      const kind = this.#collection(w.path).kind;
+      w.res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind, apiVersion: 'v1', metadata: { resourceVersion: rv } } })}\n`);
+    }
+    return rv;
+  }
+
   /** Cut every open watch mid-stream, as a lost connection or a restarted API server does. */
   dropWatches(): void {
     for (const w of this.#watches) w.res.destroy();

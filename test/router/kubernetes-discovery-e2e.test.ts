@@ -186,6 +186,15 @@ describe('--service-discovery', () => {
     expect(resumed[1]!.query.get('labelSelector')).toBe('app=sglang');
     expect(api.lists(PODS)).toHaveLength(1);
 
+    // A BOOKMARK moves the version without a change: the next resume starts from it.
+    await eventually(async () => api!.openWatches === 1);
+    const marked = api.bookmark();
+    await new Promise((res) => setTimeout(res, 100));
+    api.dropWatches();
+    await eventually(async () => api!.watches(PODS).length === 3);
+    expect(api.watches(PODS)[2]!.query.get('resourceVersion')).toBe(marked);
+    expect(workerUrls(r)).toEqual([a!, b!, c!]);
+
     // The history is compacted while no watch is open: the resumed watch is answered 410,
     // and the client lists again, which shows the deletion it could not watch.
     await eventually(async () => api!.openWatches === 1);
