@@ -70,7 +70,9 @@ export class KubernetesDiscovery implements Discovery {
   /** What is watched, in words: `pods app=sglang in namespace default`. */
   get description(): string {
     const what = this.o.service !== null ? `EndpointSlices of Service ${this.o.service}` : `pods ${selectorQuery(this.o.selector)}`;
-    return `${what} in namespace ${this.#namespace || (this.o.namespace ?? '?')}`;
+    // Before the credentials are read, the namespace may not be known yet.
+    const namespace = this.#namespace || this.o.namespace;
+    return namespace ? `${what} in namespace ${namespace}` : what;
   }
 
   /**
