@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,9 +48,14 @@ export class FakeKubeApi {
   #dir = '';
   url = '';
 
+  /** Over TLS with this key and certificate, as a real API server is; plain HTTP without. */
+  constructor(private readonly tls?: { key: string; cert: string }) {}
+
   async start(): Promise<this> {
-    this.#server = createServer((req, res) => this.#handle(req, res));
-    this.url = await listenLoopback(this.#server);
+    const handler = (req: IncomingMessage, res: ServerResponse): void => this.#handle(req, res);
+    this.#server = this.tls ? createTlsServer(this.tls, handler) : createServer(handler);
+    const url = await listenLoopback(this.#server);
+    this.url = this.tls ? url.replace(/^http:/, 'https:') : url;
     return this;
   }
 
@@ -60,8 +66,8 @@ export class FakeKubeApi {
     if (this.#dir) rmSync(this.#dir, { recursive: true, force: true });
   }
 
-  /** A kubeconfig naming this server (plain http, a token, a namespace). */
-  kubeconfig(namespace = 'inference'): string {
+  /** A kubeconfig naming this server (a token, a namespace, and these lines of its cluster: how to trust it). */
+  kubeconfig(namespace = 'inference', clusterLines: string[] = []): string {
     if (!this.#dir) this.#dir = mkdtempSync(path.join(tmpdir(), 'routerctl-kube-'));
     const file = path.join(this.#dir, 'kubeconfig');
     writeFileSync(
@@ -74,6 +80,7 @@ export class FakeKubeApi {
         '- name: fake',
         '  cluster:',
         `    server: ${this.url}`,
+        ...clusterLines.map((l) => `    ${l}`),
         'users:',
         '- name: router',
         '  user:',

@@ -1,4 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Router } from '../../src/router/index.js';
@@ -347,5 +351,54 @@ describe('--service-discovery', () => {
       answered: false,
       reason: expect.stringContaining('--kubeconfig /nonexistent/kubeconfig cannot be read'),
     });
+  });
+
+  it('trusts an API server over TLS by its certificate-authority-data, or with insecure-skip-tls-verify, and not otherwise', async () => {
+    // A self-signed certificate for 127.0.0.1, made here by openssl (Debian's ca-certificates depends on it).
+    const dir = mkdtempSync(path.join(tmpdir(), 'routerctl-kube-tls-'));
+    try {
+      const made = spawnSync('openssl', [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        path.join(dir, 'key.pem'),
+        '-out',
+        path.join(dir, 'cert.pem'),
+      ]);
+      if (made.error || made.status !== 0)
+        throw new Error(`openssl could not make a test certificate: ${made.error?.message ?? made.stderr}`);
+      const cert = readFileSync(path.join(dir, 'cert.pem'), 'utf8');
+      const port = await freeTcpPort();
+      const [a] = await engines(port, ['127.0.0.2']);
+      api = await new FakeKubeApi({ key: readFileSync(path.join(dir, 'key.pem'), 'utf8'), cert }).start();
+      api.put(PODS, pod('engine-a', { ip: '127.0.0.2' }));
+      const settings = { serviceDiscovery: true, selector: ['app=sglang'], serviceDiscoveryPort: port };
+      const trusted = api.kubeconfig('inference', [`certificate-authority-data: ${Buffer.from(cert).toString('base64')}`]);
+      const r = (router = await startTestRouter([], { ...settings, kubeconfig: trusted }));
+      expect(workerUrls(r)).toEqual([a!]);
+      await r.close();
+      const insecure = api.kubeconfig('inference', ['insecure-skip-tls-verify: true']);
+      const r2 = (router = await startTestRouter([], { ...settings, kubeconfig: insecure }));
+      expect(workerUrls(r2)).toEqual([a!]);
+      await r2.close();
+      // Neither: the certificate is not trusted, nothing is listed, and the router starts empty.
+      const lists = api.lists(PODS).length;
+      router = await startTestRouter([], { ...settings, kubeconfig: api.kubeconfig() });
+      expect(workerUrls(router)).toEqual([]);
+      expect(api.lists(PODS)).toHaveLength(lists);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
