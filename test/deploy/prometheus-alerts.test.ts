@@ -187,6 +187,11 @@ describe('deploy/prometheus and deploy/grafana against a real Prometheus', () =>
       expect((await panel('Workers in the pool'))[0]!.value).toBe(3);
       expect((await panel('Queue gate inert'))[0]!.value).toBe(0);
       expect(Object.values(byLabel(await panel('Circuit breakers (1 open, 2 half open)'), 'worker_url'))).toEqual([0, 0, 0]);
+      // All queued is no diversion: the owner is gated, but affinity is kept, and nothing is given up.
+      expect(Object.values(byLabel(await panel('Gate rejections per second'), 'worker')).some((v) => v > 0)).toBe(true);
+      expect((await panel('Partial diversions per second'))[0]!.value).toBe(0);
+      expect((await panel('Diverted overlap p90 (blocks)')).every((r) => Number.isNaN(r.value))).toBe(true);
+      expect(Object.keys(byLabel(await panel('In flight per worker'), 'worker_url')).sort()).toEqual([e0, e1, e2].sort());
       // Nothing pushes KV events and nothing streams here: those panels have nothing to say.
       expect(await panel('KV event lag')).toEqual([]);
       expect(await panel('KV event gaps lost (10 min)')).toEqual([]);
