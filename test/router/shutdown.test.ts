@@ -116,9 +116,9 @@ describe('Router.shutdown: a drain with a ceiling', () => {
     expect(await router.shutdown()).toBe(0);
     const stopped = performance.now();
     expect(await Promise.all(streams)).toEqual(['done', 'done']);
-    // It waited for the longer stream, then stopped at once.
-    expect(stopped).toBeGreaterThanOrEqual(ended);
-    expect(stopped - ended).toBeLessThan(1500);
+    // It waited for the longer stream (cutting none, above), then stopped at once: the two ends are
+    // moments apart, in either order (the client reads the last bytes as the router counts it done).
+    expect(Math.abs(stopped - ended)).toBeLessThan(1500);
   });
 
   it('cutNow cuts at once, whatever the drain time', async () => {
