@@ -148,6 +148,16 @@ export class Router {
       remove: (u) => this.removeWorker(u),
     };
     registry.onAdmitted = (w) => this.admitted(w);
+    // An engine that stopped answering and came back has most likely restarted with an empty
+    // cache. The events index learns that from its sequences starting again; the requests
+    // index has only this to go by, so it forgets what it said the worker held.
+    registry.onReturned = (w) => {
+      if (prefix.source !== 'requests') return;
+      index.forgetWorker(w.slot);
+      log.info('worker is back after unanswered load polls: the prefixes routed to it are forgotten (it may have restarted)', {
+        worker: w.url,
+      });
+    };
     const front = createHttpFront(this, {
       relay: this.relay,
       log,

@@ -121,6 +121,37 @@ describe('membership at runtime', () => {
     expect((await del(r, a)).status).toBe(404);
   });
 
+  it('a worker that stops answering and comes back at the same address (an engine restart) starts with no prefixes in the index', async () => {
+    const a = await sim();
+    const b = await sim();
+    const r = (router = await startTestRouter([a, b], { decisionHeader: 'urls' }));
+    const prompt = `restart ${'Shared operations runbook. '.repeat(230)}`;
+    const send = async (id: string): Promise<{ worker: string; decision: string | null }> => {
+      const res = await rawRequest(`${r.url}/v1/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'sim-llama-3.1-8b', messages: [{ role: 'user', content: prompt }], max_tokens: 2 }),
+        headers: { 'x-request-id': id },
+      });
+      expect(res.status).toBe(200);
+      const d = r.decisionsDoc({ requestId: id }).decisions.at(-1)!;
+      return { worker: d.worker, decision: d.decision };
+    };
+    const first = await send('first');
+    expect(await send('again')).toEqual({ worker: first.worker, decision: 'cache_hit' });
+
+    // The owner's engine goes away and comes back on the same port, empty.
+    const owner = fleets.find((f) => f.urls[0] === first.worker)!;
+    const port = Number(new URL(first.worker).port);
+    await owner.close();
+    fleets.splice(fleets.indexOf(owner), 1);
+    await eventually(async () => r.state().workers.find((w) => w.url === first.worker)!.load_unreachable, 10_000);
+    fleets.push(await startSimFleet({ workers: 1, speedup: 20, portBase: port }));
+    await eventually(async () => !r.state().workers.find((w) => w.url === first.worker)!.load_unreachable, 10_000);
+
+    // The index no longer claims the restarted engine holds the prompt.
+    expect((await send('after')).decision).toBe('cache_miss');
+  });
+
   it('refuses every change without --admin-token, whatever the host, and rejects what is not a worker URL', async () => {
     const a = await sim();
     const open = (router = await startTestRouter([a]));

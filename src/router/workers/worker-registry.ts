@@ -41,6 +41,8 @@ export class WorkerRegistry {
   private readonly joining: boolean[] = [];
   /** A worker that joined at runtime answered its first load poll and is in the pool. */
   onAdmitted: ((w: Worker) => void) | undefined;
+  /** A worker answers its load polls again after going unanswered: it may have restarted, its cache empty. */
+  onReturned: ((w: Worker) => void) | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(
@@ -79,8 +81,10 @@ export class WorkerRegistry {
       this.onAdmitted?.(w);
       return;
     }
-    if (reachable) this.log.info('worker answers its load polls again; back in the pool', { worker: w.url });
-    else {
+    if (reachable) {
+      this.log.info('worker answers its load polls again; back in the pool', { worker: w.url });
+      this.onReturned?.(w);
+    } else {
       this.log.warn('worker does not answer its load polls; out of the pool until it answers', {
         worker: w.url,
         unanswered_polls: stats.unanswered,
