@@ -67,6 +67,11 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
     'where a fixed --worker-queue-limit loses goodput: seven gate arms at 80, 95 and 110 % of capacity, running caps 16 and 256',
   ),
   benchmark(
+    'fleet-scale',
+    'fleet-scale.js',
+    'a router in front of 4,096 workers against 8: idle polling CPU, latency, /metrics, /admin/state, stream, memory',
+  ),
+  benchmark(
     'gate-modes',
     'gate-modes.js',
     'the gate modes side by side: fixed limits, the floor, --queue-gate auto and llm-d τ on a trace, b2b-saas and gsp',

@@ -1,0 +1,184 @@
+/**
+ * A router in front of 4,096 workers against the same router in front of 8: what grows
+ * with the fleet. One fast stub process (perf/support/fast-upstream.ts) answers loads
+ * and completions on every loopback port, so that no simulator fills the 2 cores. The
+ * router is the built `routerctl serve --worker-queue-limit 6`, polling each worker at
+ * the default 250 ms. Measured:
+ * - the router's CPU while idle (from /proc, over 10 s): the load polls' cost;
+ * - the added latency of short chats at 8 connections (wrk, or undici without it),
+ *   p50 and p99, at 8 and at 4,096 workers;
+ * - `/metrics` and the full default `/admin/state`: time (median of 5) and size;
+ * - `/admin/stream` bytes per event;
+ * - the router's resident memory.
+ *
+ *   npm run perf -- fleet-scale [--workers 4096] [--seconds 8]
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { benchArg } from './support/args.js';
+import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
+import { atMost, writeResult } from './support/results.js';
+import type { Figures, GoalVerdict } from './support/results.js';
+
+const WORKERS = Number(benchArg('workers', '4096'));
+const SECONDS = Number(benchArg('seconds', '8'));
+const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
+const HAS_WRK = spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error === undefined;
+const TICKS = 100; // USER_HZ on Linux
+
+function cpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) / TICKS;
+}
+const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function timed(url: string): Promise<{ ms: number; bytes: number }> {
+  const runs: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    const res = await request(url);
+    bytes = Buffer.byteLength(await res.body.text());
+    runs.push(performance.now() - t0);
+  }
+  return { ms: Number(median(runs).toFixed(1)), bytes };
+}
+
+/** Bytes of the second event on /admin/stream (the first is the whole state by design too). */
+async function streamEventBytes(url: string): Promise<number> {
+  const res = await request(`${url}/admin/stream?interval_ms=500`);
+  let text = '';
+  const sizes: number[] = [];
+  for await (const chunk of res.body) {
+    text += (chunk as Buffer).toString();
+    let at: number;
+    while ((at = text.indexOf('\n\n')) >= 0) {
+      sizes.push(Buffer.byteLength(text.slice(0, at + 2)));
+      text = text.slice(at + 2);
+    }
+    if (sizes.length >= 2) break;
+  }
+  res.body.destroy();
+  return sizes[1] ?? sizes[0] ?? 0;
+}
+
+const BODY = JSON.stringify({ model: 'fast', messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 });
+
+/** p50 and p99 of short chats at 8 connections, in ms. */
+async function latency(url: string, dir: string): Promise<{ p50: number; p99: number; rps: number }> {
+  if (HAS_WRK) {
+    const lua = path.join(dir, 'post.lua');
+    writeFileSync(lua, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = '${BODY}'\n`);
+    const r = spawnSync('wrk', ['-t1', '-c8', `-d${SECONDS}s`, '--latency', '-s', lua, `${url}/v1/chat/completions`], { encoding: 'utf8' });
+    const pick = (q: string): number => {
+      const m = new RegExp(`\\s${q}%\\s+([\\d.]+)(us|ms|s)`).exec(r.stdout);
+      if (!m) return NaN;
+      const v = Number(m[1]);
+      return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
+    };
+    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(r.stdout)?.[1] ?? NaN);
+    return { p50: pick('50'), p99: pick('99'), rps };
+  }
+  const times: number[] = [];
+  const end = performance.now() + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        const res = await request(`${url}/v1/chat/completions`, {
+          method: 'POST',
+          body: BODY,
+          headers: { 'content-type': 'application/json' },
+        });
+        await res.body.text();
+        times.push(performance.now() - t0);
+      }
+    }),
+  );
+  times.sort((a, b) => a - b);
+  return { p50: times[Math.floor(times.length * 0.5)]!, p99: times[Math.floor(times.length * 0.99)]!, rps: times.length / SECONDS };
+}
+
+async function measure(workers: number, dir: string): Promise<Figures> {
+  const upstream = await startProcess([here('./support/fast-upstream.js'), String(workers)], /^(http:\/\/.+)$/m);
+  const urls = upstream.out.trim().split(' ');
+  const rc = path.join(dir, `routerrc-${workers}.json`);
+  writeFileSync(rc, JSON.stringify({ 'worker-urls': urls }));
+  const router = await startProcess(
+    [ROUTERCTL_BIN, 'serve', '--no-tui', '--port', '0', '--config', rc, '--worker-queue-limit', '6'],
+    /^(http:\/\/\S+)$/m,
+  );
+  const url = router.out.trim();
+  const pid = router.child.pid!;
+  try {
+    // Let introspection and the first polls settle, then read the idle cost.
+    await new Promise((r) => setTimeout(r, 3000));
+    const c0 = cpuSeconds(pid);
+    await new Promise((r) => setTimeout(r, 10_000));
+    const idleCore = (cpuSeconds(pid) - c0) / 10;
+    const state = await timed(`${url}/admin/state`);
+    const metrics = await timed(`${url}/metrics`);
+    const streamBytes = await streamEventBytes(url);
+    const lat = await latency(url, dir);
+    return {
+      workers,
+      idle_core_pct: Number((100 * idleCore).toFixed(1)),
+      poll_us: Number(((idleCore * 1e6) / (workers / 0.25)).toFixed(1)),
+      admin_state_ms: state.ms,
+      admin_state_kb: Math.round(state.bytes / 1024),
+      metrics_ms: metrics.ms,
+      metrics_kb: Math.round(metrics.bytes / 1024),
+      stream_event_kb: Math.round(streamBytes / 1024),
+      p50_ms: Number(lat.p50.toFixed(2)),
+      p99_ms: Number(lat.p99.toFixed(2)),
+      rps: Math.round(lat.rps),
+      rss_mib: Math.round(rssMiB(pid)),
+    };
+  } finally {
+    await stopProcess(router.child, 'SIGINT');
+    await stopProcess(upstream.child);
+  }
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'routerctl-fleet-scale-'));
+try {
+  console.log(
+    `node ${process.version}; client ${HAS_WRK ? 'wrk -t1 -c8' : 'undici, 8 connections (wrk not installed)'}; ${SECONDS} s per latency run; polls every 250 ms`,
+  );
+  const small = await measure(8, dir);
+  const large = await measure(WORKERS, dir);
+  console.log('| workers | idle router CPU | per poll | p50 / p99 ms | req/s | /admin/state | /metrics | stream event | RSS |');
+  console.log('|---:|---:|---:|---|---:|---|---|---:|---:|');
+  for (const f of [small, large]) {
+    console.log(
+      `| ${f.workers} | ${f.idle_core_pct} % | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} | ${f.rps} | ${f.admin_state_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_kb} KB | ${f.stream_event_kb} KB | ${f.rss_mib} MiB |`,
+    );
+  }
+  const figures: Figures = {};
+  for (const [k, v] of Object.entries(small)) figures[`w8_${k}`] = v;
+  for (const [k, v] of Object.entries(large)) figures[`w${WORKERS}_${k}`] = v;
+  const goals: GoalVerdict[] =
+    WORKERS === 4096
+      ? [
+          atMost('p50 at 4,096 workers over p50 at 8', Number((Number(large.p50_ms) / Number(small.p50_ms)).toFixed(2)), 1.5, '×'),
+          atMost('p99 at 4,096 workers over p99 at 8', Number((Number(large.p99_ms) / Number(small.p99_ms)).toFixed(2)), 2, '×'),
+          atMost('/metrics at 4,096 workers', Number(large.metrics_ms), 50, ' ms'),
+          atMost('the full /admin/state at 4,096 workers', Number(large.admin_state_ms), 100, ' ms'),
+          atMost('/admin/stream per event at 4,096 workers', Number(large.stream_event_kb), 200, ' KB'),
+          atMost('idle router polling 4,096 workers', Number(large.idle_core_pct), 15, ' % of a core'),
+        ]
+      : [];
+  for (const g of goals) console.log(`${g.met ? 'met' : 'NOT met'}: ${g.claim}: ${g.figure} (goal ${g.goal})`);
+  writeResult('fleet-scale', {
+    figures,
+    goals,
+    bottleneck: 'one core for the router, the stub and the client together on 2 cores; idle, the load polls alone',
+  });
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
