@@ -1,8 +1,8 @@
-import OpenAI from 'openai';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Router } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
+import { steadyChats } from '../helpers/chat-load.js';
 import { runCli } from '../helpers/cli.js';
 import { DNSMASQ, Dnsmasq, freeUdpPort, srv } from '../helpers/dnsmasq.js';
 import { eventually, rawRequest } from '../helpers/http.js';
@@ -73,27 +73,8 @@ describe('--dns-discovery', () => {
     expect(refused.status).toBe(409);
     expect(JSON.parse(refused.text).error.code).toBe('discovery_managed');
 
-    const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'none', maxRetries: 0 });
-    const failures: string[] = [];
-    let done = 0;
-    let stop = false;
-    const loop = async (): Promise<void> => {
-      while (!stop) {
-        try {
-          const res = await client.chat.completions.create({
-            model: 'sim-llama-3.1-8b',
-            messages: [{ role: 'user', content: `hello ${done}` }],
-            max_tokens: 8,
-          });
-          if (!res.choices[0]?.message) failures.push('no message');
-        } catch (err) {
-          failures.push((err as Error).message);
-        }
-        done++;
-      }
-    };
-    const loops = [loop(), loop(), loop()];
-    await eventually(async () => done >= 10);
+    const chats = steadyChats(r.url);
+    await eventually(async () => chats.done() >= 10);
 
     // Added: c joins. Removed: a leaves. Changed: b's record now points at c's port only.
     await serveDns([
@@ -104,14 +85,12 @@ describe('--dns-discovery', () => {
       srv(name, 'w3.fleet.test', c.port),
     ]);
     await eventually(async () => JSON.stringify(workerUrls(r)) === JSON.stringify([b.url, c.url].sort()));
-    await eventually(async () => r.state().workers.every((w) => w.healthy) && done >= 30);
+    await eventually(async () => r.state().workers.every((w) => w.healthy) && chats.done() >= 30);
     await serveDns(['host-record=w3.fleet.test,127.0.0.1', srv(name, 'w3.fleet.test', c.port)]);
     await eventually(async () => JSON.stringify(workerUrls(r)) === JSON.stringify([c.url]));
-    const at = done;
-    await eventually(async () => done >= at + 10);
-    stop = true;
-    await Promise.all(loops);
-    expect(failures).toEqual([]);
+    const at = chats.done();
+    await eventually(async () => chats.done() >= at + 10);
+    expect(await chats.stop()).toEqual([]);
     const kinds = r.state().events.map((e) => `${e.kind} ${e.worker}`);
     expect(kinds).toEqual(expect.arrayContaining([`worker_added ${c.url}`, `worker_removed ${a.url}`, `worker_removed ${b.url}`]));
 

@@ -3,7 +3,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Router } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
@@ -12,6 +11,7 @@ import { FakeKubeApi, endpointSlice, pod } from '../helpers/fake-kube-api.js';
 import { runCli } from '../helpers/cli.js';
 import { eventually, rawRequest } from '../helpers/http.js';
 import { startTestRouter } from '../helpers/router.js';
+import { steadyChats } from '../helpers/chat-load.js';
 
 /**
  * `--service-discovery` against a local stand-in for the Kubernetes API server
@@ -57,37 +57,7 @@ async function engines(port: number, hosts: string[]): Promise<string[]> {
 const workerUrls = (r: Router): string[] => r.registry.workers.map((w) => w.url).sort();
 const same = (r: Router, urls: string[]) => async () => JSON.stringify(workerUrls(r)) === JSON.stringify([...urls].sort());
 
-/** Steady chat load through the router; every request must succeed. */
-function load(r: Router): { done: () => number; stop: () => Promise<string[]> } {
-  const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'none', maxRetries: 0 });
-  const failures: string[] = [];
-  let done = 0;
-  let stopped = false;
-  const loop = async (): Promise<void> => {
-    while (!stopped) {
-      try {
-        const res = await client.chat.completions.create({
-          model: 'sim-llama-3.1-8b',
-          messages: [{ role: 'user', content: `hello ${done}` }],
-          max_tokens: 8,
-        });
-        if (!res.choices[0]?.message) failures.push('no message');
-      } catch (err) {
-        failures.push((err as Error).message);
-      }
-      done++;
-    }
-  };
-  const loops = [loop(), loop(), loop()];
-  return {
-    done: () => done,
-    stop: async () => {
-      stopped = true;
-      await Promise.all(loops);
-      return failures;
-    },
-  };
-}
+const load = (r: Router): ReturnType<typeof steadyChats> => steadyChats(r.url);
 
 describe('--service-discovery', () => {
   it('follows pods by label as they are added, changed and deleted, under load, losing nothing', async () => {

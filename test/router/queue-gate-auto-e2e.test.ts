@@ -4,7 +4,8 @@ import type { Router } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import { runCli } from '../helpers/cli.js';
-import { eventually, getJson, put, rawRequest } from '../helpers/http.js';
+import { getJson, rawRequest } from '../helpers/http.js';
+import { pinWaiting } from '../helpers/pin-load.js';
 import { startTestRouter } from '../helpers/router.js';
 
 /**
@@ -41,10 +42,7 @@ async function send(r: Router, id: string): Promise<string> {
   return record(r, id).worker;
 }
 
-async function pin(r: Router, waiting: Record<string, number>): Promise<void> {
-  for (const [url, n] of Object.entries(waiting)) expect((await put(`${url}/sim/load`, { num_waiting_reqs: n })).status).toBe(200);
-  await eventually(async () => r.state().workers.every((w) => !(w.url in waiting) || w.waiting === waiting[w.url]));
-}
+const pin = pinWaiting;
 
 const record = (r: Router, id: string): AdminDecision => r.decisionsDoc({ requestId: id }).decisions.at(-1)!;
 
