@@ -10,6 +10,7 @@ export type { Logger, LogFormat } from './logging/logger.js';
 export { textKey } from './request/request-keying.js';
 export { PrefixLookup } from './state/prefix-lookup.js';
 export { LoadTable } from './state/load-monitor/index.js';
+export { pollIntervalMs } from './state/load-monitor/load-sampler.js';
 export { PrefixIndex } from './state/prefix-index/index.js';
 export { createPolicy, queueGate } from './policies/index.js';
 export type { CacheAwareDecision, PolicyWorker, QueueGate } from './policies/index.js';

@@ -25,6 +25,7 @@ export function loadMonitor(
   const push = new LoadPush(table, now);
   const sampler = new LoadSampler(table, {
     intervalMs: c.loadPollIntervalMs,
+    freshnessMs: c.loadFreshnessMs,
     timeoutMs: c.loadTimeoutMs,
     now,
     pushed: (w) => push.isLive(w),

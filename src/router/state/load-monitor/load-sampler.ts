@@ -11,8 +11,27 @@ import type { LoadTable } from './load-table.js';
  */
 export const DEFAULT_UNREACHABLE_AFTER = 3;
 
+/**
+ * Polls a second the sampler allows itself across the fleet. A large fleet is polled
+ * less often than --load-poll-interval-ms, each worker at most every half of
+ * --load-freshness-ms so that no sample goes stale: 4,096 workers every 2.5 s is
+ * 1,638 polls a second, where every 250 ms was 16,384, a core's worth
+ * (BENCHMARKS.md, section 15).
+ */
+export const POLL_BUDGET_PER_S = 1600;
+/** The sampler's tick: each one polls its share of the fleet, so polls are spread evenly, not sent in one burst. */
+const TICK_MS = 25;
+
+/** How often each of `workers` is polled: the configured interval, longer for a fleet over the budget, never past half the freshness window. */
+export function pollIntervalMs(intervalMs: number, workers: number, freshnessMs: number): number {
+  const forBudget = (1000 * workers) / POLL_BUDGET_PER_S;
+  return Math.max(intervalMs, Math.min(forBudget, freshnessMs / 2));
+}
+
 export interface SamplerOptions {
   intervalMs: number;
+  /** --load-freshness-ms: a large fleet's polls are spread over at most half of it. Default: the interval's 20 times. */
+  freshnessMs?: number;
   timeoutMs: number;
   now: () => number;
   /** Called when a worker's load status changes (for logs): ok, or why not. */
@@ -84,6 +103,8 @@ export class LoadSampler {
   private reachabilityListener: ((worker: Worker, reachable: boolean, stats: LoadPollStats) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Where the turn of polls stands in `state`. */
+  private cursor: MapIterator<[Worker, WorkerPollState]> | undefined;
 
   constructor(table: LoadTable, opts: SamplerOptions) {
     this.table = table;
@@ -123,13 +144,43 @@ export class LoadSampler {
     return this.state.get(worker) ?? NO_STATS;
   }
 
+  /**
+   * Poll every worker now, then each in turn: every tick polls its share of the fleet,
+   * so that each worker is polled once per pollIntervalMs and the polls are spread
+   * evenly over it (a burst of a whole fleet's polls at once would queue requests
+   * behind it).
+   */
   start(): void {
+    this.pollDue(this.state.size);
+    let credit = 0;
+    const tickMs = Math.min(TICK_MS, this.opts.intervalMs);
     const tick = (): void => {
       if (this.stopped) return;
-      for (const [w, st] of this.state) if (st.unreachable || this.opts.pushed?.(w) !== true) void this.poll(w);
-      this.timer = setTimeout(tick, this.opts.intervalMs);
+      const n = this.state.size;
+      const every = pollIntervalMs(this.opts.intervalMs, n, this.opts.freshnessMs ?? this.opts.intervalMs * 20);
+      credit += (n * tickMs) / every;
+      const due = Math.floor(credit);
+      credit -= due;
+      this.pollDue(due);
+      this.timer = setTimeout(tick, tickMs);
     };
-    tick();
+    this.timer = setTimeout(tick, tickMs);
+  }
+
+  /** Poll the next `count` workers in turn that need a poll (not fed by push, or unreachable). */
+  private pollDue(count: number): void {
+    const n = this.state.size;
+    for (let i = 0; i < count && n > 0; i++) {
+      this.cursor ??= this.state.entries();
+      let next = this.cursor.next();
+      if (next.done) {
+        this.cursor = this.state.entries();
+        next = this.cursor.next();
+        if (next.done) return;
+      }
+      const [w, st] = next.value;
+      if (st.unreachable || this.opts.pushed?.(w) !== true) void this.poll(w);
+    }
   }
 
   async stop(): Promise<void> {
