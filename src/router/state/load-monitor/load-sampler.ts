@@ -21,6 +21,8 @@ export const DEFAULT_UNREACHABLE_AFTER = 3;
 export const POLL_BUDGET_PER_S = 1600;
 /** The sampler's tick: each one polls its share of the fleet, so polls are spread evenly, not sent in one burst. */
 const TICK_MS = 25;
+/** Fleets up to this size are polled whole once an interval: a burst this small queues nothing, and one wake-up costs less than many. */
+const SPREAD_FROM = 64;
 
 /** How often each of `workers` is polled: the configured interval, longer for a fleet over the budget, never past half the freshness window. */
 export function pollIntervalMs(intervalMs: number, workers: number, freshnessMs: number): number {
@@ -153,18 +155,24 @@ export class LoadSampler {
   start(): void {
     this.pollDue(this.state.size);
     let credit = 0;
-    const tickMs = Math.min(TICK_MS, this.opts.intervalMs);
     const tick = (): void => {
       if (this.stopped) return;
       const n = this.state.size;
       const every = pollIntervalMs(this.opts.intervalMs, n, this.opts.freshnessMs ?? this.opts.intervalMs * 20);
+      // A small fleet is polled whole each interval: one wake-up, not one per worker.
+      if (n <= SPREAD_FROM) {
+        this.pollDue(n);
+        this.timer = setTimeout(tick, every);
+        return;
+      }
+      const tickMs = Math.min(TICK_MS, every);
       credit += (n * tickMs) / every;
       const due = Math.floor(credit);
       credit -= due;
       this.pollDue(due);
       this.timer = setTimeout(tick, tickMs);
     };
-    this.timer = setTimeout(tick, tickMs);
+    this.timer = setTimeout(tick, Math.min(TICK_MS, this.opts.intervalMs));
   }
 
   /** Poll the next `count` workers in turn that need a poll (not fed by push, or unreachable). */
