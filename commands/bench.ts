@@ -4,7 +4,7 @@ import { usageError } from '../src/errors/index.js';
 import benchCapture from './bench/capture.js';
 import benchCompare from './bench/compare.js';
 import benchRun from './bench/run.js';
-import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './registry/command-descriptions.js';
 
 /** `routerctl bench`: three subcommands, each with its own flags (docs/bench.md). */
 const bench = defineCommand({

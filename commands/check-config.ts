@@ -3,7 +3,7 @@ import { colorEnabled, defineCommand, paint } from '../src/cli/index.js';
 import { addConfigOptions } from '../src/config/flags/index.js';
 import type { ConfigProblem, ProbeReport, WorkerProbe } from '../src/config/index.js';
 import type { Resolution } from '../src/router/index.js';
-import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './registry/command-descriptions.js';
 
 interface CheckConfigArgs {
   json?: boolean;

@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
 import { defineCommand } from '../src/cli/index.js';
-import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './registry/command-descriptions.js';
 
 /**
  * Internal: the child process `serve` forks for its embedded simulated fleet and

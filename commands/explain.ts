@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
 import { EXPLAIN_OPTIONS } from './options/explain.js';
 import { adminToken, defineCommand } from '../src/cli/index.js';
-import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './registry/command-descriptions.js';
 
 const explain = defineCommand({
   command: 'explain',

@@ -19,7 +19,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
-  const [{ default: yargs }, { commands }] = await Promise.all([import('yargs'), import('./command-list.js')]);
+  const [{ default: yargs }, { commands }] = await Promise.all([import('yargs'), import('./registry/command-list.js')]);
   // The spellings of bench before its subcommands still run for one release, saying so in one line;
   // their reader is loaded only for an argv that names bench.
   const legacy = argv.includes('bench')

@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
 import { addConfigOptions } from '../src/config/flags/index.js';
 import { StopSignals, colorEnabled, defineCommand } from '../src/cli/index.js';
-import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './registry/command-descriptions.js';
 
 const serve = defineCommand({
   command: 'serve',

@@ -3,7 +3,7 @@ import { usageError } from '../src/errors/index.js';
 import { StopSignals, defineCommand } from '../src/cli/index.js';
 import type { EngineParams } from '../src/sim/flags/index.js';
 import { SIM_OPTIONS } from './options/sim.js';
-import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './registry/command-descriptions.js';
 
 /** Flags that only one flavour's scheduler reads; given to the other they would silently do nothing. */
 const FLAVOUR_FLAGS: ReadonlyArray<[flag: keyof typeof SIM_OPTIONS, flavor: 'sglang' | 'vllm', instead: string]> = [

@@ -2,7 +2,7 @@ import type { Argv } from 'yargs';
 import { TOP_OPTIONS } from './options/top.js';
 import { adminToken, defineCommand } from '../src/cli/index.js';
 import { usageError } from '../src/errors/index.js';
-import { COMMAND_DESCRIPTIONS } from './command-descriptions.js';
+import { COMMAND_DESCRIPTIONS } from './registry/command-descriptions.js';
 
 const top = defineCommand({
   command: 'top',

@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { commands } from '../../commands/command-list.js';
+import { commands } from '../../commands/registry/command-list.js';
 import { generateDocs } from '../../commands/docs/generate.js';
 
 const manDir = fileURLToPath(new URL('../../man/', import.meta.url));

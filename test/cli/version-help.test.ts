@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { commands } from '../../commands/command-list.js';
+import { commands } from '../../commands/registry/command-list.js';
 import { runCli } from '../helpers/cli.js';
 
 /**

@@ -25,12 +25,12 @@ function lazyCommand(command: CommandName, load: () => Promise<{ default: AnyCom
 
 /** Every command, listed explicitly (yargs' commandDir cannot load ESM/TS). */
 export const commands: AnyCommand[] = [
-  lazyCommand('serve', () => import('./serve.js')),
-  lazyCommand('top', () => import('./top.js')),
-  lazyCommand('explain', () => import('./explain.js')),
-  lazyCommand('doctor', () => import('./doctor.js')),
-  lazyCommand('check-config', () => import('./check-config.js')),
-  lazyCommand('sim', () => import('./sim.js')),
-  lazyCommand('bench', () => import('./bench.js')),
-  lazyCommand('embedded-fleet', () => import('./embedded-fleet.js')),
+  lazyCommand('serve', () => import('../serve.js')),
+  lazyCommand('top', () => import('../top.js')),
+  lazyCommand('explain', () => import('../explain.js')),
+  lazyCommand('doctor', () => import('../doctor.js')),
+  lazyCommand('check-config', () => import('../check-config.js')),
+  lazyCommand('sim', () => import('../sim.js')),
+  lazyCommand('bench', () => import('../bench.js')),
+  lazyCommand('embedded-fleet', () => import('../embedded-fleet.js')),
 ];
