@@ -23,7 +23,6 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { RouterConfig } from '../src/config/index.js';
 import { PRESETS, runPreset } from '../src/bench/index.js';
 import { DEFAULT_ENGINE_PARAMS } from '../src/sim/index.js';
 import { conversationTrace, MOONCAKE_CONVERSATIONS, toMooncakeJsonl } from '../src/workload/index.js';
@@ -31,38 +30,33 @@ import { ROUTERCTL_BIN } from './support/processes.js';
 import { benchArg } from './support/args.js';
 import { RESULTS_DIR, writeResult } from './support/results.js';
 import type { Figures } from './support/results.js';
+import { FIXED_GATE_ARMS, GATE_KV_BLOCKS, GATE_LOADS, GATE_SLO_MS, GATE_WORKERS, gateFleetFlags } from './support/gate-cells.js';
+import type { GateArm } from './support/gate-cells.js';
 
 const requests = Number(benchArg('requests', '6000'));
 const seeds = benchArg('seeds', '7,8,9').split(',').map(Number);
 const traceSeed = Number(benchArg('trace-seed', '1'));
-const WORKERS = 8;
-const KV_BLOCKS = 32_768;
-const SLO_MS = 2000;
-const LOADS = [0.8, 0.95, 1.1];
+const WORKERS = GATE_WORKERS;
+const KV_BLOCKS = GATE_KV_BLOCKS;
+const SLO_MS = GATE_SLO_MS;
+const LOADS = GATE_LOADS;
 const CAPS = [16, 256];
 /** llm-d's τ for the simulated SGLang engine: its prefill rate (1 / β1) times the SLO the table judges by. */
 const TAU_SGLANG = Math.round((1000 / DEFAULT_ENGINE_PARAMS.beta1Ms) * (SLO_MS / 1000));
 /** llm-d's own τ for b2b-saas (peers' published setup: 20,480 tok/s × 14 s), which the preset's engines share. */
 const TAU_B2B = 286_720;
 
-interface Arm {
-  key: string;
-  label: string;
-  flags: string;
-  config: Partial<RouterConfig>;
-}
-const arm = (key: string, label: string, flags: string, config: Partial<RouterConfig>): Arm => ({ key, label, flags, config });
-const ARMS = (tau: number): Arm[] => [
-  arm('off', 'no gate', '', {}),
-  ...[2, 4, 6, 8, 16].map((l) => arm(`l${l}`, `limit ${l}`, `--worker-queue-limit ${l}`, { workerQueueLimit: l })),
-  arm('floor2', 'floor 2, limit 4', '--saturation-queue-floor 2 --worker-queue-limit 4', { workerQueueLimit: 4, saturationQueueFloor: 2 }),
-  arm('auto', 'auto', '--queue-gate auto', { queueGate: 'auto' }),
-  arm('tau', `tokens, τ ${tau.toLocaleString('en')}`, `--queue-gate tokens --queue-gate-tokens ${tau}`, {
-    queueGate: 'tokens',
-    queueGateTokens: tau,
-  }),
+const ARMS = (tau: number): GateArm[] => [
+  ...FIXED_GATE_ARMS,
+  { key: 'auto', label: 'auto', flags: '--queue-gate auto', config: { queueGate: 'auto' } },
+  {
+    key: 'tau',
+    label: `tokens, τ ${tau.toLocaleString('en')}`,
+    flags: `--queue-gate tokens --queue-gate-tokens ${tau}`,
+    config: { queueGate: 'tokens', queueGateTokens: tau },
+  },
 ];
-const FIXED = ['off', 'l2', 'l4', 'l6', 'l8', 'l16', 'floor2'];
+const FIXED = FIXED_GATE_ARMS.map((a) => a.key);
 
 interface ReportArm {
   goodput: number | null;
@@ -117,14 +111,7 @@ try {
         compare([
           '--trace',
           file,
-          '--clock',
-          'virtual',
-          '--sim-workers',
-          String(WORKERS),
-          '--sim-kv-blocks',
-          String(KV_BLOCKS),
-          '--sim-max-running',
-          String(cap),
+          ...gateFleetFlags(cap),
           '--slo-ttft-ms',
           String(SLO_MS),
           '--seed',

@@ -42,24 +42,21 @@ import type { TraceRequest } from '../src/workload/index.js';
 import { ROUTERCTL_BIN } from './support/processes.js';
 import { benchArg } from './support/args.js';
 import { writeResult } from './support/results.js';
+import { FIXED_GATE_ARMS, GATE_KV_BLOCKS, GATE_LOADS, GATE_SLO_MS, GATE_WORKERS, gateFleetFlags } from './support/gate-cells.js';
 import type { Figures } from './support/results.js';
 
 const requests = Number(benchArg('requests', '6000'));
 const caps = benchArg('caps', '16,256').split(',').map(Number);
-const WORKERS = 8;
-const KV_BLOCKS = 32_768;
-const SLO_MS = 2000;
+const WORKERS = GATE_WORKERS;
+const KV_BLOCKS = GATE_KV_BLOCKS;
+const SLO_MS = GATE_SLO_MS;
 const SEED = 7; // bench's default --seed: the fleet's
 /** Other fleet seeds, replayed in this process only, at the loads where the arms part: is an arm's lead the limit's doing, or the run's? */
 const OTHER_SEEDS = [8, 9];
-const LOADS = [0.8, 0.95, 1.1];
+const LOADS = GATE_LOADS;
 /** The ladder's last rung (docs/routing.md §Capacity fallback): any worker, ignoring capacity, the gate and the cache. */
 const CAPACITY_FALLBACK = 'no_cache_candidate_capacity_fallback_power_of_two';
-const ARMS = [
-  { key: 'off', label: 'no gate', flags: '' },
-  ...[2, 4, 6, 8, 16].map((l) => ({ key: `l${l}`, label: `limit ${l}`, flags: `--worker-queue-limit ${l}` })),
-  { key: 'floor2', label: 'floor 2, limit 4', flags: '--saturation-queue-floor 2 --worker-queue-limit 4' },
-];
+const ARMS = FIXED_GATE_ARMS;
 const dir = mkdtempSync(path.join(tmpdir(), 'routerctl-gate-sweep-'));
 
 const traceAt = (rate: number): TraceRequest[] => conversationTrace({ requests, rate, ...MOONCAKE_CONVERSATIONS, seed: 1 });
@@ -70,17 +67,7 @@ function traceFile(rate: number): string {
   return file;
 }
 
-const fleetFlags = (cap: number): string[] => [
-  '--clock',
-  'virtual',
-  '--sim-workers',
-  String(WORKERS),
-  '--sim-kv-blocks',
-  String(KV_BLOCKS),
-  '--sim-max-running',
-  String(cap),
-  '--json',
-];
+const fleetFlags = (cap: number): string[] => [...gateFleetFlags(cap), '--json'];
 
 interface ReportArm {
   label: string;

@@ -3,7 +3,8 @@ import { defaultConfig } from '../../src/config/index.js';
 import type { RouterConfig } from '../../src/config/index.js';
 import { Router, silentLogger } from '../../src/router/index.js';
 import type { Logger } from '../../src/router/index.js';
-import { post } from './http.js';
+import { post, rawRequest } from './http.js';
+import type { RawResponse } from './http.js';
 
 /** A real router on 127.0.0.1:0 in front of the given workers; defaults tuned for fast tests. */
 export async function startTestRouter(
@@ -53,4 +54,22 @@ export async function sendChat(r: Router, system: string, model = 'sim-llama-3.1
   const served = r.state().workers.filter((w) => w.requests_total > before.get(w.url)!);
   expect(served).toHaveLength(1);
   return served[0]!.url;
+}
+
+/**
+ * One chat with a system prompt and the client's own x-request-id, answered 200: the
+ * request's decision record can then be read back by that id (docs/decisions.md).
+ */
+export async function sendChatWithId(r: Router, id: string, system: string, model = 'sim-llama-3.1-8b'): Promise<RawResponse> {
+  const body = JSON.stringify({
+    model,
+    messages: [
+      { role: 'system', content: system },
+      { role: 'user', content: 'go' },
+    ],
+    max_tokens: 2,
+  });
+  const res = await rawRequest(`${r.url}/v1/chat/completions`, { method: 'POST', body, headers: { 'x-request-id': id } });
+  expect(res.status).toBe(200);
+  return res;
 }

@@ -5,8 +5,9 @@ import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import { runCli } from '../helpers/cli.js';
 import { getJson, rawRequest } from '../helpers/http.js';
+import type { RawResponse } from '../helpers/http.js';
 import { pinWaiting } from '../helpers/pin-load.js';
-import { startTestRouter } from '../helpers/router.js';
+import { sendChatWithId, startTestRouter } from '../helpers/router.js';
 
 /**
  * Decision records end to end (docs/decisions.md §Decision record): real simulated
@@ -27,19 +28,7 @@ afterEach(async () => {
   router = fleet = undefined;
 });
 
-async function send(r: Router, id: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
-  const body = JSON.stringify({
-    model,
-    messages: [
-      { role: 'system', content: PROMPT },
-      { role: 'user', content: 'go' },
-    ],
-    max_tokens: 2,
-  });
-  const res = await rawRequest(`${r.url}/v1/chat/completions`, { method: 'POST', body, headers: { 'x-request-id': id } });
-  expect(res.status).toBe(200);
-  return res;
-}
+const send = (r: Router, id: string): Promise<RawResponse> => sendChatWithId(r, id, PROMPT, model);
 
 const pin = pinWaiting;
 

@@ -4,9 +4,9 @@ import type { Router } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import { runCli } from '../helpers/cli.js';
-import { getJson, rawRequest } from '../helpers/http.js';
+import { getJson } from '../helpers/http.js';
 import { pinWaiting } from '../helpers/pin-load.js';
-import { startTestRouter } from '../helpers/router.js';
+import { sendChatWithId, startTestRouter } from '../helpers/router.js';
 
 /**
  * `--queue-gate auto` end to end (docs/routing.md §Gate modes): real simulated engines
@@ -29,16 +29,7 @@ afterEach(async () => {
 });
 
 async function send(r: Router, id: string): Promise<string> {
-  const body = JSON.stringify({
-    model,
-    messages: [
-      { role: 'system', content: PROMPT },
-      { role: 'user', content: 'go' },
-    ],
-    max_tokens: 2,
-  });
-  const res = await rawRequest(`${r.url}/v1/chat/completions`, { method: 'POST', body, headers: { 'x-request-id': id } });
-  expect(res.status).toBe(200);
+  await sendChatWithId(r, id, PROMPT, model);
   return record(r, id).worker;
 }
 

@@ -31,6 +31,7 @@ export interface RegistryOptions {
 export class WorkerRegistry {
   readonly workers: Worker[] = [];
   private readonly bySlot: Array<Worker | undefined> = [];
+  private readonly byUrlMap = new Map<string, Worker>();
   /** By slot: out of the pool because the breaker opened (until the cool-down passes). */
   private readonly breakerOut: boolean[] = [];
   /** By slot: out of the pool because its load polls go unanswered (or, for a worker that joined at runtime, have not been yet). */
@@ -127,6 +128,7 @@ export class WorkerRegistry {
     };
     this.workers.push(w);
     this.bySlot.push(w);
+    this.byUrlMap.set(url, w);
     this.breakerOut.push(false);
     this.unreachable.push(pending);
     this.leaving.push(false);
@@ -145,7 +147,7 @@ export class WorkerRegistry {
   }
 
   byUrl(url: string): Worker | undefined {
-    return this.workers.find((w) => w.url === url);
+    return this.byUrlMap.get(url);
   }
 
   /**
@@ -165,6 +167,7 @@ export class WorkerRegistry {
   remove(w: Worker): void {
     if (this.bySlot[w.slot] !== w) return;
     this.bySlot[w.slot] = undefined;
+    this.byUrlMap.delete(w.url);
     this.workers.splice(this.workers.indexOf(w), 1);
     this.sampler.remove(w);
     this.loadPush.detach(w);
