@@ -36,6 +36,13 @@ function cpuSeconds(pid: number): number {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(f[11]) + Number(f[12])) / TICKS;
 }
+/** Busy and total jiffies of the whole machine, from /proc/stat. */
+function machineTicks(): { busy: number; total: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const idle = f[3]! + (f[4] ?? 0);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
 const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -126,7 +133,14 @@ async function measure(workers: number, dir: string): Promise<Figures> {
     const state = await timed(`${url}/admin/state`);
     const metrics = await timed(`${url}/metrics`);
     const streamBytes = await streamEventBytes(url);
+    // Who was busy while the client ran: the router, the stub, and the rest (the client, mostly), in cores.
+    const [r0, s0, m0, t0] = [cpuSeconds(pid), cpuSeconds(upstream.child.pid!), machineTicks(), performance.now()];
     const lat = await latency(url, dir);
+    const wall = (performance.now() - t0) / 1000;
+    const m1 = machineTicks();
+    const routerCores = (cpuSeconds(pid) - r0) / wall;
+    const stubCores = (cpuSeconds(upstream.child.pid!) - s0) / wall;
+    const machineCores = (m1.busy - m0.busy) / TICKS / wall;
     return {
       workers,
       idle_core_pct: Number((100 * idleCore).toFixed(1)),
@@ -141,6 +155,9 @@ async function measure(workers: number, dir: string): Promise<Figures> {
       p99_ms: Number(lat.p99.toFixed(2)),
       rps: Math.round(lat.rps),
       rss_mib: Math.round(rssMiB(pid)),
+      load_router_cores: Number(routerCores.toFixed(2)),
+      load_stub_cores: Number(stubCores.toFixed(2)),
+      load_rest_cores: Number(Math.max(0, machineCores - routerCores - stubCores).toFixed(2)),
     };
   } finally {
     await stopProcess(router.child, 'SIGINT');
@@ -161,7 +178,7 @@ try {
   console.log('|---:|---:|---:|---:|---|---:|---|---|---:|---:|');
   for (const f of [small, large]) {
     console.log(
-      `| ${f.workers} | ${f.idle_core_pct} % | ${f.poll_interval_ms} ms | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} | ${f.rps} | ${f.admin_state_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_kb} KB | ${f.stream_event_kb} KB | ${f.rss_mib} MiB |`,
+      `| ${f.workers} | ${f.idle_core_pct} % | ${f.poll_interval_ms} ms | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} | ${f.rps} | ${f.load_router_cores} / ${f.load_stub_cores} / ${f.load_rest_cores} | ${f.admin_state_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_kb} KB | ${f.stream_event_kb} KB | ${f.rss_mib} MiB |`,
     );
   }
   const figures: Figures = {};
