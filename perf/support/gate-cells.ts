@@ -1,10 +1,10 @@
 import type { RouterConfig } from '../../src/config/index.js';
 
 /**
- * The cells the gate benchmarks share (docs/routing.md §Why a fixed limit hurts, §Gate
- * modes): 8 simulated SGLang engines of 32,768 KV blocks replaying a trace with
- * Mooncake's conversation statistics at 80, 95 and 110 % of capacity, goodput judged
- * at TTFT ≤ 2 s, and the fixed-gate arms both compare.
+ * The cells the gate benchmarks share: 8 simulated SGLang engines of 32,768 KV blocks
+ * replaying a trace with Mooncake's conversation statistics at 80, 95 and 110 % of
+ * capacity, goodput judged at TTFT ≤ 2 s, and the fixed-gate arms both compare. What
+ * they found: docs/routing.md §Why a fixed limit hurts, docs/routing.md §Gate modes.
  */
 export const GATE_WORKERS = 8;
 export const GATE_KV_BLOCKS = 32_768;

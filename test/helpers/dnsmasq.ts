@@ -36,6 +36,16 @@ export class Dnsmasq {
 
   async serve(lines: readonly string[]): Promise<void> {
     if (DNSMASQ === undefined) throw new Error('dnsmasq not found: install Debian package dnsmasq-base (.ci/run does)');
+    // A port found free can be taken by another process before dnsmasq binds it: then it exits, and a new port is tried.
+    for (let attempt = 0; ; attempt++) {
+      if (await this.#start(lines)) return;
+      if (attempt === 4) throw new Error(`dnsmasq did not start on 127.0.0.1:${this.port}`);
+      this.port = 0;
+    }
+  }
+
+  /** Start dnsmasq and wait until it answers; false when it exited first. */
+  async #start(lines: readonly string[]): Promise<boolean> {
     await this.stop();
     if (!this.#dir) this.#dir = mkdtempSync(path.join(tmpdir(), 'routerctl-dns-'));
     if (this.port === 0) this.port = await freeUdpPort();
@@ -44,11 +54,15 @@ export class Dnsmasq {
     writeFileSync(conf, [...head, ...lines].join('\n'));
     // As root, dnsmasq would drop to user nobody, who cannot read the conf in our temp dir; as anyone else it stays who it is.
     const asRoot = process.getuid?.() === 0 ? ['--user=root'] : [];
-    this.#child = spawn(DNSMASQ, ['--keep-in-foreground', `--conf-file=${conf}`, '--pid-file=', ...asRoot], { stdio: 'ignore' });
+    const child = spawn(DNSMASQ!, ['--keep-in-foreground', `--conf-file=${conf}`, '--pid-file=', ...asRoot], { stdio: 'ignore' });
+    this.#child = child;
+    let exited = false;
+    child.once('exit', () => (exited = true));
     // Answering: a query for a name in its zone comes back (NXDOMAIN is an answer).
     const probe = new Resolver({ timeout: 200, tries: 1 });
     probe.setServers([this.resolver]);
     await eventually(async () => {
+      if (exited) return true;
       try {
         await probe.resolveAny('probe.fleet.test');
         return true;
@@ -56,7 +70,8 @@ export class Dnsmasq {
         const code = (err as { code?: string }).code;
         return code === 'ENOTFOUND' || code === 'ENODATA';
       }
-    });
+    }, 15_000);
+    return !exited;
   }
 
   async stop(): Promise<void> {
