@@ -1,10 +1,12 @@
 import { RouterctlError, UsageError, ErrorCodes } from '../src/errors/index.js';
 import { colorEnabled, packageVersion, paint, usageLine } from '../src/cli/index.js';
+import { helpWidth } from './registry/help-width.js';
 
 /**
  * `main`, the entry bin/routerctl.js calls. yargs and the commands are loaded only once
- * `--version` is ruled out: alone, it needs neither, and start-up is most of its cost
- * (perf/start-up.ts). The commands are listed in command-list.ts.
+ * `--version` and a plain `--help` are ruled out: alone, they need neither, and start-up
+ * is most of their cost (perf/start-up.ts). `--help` then prints the text `npm run docs`
+ * took from yargs (registry/help-text.ts). The commands are listed in command-list.ts.
  */
 
 /** `routerctl --version` (or `-V`) alone, answered before yargs loads, as yargs would answer it. */
@@ -18,6 +20,14 @@ export async function main(argv: string[]): Promise<number> {
   if (argv.length === 1 && VERSION_ONLY.has(argv[0]!)) {
     process.stdout.write(`${packageVersion()}\n`);
     return 0;
+  }
+  const last = argv[argv.length - 1];
+  if (last === '--help' || last === '-h') {
+    const text = (await import('./registry/prewritten-help.js')).prewrittenHelp(argv);
+    if (text !== undefined) {
+      process.stdout.write(text);
+      return 0;
+    }
   }
   const [{ default: yargs }, { commands }] = await Promise.all([import('yargs'), import('./registry/command-list.js')]);
   // The spellings of bench before its subcommands still run for one release, saying so in one line;
@@ -37,7 +47,7 @@ export async function main(argv: string[]): Promise<number> {
     .alias('h', 'help')
     .alias('V', 'version')
     .epilogue('Every command has a man page: man routerctl-<command> (files under man/).')
-    .wrap(Math.min(100, process.stdout.columns ?? 100))
+    .wrap(helpWidth(process.stdout.columns))
     .exitProcess(false)
     .fail((msg, err) => {
       // Rethrow so one catch below prints exactly one line; yargs would otherwise run the handler.

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { generateDocs } from '../../commands/docs/generate.js';
 import { replaceBlock } from '../../commands/docs/generated-block.js';
+import { HELP_MODULE_PATH, generateHelpModule } from '../../commands/docs/help-module.js';
 import { OPTIONS } from '../../src/config/index.js';
 import type { OptionSpec } from '../../src/config/index.js';
 
@@ -28,6 +29,14 @@ describe('generated docs (npm run docs)', () => {
     const want = files.find((f) => f.path === file)!.text;
     expect(readFileSync(path.join(ROOT, file), 'utf8'), `${file} differs from its sources: run npm run docs`).toBe(want);
   });
+
+  // The pre-written --help texts come from what the built binary's yargs prints (npm test builds first), so that
+  // an option whose text or default changed without npm run docs fails here, not only in the terminal.
+  it(`${HELP_MODULE_PATH} is as npm run docs writes it, from what yargs prints`, async () => {
+    const help = await generateHelpModule(ROOT);
+    expect(help.path).toBe(HELP_MODULE_PATH);
+    expect(readFileSync(path.join(ROOT, help.path), 'utf8'), `${help.path} differs from yargs' --help: run npm run docs`).toBe(help.text);
+  }, 60_000);
 
   it('fail when a default in OPTIONS changes without the docs', () => {
     const spec = OPTIONS.find((o) => o.key === 'cbThreshold') as OptionSpec<'cbThreshold'>;
