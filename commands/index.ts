@@ -1,6 +1,9 @@
-import { RouterctlError, UsageError, ErrorCodes } from '../src/errors/index.js';
-import { colorEnabled, packageVersion, paint, usageLine } from '../src/cli/index.js';
 import { helpWidth } from './registry/help-width.js';
+
+// Loaded in main once the plain --version and --help are ruled out, as yargs is: src/cli's index alone is
+// most of what a plain --help loads besides its text.
+type Errors = typeof import('../src/errors/index.js');
+type Cli = typeof import('../src/cli/index.js');
 
 /**
  * `main`, the entry bin/routerctl.js calls. yargs and the commands are loaded only once
@@ -18,6 +21,7 @@ const VERSION_ONLY = new Set(['--version', '-V']);
  */
 export async function main(argv: string[]): Promise<number> {
   if (argv.length === 1 && VERSION_ONLY.has(argv[0]!)) {
+    const { packageVersion } = await import('../src/cli/index.js');
     process.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
@@ -29,7 +33,14 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
   }
-  const [{ default: yargs }, { commands }] = await Promise.all([import('yargs'), import('./registry/command-list.js')]);
+  const [{ default: yargs }, { commands }, errors, cli] = await Promise.all([
+    import('yargs'),
+    import('./registry/command-list.js'),
+    import('../src/errors/index.js'),
+    import('../src/cli/index.js'),
+  ]);
+  const { RouterctlError, UsageError, ErrorCodes } = errors;
+  const { packageVersion, usageLine } = cli;
   // The spellings of bench before its subcommands still run for one release, saying so in one line;
   // their reader is loaded only for an argv that names bench.
   const legacy = argv.includes('bench')
@@ -61,14 +72,16 @@ export async function main(argv: string[]): Promise<number> {
     await parser.parseAsync();
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
-    return report(err);
+    return report(err, errors, cli);
   }
 }
 
-function report(err: unknown): number {
+function report(err: unknown, errors: Errors, cli: Cli): number {
+  const { RouterctlError, UsageError, ErrorCodes } = errors;
+  const { colorEnabled, paint, usageLine } = cli;
   // A command's builder is async (command-list.ts), and yargs then rejects with its own
   // errors (a coerce() failure) instead of passing them to .fail(): the same usage error.
-  if (err instanceof Error && err.name === 'YError') return report(new UsageError(ErrorCodes.USAGE, usageLine(err.message)));
+  if (err instanceof Error && err.name === 'YError') return report(new UsageError(ErrorCodes.USAGE, usageLine(err.message)), errors, cli);
   const color = colorEnabled(process.stderr);
   if (err instanceof RouterctlError) {
     process.stderr.write(`${paint('error', 'red', color)} ${err.code}: ${err.message}\n`);
