@@ -4,8 +4,10 @@
  * case once, in turn, with a bare `node -e ''` and a one-option yargs `--help` among
  * them, so that a busy machine slows all alike and the two floors say how busy it was. A figure is the median over the
  * rounds (goal: ≤ 150 ms each, issue 31). Almost all of it is Node starting and loading
- * modules: the help path loads yargs and the option tables, `--version` alone not even
- * yargs (commands/index.ts).
+ * modules. Neither `--version` nor a plain `--help` loads yargs: `--help` prints the text
+ * `npm run docs` took from yargs (commands/registry/help-text.ts). `serve --help` is also
+ * timed the way that text is read, through yargs and serve's option table, as what the
+ * pre-written text saves.
  *
  *   npm run perf -- start-up [--rounds 5]
  */
@@ -33,6 +35,7 @@ interface Case {
   /** A routerctl command, which the goal applies to; else one of the floors it stands on. */
   goal: boolean;
   node: readonly string[];
+  env?: NodeJS.ProcessEnv;
 }
 
 const routerctl = (name: string, ...args: string[]): Case => ({
@@ -49,11 +52,19 @@ const CASES: readonly Case[] = [
   routerctl('help', '--help'),
   ...['serve', 'top', 'explain', 'doctor', 'check-config', 'sim', 'bench'].map((c) => routerctl(`${c}_help`, c, '--help')),
   ...['run', 'compare', 'capture'].map((s) => routerctl(`bench_${s}_help`, 'bench', s, '--help')),
+  {
+    name: 'serve_help_from_yargs',
+    shown: 'routerctl serve --help, by yargs',
+    goal: false,
+    node: [BIN, 'serve', '--help'],
+    // HELP_FROM_YARGS_ENV of commands/registry/prewritten-help.ts.
+    env: { ROUTERCTL_HELP_FROM_YARGS: '1' },
+  },
 ];
 
-function timeOnce(node: readonly string[]): number {
+function timeOnce({ node, env }: Case): number {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, node, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, FORCE_COLOR: '0' } });
+  const r = spawnSync(process.execPath, node, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, FORCE_COLOR: '0', ...env } });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.status !== 0) throw new Error(`node ${node.join(' ')} exited ${r.status}: ${r.stderr}`);
   return ms;
@@ -67,9 +78,9 @@ const median = (xs: readonly number[]): number => {
 
 const load1 = loadavg()[0]!;
 // One untimed pass: the first start after a build pays for a cold file cache.
-for (const c of CASES) timeOnce(c.node);
+for (const c of CASES) timeOnce(c);
 const samples = new Map<string, number[]>(CASES.map((c) => [c.name, []]));
-for (let round = 0; round < rounds; round++) for (const c of CASES) samples.get(c.name)!.push(timeOnce(c.node));
+for (let round = 0; round < rounds; round++) for (const c of CASES) samples.get(c.name)!.push(timeOnce(c));
 
 const figures: Figures = { rounds, load_average_1m: Number(load1.toFixed(2)) };
 const goals: GoalVerdict[] = [];

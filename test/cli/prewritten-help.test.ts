@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { HELP_TEXT } from '../../commands/registry/help-text.js';
 import { HELP_FROM_YARGS_ENV, prewrittenHelp } from '../../commands/registry/prewritten-help.js';
@@ -123,6 +124,8 @@ describe('prewrittenHelp: which argv it answers', () => {
   });
 
   it(`leaves everything to yargs under ${HELP_FROM_YARGS_ENV}, but not when it is empty`, () => {
+    // perf/start-up.ts names it too, to time the yargs way beside the pre-written one.
+    expect(readFileSync(new URL('../../perf/start-up.ts', import.meta.url), 'utf8')).toContain(`${HELP_FROM_YARGS_ENV}: '1'`);
     expect(prewrittenHelp(['--help'], { ...env, ...FROM_YARGS }, undefined)).toBeUndefined();
     expect(prewrittenHelp(['--help'], { ...env, [HELP_FROM_YARGS_ENV]: '' }, undefined)).toBe(HELP_TEXT['']);
   });
