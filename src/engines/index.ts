@@ -1,5 +1,5 @@
-export { ENGINE_REPLY_MAX_BYTES, classifyFailure, getEngineReply, readBoundedText } from './engine-reply.js';
-export type { EngineGetOptions, EngineReply, ReplyBody, TransportFailure } from './engine-reply.js';
+export { ENGINE_REPLY_MAX_BYTES, classifyFailure, getEngineReply } from './engine-reply.js';
+export type { EngineGetOptions, EngineReply, TransportFailure } from './engine-reply.js';
 export {
   LOAD_ENDPOINTS,
   LOAD_PATHS,

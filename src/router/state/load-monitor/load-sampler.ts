@@ -100,7 +100,7 @@ export class LoadSampler {
   private readonly table: LoadTable;
   private readonly opts: SamplerOptions;
   private readonly unreachableAfter: number;
-  private readonly agent = new Agent({ connections: 2, keepAliveTimeout: 10_000, pipelining: 1 });
+  private readonly agent: Agent;
   private readonly state = new Map<Worker, WorkerPollState>();
   private reachabilityListener: ((worker: Worker, reachable: boolean, stats: LoadPollStats) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -112,6 +112,10 @@ export class LoadSampler {
     this.table = table;
     this.opts = opts;
     this.unreachableAfter = Math.max(1, opts.unreachableAfter ?? DEFAULT_UNREACHABLE_AFTER);
+    // One connection per worker: a worker is never polled again before its last poll
+    // ends, so a second would only sit idle, and a pool per worker costs memory and
+    // work across 4,096 of them. Connecting counts against the poll's budget too.
+    this.agent = new Agent({ connections: 1, keepAliveTimeout: 10_000, pipelining: 1, connect: { timeout: opts.timeoutMs } });
   }
 
   /** One listener (the worker registry): a worker became unreachable, or answered again. */
@@ -147,14 +151,18 @@ export class LoadSampler {
   }
 
   /**
-   * Poll every worker now, then each in turn: every tick polls its share of the fleet,
+   * Poll a small fleet whole now, a large one over its first round, then each worker
+   * in turn: every tick polls its share of the fleet,
    * so that each worker is polled once per pollIntervalMs and the polls are spread
    * evenly over it (a burst of a whole fleet's polls at once would queue requests
    * behind it).
    */
   start(): void {
-    this.pollDue(this.state.size);
-    let credit = 0;
+    // A large fleet's first round is spread too: 4,096 connections opened at once
+    // outlast a 1 s poll timeout, and each would count as a failed poll.
+    if (this.state.size <= SPREAD_FROM) this.pollDue(this.state.size);
+    let credit = this.state.size <= SPREAD_FROM ? 0 : 1;
+    let firstRound = this.state.size <= SPREAD_FROM ? 0 : this.state.size;
     const tick = (): void => {
       if (this.stopped) return;
       const n = this.state.size;
@@ -166,13 +174,16 @@ export class LoadSampler {
         return;
       }
       const tickMs = Math.min(TICK_MS, every);
-      credit += (n * tickMs) / every;
+      // The first round goes at twice the budget: every worker sampled within about a second of start.
+      const round = firstRound > 0 ? Math.min(every, (500 * n) / POLL_BUDGET_PER_S) : every;
+      credit += (n * tickMs) / round;
       const due = Math.floor(credit);
       credit -= due;
+      firstRound = Math.max(0, firstRound - due);
       this.pollDue(due);
       this.timer = setTimeout(tick, tickMs);
     };
-    this.timer = setTimeout(tick, Math.min(TICK_MS, this.opts.intervalMs));
+    this.timer = setTimeout(tick, firstRound > 0 ? 0 : Math.min(TICK_MS, this.opts.intervalMs));
   }
 
   /** Poll the next `count` workers in turn that need a poll (not fed by push, or unreachable). */
