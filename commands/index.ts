@@ -22,14 +22,15 @@ const VERSION_ONLY = new Set(['--version', '-V']);
 export async function main(argv: string[]): Promise<number> {
   if (argv.length === 1 && VERSION_ONLY.has(argv[0]!)) {
     const { packageVersion } = await import('../src/cli/index.js');
-    process.stdout.write(`${packageVersion()}\n`);
+    // console.log, as yargs prints: it ignores a reader gone (`| true`), where a bare write dies of EPIPE.
+    console.log(packageVersion());
     return 0;
   }
   const last = argv[argv.length - 1];
   if (last === '--help' || last === '-h') {
     const text = (await import('./registry/prewritten-help.js')).prewrittenHelp(argv);
     if (text !== undefined) {
-      process.stdout.write(text);
+      console.log(text.replace(/\n$/, ''));
       return 0;
     }
   }

@@ -81,6 +81,16 @@ describe('the pre-written --help (built binary)', () => {
     expect(fast.stdout).not.toBe(HELP_TEXT.serve);
   });
 
+  // `routerctl serve --help | head -1`: yargs prints with console.log, which ignores the reader gone, and so must the fast path.
+  it.each([[['serve', '--help']], [['-h']], [['--version']]])(
+    '%j into a pipe already closed exits 0 quietly, as yargs does',
+    async (args) => {
+      const [fast, yargs] = await Promise.all([intoClosedPipe(args, {}), intoClosedPipe(args, FROM_YARGS)]);
+      expect(yargs).toEqual({ code: 0, stderr: '' });
+      expect(fast).toEqual(yargs);
+    },
+  );
+
   it('loads neither yargs nor any package nor any command module', async () => {
     const fast = await withLoadTrace(['serve', '--help'], {});
     expect(fast.code).toBe(0);
@@ -175,6 +185,25 @@ function withLoadTrace(args: string[], env: NodeJS.ProcessEnv): Promise<CliResul
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Exit status and stderr of a run whose stdout's reader is gone before it writes. */
+function intoClosedPipe(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
     });
   });
 }
