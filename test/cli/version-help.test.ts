@@ -5,8 +5,9 @@ import { runCli } from '../helpers/cli.js';
 
 /**
  * `--version` and every `--help`, from the built binary: what they print, now that
- * `--version` alone answers before yargs loads and each command loads its
- * implementation only in its handler (issue 31 item 4). How long they take is
+ * `--version` and a plain `--help` answer before yargs loads and each command loads its
+ * implementation only in its handler (issue 31 item 4). That the pre-written `--help` is
+ * yargs' own, byte for byte, is prewritten-help.test.ts's to show; how long they take is
  * perf/start-up.ts's to measure, not a test's.
  */
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
