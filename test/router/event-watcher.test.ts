@@ -43,6 +43,31 @@ describe('EventWatcher', () => {
     expect(w.recent()[1]!.message).toBe('waiting 6 ≥ limit 6');
   });
 
+  it('forgets a worker that left: back, it starts from a new baseline (no release event for a mark it no longer has)', () => {
+    const w = new EventWatcher(silentLogger, LIMIT_6);
+    w.check([reading('a', 0), reading('b', 9)], false); // baseline: b gated
+    w.check([reading('a', 0)], false); // b left
+    w.check([reading('a', 0), reading('b', 0)], false); // b back, below the limit: a new worker, no event
+    w.check([reading('a', 0), reading('b', 8)], false); // now a change from its new baseline
+    expect(w.recent().map((e) => [e.kind, e.worker])).toEqual([['worker_gated', 'b']]);
+  });
+
+  it("a look reuses one object for every worker, as the router's fleet iterator hands them", () => {
+    const w = new EventWatcher(silentLogger, LIMIT_6);
+    const fleet = (waiting: number[]): Iterable<WorkerReading> => ({
+      *[Symbol.iterator]() {
+        const scratch = reading('', 0) as { -readonly [K in keyof WorkerReading]: WorkerReading[K] };
+        for (const [i, v] of waiting.entries()) {
+          Object.assign(scratch, reading(`w${i}`, v));
+          yield scratch;
+        }
+      },
+    });
+    w.check(fleet([0, 0, 9]), false);
+    w.check(fleet([7, 0, 9]), false);
+    expect(w.recent().map((e) => [e.kind, e.worker])).toEqual([['worker_gated', 'w0']]);
+  });
+
   it('diversions in bursts: one event when 10 come within 5 s, one when a whole 5 s passes without any; a trickle says nothing', () => {
     const w = new EventWatcher(silentLogger, LIMIT_6);
     const look = (t: number, total: number): void => w.check([reading('a', 0)], false, total, t);

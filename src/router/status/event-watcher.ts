@@ -1,7 +1,7 @@
 import type { AdminEvent, AdminEventKind } from '../../contract/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { QueueGate } from '../policies/index.js';
-import type { WorkerReading } from './worker-status.js';
+import type { WatchedWorker } from './worker-status.js';
 
 /** Events kept for /admin/state: enough for a console's pane, bounded whatever happens. */
 const KEPT = 100;
@@ -14,6 +14,8 @@ interface WorkerMark {
   breaker: string;
   unreachable: boolean;
   loadSource: 'push' | 'poll';
+  /** The look that last saw the worker: one that a look did not see has left. */
+  look: number;
 }
 
 /**
@@ -30,6 +32,7 @@ export class EventWatcher {
   readonly #workers = new Map<string, WorkerMark>();
   #saturated = false;
   #first = true;
+  #look = 0;
   /** [time, diversions so far] at each look within the burst window, oldest first. */
   readonly #diversions: Array<[number, number]> = [];
   /** Diversions total when the current burst began; null outside a burst. */
@@ -55,11 +58,16 @@ export class EventWatcher {
     return [...this.#events];
   }
 
-  /** Compare with the last look; the first look only sets the baseline. */
-  check(readings: readonly WorkerReading[], allQueued: boolean, diversions = 0, now = Date.now()): void {
+  /**
+   * Compare with the last look; the first look only sets the baseline. Twice a second
+   * over the whole fleet, so it allocates nothing per worker: each worker's mark is
+   * updated in place, and a worker the look did not see is dropped by its look number.
+   */
+  check(workers: Iterable<WatchedWorker>, allQueued: boolean, diversions = 0, now = Date.now()): void {
     const gate = this.#gate;
     const quiet = this.#first;
     this.#first = false;
+    const look = ++this.#look;
     this.#watchDiversions(diversions, now, quiet);
     if (allQueued !== this.#saturated) {
       this.#saturated = allQueued;
@@ -72,39 +80,50 @@ export class EventWatcher {
             : 'a worker is below the queue limit again',
         );
     }
-    const seen = new Set<string>();
-    for (const r of readings) {
+    for (const r of workers) {
       const url = r.worker.url;
-      seen.add(url);
       const gated = r.fresh !== undefined && gate.isQueued(r.fresh.waiting, r.fresh.waitingUncachedTokens);
-      const now: WorkerMark = { gated, breaker: r.worker.breaker.state, unreachable: r.unreachable, loadSource: r.loadSource };
-      const was = this.#workers.get(url);
-      this.#workers.set(url, now);
-      if (!was || quiet) continue;
-      if (now.gated !== was.gated)
+      const breaker = r.worker.breaker.state;
+      const mark = this.#workers.get(url);
+      if (mark === undefined) {
+        this.#workers.set(url, { gated, breaker, unreachable: r.unreachable, loadSource: r.loadSource, look });
+        continue;
+      }
+      mark.look = look;
+      if (quiet) {
+        mark.gated = gated;
+        mark.breaker = breaker;
+        mark.unreachable = r.unreachable;
+        mark.loadSource = r.loadSource;
+        continue;
+      }
+      if (gated !== mark.gated)
         this.#emit(
-          now.gated ? 'worker_gated' : 'worker_released',
+          gated ? 'worker_gated' : 'worker_released',
           url,
-          now.gated
+          gated
             ? `waiting ${r.fresh!.waiting} ≥ limit ${limitText(gate)}`
             : `waiting ${r.fresh?.waiting ?? 'unknown'}, below the limit ${limitText(gate)}`,
         );
-      if (now.breaker !== was.breaker)
-        this.#emit(`breaker_${now.breaker}` as AdminEventKind, url, `circuit breaker ${was.breaker} → ${now.breaker}`);
-      if (now.unreachable !== was.unreachable)
+      if (breaker !== mark.breaker) this.#emit(`breaker_${breaker}` as AdminEventKind, url, `circuit breaker ${mark.breaker} → ${breaker}`);
+      if (r.unreachable !== mark.unreachable)
         this.#emit(
-          now.unreachable ? 'worker_unreachable' : 'worker_reachable',
+          r.unreachable ? 'worker_unreachable' : 'worker_reachable',
           url,
-          now.unreachable ? 'load polls go unanswered: out of the pool' : 'answers again: back in the pool',
+          r.unreachable ? 'load polls go unanswered: out of the pool' : 'answers again: back in the pool',
         );
-      if (now.loadSource !== was.loadSource)
+      if (r.loadSource !== mark.loadSource)
         this.#emit(
-          now.loadSource === 'push' ? 'load_push' : 'load_poll',
+          r.loadSource === 'push' ? 'load_push' : 'load_poll',
           url,
-          now.loadSource === 'push' ? 'load arrives by push' : 'load push went quiet: polling',
+          r.loadSource === 'push' ? 'load arrives by push' : 'load push went quiet: polling',
         );
+      mark.gated = gated;
+      mark.breaker = breaker;
+      mark.unreachable = r.unreachable;
+      mark.loadSource = r.loadSource;
     }
-    for (const url of this.#workers.keys()) if (!seen.has(url)) this.#workers.delete(url);
+    for (const [url, mark] of this.#workers) if (mark.look !== look) this.#workers.delete(url);
   }
 
   /**

@@ -38,9 +38,10 @@ export class FleetWatch {
     return this.d.status.readings(now);
   }
 
-  look(now: number, readings: readonly WorkerReading[] = this.readings(now)): void {
+  /** One look for events: over `readings` when an admin document has just built them, else over the fleet as it stands. */
+  look(now: number, readings?: readonly WorkerReading[]): void {
     const diversions = this.d.metrics.cacheDecisions.get([this.d.model(), 'cache_worker_queued']);
-    this.d.events.check(readings, this.allQueued(now), diversions);
+    this.d.events.check(readings ?? this.d.status.watched(now), this.allQueued(now), diversions);
   }
 
   alerts(now: number): AdminState['alerts'] {

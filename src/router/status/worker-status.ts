@@ -23,6 +23,9 @@ export interface WorkerReading {
   readonly kvEvents: KvEventsStatus | undefined;
 }
 
+/** What the event watcher compares between two looks (docs/metrics-and-admin.md §Events). */
+export type WatchedWorker = Pick<WorkerReading, 'worker' | 'fresh' | 'unreachable' | 'loadSource'>;
+
 /**
  * Per-worker status as the router's outputs report it: /admin/state and the per-worker
  * gauges of /metrics read the same readings, so the two never disagree on what is
@@ -50,5 +53,40 @@ export class WorkerStatus {
       push: this.loadPush.stats(worker),
       kvEvents: this.kvIndex.status(worker),
     }));
+  }
+
+  /**
+   * The fleet as the event watcher looks at it twice a second: one reused object per
+   * look, refilled for each worker, so that a look over 4,096 workers allocates
+   * nothing per worker (what `readings` builds is for the admin documents). Valid
+   * only while it is being iterated.
+   */
+  watched(now: number): Iterable<WatchedWorker> {
+    const view = this.table.view(now);
+    const workers = this.registry.workers;
+    const { registry, loadPush } = this;
+    const scratch: { -readonly [K in keyof WatchedWorker]: WatchedWorker[K] } = {
+      worker: undefined as unknown as Worker,
+      fresh: undefined,
+      unreachable: false,
+      loadSource: 'poll',
+    };
+    const step = { done: false, value: scratch as WatchedWorker };
+    return {
+      [Symbol.iterator]: () => {
+        let i = 0;
+        return {
+          next: (): IteratorResult<WatchedWorker> => {
+            if (i >= workers.length) return { done: true, value: undefined };
+            const worker = workers[i++]!;
+            scratch.worker = worker;
+            scratch.fresh = view.basic(worker);
+            scratch.unreachable = registry.isUnreachable(worker);
+            scratch.loadSource = loadPush.isLive(worker, now) ? 'push' : 'poll';
+            return step;
+          },
+        };
+      },
+    };
   }
 }
