@@ -99,3 +99,23 @@ describe('choosePrefixSource', () => {
     if (c.source === 'events') expect(c.attach.length + c.unindexed.length).toBe(infos.length);
   });
 });
+
+describe('the reason a large fleet is not indexed, in one log field', () => {
+  const silent = (n: number) => Array.from({ length: n }, () => SGLANG_SILENT);
+  it.each([
+    [1, 'requests: http://w0: publishes no KV events'],
+    [3, 'requests: http://w0: publishes no KV events; http://w1: publishes no KV events; http://w2: publishes no KV events'],
+    [4, 'requests: publishes no KV events: 4 of 4 workers (http://w0, http://w1, http://w2 and 1 more)'],
+    [4096, 'requests: publishes no KV events: 4,096 of 4,096 workers (http://w0, http://w1, http://w2 and 4,093 more)'],
+  ])('%d silent workers', (n, expected) => {
+    const c = choosePrefixSource(at(...silent(n)), base);
+    expect(c.source === 'requests' ? `requests: ${c.reason}` : 'events').toBe(expected);
+  });
+
+  it('several causes are each named once, with their counts', () => {
+    const c = choosePrefixSource(at(VLLM_SILENT, ...silent(5)), base);
+    expect(c.source === 'requests' && c.reason).toBe(
+      'publishes no KV events the router knows of (vLLM does not advertise them: name them with --kv-events): 1 of 6 workers (http://w0); publishes no KV events: 5 of 6 workers (http://w1, http://w2, http://w3 and 2 more)',
+    );
+  });
+});

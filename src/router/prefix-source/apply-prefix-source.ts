@@ -43,7 +43,7 @@ export function applyPrefixSource(prefix: PrefixState, d: PrefixSourceDeps): voi
       });
     return;
   }
-  const { keying, attach, unindexed } = choice;
+  const { keying, attach, unindexed, unindexedText } = choice;
   const { scheme, blockSize } = keying;
   prefix.source = 'events';
   prefix.keying = {
@@ -60,7 +60,7 @@ export function applyPrefixSource(prefix: PrefixState, d: PrefixSourceDeps): voi
       now: () => performance.now(),
     });
   if (unindexed.length > 0)
-    d.log.warn('KV events: some workers are not indexed (they never count as prefix owners)', { workers: unindexed.join('; ') });
+    d.log.warn('KV events: some workers are not indexed (they never count as prefix owners)', { workers: unindexedText });
   d.log.info('prefix index built from KV events', {
     workers: attach.length,
     hash: scheme,

@@ -33,6 +33,8 @@ export type PrefixSourceChoice<W extends SourceCandidate> =
       readonly attach: readonly W[];
       /** `URL: why` for each worker that is not indexed (under `events` only: they never count as prefix owners). */
       readonly unindexed: readonly string[];
+      /** `unindexed` as one log field, summarized by cause on a large fleet. */
+      readonly unindexedText: string;
     };
 
 export interface PrefixSourceInputs {
@@ -59,17 +61,43 @@ export function choosePrefixSource<W extends SourceCandidate>(workers: readonly 
   const verdicts = workers.map((w) => ({ w, ...eventKeying(w.info, o) }));
   const able = verdicts.filter((v) => v.keying !== undefined);
   const kinds = new Set(able.map((v) => keyingName(v.keying!)));
-  const unindexed = verdicts.filter((v) => v.keying === undefined).map((v) => `${v.w.url}: ${v.why}`);
+  const out = verdicts.filter((v) => v.keying === undefined).map((v) => ({ url: v.w.url, why: v.why ?? 'cannot be indexed' }));
+  const unindexed = out.map((v) => `${v.url}: ${v.why}`);
   const keying = able[0]?.keying;
-  if (keying === undefined) return requests(unindexed.join('; ') || 'no workers');
+  if (keying === undefined) return requests(out.length > 0 ? whyUnindexed(out, verdicts.length) : 'no workers');
   if (kinds.size > 1) return requests(`the workers name their KV blocks differently (${[...kinds].join('; ')})`);
-  if (o.wanted === 'auto' && unindexed.length > 0) return requests(unindexed.join('; '));
+  if (o.wanted === 'auto' && out.length > 0) return requests(whyUnindexed(out, verdicts.length));
   if (o.wanted === 'auto' && keying.tokenizer === 'none') {
     return requests(
       'text prompts cannot be keyed as the engines tokenize them without --tokenizer; give --tokenizer, or --prefix-source events to index token-id traffic only',
     );
   }
-  return { source: 'events', keying, attach: able.map((v) => v.w), unindexed };
+  return { source: 'events', keying, attach: able.map((v) => v.w), unindexed, unindexedText: whyUnindexed(out, verdicts.length) };
+}
+
+/** Workers named one by one in the reason, up to this many; past it, by cause with a few examples. */
+const NAMED_WORKERS = 3;
+
+/**
+ * Why workers' KV events cannot feed the index, as one log field: each worker with its
+ * reason when there are few, else each reason once with its count and a few URLs
+ * (a line that named 4,096 workers was 200 KB of log).
+ */
+export function whyUnindexed(out: ReadonlyArray<{ readonly url: string; readonly why: string }>, fleet: number): string {
+  if (out.length <= NAMED_WORKERS) return out.map((v) => `${v.url}: ${v.why}`).join('; ');
+  const byWhy = new Map<string, string[]>();
+  for (const v of out) {
+    const urls = byWhy.get(v.why) ?? [];
+    urls.push(v.url);
+    byWhy.set(v.why, urls);
+  }
+  const count = (n: number): string => n.toLocaleString('en-US');
+  return [...byWhy]
+    .map(([why, urls]) => {
+      const more = urls.length > NAMED_WORKERS ? ` and ${count(urls.length - NAMED_WORKERS)} more` : '';
+      return `${why}: ${count(urls.length)} of ${count(fleet)} workers (${urls.slice(0, NAMED_WORKERS).join(', ')}${more})`;
+    })
+    .join('; ');
 }
 
 /**
