@@ -1,8 +1,14 @@
 /**
- * Selection cost per request with the queue gate on, for pools of 8, 128 and 1,024
- * workers: prefix match + the cache-aware ladder, on a fleet where a quarter of the
- * workers are queued, prefixes have 4 owners, and 1 in 4 requests misses the index
+ * Selection cost per request with the queue gate on, for pools of 8, 128, 1,024 and
+ * 4,096 workers: prefix match + the cache-aware ladder, on a fleet where a quarter of
+ * the workers are queued, prefixes have 4 owners, and 1 in 4 requests misses the index
  * (the pair fallback). Goal: 1,024 workers within 2x of 8.
+ *
+ * Then the one rung that scans the pool, range_fallback (docs/routing.md §Range
+ * fallback): the reference semantics take the least-pressured admitted worker of the
+ * whole range when both pair members are turned away. Here 15 in 16 workers report a
+ * full KV cache, so most misses' pairs fail capacity admission and the rung runs; its
+ * cost per request is reported per pool size with the share of selections it decided.
  *
  *   npm run perf -- selection
  */
@@ -16,7 +22,7 @@ import { Rng } from '../src/sim/index.js';
 import { systemPrompt } from '../src/workload/index.js';
 import { atMost, writeResult } from './support/results.js';
 
-function bench(poolSize: number): { usPerRequest: number } {
+function bench(poolSize: number, fullShare = 0): { usPerRequest: number; rangeShare: number } {
   const rng = new Rng(poolSize);
   const table = new LoadTable(5000);
   const gate = queueGate({ workerQueueLimit: 6, saturationQueueFloor: null });
@@ -31,7 +37,18 @@ function bench(poolSize: number): { usPerRequest: number } {
     table.setInPool(w, true);
     table.apply(
       w,
-      [[0, { running: 16, waiting: rng.next() < 0.25 ? 6 + rng.int(10) : rng.int(6), usedTokens: 1000, maxTotalTokens: 100_000 }]],
+      [
+        [
+          0,
+          {
+            running: 16,
+            waiting: rng.next() < 0.25 ? 6 + rng.int(10) : rng.int(6),
+            usedTokens: 1000,
+            maxTotalTokens: 100_000,
+            ...(fullShare > 0 ? { totalTokens: w.slot % 16 === 5 ? 1000 : 99_000, maxRunningRequests: 64 } : {}),
+          },
+        ],
+      ],
       0,
     );
   }
@@ -45,22 +62,25 @@ function bench(poolSize: number): { usPerRequest: number } {
   const policy = new CacheAwarePolicy(cacheAwareConfig({ gate }));
   const random = () => rng.next();
   let sink = 0;
+  let ranged = 0;
   const one = (i: number) => {
-    const hashes = i % 4 === 3 ? misses[i % 16]! : prompts[i % 64]!;
+    const hashes = fullShare > 0 || i % 4 === 3 ? misses[i % 16]! : prompts[i % 64]!;
     const n = index.match(hashes, buf);
     const matches: PrefixMatch[] = [];
     for (let k = 0; k < n; k++) matches.push({ worker: workers[buf.slots[k]!]!, blocks: buf.depths[k]! });
     const view = table.view(1);
     const out = policy.select({ pool: view, load: view, inputTokens: 2000, prefix: { queryBlocks: hashes.length, matches }, random });
     if (out.ok) sink += out.worker.slot;
+    if (out.ok && out.reason.endsWith('range_fallback')) ranged++;
   };
   for (let i = 0; i < 5000; i++) one(i);
-  const N = 100_000;
+  ranged = 0;
+  const N = fullShare > 0 ? 20_000 : 100_000;
   const t0 = performance.now();
   for (let i = 0; i < N; i++) one(i);
   const us = ((performance.now() - t0) / N) * 1000;
   if (sink === -1) console.log(sink);
-  return { usPerRequest: us };
+  return { usPerRequest: us, rangeShare: ranged / N };
 }
 
 console.log(`node ${process.version}; 100,000 selections each; 2,000-token prompts (125 blocks)`);
@@ -68,14 +88,26 @@ console.log('| pool | µs per request (match + select) | vs 8 workers |');
 console.log('|---|---|---|');
 const base = bench(8).usPerRequest;
 const figures: Record<string, number> = {};
-for (const n of [8, 128, 1024]) {
+for (const n of [8, 128, 1024, 4096]) {
   const r = n === 8 ? base : bench(n).usPerRequest;
   figures[`us_per_request_${n}_workers`] = Number(r.toFixed(2));
   console.log(`| ${n} | ${r.toFixed(2)} | ${(r / base).toFixed(2)}x |`);
 }
+console.log('\nrange_fallback: misses only, 15 in 16 workers with a full KV cache');
+console.log('| pool | µs per request | selections decided by range_fallback | vs 8 workers |');
+console.log('|---|---|---|---|');
+const rangeBase = bench(8, 15 / 16).usPerRequest;
+for (const n of [8, 1024, 4096]) {
+  const r = n === 8 ? { usPerRequest: rangeBase, rangeShare: bench(8, 15 / 16).rangeShare } : bench(n, 15 / 16);
+  figures[`range_fallback_us_per_request_${n}_workers`] = Number(r.usPerRequest.toFixed(2));
+  figures[`range_fallback_share_${n}_workers`] = Number(r.rangeShare.toFixed(3));
+  console.log(
+    `| ${n} | ${r.usPerRequest.toFixed(2)} | ${(100 * r.rangeShare).toFixed(1)} % | ${(r.usPerRequest / rangeBase).toFixed(1)}x |`,
+  );
+}
 const ratio = Number((figures.us_per_request_1024_workers! / base).toFixed(2));
 writeResult('selection', {
-  figures: { ...figures, ratio_1024_over_8: ratio },
+  figures: { ...figures, ratio_1024_over_8: ratio, ratio_4096_over_8: Number((figures.us_per_request_4096_workers! / base).toFixed(2)) },
   goals: [atMost('selection at 1,024 workers costs within 2× of 8 workers', ratio, 2, '×')],
   bottleneck: 'one core running the match and the ladder in this process',
 });
