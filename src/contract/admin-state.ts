@@ -107,6 +107,12 @@ export interface AdminWorker {
   waiting: number | null;
   running: number | null;
   sample_age_ms: number | null;
+  /**
+   * Added: when the last complete sample was taken, epoch ms as the router's monotonic
+   * clock counts from its start (so it does not move while the sample stands); null
+   * while there is none. A delta on /admin/stream carries this, not the age.
+   */
+  sample_at_ms: number | null;
   fresh: boolean;
   gated: boolean;
   inflight: number;
@@ -237,6 +243,7 @@ export const ADMIN_STATE_FIELDS = {
     'waiting',
     'running',
     'sample_age_ms',
+    'sample_at_ms',
     'fresh',
     'gated',
     'inflight',

@@ -9,5 +9,6 @@ export { METRIC_NAMES, ROUTER_METRIC_PREFIX } from './metric-names.js';
 export type { MetricName } from './metric-names.js';
 export { ADMIN_STATE_FIELDS, auditAdminDocument } from './admin-state.js';
 export type { AdminEvent, AdminEventKind, AdminRouter, AdminState, AdminWorker } from './admin-state.js';
+export type { AdminStateDelta } from './admin-state-delta.js';
 export { isBelowFloor, isQueued } from './queue-rule.js';
 export type { AdminDecision, AdminDecisionCandidate, AdminDecisions } from './admin-decisions.js';

@@ -10,6 +10,7 @@ import { readyFromReadyz } from './readyz.js';
 import { failureMessage, getText, headers, unauthorized, unreachable } from './http.js';
 import { RateWindow } from './rates.js';
 import { SseParser } from './sse.js';
+import { StateAssembler } from './state-assembler.js';
 import type { ReplicaSnapshot, ReplicaStatus, SourceChoice, SourceKind } from './view-model.js';
 
 export interface ReplicaOptions {
@@ -177,8 +178,10 @@ export class ReplicaClient {
   }
 
   private async streamAdmin(onOk: () => void): Promise<void> {
-    // decisions=1: the router's decision records ride along (a router without them ignores it).
-    const url = `${this.o.url}/admin/stream?interval_ms=${this.o.intervalMs}&decisions=1`;
+    // decisions=1: the router's decision records ride along; delta=1: after the first
+    // whole state, only what changed (docs/metrics-and-admin.md §Stream deltas). A
+    // router without either ignores it and sends whole states.
+    const url = `${this.o.url}/admin/stream?interval_ms=${this.o.intervalMs}&decisions=1&delta=1`;
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, {
@@ -209,6 +212,7 @@ export class ReplicaClient {
     }
     const parser = new SseParser();
     const decoder = new TextDecoder();
+    const assembler = new StateAssembler();
     try {
       for await (const chunk of res.body) {
         for (const ev of parser.push(decoder.decode(chunk as Buffer, { stream: true }))) {
@@ -216,8 +220,9 @@ export class ReplicaClient {
             this.acceptDecisions(parseJson(ev.data));
             continue;
           }
-          if (ev.event !== 'state') continue;
-          const snap = snapshotFromAdmin(parseJson(ev.data));
+          if (ev.event !== 'state' && ev.event !== 'state_delta') continue;
+          const doc = ev.event === 'state' ? assembler.whole(parseJson(ev.data)) : assembler.delta(parseJson(ev.data));
+          const snap = snapshotFromAdmin(doc);
           if (!snap) throw new Error('the event stream carried something other than admin state');
           onOk();
           this.accept(snap);

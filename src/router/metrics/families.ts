@@ -87,6 +87,11 @@ export class HistogramFamily {
     if (at >= 0) this.series.forget(at, value);
   }
 
+  /** Observations in one series (0 without one): every observation moves it, so an unchanged count means an unchanged snapshot. */
+  count(labels: readonly string[]): number {
+    return this.series.get(labels)?.count ?? 0;
+  }
+
   /** Cumulative buckets of one series, for the admin state. */
   snapshot(labels: readonly string[]): { buckets: Array<{ le: number; count: number }>; count: number; sum: number } {
     const s = this.series.get(labels);

@@ -2,6 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiErrors } from '../api-error/api-error.js';
 import type { DecisionFilter } from '../state/decisions/index.js';
+import type { AdminStateParts } from './admin-state.js';
+import { adminStateBody } from './admin-state.js';
+import { StateDeltaEncoder } from './state-delta.js';
 
 /** Digest of a token: comparing digests keeps lengths equal, so the compare is constant-time. */
 export function tokenDigest(token: string): Buffer {
@@ -39,19 +42,23 @@ export function streamInterval(url: string | undefined): number {
 }
 
 /**
- * Server-sent events carrying one state object each, at once and then every
- * `interval_ms` (see streamInterval), until the client leaves. A HEAD request gets
- * the headers only.
+ * Server-sent events carrying one state document each, at once and then every
+ * `interval_ms` (see streamInterval), until the client leaves. `delta=1` opts into
+ * deltas (docs/metrics-and-admin.md §Stream deltas): the first event is the whole
+ * document, later ones `state_delta` events with only what changed. A HEAD request
+ * gets the headers only.
  */
 export function streamState(
   req: IncomingMessage,
   res: ServerResponse,
-  state: () => unknown,
+  parts: () => AdminStateParts,
   decisions?: (since: number) => Array<{ seq: number }>,
 ): void {
   const interval = streamInterval(req.url);
+  const query = new URL(req.url ?? '/', 'http://router').searchParams;
   // `decisions=1` adds the routing decisions recorded since the last event (docs/decisions.md §Admin decisions).
-  const withDecisions = decisions !== undefined && new URL(req.url ?? '/', 'http://router').searchParams.get('decisions') === '1';
+  const withDecisions = decisions !== undefined && query.get('decisions') === '1';
+  const deltas = query.get('delta') === '1' ? new StateDeltaEncoder() : undefined;
   // No explicit Connection header: node's own keeps a client's (or a draining router's) close.
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   if (req.method === 'HEAD') {
@@ -60,7 +67,10 @@ export function streamState(
   }
   let since = 0;
   const send = (): void => {
-    res.write(`event: state\ndata: ${JSON.stringify(state())}\n\n`);
+    const ev = deltas ? deltas.next(parts(), adminStateBody) : { event: 'state', data: adminStateBody(parts()) };
+    res.write(`event: ${ev.event}\ndata: `);
+    res.write(ev.data);
+    res.write('\n\n');
     if (!withDecisions) return;
     const fresh = decisions!(since);
     if (fresh.length === 0) return;

@@ -7,7 +7,9 @@ import type { DecisionFilter, DecisionRing } from '../state/decisions/index.js';
 import type { PrefixIndex } from '../state/prefix-index/index.js';
 import type { PrefixState } from '../prefix-source/prefix-state.js';
 import type { FleetWatch } from '../status/fleet-watch.js';
-import { adminState } from './admin-state.js';
+import type { AdminStateParts } from './admin-state.js';
+import { WorkerLatencyJson, adminStateBody, adminStateParts } from './admin-state.js';
+import { WorkerFieldsJson } from './worker-fields-json.js';
 
 /** The router's parts the documents read (the Router holds them all). */
 export interface DocumentParts {
@@ -35,34 +37,52 @@ export interface DocumentSources {
 
 /** The admin documents: GET /admin/state (docs/metrics-and-admin.md) and GET /admin/decisions (docs/decisions.md §Admin decisions). */
 export class AdminDocuments {
+  private readonly cache: { fields: WorkerFieldsJson; latency: WorkerLatencyJson };
+
   constructor(
     private readonly p: DocumentParts,
     private readonly d: DocumentSources,
-  ) {}
+  ) {
+    this.cache = { fields: new WorkerFieldsJson(), latency: new WorkerLatencyJson(p.metrics) };
+  }
 
-  /** /admin/state; reading it is also a look for events, so the document's events are current. */
+  /** /admin/state, as the object a client would parse (in-process readers and tests). */
   state(): AdminState {
+    return JSON.parse(this.stateBody().toString()) as AdminState;
+  }
+
+  /** /admin/state as it is sent. */
+  stateBody(): Buffer {
+    return adminStateBody(this.parts());
+  }
+
+  /** /admin/state in parts, for the stream's deltas; reading it is also a look for events, so the document's events are current. */
+  parts(): AdminStateParts {
     const { p, d } = this;
     const now = performance.now();
     const readings = d.watch.readings(now);
     d.watch.look(now, readings);
-    return adminState({
-      config: p.config,
-      gate: p.gate,
-      metrics: p.metrics,
-      readings,
-      version: d.version,
-      modelId: p.model,
-      metricsModel: p.model ?? UNKNOWN_MODEL,
-      simulated: d.simulated,
-      startedAt: d.startedAt,
-      url: d.url(),
-      ready: d.ready(),
-      alerts: d.watch.alerts(now),
-      prefixIndex: this.prefixIndexSummary(),
-      blockSize: p.keyBlockSize,
-      events: d.watch.recentEvents(),
-    });
+    return adminStateParts(
+      {
+        config: p.config,
+        gate: p.gate,
+        metrics: p.metrics,
+        readings,
+        version: d.version,
+        modelId: p.model,
+        metricsModel: p.model ?? UNKNOWN_MODEL,
+        simulated: d.simulated,
+        startedAt: d.startedAt,
+        url: d.url(),
+        ready: d.ready(),
+        alerts: d.watch.alerts(now),
+        prefixIndex: this.prefixIndexSummary(),
+        blockSize: p.keyBlockSize,
+        events: d.watch.recentEvents(),
+        now,
+      },
+      this.cache,
+    );
   }
 
   decisions(filter: DecisionFilter = {}): AdminDecisions {

@@ -5,6 +5,9 @@ import type { KvCatchUp } from '../../engines/index.js';
 import type { RouterMetrics } from '../metrics/index.js';
 import type { QueueGate } from '../policies/index.js';
 import type { WorkerReading } from '../status/worker-status.js';
+import type { Worker } from '../upstream/worker.js';
+import { JsonBuffer } from './json-buffer.js';
+import type { FieldsJson, WorkerFieldsJson } from './worker-fields-json.js';
 
 /** What the admin document is assembled from, beyond the per-worker readings. */
 export interface AdminStateInput {
@@ -26,113 +29,234 @@ export interface AdminStateInput {
   /** Tokens per block of the prefix index's keys. */
   readonly blockSize: number;
   readonly events: AdminState['events'];
+  /** The monotonic instant (performance.now()) the readings were taken at. */
+  readonly now: number;
+}
+
+/** A worker's entry apart from its sample's age and its latency, which are kept separately. */
+export type WorkerFields = Omit<AdminWorker, 'sample_age_ms' | 'latency'>;
+
+/**
+ * One worker's entry in parts: the fields, their JSON (two equal strings mean nothing
+ * changed but the sample's age), the age, and the latency histograms' JSON, which is
+ * the same string for as long as they take no observation.
+ */
+export interface WorkerPart {
+  readonly fields: WorkerFields;
+  readonly json: FieldsJson;
+  readonly sampleAgeMs: number | null;
+  readonly latency: LatencyJson;
+}
+
+/** A worker's `latency` as JSON, and encoded; the same object while its histograms take no observation. */
+export interface LatencyJson {
+  readonly text: string;
+  readonly bytes: Buffer;
+}
+
+/** The /admin/state document in parts, built once and written whole (/admin/state) or as a delta (/admin/stream?delta=1). */
+export interface AdminStateParts {
+  readonly head: Omit<AdminState, 'workers'>;
+  readonly workers: readonly WorkerPart[];
+  /** Epoch ms now on the clock `sample_at_ms` is read by: `sample_age_ms` is this minus `sample_at_ms`. */
+  readonly sampleClockMs: number;
 }
 
 /**
- * The /admin/state document (docs/metrics-and-admin.md), typed by the contract the
- * console and bench parse, so a field the router does not write cannot be read.
+ * Each worker's `latency` as JSON, built again only when a histogram took an
+ * observation: at thousands of workers, building and writing 34 buckets per worker
+ * was most of the document's cost, and most workers' histograms do not move between
+ * two documents. Keyed by the worker object, so a worker removed and added again under
+ * the same URL (its series restarted) never reads an old entry.
  */
-export function adminState(s: AdminStateInput): AdminState {
+export class WorkerLatencyJson {
+  readonly #cache = new WeakMap<Worker, { ttft: number; duration: number; json: LatencyJson }>();
+  /** Every worker without observations has the same histograms. */
+  #empty: LatencyJson | undefined;
+
+  constructor(private readonly metrics: RouterMetrics) {}
+
+  of(worker: Worker): LatencyJson {
+    const m = this.metrics;
+    const labels = [worker.url];
+    const ttft = m.workerTtft.count(labels);
+    const duration = m.workerDuration.count(labels);
+    if (ttft === 0 && duration === 0) return (this.#empty ??= this.build(labels));
+    const hit = this.#cache.get(worker);
+    if (hit !== undefined && hit.ttft === ttft && hit.duration === duration) return hit.json;
+    const json = this.build(labels);
+    this.#cache.set(worker, { ttft, duration, json });
+    return json;
+  }
+
+  private build(labels: string[]): LatencyJson {
+    const latency: AdminWorker['latency'] = {
+      ttft_seconds: this.metrics.workerTtft.snapshot(labels),
+      duration_seconds: this.metrics.workerDuration.snapshot(labels),
+    };
+    const text = JSON.stringify(latency);
+    return { text, bytes: Buffer.from(text) };
+  }
+}
+
+/**
+ * The /admin/state document (docs/metrics-and-admin.md) in parts, typed by the
+ * contract the console and bench parse, so a field the router does not write cannot
+ * be read. adminStateJson writes it whole.
+ */
+export function adminStateParts(s: AdminStateInput, cache: { fields: WorkerFieldsJson; latency: WorkerLatencyJson }): AdminStateParts {
   const gate = s.gate;
-  const workers: AdminWorker[] = s.readings.map(
-    ({ worker: w, fresh, sampleAgeMs, healthy, unreachable, polls, loadSource, push, kvEvents }) => ({
-      url: w.url,
-      healthy,
-      breaker: w.breaker.state,
-      waiting: fresh ? fresh.waiting : null,
-      running: fresh ? fresh.running : null,
-      kv_usage: fresh && fresh.maxTotalTokens > 0 ? Math.min(1, fresh.usedTokens / fresh.maxTotalTokens) : null,
-      sample_age_ms: sampleAgeMs === undefined ? null : Math.round(sampleAgeMs),
-      fresh: fresh !== undefined,
-      gated: fresh !== undefined && gate.isQueued(fresh.waiting, fresh.waitingUncachedTokens),
-      inflight: w.inflight,
-      requests_total: w.requestsTotal,
-      gate_rejections_total: w.gateRejectionsTotal,
-      dp_size: w.info.dpSize ?? null,
-      load_poll_failures_total: polls.failuresTotal,
-      load_poll_failures: { ...polls.failures },
-      last_poll_error: polls.lastError
-        ? { reason: polls.lastError.reason, message: polls.lastError.message, at_ms: polls.lastError.atMs }
-        : null,
-      load_poll_unanswered: polls.unanswered,
-      load_unreachable: unreachable,
-      load_source: loadSource,
-      load_push: push
-        ? {
-            endpoints: [...push.endpoints],
-            frames_total: push.frames,
-            decode_errors_total: push.decodeErrors,
-            missed_total: push.missed,
-            resets_total: push.resets,
-            last_error: push.lastError ?? null,
-          }
-        : null,
-      latency: { ttft_seconds: s.metrics.workerTtft.snapshot([w.url]), duration_seconds: s.metrics.workerDuration.snapshot([w.url]) },
-      kv_events: kvEvents
-        ? {
-            endpoints: [...kvEvents.endpoints],
-            endpoints_from: w.info.pushFrom === 'config' ? 'config' : 'engine',
-            keying: kvEvents.keying,
-            unplaced_blocks_total: kvEvents.unplacedBlocks,
-            unkeyed_blocks_total: kvEvents.unkeyedBlocks,
-            batches_total: kvEvents.stats.batches,
-            events_total: kvEvents.stats.events,
-            skipped_events_total: kvEvents.stats.skippedEvents,
-            decode_errors_total: kvEvents.stats.decodeErrors,
-            gaps_total: kvEvents.stats.gaps,
-            missed_total: kvEvents.stats.missed,
-            repaired_total: kvEvents.stats.repaired,
-            lost_total: kvEvents.stats.lost,
-            resets_total: kvEvents.stats.resets,
-            replayed_at_start_total: kvEvents.stats.replayedAtStart,
-            replay_endpoints: [...kvEvents.replayEndpoints],
-            replay_from: w.info.push?.replayFrom ?? null,
-            block_size: kvEvents.blockSize,
-            catch_up: kvEvents.stats.catchUp,
-            catch_up_missed_batches: kvEvents.stats.catchUpMissed,
-            lag_seconds: kvEvents.lagSeconds === null ? null : Math.round(kvEvents.lagSeconds * 1000) / 1000,
-            note: catchUpNote(kvEvents.stats.catchUp, kvEvents.stats.catchUpMissed),
-            last_error: kvEvents.stats.lastError ?? null,
-          }
-        : null,
-    }),
-  );
+  const origin = performance.timeOrigin;
+  const workers: WorkerPart[] = s.readings.map((reading) => {
+    const fields = workerFields(reading, gate, origin + s.now);
+    return {
+      fields,
+      json: cache.fields.of(reading.worker, fields),
+      sampleAgeMs: reading.sampleAgeMs === undefined ? null : Math.round(reading.sampleAgeMs),
+      latency: cache.latency.of(reading.worker),
+    };
+  });
   const m = s.metrics;
   const decisions = Object.fromEntries(DECISIONS.map((d) => [d, m.cacheDecisions.get([s.metricsModel, d])])) as AdminState['decisions'];
   const policyDecisions: Record<string, number> = {};
   m.policyDecisions.forEach((labels, v) => (policyDecisions[labels[1]!] = v));
+  let requestsTotal = 0;
+  for (const r of s.readings) requestsTotal += r.worker.requestsTotal;
   return {
-    router: {
-      version: s.version,
-      policy: s.config.policy,
-      model_id: s.modelId,
-      worker_queue_limit: s.config.workerQueueLimit,
-      saturation_queue_floor: gate.floor,
-      min_load_choices: s.config.minLoadChoices,
-      uptime_s: Math.round((Date.now() - s.startedAt) / 100) / 10,
-      simulated: s.simulated,
-      url: s.url,
-      ready: s.ready,
-      load_freshness_ms: s.config.loadFreshnessMs,
-      block_size: s.blockSize,
-      queue_gate_mode: gate.mode,
-      queue_gate_limit: gate.limit,
-      queue_gate_tokens: gate.tokenLimit,
-      queue_gate_rule: gate.rule(),
+    head: {
+      router: {
+        version: s.version,
+        policy: s.config.policy,
+        model_id: s.modelId,
+        worker_queue_limit: s.config.workerQueueLimit,
+        saturation_queue_floor: gate.floor,
+        min_load_choices: s.config.minLoadChoices,
+        uptime_s: Math.round((Date.now() - s.startedAt) / 100) / 10,
+        simulated: s.simulated,
+        url: s.url,
+        ready: s.ready,
+        load_freshness_ms: s.config.loadFreshnessMs,
+        block_size: s.blockSize,
+        queue_gate_mode: gate.mode,
+        queue_gate_limit: gate.limit,
+        queue_gate_tokens: gate.tokenLimit,
+        queue_gate_rule: gate.rule(),
+      },
+      decisions,
+      selection_failures_total: m.selectionFailures.sum(),
+      diverted_overlap_blocks: m.divertedOverlap.snapshot([s.metricsModel]),
+      alerts: s.alerts,
+      requests_total: requestsTotal,
+      gate_rejections_total: m.gateRejected.sum(),
+      partial_diversions_total: m.partialDiversions.sum(),
+      policy_decisions: policyDecisions,
+      prefix_index: s.prefixIndex,
+      events: s.events,
+      latency: { ttft_seconds: m.ttft.snapshot([s.metricsModel]), duration_seconds: m.duration.snapshot([s.metricsModel]) },
+      timestamp_ms: Date.now(),
     },
     workers,
-    decisions,
-    selection_failures_total: m.selectionFailures.sum(),
-    diverted_overlap_blocks: m.divertedOverlap.snapshot([s.metricsModel]),
-    alerts: s.alerts,
-    requests_total: s.readings.reduce((a, r) => a + r.worker.requestsTotal, 0),
-    gate_rejections_total: m.gateRejected.sum(),
-    partial_diversions_total: m.partialDiversions.sum(),
-    policy_decisions: policyDecisions,
-    prefix_index: s.prefixIndex,
-    events: s.events,
-    latency: { ttft_seconds: m.ttft.snapshot([s.metricsModel]), duration_seconds: m.duration.snapshot([s.metricsModel]) },
-    timestamp_ms: Date.now(),
+    sampleClockMs: Math.round(origin + s.now),
+  };
+}
+
+/** What goes between a worker's fields and its latency: its sample's age. */
+function ageJson(p: WorkerPart): string {
+  return `,"sample_age_ms":${p.sampleAgeMs === null ? 'null' : p.sampleAgeMs},"latency":`;
+}
+
+/** One worker's entry as JSON, from its parts. */
+export function workerJson(p: WorkerPart): string {
+  return `${p.json.text.slice(0, -1)}${ageJson(p)}${p.latency.text}}`;
+}
+
+/** Bytes per worker of the last document written, to size the next one's buffer. */
+let bytesPerWorker = 1024;
+
+/**
+ * The whole document, encoded. Written from the parts into one buffer rather than
+ * stringified as one object, so that unchanged latency JSON is copied as bytes instead
+ * of rebuilt for every worker, and no multi-megabyte string is assembled and encoded.
+ */
+export function adminStateBody(p: AdminStateParts): Buffer {
+  const { router, ...rest } = p.head;
+  const out = new JsonBuffer(p.workers.length * bytesPerWorker + 16_384);
+  out.text(`{"router":${JSON.stringify(router)},"workers":[`);
+  p.workers.forEach((w, i) => {
+    if (i > 0) out.text(',');
+    out.bytes(w.json.open);
+    out.text(ageJson(w));
+    out.bytes(w.latency.bytes);
+    out.text('}');
+  });
+  out.text(`],${JSON.stringify(rest).slice(1)}`);
+  const body = out.done();
+  if (p.workers.length > 0) bytesPerWorker = Math.ceil((body.length * 1.1) / p.workers.length);
+  return body;
+}
+
+/** A worker's fields but its sample's age and latency; `clock` is epoch ms now on the monotonic clock. */
+function workerFields(r: WorkerReading, gate: QueueGate, clock: number): WorkerFields {
+  const { worker: w, fresh, sampleAgeMs, healthy, unreachable, polls, loadSource, push, kvEvents } = r;
+  return {
+    url: w.url,
+    healthy,
+    breaker: w.breaker.state,
+    waiting: fresh ? fresh.waiting : null,
+    running: fresh ? fresh.running : null,
+    kv_usage: fresh && fresh.maxTotalTokens > 0 ? Math.min(1, fresh.usedTokens / fresh.maxTotalTokens) : null,
+    sample_at_ms: sampleAgeMs === undefined ? null : Math.round(clock - sampleAgeMs),
+    fresh: fresh !== undefined,
+    gated: fresh !== undefined && gate.isQueued(fresh.waiting, fresh.waitingUncachedTokens),
+    inflight: w.inflight,
+    requests_total: w.requestsTotal,
+    gate_rejections_total: w.gateRejectionsTotal,
+    dp_size: w.info.dpSize ?? null,
+    load_poll_failures_total: polls.failuresTotal,
+    load_poll_failures: { ...polls.failures },
+    last_poll_error: polls.lastError
+      ? { reason: polls.lastError.reason, message: polls.lastError.message, at_ms: polls.lastError.atMs }
+      : null,
+    load_poll_unanswered: polls.unanswered,
+    load_unreachable: unreachable,
+    load_source: loadSource,
+    load_push: push
+      ? {
+          endpoints: [...push.endpoints],
+          frames_total: push.frames,
+          decode_errors_total: push.decodeErrors,
+          missed_total: push.missed,
+          resets_total: push.resets,
+          last_error: push.lastError ?? null,
+        }
+      : null,
+    kv_events: kvEvents
+      ? {
+          endpoints: [...kvEvents.endpoints],
+          endpoints_from: w.info.pushFrom === 'config' ? 'config' : 'engine',
+          keying: kvEvents.keying,
+          unplaced_blocks_total: kvEvents.unplacedBlocks,
+          unkeyed_blocks_total: kvEvents.unkeyedBlocks,
+          batches_total: kvEvents.stats.batches,
+          events_total: kvEvents.stats.events,
+          skipped_events_total: kvEvents.stats.skippedEvents,
+          decode_errors_total: kvEvents.stats.decodeErrors,
+          gaps_total: kvEvents.stats.gaps,
+          missed_total: kvEvents.stats.missed,
+          repaired_total: kvEvents.stats.repaired,
+          lost_total: kvEvents.stats.lost,
+          resets_total: kvEvents.stats.resets,
+          replayed_at_start_total: kvEvents.stats.replayedAtStart,
+          replay_endpoints: [...kvEvents.replayEndpoints],
+          replay_from: w.info.push?.replayFrom ?? null,
+          block_size: kvEvents.blockSize,
+          catch_up: kvEvents.stats.catchUp,
+          catch_up_missed_batches: kvEvents.stats.catchUpMissed,
+          lag_seconds: kvEvents.lagSeconds === null ? null : Math.round(kvEvents.lagSeconds * 1000) / 1000,
+          note: catchUpNote(kvEvents.stats.catchUp, kvEvents.stats.catchUpMissed),
+          last_error: kvEvents.stats.lastError ?? null,
+        }
+      : null,
   };
 }
 

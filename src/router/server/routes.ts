@@ -85,14 +85,23 @@ export function routeTable(s: RouteSources): ReadonlyMap<string, Route> {
       res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE, 'content-length': Buffer.byteLength(body) });
       res.end(body);
     }),
-    get('/admin/state', (_req, res) => sendJson(res, 200, s.documents.state()), 'admin'),
+    get(
+      '/admin/state',
+      (_req, res) => {
+        // Written from its parts into one buffer (docs/metrics-and-admin.md §Admin state document).
+        const body = s.documents.stateBody();
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+        res.end(body);
+      },
+      'admin',
+    ),
     get(
       '/admin/stream',
       (req, res) =>
         streamState(
           req,
           res,
-          () => s.documents.state(),
+          () => s.documents.parts(),
           (since) => s.decisions.query({ since, limit: 1000 }),
         ),
       'admin',

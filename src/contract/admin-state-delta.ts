@@ -1,0 +1,21 @@
+import type { AdminState, AdminWorker } from './admin-state.js';
+
+/**
+ * One `event: state_delta` of `/admin/stream?delta=1` (docs/metrics-and-admin.md
+ * §Stream deltas): what changed in the state document since the stream's previous
+ * event. Applied in order to the stream's first event (a whole `state`), it gives the
+ * document the router would have sent whole, but that each `sample_age_ms` is
+ * `sample_clock_ms − sample_at_ms` (the same age, to the millisecond).
+ */
+export interface AdminStateDelta {
+  /** The document's top-level fields that changed, whole; `timestamp_ms` is always here. */
+  set: Partial<Omit<AdminState, 'workers'>>;
+  /** Workers added (whole entries) or changed (`url` and the fields that changed, each whole). */
+  workers: Array<Partial<AdminWorker> & { url: string }>;
+  /** URLs of the workers that left the document. */
+  removed: string[];
+  /** The workers' order by URL; present only when it is not the previous order without the removed and with the added at the end. */
+  order?: string[];
+  /** Epoch ms now on the clock of `sample_at_ms`. */
+  sample_clock_ms: number;
+}

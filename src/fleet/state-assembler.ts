@@ -1,0 +1,63 @@
+import type { AdminStateDelta } from '../contract/index.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * The state document of one `/admin/stream?delta=1` connection
+ * (docs/metrics-and-admin.md §Stream deltas): the first event is whole, each
+ * `state_delta` after it is applied to it in turn. Each worker's `sample_age_ms` is
+ * worked out from its `sample_at_ms` and the delta's clock, as the router would have
+ * written it. The document is one object, changed in place: read it before the next
+ * event.
+ */
+export class StateAssembler {
+  #doc: Json | undefined;
+  #workers = new Map<string, Json>();
+
+  /** A whole document (an `event: state`); undefined when it is not one. */
+  whole(raw: unknown): Json | undefined {
+    if (!isObject(raw) || !Array.isArray(raw.workers)) return undefined;
+    this.#doc = raw;
+    this.#workers = new Map();
+    for (const w of raw.workers) if (isObject(w) && typeof w.url === 'string') this.#workers.set(w.url, w);
+    return raw;
+  }
+
+  /** The document after a delta; undefined before a whole one, or when the delta is malformed. */
+  delta(raw: unknown): Json | undefined {
+    const doc = this.#doc;
+    if (doc === undefined || !isObject(raw) || !isObject(raw.set) || !Array.isArray(raw.workers)) return undefined;
+    const d = raw as Partial<Record<keyof AdminStateDelta, unknown>> & { set: Json; workers: unknown[] };
+    for (const [key, value] of Object.entries(d.set)) if (key !== 'workers') doc[key] = value;
+    let workers = this.#workers;
+    if (Array.isArray(d.removed)) for (const url of d.removed) if (typeof url === 'string') workers.delete(url);
+    for (const patch of d.workers) {
+      if (!isObject(patch) || typeof patch.url !== 'string') continue;
+      const entry = workers.get(patch.url);
+      if (entry === undefined) workers.set(patch.url, patch);
+      else Object.assign(entry, patch);
+    }
+    if (Array.isArray(d.order)) {
+      const ordered = new Map<string, Json>();
+      for (const url of d.order) {
+        const entry = typeof url === 'string' ? workers.get(url) : undefined;
+        if (entry !== undefined) ordered.set(url as string, entry);
+      }
+      workers = this.#workers = ordered;
+    }
+    const clock = typeof d.sample_clock_ms === 'number' ? d.sample_clock_ms : null;
+    const list: Json[] = [];
+    for (const w of workers.values()) {
+      const at = w.sample_at_ms;
+      if (clock !== null && typeof at === 'number') w.sample_age_ms = Math.max(0, clock - at);
+      else if (at === null) w.sample_age_ms = null;
+      list.push(w);
+    }
+    doc.workers = list;
+    return doc;
+  }
+}
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

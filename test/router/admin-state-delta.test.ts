@@ -1,0 +1,273 @@
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { auditAdminDocument } from '../../src/contract/index.js';
+import type { AdminState } from '../../src/contract/index.js';
+import { StateAssembler } from '../../src/fleet/state-assembler.js';
+import { SseParser } from '../../src/fleet/sse.js';
+import type { Router } from '../../src/router/index.js';
+import type { AdminStateParts, WorkerFields, WorkerPart } from '../../src/router/server/admin-state.js';
+import { adminStateBody } from '../../src/router/server/admin-state.js';
+import { StateDeltaEncoder } from '../../src/router/server/state-delta.js';
+import { workerFieldsJson } from '../../src/router/server/worker-fields-json.js';
+import { startSimFleet } from '../../src/sim/index.js';
+import type { SimFleet } from '../../src/sim/index.js';
+import { eventually, rawRequest } from '../helpers/http.js';
+import { startTestRouter } from '../helpers/router.js';
+
+/**
+ * /admin/state written from parts, and /admin/stream?delta=1 (docs/metrics-and-admin.md
+ * §Stream deltas): the document is what JSON.stringify of the whole object would say,
+ * and a stream of deltas applied by the console's assembler gives back, event by
+ * event, the document the router would have sent whole.
+ */
+
+const fields = (url: string, over: Partial<WorkerFields> = {}): WorkerFields => ({
+  url,
+  healthy: true,
+  breaker: 'closed',
+  waiting: 1,
+  running: 2,
+  kv_usage: 0.25,
+  sample_at_ms: 1_000,
+  fresh: true,
+  gated: false,
+  inflight: 0,
+  requests_total: 5,
+  gate_rejections_total: 0,
+  dp_size: null,
+  load_poll_failures_total: 0,
+  load_poll_failures: { connect: 0, http_status: 0, timeout: 0, too_large: 0, unreadable: 0 },
+  last_poll_error: null,
+  load_poll_unanswered: 0,
+  load_unreachable: false,
+  load_source: 'poll',
+  load_push: null,
+  kv_events: null,
+  ...over,
+});
+
+const latency = (count: number) => {
+  const text = JSON.stringify({
+    ttft_seconds: { buckets: [{ le: 0.1, count }], count, sum: count / 10 },
+    duration_seconds: { buckets: [{ le: 1, count }], count, sum: count / 2 },
+  });
+  return { text, bytes: Buffer.from(text) };
+};
+
+/** Parts as the router builds them: the fields' JSON object shared while they stand, as its caches do. */
+function parts(
+  clock: number,
+  workers: Array<{ f: WorkerFields; lat: ReturnType<typeof latency> }>,
+  head: Partial<AdminState> = {},
+): AdminStateParts {
+  const built: WorkerPart[] = workers.map(({ f, lat }) => {
+    const text = workerFieldsJson(f);
+    return {
+      fields: f,
+      json: { text, open: Buffer.from(text.slice(0, -1)) },
+      sampleAgeMs: f.sample_at_ms === null ? null : clock - f.sample_at_ms,
+      latency: lat,
+    };
+  });
+  return {
+    head: {
+      router: { version: 'x', policy: 'cache_aware', uptime_s: clock / 1000 } as AdminState['router'],
+      decisions: { cache_hit: 1, cache_miss: 0, cache_worker_queued: 0, all_queued: 0 },
+      events: [],
+      timestamp_ms: 1_700_000_000_000 + clock,
+      ...head,
+    } as AdminStateParts['head'],
+    workers: built,
+    sampleClockMs: clock,
+  };
+}
+
+describe('the worker entry, written field by field', () => {
+  it('is what JSON.stringify writes, nulls, errors, non-ASCII and nested feeds included', () => {
+    const variants: WorkerFields[] = [
+      fields('http://a'),
+      fields('http://b', { waiting: null, running: null, kv_usage: null, sample_at_ms: null, fresh: false, breaker: 'half_open' }),
+      fields('http://c', {
+        load_poll_failures_total: 3,
+        load_poll_failures: { connect: 1, http_status: 0, timeout: 2, too_large: 0, unreadable: 0 },
+        last_poll_error: { reason: 'timeout', message: 'no answer "within" 1000 ms — ünïcode', at_ms: 1_767_225_600_000 },
+        kv_usage: Number.NaN,
+        dp_size: 4,
+      }),
+      fields('http://d', {
+        load_source: 'push',
+        load_push: {
+          endpoints: ['tcp://x:1'],
+          frames_total: 9,
+          decode_errors_total: 0,
+          missed_total: 1,
+          resets_total: 0,
+          last_error: null,
+        },
+      }),
+    ];
+    for (const f of variants) expect(workerFieldsJson(f)).toBe(JSON.stringify(f));
+  });
+});
+
+describe('deltas, encoded by the router and applied by the console', () => {
+  it('give back every document in turn: changes, latency, additions, removals, order, head fields', () => {
+    const enc = new StateDeltaEncoder();
+    const asm = new StateAssembler();
+    const l0 = latency(0);
+    let a = fields('http://a');
+    const b = fields('http://b', { sample_at_ms: null, fresh: false, waiting: null, running: null });
+    const c = fields('http://c');
+    const steps: AdminStateParts[] = [
+      parts(2_000, [
+        { f: a, lat: l0 },
+        { f: b, lat: l0 },
+      ]),
+      // Nothing but time: ages move, the delta carries none of them.
+      parts(2_500, [
+        { f: a, lat: l0 },
+        { f: b, lat: l0 },
+      ]),
+      // A new sample on a, a request finished on b, a third worker joins.
+      parts(3_000, [
+        { f: (a = fields('http://a', { sample_at_ms: 2_900, waiting: 4 })), lat: l0 },
+        { f: b, lat: latency(1) },
+        { f: c, lat: l0 },
+      ]),
+      // b leaves, c moves to the front, a head field changes.
+      parts(
+        3_500,
+        [
+          { f: fields('http://c', { gated: true }), lat: l0 },
+          { f: a, lat: l0 },
+        ],
+        {
+          decisions: { cache_hit: 2, cache_miss: 0, cache_worker_queued: 0, all_queued: 0 },
+        },
+      ),
+    ];
+    const sizes: number[] = [];
+    steps.forEach((p, i) => {
+      const ev = enc.next(p, adminStateBody);
+      expect(ev.event).toBe(i === 0 ? 'state' : 'state_delta');
+      const data = JSON.parse(ev.data.toString()) as unknown;
+      sizes.push(ev.data.length);
+      const doc = i === 0 ? asm.whole(data) : asm.delta(data);
+      expect(doc, `step ${i}`).toEqual(JSON.parse(adminStateBody(p).toString()));
+    });
+    // The quiet step sends no worker at all.
+    expect(sizes[1]).toBeLessThan(sizes[0]! / 2);
+    expect((JSON.parse(enc.next(steps[3]!, adminStateBody).data.toString()) as { workers: unknown[] }).workers).toEqual([]);
+  });
+
+  it('a delta without a whole document first is refused, so the client reconnects', () => {
+    expect(new StateAssembler().delta({ set: {}, workers: [], removed: [], sample_clock_ms: 0 })).toBeUndefined();
+  });
+});
+
+const TOKEN = 'delta-secret';
+const auth = { authorization: `Bearer ${TOKEN}` };
+let fleets: SimFleet[] = [];
+let router: Router | undefined;
+afterEach(async () => {
+  await router?.close();
+  for (const f of fleets) await f.close();
+  router = undefined;
+  fleets = [];
+});
+
+/** Events of /admin/stream as they come, parsed. */
+async function* events(url: string, signal: AbortSignal): AsyncGenerator<{ event: string; data: string }> {
+  const res = await fetch(url, { headers: auth, signal });
+  expect(res.status).toBe(200);
+  const parser = new SseParser();
+  const decoder = new TextDecoder();
+  for await (const chunk of res.body!) for (const ev of parser.push(decoder.decode(chunk as Uint8Array, { stream: true }))) yield ev;
+}
+
+describe('/admin/stream?delta=1 against a live router', () => {
+  it('the first event is the whole state, later ones deltas; applied, they track /admin/state through traffic and membership', async () => {
+    const f = await startSimFleet({ workers: 3, speedup: 100 });
+    fleets.push(f);
+    const [a, b, c] = f.urls as [string, string, string];
+    const r = (router = await startTestRouter([a, b], { adminToken: TOKEN }));
+    const ctl = new AbortController();
+    const stream = events(`${r.url}/admin/stream?interval_ms=100&delta=1`, ctl.signal);
+    const asm = new StateAssembler();
+    const next = async (): Promise<AdminState> => {
+      for (;;) {
+        const ev = (await stream.next()).value!;
+        if (ev.event === 'state') return asm.whole(JSON.parse(ev.data)) as unknown as AdminState;
+        if (ev.event === 'state_delta') return asm.delta(JSON.parse(ev.data)) as unknown as AdminState;
+      }
+    };
+    try {
+      const first = await next();
+      expect(auditAdminDocument(first)).toEqual({ unknown: [], missing: [] });
+
+      expect(
+        (
+          await rawRequest(`${r.url}/admin/workers`, {
+            method: 'POST',
+            body: JSON.stringify({ url: c }),
+            headers: { ...auth, 'content-type': 'application/json' },
+          })
+        ).status,
+      ).toBeLessThan(300);
+      expect(
+        (await rawRequest(`${r.url}/admin/workers?url=${encodeURIComponent(a)}`, { method: 'DELETE', headers: auth })).status,
+      ).toBeLessThan(300);
+
+      const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'none', maxRetries: 0 });
+      for (let i = 0; i < 4; i++)
+        await client.chat.completions.create({
+          model: 'sim-llama-3.1-8b',
+          messages: [{ role: 'user', content: `hi ${i}` }],
+          max_tokens: 2,
+        });
+      // The assembled document catches up with what the router says whole.
+      const whole = JSON.parse((await rawRequest(`${r.url}/admin/state`, { headers: auth })).text) as AdminState;
+      const doc = await eventually(async () => {
+        const d = await next();
+        return (
+          d.requests_total === whole.requests_total && d.workers.map((w) => w.url).join() === whole.workers.map((w) => w.url).join() && d
+        );
+      });
+      expect(auditAdminDocument(doc)).toEqual({ unknown: [], missing: [] });
+      expect(doc.workers.map((w) => w.url)).toEqual([b, c]);
+      expect(doc.workers.reduce((n, w) => n + w.requests_total, 0)).toBe(4);
+      // Ages are worked out from the sample's time and the delta's clock, as the router works them out.
+      for (const w of doc.workers) if (w.sample_at_ms !== null) expect(w.sample_age_ms).toBeGreaterThanOrEqual(0);
+      const now = await next();
+      const direct = JSON.parse((await rawRequest(`${r.url}/admin/state`, { headers: auth })).text) as AdminState;
+      for (const w of now.workers) {
+        const d = direct.workers.find((x) => x.url === w.url)!;
+        expect(w.latency).toEqual(d.latency);
+        expect(w.requests_total).toBe(d.requests_total);
+        if (w.sample_at_ms !== null && w.sample_at_ms === d.sample_at_ms)
+          expect(Math.abs(w.sample_age_ms! - d.sample_age_ms!)).toBeLessThan(1_000);
+      }
+    } finally {
+      ctl.abort();
+      await stream.return(undefined).catch(() => undefined);
+    }
+  });
+
+  it('without delta=1 every event is the whole state, as before', async () => {
+    const f = await startSimFleet({ workers: 1, speedup: 100 });
+    fleets.push(f);
+    const r = (router = await startTestRouter(f.urls, { adminToken: TOKEN }));
+    const ctl = new AbortController();
+    const stream = events(`${r.url}/admin/stream?interval_ms=100`, ctl.signal);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const ev = (await stream.next()).value!;
+        expect(ev.event).toBe('state');
+        expect(auditAdminDocument(JSON.parse(ev.data))).toEqual({ unknown: [], missing: [] });
+      }
+    } finally {
+      ctl.abort();
+      await stream.return(undefined).catch(() => undefined);
+    }
+  });
+});
