@@ -97,8 +97,24 @@ function decisions(v: unknown): DecisionCounts | null {
   return out;
 }
 
+/**
+ * Histograms read before, by the document object they were read from: on a delta
+ * stream an unchanged worker keeps its `latency` objects (docs/metrics-and-admin.md
+ * §Stream deltas), so each is read once, not once per event for every worker.
+ */
+const histograms = new WeakMap<object, Histogram | null>();
+
 function histogram(v: unknown): Histogram | null {
-  if (!isObject(v) || !Array.isArray(v.buckets)) return null;
+  if (!isObject(v)) return null;
+  const hit = histograms.get(v);
+  if (hit !== undefined) return hit;
+  const h = readHistogram(v);
+  histograms.set(v, h);
+  return h;
+}
+
+function readHistogram(v: Record<string, unknown>): Histogram | null {
+  if (!Array.isArray(v.buckets)) return null;
   const buckets: Histogram['buckets'] = [];
   for (const b of v.buckets) {
     if (!isObject(b)) continue;

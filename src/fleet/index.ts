@@ -15,7 +15,7 @@ export { lastAnswerAgeMs, replicaState } from './replica-state.js';
 export type { ReplicaState } from './replica-state.js';
 export { SseParser } from './sse.js';
 export type { SseEvent } from './sse.js';
-export { SORT_KEYS, nextSortKey, sortWorkers, filterWorkers } from './sort-filter.js';
+export { SORT_KEYS, nextSortKey, sortWorkers, filterWorkers, shownWorkers } from './sort-filter.js';
 export type { SortKey } from './sort-filter.js';
 export {
   DASH,

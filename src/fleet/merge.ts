@@ -80,46 +80,15 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
   const workers: FleetWorker[] = [];
   for (const [url, { parts }] of byUrl) {
     const seen = parts.filter((p): p is WorkerSnapshot => p !== undefined);
-    // The freshest engine sample: smallest age among replicas that have one.
-    const sampled = seen.filter((p) => p.waiting !== null || p.running !== null);
-    const freshest = sampled.sort((a, b) => (a.sampleAgeMs ?? Infinity) - (b.sampleAgeMs ?? Infinity))[0];
     let rejPerS: number | null = null;
-    live.forEach((r) => {
+    for (const r of live) {
       const v = r.rates?.gateRejectionsPerSByWorker.get(url);
       if (v !== undefined) rejPerS = (rejPerS ?? 0) + v;
-    });
-    workers.push({
-      url,
-      healthy: anyOf(
-        seen.map((p) => p.healthy),
-        false,
-      ),
-      breaker: worstBreaker(seen.map((p) => p.breaker)),
-      waiting: freshest?.waiting ?? null,
-      running: freshest?.running ?? null,
-      sampleAgeMs: freshest?.sampleAgeMs ?? minKnown(seen.map((p) => p.sampleAgeMs)),
-      loadSource: freshest?.loadSource ?? null,
-      ...(seen.some((p) => p.kvUsage !== undefined) ? { kvUsage: freshest?.kvUsage ?? null } : {}),
-      fresh:
-        freshest?.fresh ??
-        anyOf(
-          seen.map((p) => p.fresh),
-          true,
-        ),
-      gated: anyOf(
-        seen.map((p) => p.gated),
-        true,
-      ),
-      inflight: sumKnown(seen.map((p) => p.inflight)),
-      // One column per replica, in the order given: a replica not counted shows none.
-      inflightByReplica: replicas.map((r) => {
-        const at = live.indexOf(r);
-        return at < 0 ? null : (parts[at]?.inflight ?? null);
-      }),
-      requestsTotal: sumKnown(seen.map((p) => p.requestsTotal)),
-      gateRejectionsTotal: sumKnown(seen.map((p) => p.gateRejectionsTotal)),
-      gateRejectionsPerS: rejPerS,
-      latency: seen.some((p) => p.duration !== undefined)
+    }
+    // Read for one worker's detail (or --json), not for every row of every view: computed on first read.
+    let latency: FleetWorker['latency'] | undefined;
+    const latencyOf = (): FleetWorker['latency'] =>
+      seen.some((p) => p.duration !== undefined)
         ? {
             window: quantilesOf(
               sumHistograms(live.map((r) => r.rates?.latencyWindowByWorker.get(url)?.ttft ?? null)),
@@ -127,7 +96,20 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
             ),
             overall: quantilesOf(sumHistograms(seen.map((p) => p.ttft ?? null)), sumHistograms(seen.map((p) => p.duration ?? null))),
           }
-        : null,
+        : null;
+    workers.push({
+      url,
+      ...(seen.length === 1 ? onePart(seen[0]!) : mergeParts(seen)),
+      // One column per replica, in the order given: a replica not counted shows none.
+      inflightByReplica: replicas.map((r) => {
+        const at = live.indexOf(r);
+        return at < 0 ? null : (parts[at]?.inflight ?? null);
+      }),
+      gateRejectionsPerS: rejPerS,
+      get latency() {
+        if (latency === undefined) latency = latencyOf();
+        return latency;
+      },
     });
   }
 
@@ -193,6 +175,63 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
   };
 }
 
+/** What a worker's parts (one per replica that has it) add up to. */
+type MergedParts = Omit<FleetWorker, 'url' | 'inflightByReplica' | 'gateRejectionsPerS' | 'latency'>;
+
+export function mergeParts(seen: WorkerSnapshot[]): MergedParts {
+  // The freshest engine sample: smallest age among replicas that have one.
+  const sampled = seen.filter((p) => p.waiting !== null || p.running !== null);
+  const freshest = sampled.sort((a, b) => (a.sampleAgeMs ?? Infinity) - (b.sampleAgeMs ?? Infinity))[0];
+  return {
+    healthy: anyOf(
+      seen.map((p) => p.healthy),
+      false,
+    ),
+    breaker: worstBreaker(seen.map((p) => p.breaker)),
+    waiting: freshest?.waiting ?? null,
+    running: freshest?.running ?? null,
+    sampleAgeMs: freshest?.sampleAgeMs ?? minKnown(seen.map((p) => p.sampleAgeMs)),
+    loadSource: freshest?.loadSource ?? null,
+    ...(seen.some((p) => p.kvUsage !== undefined) ? { kvUsage: freshest?.kvUsage ?? null } : {}),
+    fresh:
+      freshest?.fresh ??
+      anyOf(
+        seen.map((p) => p.fresh),
+        true,
+      ),
+    gated: anyOf(
+      seen.map((p) => p.gated),
+      true,
+    ),
+    inflight: sumKnown(seen.map((p) => p.inflight)),
+    requestsTotal: sumKnown(seen.map((p) => p.requestsTotal)),
+    gateRejectionsTotal: sumKnown(seen.map((p) => p.gateRejectionsTotal)),
+  };
+}
+
+/**
+ * mergeParts of a worker only one replica has (every worker, with one router): the
+ * same figures without the lists, which at thousands of workers per view were most of
+ * the merge's allocations.
+ */
+export function onePart(p: WorkerSnapshot): MergedParts {
+  const sampled = p.waiting !== null || p.running !== null;
+  return {
+    healthy: p.healthy,
+    breaker: p.breaker,
+    waiting: sampled ? p.waiting : null,
+    running: sampled ? p.running : null,
+    sampleAgeMs: p.sampleAgeMs,
+    loadSource: sampled ? p.loadSource : null,
+    ...(p.kvUsage !== undefined ? { kvUsage: sampled ? p.kvUsage : null } : {}),
+    fresh: p.fresh,
+    gated: p.gated,
+    inflight: p.inflight,
+    requestsTotal: p.requestsTotal,
+    gateRejectionsTotal: p.gateRejectionsTotal,
+  };
+}
+
 /** `target` if any known value equals it, else the other boolean if any is known, else null. */
 function anyOf(values: Array<boolean | null>, target: boolean): boolean | null {
   const known = values.filter((v): v is boolean => v !== null);
@@ -235,6 +274,9 @@ function sumDecisions(list: Array<DecisionCounts | null>, strict = false): Decis
 function sumHistograms(list: Array<Histogram | null>): Histogram | null {
   const present = list.filter((h): h is Histogram => h !== null);
   if (present.length === 0) return null;
+  // One replica's histogram with rising bounds is its own sum: at thousands of workers
+  // per view, rebuilding each one's buckets was most of the merge.
+  if (present.length === 1 && rising(present[0]!)) return present[0]!;
   const top = Math.min(...present.map((h) => h.buckets.at(-1)?.le ?? Infinity));
   const bounds = [...new Set(present.flatMap((h) => h.buckets.map((b) => b.le)))].filter((le) => le <= top).sort((a, b) => a - b);
   const cumulativeAt = (h: Histogram, le: number): number => {
@@ -250,6 +292,11 @@ function sumHistograms(list: Array<Histogram | null>): Histogram | null {
     count: present.reduce((a, h) => a + h.count, 0),
     sum: present.reduce((a, h) => a + h.sum, 0),
   };
+}
+
+function rising(h: Histogram): boolean {
+  for (let i = 1; i < h.buckets.length; i++) if (!(h.buckets[i]!.le > h.buckets[i - 1]!.le)) return false;
+  return true;
 }
 
 /** Quantiles over the window and overall, from the live replicas' histograms added up. */

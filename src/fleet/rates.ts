@@ -89,6 +89,8 @@ export class RateWindow {
  */
 export function histogramDelta(prev: Histogram | null, cur: Histogram | null): Histogram | null {
   if (prev === null || cur === null || prev.buckets.length !== cur.buckets.length || cur.count < prev.count) return null;
+  // The same histogram read twice (an unchanged worker on a delta stream) gained nothing.
+  if (prev === cur) return nothingGained(cur);
   const buckets: Histogram['buckets'] = [];
   for (let i = 0; i < cur.buckets.length; i++) {
     const a = prev.buckets[i]!;
@@ -126,4 +128,16 @@ export function histogramQuantileEstimate(h: Histogram | null, q: number): Quant
 /** histogramQuantileEstimate's value alone, for readers that do not show it (a lower bound reads as the last finite bound). */
 export function histogramQuantile(h: Histogram | null, q: number): number | null {
   return histogramQuantileEstimate(h, q)?.value ?? null;
+}
+
+const emptyDeltas = new WeakMap<Histogram, Histogram>();
+
+/** histogramDelta of a histogram and itself: its bounds, nothing counted. */
+function nothingGained(h: Histogram): Histogram {
+  let d = emptyDeltas.get(h);
+  if (d === undefined) {
+    d = { buckets: h.buckets.map((b) => ({ le: b.le, count: 0 })), count: 0, sum: 0 };
+    emptyDeltas.set(h, d);
+  }
+  return d;
 }

@@ -11,7 +11,8 @@ export interface SseEvent {
  * may split anywhere, including between CR and LF.
  */
 export class SseParser {
-  private buffer = '';
+  /** The unfinished line's pieces, which hold no line break: a multi-megabyte data line arrives in many chunks, and each is scanned once. */
+  private partial: string[] = [];
   private event = '';
   private data: string[] = [];
   private pendingCr = false;
@@ -22,22 +23,28 @@ export class SseParser {
     let text = chunk;
     if (this.pendingCr && text.startsWith('\n')) text = text.slice(1);
     this.pendingCr = false;
-    this.buffer += text;
     let start = 0;
-    for (let i = 0; i < this.buffer.length; i++) {
-      const c = this.buffer.charCodeAt(i);
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
       if (c !== 10 && c !== 13) continue;
-      this.line(this.buffer.slice(start, i), out);
+      const piece = text.slice(start, i);
+      if (this.partial.length > 0) {
+        this.partial.push(piece);
+        this.line(this.partial.join(''), out);
+        this.partial = [];
+      } else {
+        this.line(piece, out);
+      }
       if (c === 13) {
-        if (i + 1 < this.buffer.length) {
-          if (this.buffer.charCodeAt(i + 1) === 10) i++;
+        if (i + 1 < text.length) {
+          if (text.charCodeAt(i + 1) === 10) i++;
         } else {
           this.pendingCr = true;
         }
       }
       start = i + 1;
     }
-    this.buffer = this.buffer.slice(start);
+    if (start < text.length) this.partial.push(text.slice(start));
     return out;
   }
 

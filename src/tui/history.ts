@@ -72,8 +72,8 @@ export function sampleOf(view: FleetView): HistorySample {
 export class HistoryBuffers {
   private readonly queues: RingBuffer<HistorySample>;
   private readonly rates: RingBuffer<DecisionCounts>;
-  /** Per worker, the last WORKER_HISTORY samples; a worker that leaves the view is forgotten. */
-  private readonly workers = new Map<string, RingBuffer<readonly [number | null, number | null, number | null, number | null]>>();
+  /** Per worker, its samples, oldest first (the last WORKER_HISTORY count); a worker that leaves the view is forgotten. */
+  private readonly workers = new Map<string, WorkerSamples>();
 
   constructor(capacity = 512) {
     this.queues = new RingBuffer(capacity);
@@ -87,8 +87,11 @@ export class HistoryBuffers {
     for (const [url, waiting, running, inflight, kvUsage] of s.byWorker) {
       seen.add(url);
       let r = this.workers.get(url);
-      if (!r) this.workers.set(url, (r = new RingBuffer(WORKER_HISTORY)));
-      r.push([waiting, running, inflight, kvUsage]);
+      if (!r) this.workers.set(url, (r = { items: [] }));
+      // Append-only, so that a series taken earlier still reads the samples it saw; a
+      // long array starts again from its newest WORKER_HISTORY, leaving the old one to those series.
+      if (r.items.length >= 4 * WORKER_HISTORY) r.items = r.items.slice(-WORKER_HISTORY);
+      r.items.push([waiting, running, inflight, kvUsage]);
     }
     for (const url of this.workers.keys()) if (!seen.has(url)) this.workers.delete(url);
   }
@@ -107,15 +110,75 @@ export class HistoryBuffers {
       queued: r.map((d) => d.cache_worker_queued),
       allQueued: r.map((d) => d.all_queued),
       ...latencyMs(q),
-      byWorker: this.perWorker(0),
-      runningByWorker: this.perWorker(1),
-      inflightByWorker: this.perWorker(2),
-      kvUsageByWorker: this.perWorker(3),
+      ...this.perWorker(),
     };
   }
 
-  private perWorker(field: 0 | 1 | 2 | 3): Map<string, Array<number | null>> {
-    return new Map([...this.workers].map(([url, r]) => [url, r.toArray().map((t) => t[field])]));
+  /**
+   * Each worker's series as of now, read only for the workers a frame asks about (the
+   * visible rows, the one in the drill-down): copying every worker's samples for every
+   * view was most of the console's work at thousands of workers.
+   */
+  private perWorker(): Pick<HistorySeries, 'byWorker' | 'runningByWorker' | 'inflightByWorker' | 'kvUsageByWorker'> {
+    const upTo = new Map<string, { items: readonly WorkerSample[]; end: number }>();
+    for (const [url, r] of this.workers) upTo.set(url, { items: r.items, end: r.items.length });
+    const field = (f: 0 | 1 | 2 | 3): ReadonlyMap<string, ReadonlyArray<number | null>> =>
+      new LazyMap(upTo, ({ items, end }) => items.slice(Math.max(0, end - WORKER_HISTORY), end).map((t) => t[f]));
+    return { byWorker: field(0), runningByWorker: field(1), inflightByWorker: field(2), kvUsageByWorker: field(3) };
+  }
+}
+
+type WorkerSample = readonly [waiting: number | null, running: number | null, inflight: number | null, kvUsage: number | null];
+
+interface WorkerSamples {
+  items: WorkerSample[];
+}
+
+/** A read-only map whose values are made from `source`'s on first read, and kept. */
+class LazyMap<K, S, V> implements ReadonlyMap<K, V> {
+  readonly #made = new Map<K, V>();
+
+  constructor(
+    private readonly source: ReadonlyMap<K, S>,
+    private readonly make: (s: S) => V,
+  ) {}
+
+  get size(): number {
+    return this.source.size;
+  }
+
+  has(key: K): boolean {
+    return this.source.has(key);
+  }
+
+  get(key: K): V | undefined {
+    const hit = this.#made.get(key);
+    if (hit !== undefined) return hit;
+    const s = this.source.get(key);
+    if (s === undefined) return undefined;
+    const v = this.make(s);
+    this.#made.set(key, v);
+    return v;
+  }
+
+  forEach(fn: (value: V, key: K, map: ReadonlyMap<K, V>) => void): void {
+    for (const [k, v] of this.entries()) fn(v, k, this);
+  }
+
+  *entries(): MapIterator<[K, V]> {
+    for (const k of this.source.keys()) yield [k, this.get(k)!];
+  }
+
+  keys(): MapIterator<K> {
+    return this.source.keys();
+  }
+
+  *values(): MapIterator<V> {
+    for (const k of this.source.keys()) yield this.get(k)!;
+  }
+
+  [Symbol.iterator](): MapIterator<[K, V]> {
+    return this.entries();
   }
 }
 

@@ -24,13 +24,9 @@ export const TREND_WIDTH = 12;
  * never go: they are what the console is for.
  */
 export function planColumns(opts: { width: number; workers: readonly FleetWorker[]; limit: number | null; replicas: number }): Column[] {
-  const maxWaiting = Math.max(0, ...opts.workers.map((w) => w.waiting ?? 0));
+  const { maxWaiting, perReplica, longest } = measure(opts.workers);
   const num = opts.limit !== null ? `${maxWaiting}/${opts.limit}`.length : String(maxWaiting).length;
   const waitingWidth = (opts.limit !== null ? BAR_WIDTH + 1 : 0) + Math.max(num, opts.limit !== null ? 4 : 7);
-  const perReplica = Math.max(
-    8,
-    ...opts.workers.map((w) => w.inflightByReplica.map((v) => (v === null ? '–' : String(v))).join('|').length),
-  );
   let cols: Column[] = [
     { id: 'worker', title: 'WORKER', width: 0, align: 'left' },
     { id: 'waiting', title: 'WAITING', width: waitingWidth, align: 'left' },
@@ -49,7 +45,22 @@ export function planColumns(opts: { width: number; workers: readonly FleetWorker
     cols = cols.filter((c) => c.id !== id);
   }
   // The URL column takes what is left, but no more than the longest URL needs.
-  const longest = Math.max(7, ...opts.workers.map((w) => w.url.replace(/^https?:\/\//, '').length));
   cols[0]!.width = Math.max(7, Math.min(longest, opts.width - fixed()));
   return cols;
+}
+
+/** What the columns' widths need from the whole list, measured once per list (a view's sorted workers), not once per frame. */
+const measured = new WeakMap<readonly FleetWorker[], { maxWaiting: number; perReplica: number; longest: number }>();
+
+function measure(workers: readonly FleetWorker[]): { maxWaiting: number; perReplica: number; longest: number } {
+  let m = measured.get(workers);
+  if (m !== undefined) return m;
+  m = { maxWaiting: 0, perReplica: 8, longest: 7 };
+  for (const w of workers) {
+    m.maxWaiting = Math.max(m.maxWaiting, w.waiting ?? 0);
+    m.perReplica = Math.max(m.perReplica, w.inflightByReplica.map((v) => (v === null ? '–' : String(v))).join('|').length);
+    m.longest = Math.max(m.longest, w.url.replace(/^https?:\/\//, '').length);
+  }
+  measured.set(workers, m);
+  return m;
 }

@@ -1,7 +1,7 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
 import { bucketCounts, fmtQuantileSeconds, nonEmptySpan } from '../../fleet/index.js';
-import { filterWorkers, sortWorkers } from '../../fleet/index.js';
+import { shownWorkers } from '../../fleet/index.js';
 import type { FleetView } from '../../fleet/index.js';
 import type { AlertLatch } from '../banners.js';
 import { bannersFor } from '../banners.js';
@@ -55,7 +55,7 @@ export function Console(p: ConsoleProps): ReactElement {
   const { columns, rows } = p.size;
   const view = p.view;
   const filter = activeFilter(p.ui);
-  const workers = view ? sortWorkers(filterWorkers(view.workers, filter), p.ui.sort, p.ui.reverse) : [];
+  const workers = view ? shownWorkers(view.workers, filter, p.ui.sort, p.ui.reverse) : [];
   const banners = bannersFor(view, p.latch, p.now);
   const hist = view?.diverted ?? null;
   const histRows = hist && hist.count > 0 ? nonEmptySpan(bucketCounts(hist.buckets, hist.count)).length : 0;

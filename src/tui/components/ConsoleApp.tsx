@@ -16,7 +16,7 @@ import type { Store } from '../hooks/use-store.js';
 import { useTerminalSize } from '../hooks/use-terminal-size.js';
 import type { TerminalSize } from '../hooks/use-terminal-size.js';
 import { Console } from './Console.js';
-import { filterWorkers, sortWorkers } from '../../fleet/index.js';
+import { shownWorkers } from '../../fleet/index.js';
 import { activeFilter } from '../keymap.js';
 
 export interface ConsoleAppProps {
@@ -74,7 +74,7 @@ export function ConsoleApp(p: ConsoleAppProps): ReactElement {
   // A replay pauses its playback instead: the view follows it, so a step shows.
   if (!ui.paused || p.replay === true || frozen.current === null) frozen.current = { view: live, history, latch, now };
   const shown = frozen.current;
-  order.current = shown.view ? sortWorkers(filterWorkers(shown.view.workers, activeFilter(ui)), ui.sort, ui.reverse).map((w) => w.url) : [];
+  order.current = shown.view ? shownWorkers(shown.view.workers, activeFilter(ui), ui.sort, ui.reverse).map((w) => w.url) : [];
   return (
     <ColorContext.Provider value={p.color}>
       <Console

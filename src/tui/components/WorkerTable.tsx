@@ -10,7 +10,7 @@ import type { Segment, Tone } from './Line.js';
 
 export interface WorkerTableProps {
   /** Sorted and filtered. */
-  workers: FleetWorker[];
+  workers: readonly FleetWorker[];
   /** Workers before the filter. */
   total: number;
   limit: number | null;
