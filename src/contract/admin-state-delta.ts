@@ -16,6 +16,8 @@ export interface AdminStateDelta {
   removed: string[];
   /** The workers' order by URL; present only when it is not the previous order without the removed and with the added at the end. */
   order?: string[];
+  /** Every worker's `sample_at_ms`, in document order, when a quarter of the fleet or more took a new sample; then no entry of `workers` carries it. */
+  sample_at_ms?: Array<number | null>;
   /** Epoch ms now on the clock of `sample_at_ms`. */
   sample_clock_ms: number;
 }

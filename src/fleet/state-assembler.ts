@@ -46,8 +46,14 @@ export class StateAssembler {
       workers = this.#workers = ordered;
     }
     const clock = typeof d.sample_clock_ms === 'number' ? d.sample_clock_ms : null;
+    // Every worker's sample time, in document order, when many moved at once.
+    const column = Array.isArray(d.sample_at_ms) && d.sample_at_ms.length === workers.size ? (d.sample_at_ms as unknown[]) : null;
     const list: Json[] = [];
     for (const w of workers.values()) {
+      if (column !== null) {
+        const at = column[list.length];
+        if (typeof at === 'number' || at === null) w.sample_at_ms = at;
+      }
       const at = w.sample_at_ms;
       if (clock !== null && typeof at === 'number') w.sample_age_ms = Math.max(0, clock - at);
       else if (at === null) w.sample_age_ms = null;

@@ -160,6 +160,25 @@ describe('deltas, encoded by the router and applied by the console', () => {
     expect((JSON.parse(enc.next(steps[3]!, adminStateBody).data.toString()) as { workers: unknown[] }).workers).toEqual([]);
   });
 
+  it('a few new samples ride in their workers; when a quarter of the fleet has one, they go as one column', () => {
+    const urls = Array.from({ length: 8 }, (_, i) => `http://w${i}`);
+    const at = (moved: number, t: number) =>
+      urls.map((u, i) => ({ f: fields(u, { sample_at_ms: i < moved ? t : 1_000 }), lat: latency(0) }));
+    const enc = new StateDeltaEncoder();
+    const asm = new StateAssembler();
+    const steps = [parts(2_000, at(0, 0)), parts(2_500, at(1, 2_400)), parts(3_000, at(8, 2_900))];
+    const deltas = steps.map((p, i) => {
+      const ev = enc.next(p, adminStateBody);
+      const data = JSON.parse(ev.data.toString()) as { workers?: Array<Record<string, unknown>>; sample_at_ms?: unknown };
+      expect(i === 0 ? asm.whole(data) : asm.delta(data), `step ${i}`).toEqual(JSON.parse(adminStateBody(p).toString()));
+      return data;
+    });
+    expect(deltas[1]!.workers).toEqual([{ url: 'http://w0', sample_at_ms: 2_400 }]);
+    expect(deltas[1]!.sample_at_ms).toBeUndefined();
+    expect(deltas[2]!.workers).toEqual([]);
+    expect(deltas[2]!.sample_at_ms).toEqual(urls.map(() => 2_900));
+  });
+
   it('a delta without a whole document first is refused, so the client reconnects', () => {
     expect(new StateAssembler().delta({ set: {}, workers: [], removed: [], sample_clock_ms: 0 })).toBeUndefined();
   });

@@ -12,7 +12,8 @@ interface SentWorker {
  * One /admin/stream connection's deltas (docs/metrics-and-admin.md §Stream deltas):
  * the first event is the whole document, each later one only what changed since the
  * previous event — top-level fields whole, workers as their changed fields, removals,
- * and the order when it is not the one the client would assume. A worker's
+ * the order when it is not the one the client would assume, and the sample times as
+ * one column when many moved. A worker's
  * `sample_age_ms` moves every event; its `sample_at_ms` moves only with a new sample,
  * so the delta carries that and the clock, and an idle fleet of thousands sends a few
  * kilobytes instead of the whole document.
@@ -35,9 +36,10 @@ export class StateDeltaEncoder {
     }
     const prev = this.#workers;
     const next = new Map<string, SentWorker>();
-    const patches: string[] = [];
+    const patches: Array<{ part: WorkerPart; patch: Record<string, unknown> | null; latency: boolean }> = [];
     const added: string[] = [];
     const order: string[] = [];
+    let moved = 0;
     for (const part of parts.workers) {
       const url = part.fields.url;
       order.push(url);
@@ -46,13 +48,15 @@ export class StateDeltaEncoder {
       const was = prev.get(url);
       if (was === undefined) {
         added.push(url);
-        patches.push(workerJson(part));
-      } else if (
-        (was.json !== part.json && was.json.text !== part.json.text) ||
-        (was.latency !== part.latency && was.latency.text !== part.latency.text)
-      ) {
-        patches.push(patchJson(was, part));
+        patches.push({ part, patch: null, latency: true });
+        continue;
       }
+      const fieldsMoved = was.json !== part.json && was.json.text !== part.json.text;
+      const latencyMoved = was.latency !== part.latency && was.latency.text !== part.latency.text;
+      if (!fieldsMoved && !latencyMoved) continue;
+      const patch = fieldsMoved ? changedFields(was, part) : { url };
+      if ('sample_at_ms' in patch) moved++;
+      patches.push({ part, patch, latency: latencyMoved });
     }
     const removed = first ? [] : this.#order.filter((url) => !next.has(url));
     const assumed = this.#order.filter((url) => next.has(url)).concat(added);
@@ -60,25 +64,38 @@ export class StateDeltaEncoder {
     this.#order = order;
     if (first) return { event: 'state', data: whole(parts) };
     const reordered = assumed.length !== order.length || assumed.some((url, i) => url !== order[i]);
+    // When a quarter of the fleet or more has a new sample (engines that push their load
+    // do, every second), one column of sample times in document order is smaller than
+    // as many patches naming their worker.
+    const column = moved * 4 >= order.length && moved > 0;
+    const written: string[] = [];
+    for (const { part, patch, latency } of patches) {
+      if (patch === null) {
+        written.push(workerJson(part));
+        continue;
+      }
+      if (column) delete patch.sample_at_ms;
+      if (!latency && Object.keys(patch).length === 1) continue;
+      const json = JSON.stringify(patch);
+      written.push(latency ? `${json.slice(0, -1)},"latency":${part.latency.text}}` : json);
+    }
+    const samples = column ? `,"sample_at_ms":${JSON.stringify(parts.workers.map((w) => w.fields.sample_at_ms))}` : '';
     const data =
-      `{"set":{${set.join(',')}},"workers":[${patches.join(',')}],"removed":${JSON.stringify(removed)}` +
-      `${reordered ? `,"order":${JSON.stringify(order)}` : ''},"sample_clock_ms":${parts.sampleClockMs}}`;
+      `{"set":{${set.join(',')}},"workers":[${written.join(',')}],"removed":${JSON.stringify(removed)}` +
+      `${reordered ? `,"order":${JSON.stringify(order)}` : ''}${samples},"sample_clock_ms":${parts.sampleClockMs}}`;
     return { event: 'state_delta', data };
   }
 }
 
-/** A changed worker as its URL and the fields that differ from what was sent, each whole. */
-function patchJson(was: SentWorker, part: WorkerPart): string {
+/** A changed worker's URL and the fields that differ from what was sent, each whole. */
+function changedFields(was: SentWorker, part: WorkerPart): Record<string, unknown> {
   const patch: Record<string, unknown> = { url: part.fields.url };
-  if (was.json.text !== part.json.text) {
-    // The sent JSON, parsed again: the live fields may share objects that moved since.
-    const before = JSON.parse(was.json.text) as Record<string, unknown>;
-    for (const [key, value] of Object.entries(part.fields)) {
-      const old = before[key];
-      const same = typeof value === 'object' && value !== null ? JSON.stringify(value) === JSON.stringify(old) : value === old;
-      if (!same) patch[key] = value;
-    }
+  // The sent JSON, parsed again: the live fields may share objects that moved since.
+  const before = JSON.parse(was.json.text) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(part.fields)) {
+    const old = before[key];
+    const same = typeof value === 'object' && value !== null ? JSON.stringify(value) === JSON.stringify(old) : value === old;
+    if (!same) patch[key] = value;
   }
-  const json = JSON.stringify(patch);
-  return was.latency.text === part.latency.text ? json : `${json.slice(0, -1)},"latency":${part.latency.text}}`;
+  return patch;
 }
