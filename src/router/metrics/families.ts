@@ -1,3 +1,4 @@
+import { labelPairs } from '../../prometheus/index.js';
 import type { HistogramSeries, Sample } from '../../prometheus/index.js';
 import { SeriesIndex } from './series-index.js';
 
@@ -7,7 +8,9 @@ import { SeriesIndex } from './series-index.js';
  * `touch`, so dashboards see zeros rather than gaps for the labels that matter.
  */
 export class CounterFamily {
-  private readonly series: SeriesIndex<{ labels: string[]; value: number }>;
+  private readonly series: SeriesIndex<{ labels: string[]; pairs: string; value: number }>;
+  /** The series in exposition order, kept until a series is added or dropped. */
+  private sorted: Array<{ labels: string[]; pairs: string; value: number }> | undefined;
 
   constructor(
     readonly name: string,
@@ -20,7 +23,10 @@ export class CounterFamily {
   inc(labels: readonly string[], by = 1): void {
     const s = this.series.get(labels);
     if (s) s.value += by;
-    else this.series.create(labels, (own) => ({ labels: own, value: by }));
+    else {
+      this.series.create(labels, (own) => ({ labels: own, pairs: labelPairs(zip(this.labelNames, own)), value: by }));
+      this.sorted = undefined;
+    }
   }
 
   touch(labels: readonly string[]): void {
@@ -43,19 +49,23 @@ export class CounterFamily {
   forget(name: string, value: string): void {
     const at = this.labelNames.indexOf(name);
     if (at >= 0) this.series.forget(at, value);
+    this.sorted = undefined;
   }
 
   forEach(fn: (labels: readonly string[], value: number) => void): void {
     for (const s of this.series.values()) fn(s.labels, s.value);
   }
 
+  /** The series sorted by labels, as the reference router renders them; the order and the rendered labels are kept between scrapes. */
   samples(): Sample[] {
-    return sortByLabels([...this.series.values()]).map((s) => ({ labels: zip(this.labelNames, s.labels), value: s.value }));
+    this.sorted ??= sortByLabels([...this.series.values()]);
+    return this.sorted.map((s) => ({ pairs: s.pairs, value: s.value }));
   }
 }
 
 export class HistogramFamily {
-  private readonly series: SeriesIndex<{ labels: string[]; counts: Float64Array; sum: number; count: number }>;
+  private readonly series: SeriesIndex<{ labels: string[]; pairs: string; counts: Float64Array; sum: number; count: number }>;
+  private sorted: Array<{ labels: string[]; pairs: string; counts: Float64Array; sum: number; count: number }> | undefined;
 
   constructor(
     readonly name: string,
@@ -85,6 +95,7 @@ export class HistogramFamily {
   forget(name: string, value: string): void {
     const at = this.labelNames.indexOf(name);
     if (at >= 0) this.series.forget(at, value);
+    this.sorted = undefined;
   }
 
   /** Observations in one series (0 without one): every observation moves it, so an unchanged count means an unchanged snapshot. */
@@ -105,8 +116,9 @@ export class HistogramFamily {
   }
 
   samples(): HistogramSeries[] {
-    return sortByLabels([...this.series.values()]).map((s) => ({
-      labels: zip(this.labelNames, s.labels),
+    this.sorted ??= sortByLabels([...this.series.values()]);
+    return this.sorted.map((s) => ({
+      pairs: s.pairs,
       bounds: this.bounds,
       counts: s.counts,
       sum: s.sum,
@@ -114,10 +126,16 @@ export class HistogramFamily {
   }
 
   private entry(labels: readonly string[]) {
-    return (
-      this.series.get(labels) ??
-      this.series.create(labels, (own) => ({ labels: own, counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 }))
-    );
+    const s = this.series.get(labels);
+    if (s) return s;
+    this.sorted = undefined;
+    return this.series.create(labels, (own) => ({
+      labels: own,
+      pairs: labelPairs(zip(this.labelNames, own)),
+      counts: new Float64Array(this.bounds.length + 1),
+      sum: 0,
+      count: 0,
+    }));
   }
 }
 

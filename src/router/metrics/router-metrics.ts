@@ -1,4 +1,4 @@
-import { ExpositionWriter } from '../../prometheus/index.js';
+import { ExpositionWriter, labelPairs } from '../../prometheus/index.js';
 import type { Sample } from '../../prometheus/index.js';
 import { POLL_FAILURE_REASONS } from '../../engines/index.js';
 import type { KvCatchUp, PollFailureReason } from '../../engines/index.js';
@@ -55,6 +55,13 @@ export interface KvFeedGaugeSource {
 }
 
 const CATCH_UP_OUTCOMES: readonly KvCatchUp[] = ['pending', 'complete', 'partial', 'failed', 'none'];
+
+/** One worker's labels as /metrics writes them: `worker_url`, `worker`, and both (in-flight carries the two). */
+interface WorkerLabelPairs {
+  readonly workerUrl: string;
+  readonly worker: string;
+  readonly both: string;
+}
 
 /**
  * The router's metrics, with the reference router's names, labels and buckets, plus
@@ -169,8 +176,25 @@ export class RouterMetrics {
     for (const reason of ['no_tokenizer', 'unsupported_input']) this.unkeyedRequests.touch([reason]);
   }
 
+  /** Each live worker's label pairs, rendered once: per-worker gauges are written for every worker at every scrape. */
+  readonly #workerLabels = new Map<string, WorkerLabelPairs>();
+
+  private labelsOf(url: string): WorkerLabelPairs {
+    let p = this.#workerLabels.get(url);
+    if (p === undefined) {
+      p = {
+        workerUrl: labelPairs({ worker_url: url }),
+        worker: labelPairs({ worker: url }),
+        both: labelPairs({ worker: url, worker_url: url }),
+      };
+      this.#workerLabels.set(url, p);
+    }
+    return p;
+  }
+
   /** A worker left the fleet: its own series go with it (gauges are read from the live workers). */
   forgetWorker(url: string): void {
+    this.#workerLabels.delete(url);
     this.workerTtft.forget('worker', url);
     this.workerDuration.forget('worker', url);
     this.streamOutcomes.forget('worker_url', url);
@@ -190,11 +214,7 @@ export class RouterMetrics {
   render(): string {
     const m = this.gauges.modelId;
     const workers = this.gauges.workers();
-    const per = (f: (w: WorkerGaugeSource) => number | null, label = 'worker_url'): Sample[] =>
-      workers.flatMap((w) => {
-        const v = f(w);
-        return v === null ? [] : [{ labels: { [label]: w.url }, value: v }];
-      });
+    const pairs = (x: WorkerGaugeSource): WorkerLabelPairs => this.labelsOf(x.url);
     const w = new ExpositionWriter();
     w.counter(this.requests.name, this.requests.help, this.requests.samples())
       .counter(this.responses.name, this.responses.help, this.responses.samples())
@@ -207,31 +227,41 @@ export class RouterMetrics {
         { labels: { mode: 'plain' }, value: workers.length },
         { labels: { mode: 'prefill' }, value: 0 },
       ])
-      .gauge(
+      .gaugeEach(
         METRIC_NAMES.workerHealth,
         '1 if the worker is in the pool: its circuit breaker would admit a request and its load polls get answers.',
-        per((x) => (x.healthy ? 1 : 0)),
+        workers,
+        (x) => pairs(x).workerUrl,
+        (x) => (x.healthy ? 1 : 0),
       )
-      .gauge(
+      .gaugeEach(
         METRIC_NAMES.workerBreakerState,
         'Circuit breaker state: 0 closed, 1 open, 2 half open.',
-        per((x) => x.breakerState),
+        workers,
+        (x) => pairs(x).workerUrl,
+        (x) => x.breakerState,
       )
-      .gauge(
+      .gaugeEach(
         METRIC_NAMES.workerInflight,
         'Router-local in-flight requests per worker.',
         // `worker` is routerctl's label, `worker_url` the Rust router's. Both, so either query works (docs/metrics-and-admin.md §Differences from the reference router).
-        workers.map((x) => ({ labels: { worker: x.url, worker_url: x.url }, value: x.inflight })),
+        workers,
+        (x) => pairs(x).both,
+        (x) => x.inflight,
       )
-      .gauge(
+      .gaugeEach(
         METRIC_NAMES.workerWaiting,
         'Engine-reported waiting requests (sum over DP ranks); absent when unknown.',
-        per((x) => x.waiting, 'worker'),
+        workers,
+        (x) => pairs(x).worker,
+        (x) => x.waiting,
       )
-      .gauge(
+      .gaugeEach(
         METRIC_NAMES.workerSampleAge,
         "Age of the worker's load sample; absent when it has none.",
-        per((x) => x.sampleAgeSeconds, 'worker'),
+        workers,
+        (x) => pairs(x).worker,
+        (x) => x.sampleAgeSeconds,
       )
       .counter(
         METRIC_NAMES.loadPollFailures,
