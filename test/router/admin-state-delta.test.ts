@@ -7,6 +7,7 @@ import { SseParser } from '../../src/fleet/sse.js';
 import type { Router } from '../../src/router/index.js';
 import type { AdminStateParts, WorkerFields, WorkerPart } from '../../src/router/server/admin-state.js';
 import { adminStateBody } from '../../src/router/server/admin-state.js';
+import { JsonBuffer } from '../../src/router/server/json-buffer.js';
 import { StateDeltaEncoder } from '../../src/router/server/state-delta.js';
 import { workerFieldsJson } from '../../src/router/server/worker-fields-json.js';
 import { startSimFleet } from '../../src/sim/index.js';
@@ -107,6 +108,19 @@ describe('the worker entry, written field by field', () => {
       }),
     ];
     for (const f of variants) expect(workerFieldsJson(f)).toBe(JSON.stringify(f));
+  });
+});
+
+describe('the document buffer', () => {
+  it('writes numbers as JSON does, and grows past its first size', () => {
+    const values = [0, 7, 10, 12345, 1_767_225_600_000, Number.MAX_SAFE_INTEGER, -1, 1.5, 2 ** 60, Number.NaN, Infinity, null];
+    const out = new JsonBuffer(1);
+    values.forEach((v, i) => {
+      if (i > 0) out.byte(0x2c);
+      out.number(v);
+    });
+    out.text(',"ünï"');
+    expect(out.done().toString()).toBe(`${values.map((v) => JSON.stringify(v)).join(',')},"ünï"`);
   });
 });
 

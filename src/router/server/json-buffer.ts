@@ -18,6 +18,29 @@ export class JsonBuffer {
     this.#at += this.#buf.write(s, this.#at);
   }
 
+  /** One ASCII character, by its code. */
+  byte(c: number): void {
+    this.reserve(1);
+    this.#buf[this.#at++] = c;
+  }
+
+  /**
+   * A number as JSON writes it. Whole non-negative ones (ages, counts) are written digit
+   * by digit: a native string write per worker cost more than the rest of its entry.
+   */
+  number(n: number | null): void {
+    if (n === null || !Number.isFinite(n)) return this.text('null');
+    if (!Number.isSafeInteger(n) || n < 0) return this.text(String(n));
+    this.reserve(16);
+    const start = this.#at;
+    let v = n;
+    do {
+      this.#buf[this.#at++] = 48 + (v % 10);
+      v = Math.floor(v / 10);
+    } while (v > 0);
+    this.#buf.subarray(start, this.#at).reverse();
+  }
+
   bytes(b: Uint8Array): void {
     this.reserve(b.length);
     this.#buf.set(b, this.#at);
