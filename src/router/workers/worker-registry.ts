@@ -8,6 +8,9 @@ import { CircuitBreaker } from '../upstream/circuit-breaker.js';
 import { introspectWorker } from './introspect.js';
 import { Worker } from '../upstream/worker.js';
 
+/** Workers introspected at once at start (see introspectAll). */
+const INTROSPECT_AT_ONCE = 256;
+
 export interface RegistryOptions {
   cbThreshold: number | null;
   cbCoolDownMs: number;
@@ -192,9 +195,19 @@ export class WorkerRegistry {
     return this.bySlot[slot];
   }
 
-  /** Learn DP sizes and models; keeps retrying, in the background, workers that did not answer. */
+  /**
+   * Learn DP sizes and models; keeps retrying, in the background, workers that did not
+   * answer. At most INTROSPECT_AT_ONCE workers are asked at a time: 4,096 connections
+   * opened at once outlast the 2 s budget on a busy machine, and every worker that
+   * timed out would start unknown and be asked again 5 s later.
+   */
   async introspectAll(): Promise<void> {
-    await Promise.all(this.workers.map((w) => this.introspect(w)));
+    const workers = [...this.workers];
+    let at = 0;
+    const next = async (): Promise<void> => {
+      while (at < workers.length) await this.introspect(workers[at++]!);
+    };
+    await Promise.all(Array.from({ length: Math.min(INTROSPECT_AT_ONCE, workers.length) }, next));
   }
 
   private async introspect(w: Worker): Promise<void> {
