@@ -24,7 +24,7 @@ export const TREND_WIDTH = 12;
  * never go: they are what the console is for.
  */
 export function planColumns(opts: { width: number; workers: readonly FleetWorker[]; limit: number | null; replicas: number }): Column[] {
-  const { maxWaiting, perReplica, longest } = measure(opts.workers);
+  const { maxWaiting, perReplica, longest } = measure(opts.workers, opts.replicas);
   const num = opts.limit !== null ? `${maxWaiting}/${opts.limit}`.length : String(maxWaiting).length;
   const waitingWidth = (opts.limit !== null ? BAR_WIDTH + 1 : 0) + Math.max(num, opts.limit !== null ? 4 : 7);
   let cols: Column[] = [
@@ -50,16 +50,19 @@ export function planColumns(opts: { width: number; workers: readonly FleetWorker
 }
 
 /** What the columns' widths need from the whole list, measured once per list (a view's sorted workers), not once per frame. */
-const measured = new WeakMap<readonly FleetWorker[], { maxWaiting: number; perReplica: number; longest: number }>();
+const measured = new WeakMap<readonly FleetWorker[], { replicas: number; maxWaiting: number; perReplica: number; longest: number }>();
 
-function measure(workers: readonly FleetWorker[]): { maxWaiting: number; perReplica: number; longest: number } {
+function measure(workers: readonly FleetWorker[], replicas: number): { maxWaiting: number; perReplica: number; longest: number } {
   let m = measured.get(workers);
-  if (m !== undefined) return m;
-  m = { maxWaiting: 0, perReplica: 8, longest: 7 };
+  if (m !== undefined && m.replicas === replicas) return m;
+  m = { replicas, maxWaiting: 0, perReplica: 8, longest: 7 };
   for (const w of workers) {
     m.maxWaiting = Math.max(m.maxWaiting, w.waiting ?? 0);
-    m.perReplica = Math.max(m.perReplica, w.inflightByReplica.map((v) => (v === null ? '–' : String(v))).join('|').length);
-    m.longest = Math.max(m.longest, w.url.replace(/^https?:\/\//, '').length);
+    // The per-replica column exists only with several replicas.
+    if (replicas > 1)
+      m.perReplica = Math.max(m.perReplica, w.inflightByReplica.map((v) => (v === null ? '–' : String(v))).join('|').length);
+    const scheme = w.url.startsWith('http://') ? 7 : w.url.startsWith('https://') ? 8 : 0;
+    m.longest = Math.max(m.longest, w.url.length - scheme);
   }
   measured.set(workers, m);
   return m;
