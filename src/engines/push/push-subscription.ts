@@ -2,6 +2,7 @@ import { Subscriber } from 'zeromq';
 import { PushDecodeError } from './kv-events.js';
 import { readPushFrame } from './push-frame.js';
 import type { PushFrame } from './push-frame.js';
+import { pushContext } from './zmq-context.js';
 
 /**
  * One SUB socket on one publisher (a worker's one DP rank, KV events or load). ZMQ
@@ -25,7 +26,7 @@ export class PushSubscription {
   ) {
     // linger 0: closing never waits; reconnect every 500 ms, not ZMQ's 100 ms, to spare
     // the logs and the engine a tight loop while it is down.
-    this.#socket = new Subscriber({ linger: 0, reconnectInterval: 500, receiveHighWaterMark: 100_000 });
+    this.#socket = new Subscriber({ context: pushContext(), linger: 0, reconnectInterval: 500, receiveHighWaterMark: 100_000 });
     this.#socket.connect(endpoint);
     this.#socket.subscribe(topic);
     void this.#loop();

@@ -1,6 +1,7 @@
 import { Dealer } from 'zeromq';
 import { PushDecodeError } from './kv-events.js';
 import { sequenceFrame } from './push-frame.js';
+import { pushContext } from './zmq-context.js';
 
 /** One batch as the replay socket returns it. */
 export interface ReplayedBatch {
@@ -23,7 +24,7 @@ export async function replayFrom(
   from: number,
   timeoutMs: number,
 ): Promise<{ batches: ReplayedBatch[]; complete: boolean }> {
-  const socket = new Dealer({ linger: 0, receiveTimeout: timeoutMs, sendTimeout: timeoutMs });
+  const socket = new Dealer({ context: pushContext(), linger: 0, receiveTimeout: timeoutMs, sendTimeout: timeoutMs });
   const batches: ReplayedBatch[] = [];
   try {
     socket.connect(endpoint);
