@@ -34,6 +34,7 @@ export {
   replayFrom,
   sequenceFrame,
   SequenceTracker,
+  ZmtpSubscription,
 } from './push/index.js';
 export type {
   BlockHashes,

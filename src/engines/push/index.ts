@@ -9,6 +9,7 @@ export type { SequenceVerdict } from './sequence-tracker.js';
 export { KvEventFeed } from './kv-event-feed.js';
 export type { KvCatchUp, KvEventFeedOptions, KvFeedSink, KvFeedStats } from './kv-event-feed.js';
 export { PushSubscription } from './push-subscription.js';
+export { ZmtpSubscription } from './zmtp-subscription.js';
 export { replayFrom } from './replay.js';
 export type { ReplayedBatch } from './replay.js';
 export { kvEventsRuleFor, mergePushInfo, parseZmqEndpoint, pushInfoFromRule } from './kv-events-rule.js';

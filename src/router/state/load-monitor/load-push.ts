@@ -1,4 +1,4 @@
-import { decodeLoadStat, PushDecodeError, PushSubscription, pushEndpoint, SequenceTracker } from '../../../engines/index.js';
+import { decodeLoadStat, PushDecodeError, pushEndpoint, SequenceTracker, ZmtpSubscription } from '../../../engines/index.js';
 import type { PushInfo, RankReading } from '../../../engines/index.js';
 import type { Worker } from '../../upstream/worker.js';
 import type { LoadTable } from './load-table.js';
@@ -23,12 +23,14 @@ export interface LoadPushStats {
 
 interface RankState {
   reading: RankReading | undefined;
+  /** The payload `reading` was decoded from: an idle engine re-sends the same bytes every second. */
+  payload: Uint8Array | undefined;
   at: number;
   readonly tracker: SequenceTracker;
 }
 
 interface WorkerPush extends LoadPushStats {
-  readonly subscriptions: PushSubscription[];
+  readonly subscriptions: ZmtpSubscription[];
   readonly ranks: RankState[];
   frames: number;
   decodeErrors: number;
@@ -60,15 +62,15 @@ export class LoadPush {
     this.detach(worker);
     if (info === null || info.loadPortBase === null) return;
     const ranks: RankState[] = [];
-    const subscriptions: PushSubscription[] = [];
+    const subscriptions: ZmtpSubscription[] = [];
     const endpoints: string[] = [];
     const state: WorkerPush = { endpoints, subscriptions, ranks, frames: 0, decodeErrors: 0, missed: 0, resets: 0, lastError: undefined };
     for (let r = 0; r < info.dpSize; r++) {
       const endpoint = pushEndpoint(worker.url, info, info.loadPortBase, r);
       endpoints.push(endpoint);
-      ranks.push({ reading: undefined, at: -Infinity, tracker: new SequenceTracker() });
+      ranks.push({ reading: undefined, payload: undefined, at: -Infinity, tracker: new SequenceTracker() });
       subscriptions.push(
-        new PushSubscription(
+        new ZmtpSubscription(
           endpoint,
           info.loadTopic,
           (frame) => this.#onFrame(worker, state, r, frame.payload, frame.seq),
@@ -109,22 +111,27 @@ export class LoadPush {
 
   #onFrame(worker: Worker, s: WorkerPush, rank: number, payload: Uint8Array, seq: number): void {
     if (this.#workers.get(worker) !== s) return;
+    const r = s.ranks[rank]!;
     let reading: RankReading;
-    try {
-      reading = decodeLoadStat(payload).reading;
-    } catch (err) {
-      if (!(err instanceof PushDecodeError)) throw err;
-      this.#error(s, err);
-      return;
+    // The same bytes decode to the same reading: a heartbeat needs no second decode.
+    if (r.reading !== undefined && r.payload !== undefined && sameBytes(payload, r.payload)) reading = r.reading;
+    else {
+      try {
+        reading = decodeLoadStat(payload).reading;
+      } catch (err) {
+        if (!(err instanceof PushDecodeError)) throw err;
+        this.#error(s, err);
+        return;
+      }
     }
     s.frames++;
-    const r = s.ranks[rank]!;
     const verdict = r.tracker.observe(seq);
     if (verdict.kind === 'duplicate') return;
     if (verdict.kind === 'gap') s.missed += verdict.to - verdict.from + 1;
     if (verdict.kind === 'reset') s.resets++;
     const now = this.#now();
     r.reading = reading;
+    r.payload = payload;
     r.at = now;
     let oldest = now;
     for (const x of s.ranks) {
@@ -142,4 +149,8 @@ export class LoadPush {
     s.decodeErrors++;
     s.lastError = err.message;
   }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.compare(a, b) === 0;
 }

@@ -1,0 +1,247 @@
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
+import { parseZmqEndpoint } from './kv-events-rule.js';
+import { PushDecodeError } from './kv-events.js';
+import { readPushFrame } from './push-frame.js';
+import type { PushFrame } from './push-frame.js';
+
+/** Reconnect this long after a publisher went away or was not up yet (as PushSubscription's ZMQ socket does). */
+const RECONNECT_MS = 500;
+/** The largest message taken: a LoadStat is some 40 bytes; anything near this is not one, and the connection is dropped. */
+const MAX_MESSAGE_BYTES = 64 * 1024;
+/** The most frames a message may have: the envelope has three. */
+const MAX_FRAMES = 16;
+
+/**
+ * Our greeting (ZMTP 3.0, RFC 23): signature, version 3.0, the NULL mechanism, not
+ * the server, then our READY command naming us a SUB. Announcing 3.0 rather than 3.1
+ * makes the publisher take subscriptions as messages (a first byte of 1, then the
+ * topic), which every libzmq since 4.0 does.
+ */
+function greeting(): Buffer {
+  const g = Buffer.alloc(64);
+  g[0] = 0xff;
+  g[8] = 0x01;
+  g[9] = 0x7f;
+  g[10] = 3;
+  g[11] = 0;
+  g.write('NULL', 12, 'latin1');
+  return g;
+}
+
+function readyCommand(): Buffer {
+  const name = Buffer.from('Socket-Type', 'latin1');
+  const value = Buffer.from('SUB', 'latin1');
+  const body = Buffer.alloc(1 + 5 + 1 + name.length + 4 + value.length);
+  let at = body.writeUInt8(5, 0);
+  at += body.write('READY', at, 'latin1');
+  at = body.writeUInt8(name.length, at);
+  at += name.copy(body, at);
+  at = body.writeUInt32BE(value.length, at);
+  value.copy(body, at);
+  return Buffer.concat([Buffer.from([0x04, body.length]), body]);
+}
+
+function subscribeMessage(topic: string): Buffer {
+  const body = Buffer.concat([Buffer.from([1]), Buffer.from(topic, 'utf8')]);
+  // One short frame: flags 0 (last, not a command), then its size. A topic past 254 bytes needs the long form.
+  if (body.length <= 255) return Buffer.concat([Buffer.from([0x00, body.length]), body]);
+  const head = Buffer.alloc(9);
+  head[0] = 0x02;
+  head.writeBigUInt64BE(BigInt(body.length), 1);
+  return Buffer.concat([head, body]);
+}
+
+const GREETING = greeting();
+const READY = readyCommand();
+/**
+ * Where every subscription's reads land: reads are handled one at a time on the event
+ * loop, each parsed before the next, so one buffer serves them all, and no chunk is
+ * allocated per read. What outlives a read is copied out of it.
+ */
+const READ_BUFFER = Buffer.alloc(64 * 1024);
+
+/**
+ * A SUB on one publisher over plain TCP, speaking ZMTP 3.0 itself (docs/engine-load.md
+ * §Load by push): the same messages as PushSubscription's libzmq socket, for the load
+ * channel, where a router holds one per worker rank and each brings a frame a second.
+ * A libzmq socket hands every message from its I/O thread to the event loop through a
+ * descriptor of its own and a poll that is armed and disarmed per message; at 4,096
+ * ranks that hand-off was most of the idle router's CPU. Here a message is one read on
+ * the event loop into a buffer all subscriptions share, and a connection is one
+ * descriptor.
+ *
+ * As the libzmq socket does: it reconnects every 500 ms while the publisher is down or
+ * after it went away, subscribes to `topic` (the publisher filters; frames of another
+ * topic are dropped here too), and reports messages that are not the engines'
+ * envelope, which are dropped. A stream that breaks ZMTP's framing is dropped and
+ * joined again.
+ */
+export class ZmtpSubscription {
+  #socket: Socket | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+  /** Bytes read and not yet parsed (a copy: reads land in the shared buffer); null when none. */
+  #pending: Buffer | null = null;
+  #greeted = false;
+  #ready = false;
+  readonly #host: string;
+  readonly #port: number;
+  /** Messages received, and ones that were not a push envelope. */
+  received = 0;
+  malformed = 0;
+  /** Connections dropped for a stream that broke ZMTP, and the last reason. */
+  protocolErrors = 0;
+  lastProtocolError: string | undefined;
+
+  constructor(
+    readonly endpoint: string,
+    readonly topic: string,
+    private readonly onFrame: (frame: PushFrame) => void,
+    private readonly onMalformed: (error: PushDecodeError) => void = () => undefined,
+  ) {
+    const parsed = parseZmqEndpoint(endpoint);
+    if (typeof parsed === 'string') throw new Error(parsed);
+    if (parsed.host === null) throw new Error(`'${endpoint}' names no host to connect to`);
+    this.#host = parsed.host.startsWith('[') ? parsed.host.slice(1, -1) : parsed.host;
+    this.#port = parsed.port;
+    this.#connect();
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#socket?.destroy();
+    this.#socket = undefined;
+  }
+
+  #connect(): void {
+    this.#timer = undefined;
+    if (this.#closed) return;
+    this.#pending = null;
+    this.#greeted = false;
+    this.#ready = false;
+    const socket = connect({
+      host: this.#host,
+      port: this.#port,
+      noDelay: true,
+      onread: {
+        buffer: READ_BUFFER,
+        callback: (length) => {
+          if (this.#socket !== socket) return false;
+          const why = this.#read(READ_BUFFER.subarray(0, length));
+          if (why !== null) {
+            this.protocolErrors++;
+            this.lastProtocolError = why;
+            socket.destroy();
+          }
+          return true;
+        },
+      },
+    });
+    this.#socket = socket;
+    socket.on('connect', () => {
+      socket.write(GREETING);
+      socket.write(READY);
+      socket.write(subscribeMessage(this.topic));
+    });
+    // Refused, reset or ended: join again later, as ZMQ does.
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      if (this.#socket !== socket || this.#closed) return;
+      this.#socket = undefined;
+      this.#timer = setTimeout(() => this.#connect(), RECONNECT_MS);
+    });
+  }
+
+  /**
+   * Parse what arrived; a reason when the stream is not ZMTP as a publisher speaks it,
+   * else null. A message is handed on only once all its frames are in; the bytes of
+   * one cut short by the read are kept and parsed again with the next.
+   */
+  #read(chunk: Buffer): string | null {
+    const data = this.#pending === null ? chunk : Buffer.concat([this.#pending, chunk]);
+    this.#pending = null;
+    let at = 0;
+    if (!this.#greeted) {
+      // The signature is known from its first byte: say so early rather than wait for 64 bytes that never come.
+      if (data[0] !== 0xff || (data.length >= 10 && (data[9]! & 1) !== 1)) return 'not a ZMTP peer (no greeting signature)';
+      if (data.length < 64) {
+        this.#pending = Buffer.from(data);
+        return null;
+      }
+      if (data[10]! < 3) return `a ZMTP ${data[10]}.x peer (3.0 or later is needed)`;
+      if (data.toString('latin1', 12, 16) !== 'NULL')
+        return `the ZMTP mechanism ${data.toString('latin1', 12, 32).replace(/\0+$/, '')} (only NULL is spoken)`;
+      this.#greeted = true;
+      at = 64;
+    }
+    let frames: Buffer[] = [];
+    let messageStart = at;
+    let messageBytes = 0;
+    while (data.length - at >= 2) {
+      const flags = data[at]!;
+      let size: number;
+      let head: number;
+      if ((flags & 0x02) === 0) {
+        size = data[at + 1]!;
+        head = 2;
+      } else {
+        if (data.length - at < 9) break;
+        size = Number(data.readBigUInt64BE(at + 1));
+        head = 9;
+      }
+      if (size > MAX_MESSAGE_BYTES) return `a frame of ${size} bytes (at most ${MAX_MESSAGE_BYTES} are taken)`;
+      if (data.length - at - head < size) break;
+      const body = data.subarray(at + head, at + head + size);
+      at += head + size;
+      if ((flags & 0x04) !== 0) {
+        const why = this.#command(body);
+        if (why !== null) return why;
+        messageStart = at;
+        continue;
+      }
+      if (!this.#ready) return 'a message before the READY command';
+      frames.push(body);
+      messageBytes += size;
+      if (frames.length > MAX_FRAMES || messageBytes > MAX_MESSAGE_BYTES) return 'a message of too many frames or bytes';
+      if ((flags & 0x01) === 0) {
+        this.#message(frames);
+        if (this.#closed) return null;
+        frames = [];
+        messageBytes = 0;
+        messageStart = at;
+      }
+    }
+    if (messageStart < data.length) this.#pending = Buffer.from(data.subarray(messageStart));
+    return null;
+  }
+
+  /** A command: the peer's READY (or ERROR); others (3.1's PING, should a publisher send one) are ignored. */
+  #command(body: Buffer): string | null {
+    const nameLength = body[0] ?? 0;
+    const name = body.toString('latin1', 1, 1 + nameLength);
+    if (name === 'ERROR')
+      return `the publisher refused: ${body.toString('latin1', 2 + nameLength, 2 + nameLength + (body[1 + nameLength] ?? 0))}`;
+    if (name === 'READY') this.#ready = true;
+    return null;
+  }
+
+  #message(frames: Buffer[]): void {
+    this.received++;
+    let frame: PushFrame;
+    try {
+      frame = readPushFrame(frames);
+    } catch (err) {
+      if (!(err instanceof PushDecodeError)) throw err;
+      this.malformed++;
+      this.onMalformed(err);
+      return;
+    }
+    // The publisher filters by prefix; this only guards against one that does not.
+    if (!frame.topic.startsWith(this.topic)) return;
+    // Its own copy: the frame's bytes are in the shared read buffer.
+    this.onFrame({ topic: frame.topic, seq: frame.seq, payload: Buffer.from(frame.payload) });
+  }
+}

@@ -1,0 +1,212 @@
+import { createServer } from 'node:net';
+import type { AddressInfo, Server, Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Publisher } from 'zeromq';
+import { sequenceFrame, ZmtpSubscription } from '../../src/engines/index.js';
+import type { PushFrame } from '../../src/engines/index.js';
+import { eventually } from '../helpers/http.js';
+
+/**
+ * The load channel's own ZMTP subscriber against libzmq publishers (zeromq's, as the
+ * simulator's and pyzmq's are) and against hand-written byte streams
+ * (docs/engine-load.md §Load by push).
+ */
+const closers: Array<{ close(): void }> = [];
+afterEach(() => {
+  for (const c of closers.splice(0)) c.close();
+});
+
+/** A publisher bound to `endpoint`; a port just closed is freed once libzmq gets to it, so binding is retried a while. */
+async function publisher(endpoint = 'tcp://127.0.0.1:*'): Promise<{ pub: Publisher; endpoint: string }> {
+  return eventually(async () => {
+    const pub = new Publisher({ linger: 0 });
+    closers.push(pub);
+    try {
+      await pub.bind(endpoint);
+    } catch {
+      pub.close();
+      return undefined;
+    }
+    return { pub, endpoint: pub.lastEndpoint! };
+  }, 3000);
+}
+
+function subscribe(endpoint: string, topic = 'load'): { sub: ZmtpSubscription; frames: PushFrame[]; malformed: string[] } {
+  const frames: PushFrame[] = [];
+  const malformed: string[] = [];
+  const sub = new ZmtpSubscription(
+    endpoint,
+    topic,
+    (f) => frames.push(f),
+    (e) => malformed.push(e.message),
+  );
+  closers.push(sub);
+  return { sub, frames, malformed };
+}
+
+/** Publish until the subscriber has what it needs: a PUB drops what it sends before the subscription reaches it. */
+async function publishUntil(pub: Publisher, frames: () => Buffer[], done: () => boolean): Promise<void> {
+  await eventually(async () => {
+    await pub.send(frames());
+    await new Promise((r) => setTimeout(r, 20));
+    return done();
+  }, 5000);
+}
+
+describe('ZmtpSubscription', () => {
+  it('receives the envelope from a libzmq publisher, with its own copy of the payload; other topics are not delivered', async () => {
+    const { pub, endpoint } = await publisher();
+    const { frames } = subscribe(endpoint);
+    let seq = 0;
+    await publishUntil(
+      pub,
+      () => [Buffer.from('load'), sequenceFrame(seq++), Buffer.from([0x93, 1, 2, 3])],
+      () => frames.length >= 2,
+    );
+    await pub.send([Buffer.from('kv'), sequenceFrame(0), Buffer.from([0xc0])]);
+    await pub.send([Buffer.from('load'), sequenceFrame(seq), Buffer.from([0xc0])]);
+    await eventually(async () => frames.at(-1)?.seq === seq, 2000);
+    expect(frames.every((f) => f.topic === 'load')).toBe(true);
+    expect(frames.slice(1).every((f, i) => f.seq === frames[i]!.seq + 1)).toBe(true);
+    expect([...frames[0]!.payload]).toEqual([0x93, 1, 2, 3]);
+    expect([...frames.at(-1)!.payload]).toEqual([0xc0]);
+  });
+
+  it('reports a message that is not the envelope and goes on', async () => {
+    const { pub, endpoint } = await publisher();
+    const { sub, frames, malformed } = subscribe(endpoint);
+    await publishUntil(
+      pub,
+      () => [Buffer.from('load'), Buffer.from([1, 2])],
+      () => malformed.length > 0,
+    );
+    expect(malformed[0]).toMatch(/frames/);
+    await publishUntil(
+      pub,
+      () => [Buffer.from('load'), sequenceFrame(7), Buffer.from([0xc0])],
+      () => frames.length > 0,
+    );
+    expect(frames[0]!.seq).toBe(7);
+    expect(sub.malformed).toBe(malformed.length);
+    expect(sub.received).toBeGreaterThan(sub.malformed);
+  });
+
+  it('joins a publisher that comes up later, and again after it restarts on the same port', async () => {
+    const probe = await publisher();
+    const endpoint = probe.endpoint;
+    probe.pub.close();
+    await new Promise((r) => setTimeout(r, 50));
+    const { frames } = subscribe(endpoint);
+    await new Promise((r) => setTimeout(r, 700)); // refused at least once
+    const first = await publisher(endpoint);
+    await publishUntil(
+      first.pub,
+      () => [Buffer.from('load'), sequenceFrame(5), Buffer.from([0xc0])],
+      () => frames.length > 0,
+    );
+    first.pub.close();
+    const second = await publisher(endpoint);
+    await publishUntil(
+      second.pub,
+      () => [Buffer.from('load'), sequenceFrame(0), Buffer.from([0xc0])],
+      () => frames.some((f) => f.seq === 0),
+    );
+  });
+
+  it('delivers nothing once closed', async () => {
+    const { pub, endpoint } = await publisher();
+    const { sub, frames } = subscribe(endpoint);
+    await publishUntil(
+      pub,
+      () => [Buffer.from('load'), sequenceFrame(1), Buffer.from([0xc0])],
+      () => frames.length > 0,
+    );
+    sub.close();
+    const count = frames.length;
+    for (let i = 0; i < 5; i++) await pub.send([Buffer.from('load'), sequenceFrame(2 + i), Buffer.from([0xc0])]);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(frames).toHaveLength(count);
+  });
+});
+
+/** A publisher written by hand: the greeting, READY, then whatever `bytes` gives, written in pieces of `piece` bytes. */
+async function handPublisher(bytes: (socket: Socket) => Buffer, piece: number): Promise<{ server: Server; endpoint: string }> {
+  const server = createServer((socket) => {
+    socket.on('error', () => undefined);
+    const greeting = Buffer.alloc(64);
+    greeting[0] = 0xff;
+    greeting[9] = 0x7f;
+    greeting[10] = 3;
+    greeting[11] = 1;
+    greeting.write('NULL', 12, 'latin1');
+    const ready = Buffer.concat([
+      Buffer.from([0x04, 1 + 5 + 1 + 11 + 4 + 3, 5]),
+      Buffer.from('READY'),
+      Buffer.from([11]),
+      Buffer.from('Socket-Type'),
+      Buffer.from([0, 0, 0, 3]),
+      Buffer.from('PUB'),
+    ]);
+    const all = Buffer.concat([greeting, ready, bytes(socket)]);
+    let at = 0;
+    const next = (): void => {
+      if (at >= all.length || socket.destroyed) return;
+      socket.write(all.subarray(at, at + piece));
+      at += piece;
+      setTimeout(next, 1);
+    };
+    next();
+  });
+  closers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, endpoint: `tcp://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+const shortFrame = (more: boolean, body: Buffer): Buffer => Buffer.concat([Buffer.from([more ? 1 : 0, body.length]), body]);
+const longFrame = (more: boolean, body: Buffer): Buffer => {
+  const head = Buffer.alloc(9);
+  head[0] = more ? 3 : 2;
+  head.writeBigUInt64BE(BigInt(body.length), 1);
+  return Buffer.concat([head, body]);
+};
+
+describe('ZmtpSubscription on a byte stream', () => {
+  it('puts together messages whose frames arrive a byte at a time, in the short and the long form', async () => {
+    const payload = Buffer.alloc(300, 7);
+    const { endpoint } = await handPublisher(
+      () =>
+        Buffer.concat([
+          shortFrame(true, Buffer.from('load')),
+          shortFrame(true, sequenceFrame(3)),
+          shortFrame(false, Buffer.from([0xc0])),
+          shortFrame(true, Buffer.from('load')),
+          shortFrame(true, sequenceFrame(4)),
+          longFrame(false, payload),
+        ]),
+      1,
+    );
+    const { frames } = subscribe(endpoint);
+    await eventually(async () => frames.length === 2, 5000);
+    expect(frames.map((f) => f.seq)).toEqual([3, 4]);
+    expect([...frames[0]!.payload]).toEqual([0xc0]);
+    expect(Buffer.compare(frames[1]!.payload, payload)).toBe(0);
+  });
+
+  it('drops a peer that does not speak ZMTP, or sends a frame past the cap, and says why', async () => {
+    const http = createServer((socket) => socket.end('HTTP/1.1 400 Bad Request\r\n\r\n'));
+    closers.push(http);
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    const notZmtp = subscribe(`tcp://127.0.0.1:${(http.address() as AddressInfo).port}`);
+    await eventually(async () => notZmtp.sub.protocolErrors > 0, 3000);
+    expect(notZmtp.sub.lastProtocolError).toMatch(/not a ZMTP peer/);
+
+    const huge = Buffer.alloc(9);
+    huge[0] = 2;
+    huge.writeBigUInt64BE(1n << 40n, 1);
+    const { endpoint } = await handPublisher(() => huge, 64);
+    const capped = subscribe(endpoint);
+    await eventually(async () => capped.sub.protocolErrors > 0, 3000);
+    expect(capped.sub.lastProtocolError).toMatch(/a frame of/);
+    expect(capped.frames).toHaveLength(0);
+  });
+});
