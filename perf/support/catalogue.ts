@@ -72,6 +72,11 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
     'a router in front of 4,096 workers against 8: idle polling CPU, latency, /metrics, /admin/state, stream, memory',
   ),
   benchmark(
+    'fleet-push',
+    'fleet-push.js',
+    'an idle router in front of 4,096 workers pushing LoadStat, against the same fleet polled: CPU, memory',
+  ),
+  benchmark(
     'gate-modes',
     'gate-modes.js',
     'the gate modes side by side: fixed limits, the floor, --queue-gate auto and llm-d τ on a trace, b2b-saas and gsp',

@@ -1,0 +1,180 @@
+/**
+ * An idle router in front of 4,096 SGLang workers that publish their load by push
+ * (LoadStat over ZMQ, a heartbeat per worker each second), against the same fleet
+ * with push off, polled (docs/engine-load.md §Load by push). One stub process
+ * (perf/support/fast-push-upstream.ts) is the whole fleet, or as much of it as its
+ * descriptor limit allows (then several share it). The router is the built
+ * `routerctl serve --no-tui --worker-queue-limit 6`, learning the push channels from
+ * each worker's `/server_info` as it would from SGLang's. Measured, once every worker
+ * is fresh (and, with push, fed by push):
+ * - the router's CPU from /proc over `--windows` windows of 10 s (the spread says how
+ *   much the 2 shared cores moved it), and the stub's beside it;
+ * - the router's resident memory;
+ * - every worker fresh, and with push `load_source` push, in /admin/state after the
+ *   windows too.
+ *
+ * Thousands of ZMQ sockets need more descriptors than a default `ulimit -n`: the
+ * benchmark raises its own limit (children inherit it) when it may.
+ *
+ *   npm run perf -- fleet-push [--workers 4096] [--windows 3] [--no-poll]
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { benchArg } from './support/args.js';
+import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
+import { atMost, writeResult } from './support/results.js';
+import type { Figures, GoalVerdict } from './support/results.js';
+
+const WORKERS = Number(benchArg('workers', '4096'));
+const WINDOWS = Math.max(1, Number(benchArg('windows', '3')));
+const WITH_POLL = !process.argv.includes('--no-poll');
+const WINDOW_S = 10;
+const SETTLE_TIMEOUT_MS = 120_000;
+const WANT_NOFILE = 65_536;
+const STUB_FDS_PER_WORKER = 10;
+const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
+const TICKS = 100; // USER_HZ on Linux
+
+function cpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) / TICKS;
+}
+const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+const openFiles = (): number => Number(/Max open files\s+(\d+)/.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1] ?? NaN);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const round1 = (x: number): number => Number(x.toFixed(1));
+
+/** Raise this process's descriptor limit (soft and hard) for the children it starts; the limit in force after. */
+function raiseOpenFiles(): number {
+  if (openFiles() < WANT_NOFILE) spawnSync('prlimit', ['--pid', String(process.pid), `--nofile=${WANT_NOFILE}:${WANT_NOFILE}`]);
+  return openFiles();
+}
+
+/**
+ * How many workers each stub process serves. A pushing worker takes about 10 of the
+ * stub's descriptors (its HTTP listener and connections, two ZMQ sockets with their
+ * listeners, connections and signalling descriptors): past what one process may open,
+ * the fleet is split over several stubs, which changes nothing the router sees.
+ */
+function stubShares(workers: number): number[] {
+  const perProcess = Math.max(1, Math.floor((openFiles() - 512) / STUB_FDS_PER_WORKER));
+  const processes = Math.ceil(workers / perProcess);
+  return Array.from({ length: processes }, (_, i) => Math.floor(workers / processes) + (i < workers % processes ? 1 : 0));
+}
+
+interface Freshness {
+  workers: number;
+  fresh: number;
+  pushed: number;
+}
+
+async function freshness(url: string): Promise<Freshness> {
+  const res = await request(`${url}/admin/state`);
+  const doc = (await res.body.json()) as { workers: Array<{ fresh: boolean; load_source: string }> };
+  return {
+    workers: doc.workers.length,
+    fresh: doc.workers.filter((w) => w.fresh).length,
+    pushed: doc.workers.filter((w) => w.load_source === 'push').length,
+  };
+}
+
+/** Wait until every worker is fresh (and pushed, when `push`); the seconds it took. */
+async function settle(url: string, workers: number, push: boolean): Promise<{ seconds: number; last: Freshness }> {
+  const t0 = performance.now();
+  let last: Freshness = { workers: 0, fresh: 0, pushed: 0 };
+  while (performance.now() - t0 < SETTLE_TIMEOUT_MS) {
+    last = await freshness(url).catch(() => last);
+    if (last.workers === workers && last.fresh === workers && (!push || last.pushed === workers)) break;
+    await sleep(1000);
+  }
+  return { seconds: round1((performance.now() - t0) / 1000), last };
+}
+
+async function measure(push: boolean, dir: string): Promise<Figures> {
+  const stubs = await Promise.all(
+    stubShares(WORKERS).map((n) =>
+      startProcess([here('./support/fast-push-upstream.js'), String(n), ...(push ? [] : ['--poll'])], /^(http:\/\/.+)$/m),
+    ),
+  );
+  const urls = stubs.flatMap((s) => s.out.trim().split(' '));
+  const rc = path.join(dir, `routerrc-${push ? 'push' : 'poll'}.json`);
+  writeFileSync(rc, JSON.stringify({ 'worker-urls': urls }));
+  const router = await startProcess(
+    [ROUTERCTL_BIN, 'serve', '--no-tui', '--port', '0', '--config', rc, '--worker-queue-limit', '6'],
+    /^(http:\/\/\S+)$/m,
+  );
+  const url = router.out.trim();
+  const pid = router.child.pid!;
+  const stubCpu = (): number => stubs.reduce((sum, s) => sum + cpuSeconds(s.child.pid!), 0);
+  try {
+    const settled = await settle(url, WORKERS, push);
+    // Start-up's last work (introspection, first polls, subscriptions connecting) out of the way.
+    await sleep(3000);
+    const routerPct: number[] = [];
+    const stubPct: number[] = [];
+    for (let i = 0; i < WINDOWS; i++) {
+      const [r0, s0, t0] = [cpuSeconds(pid), stubCpu(), performance.now()];
+      await sleep(WINDOW_S * 1000);
+      const wall = (performance.now() - t0) / 1000;
+      routerPct.push(round1((100 * (cpuSeconds(pid) - r0)) / wall));
+      stubPct.push(round1((100 * (stubCpu() - s0)) / wall));
+    }
+    const after = await freshness(url);
+    const sorted = [...routerPct].sort((a, b) => a - b);
+    return {
+      mode: push ? 'push' : 'poll',
+      stub_processes: stubs.length,
+      settle_s: settled.seconds,
+      idle_core_pct: sorted[Math.floor(sorted.length / 2)]!,
+      idle_core_pct_min: sorted[0]!,
+      idle_core_pct_max: sorted[sorted.length - 1]!,
+      idle_core_pct_windows: routerPct.join(' '),
+      stub_core_pct_windows: stubPct.join(' '),
+      rss_mib: Math.round(rssMiB(pid)),
+      workers_seen: after.workers,
+      fresh: after.fresh,
+      pushed: after.pushed,
+    };
+  } finally {
+    await stopProcess(router.child, 'SIGINT');
+    await Promise.all(stubs.map((s) => stopProcess(s.child)));
+  }
+}
+
+const nofile = raiseOpenFiles();
+const dir = mkdtempSync(path.join(tmpdir(), 'routerctl-fleet-push-'));
+try {
+  console.log(
+    `node ${process.version}; ${WORKERS} workers, dp 1; ${WINDOWS} windows of ${WINDOW_S} s; open files ${nofile} (router and stub inherit it)`,
+  );
+  const runs = [await measure(true, dir), ...(WITH_POLL ? [await measure(false, dir)] : [])];
+  console.log('| load by | stubs | settled in | idle router CPU (median; windows) | stub CPU (windows) | RSS | fresh | by push |');
+  console.log('|---|---:|---:|---|---|---:|---:|---:|');
+  for (const f of runs) {
+    console.log(
+      `| ${f.mode} | ${f.stub_processes} | ${f.settle_s} s | ${f.idle_core_pct} % (${f.idle_core_pct_windows}) | ${f.stub_core_pct_windows} | ${f.rss_mib} MiB | ${f.fresh} / ${f.workers_seen} | ${f.pushed} |`,
+    );
+  }
+  const figures: Figures = { workers: WORKERS, open_files: nofile };
+  for (const f of runs) for (const [k, v] of Object.entries(f)) if (k !== 'mode') figures[`${f.mode}_${k}`] = v;
+  const pushed = runs[0]!;
+  const goals: GoalVerdict[] =
+    WORKERS === 4096
+      ? [
+          atMost('idle router with 4,096 workers pushing LoadStat', Number(pushed.idle_core_pct), 5, ' % of a core'),
+          atMost('workers not fresh by push after the windows', WORKERS - Math.min(Number(pushed.fresh), Number(pushed.pushed)), 0),
+        ]
+      : [];
+  for (const g of goals) console.log(`${g.met ? 'met' : 'NOT met'}: ${g.claim}: ${g.figure} (goal ${g.goal})`);
+  writeResult('fleet-push', {
+    figures,
+    goals,
+    bottleneck: 'idle: the router alone on 2 cores shared with the stub (its heartbeats) and whatever else runs',
+  });
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
