@@ -4,9 +4,9 @@
  * the workers are queued, prefixes have 4 owners, and 1 in 4 requests misses the index
  * (the pair fallback). Goal: 1,024 workers within 2x of 8.
  *
- * Then the one rung that scans the pool, range_fallback (docs/routing.md §Range
- * fallback): the reference semantics take the least-pressured admitted worker of the
- * whole range when both pair members are turned away. Here 15 in 16 workers report a
+ * Then the one rung that scans the pool, range_fallback: the reference semantics
+ * take the least-pressured admitted worker of the whole range when both pair members
+ * are turned away (docs/routing.md §Range fallback). Here 15 in 16 workers report a
  * full KV cache, so most misses' pairs fail capacity admission and the rung runs; its
  * cost per request is reported per pool size with the share of selections it decided.
  *
