@@ -144,7 +144,7 @@ async function attachFleet(workers: number): Promise<void> {
     `node ${process.version}; ${seconds} s per figure after 8 s of warm-up; colour ${color ? 'on' : 'off'}; top attached to a router in front of ${workers} stub workers`,
   );
   console.log('');
-  console.log(`| terminal | top console (2 updates/s), % of a core | its router, % of a core |`);
+  console.log(`| terminal | top console (1 update/s, its default), % of a core | its router, % of a core |`);
   console.log('|---|---:|---:|');
   const figures: Record<string, number> = { seconds, workers };
   const goals: GoalVerdict[] = [];

@@ -81,17 +81,15 @@ export class HistoryBuffers {
   }
 
   push(s: HistorySample): void {
-    this.queues.push(s);
+    // The fleet figures only: kept with every worker's counts, 512 samples of a large fleet were millions of arrays for the collector to walk.
+    this.queues.push({ ...s, byWorker: [] });
     if (s.decisionsPerS) this.rates.push(s.decisionsPerS);
     const seen = new Set<string>();
     for (const [url, waiting, running, inflight, kvUsage] of s.byWorker) {
       seen.add(url);
       let r = this.workers.get(url);
-      if (!r) this.workers.set(url, (r = { items: [] }));
-      // Append-only, so that a series taken earlier still reads the samples it saw; a
-      // long array starts again from its newest WORKER_HISTORY, leaving the old one to those series.
-      if (r.items.length >= 4 * WORKER_HISTORY) r.items = r.items.slice(-WORKER_HISTORY);
-      r.items.push([waiting, running, inflight, kvUsage]);
+      if (!r) this.workers.set(url, (r = { data: new Float64Array(8 * FIELDS), n: 0 }));
+      appendSample(r, [waiting, running, inflight, kvUsage]);
     }
     for (const url of this.workers.keys()) if (!seen.has(url)) this.workers.delete(url);
   }
@@ -120,18 +118,49 @@ export class HistoryBuffers {
    * view was most of the console's work at thousands of workers.
    */
   private perWorker(): Pick<HistorySeries, 'byWorker' | 'runningByWorker' | 'inflightByWorker' | 'kvUsageByWorker'> {
-    const upTo = new Map<string, { items: readonly WorkerSample[]; end: number }>();
-    for (const [url, r] of this.workers) upTo.set(url, { items: r.items, end: r.items.length });
+    const upTo = new Map<string, { data: Float64Array; end: number }>();
+    for (const [url, r] of this.workers) upTo.set(url, { data: r.data, end: r.n });
     const field = (f: 0 | 1 | 2 | 3): ReadonlyMap<string, ReadonlyArray<number | null>> =>
-      new LazyMap(upTo, ({ items, end }) => items.slice(Math.max(0, end - WORKER_HISTORY), end).map((t) => t[f]));
+      new LazyMap(upTo, ({ data, end }) => {
+        const out: Array<number | null> = [];
+        for (let k = Math.max(0, end - WORKER_HISTORY); k < end; k++) {
+          const v = data[k * FIELDS + f]!;
+          out.push(Number.isNaN(v) ? null : v);
+        }
+        return out;
+      });
     return { byWorker: field(0), runningByWorker: field(1), inflightByWorker: field(2), kvUsageByWorker: field(3) };
   }
 }
 
 type WorkerSample = readonly [waiting: number | null, running: number | null, inflight: number | null, kvUsage: number | null];
 
+/** Numbers per sample: waiting, running, in-flight, KV usage. */
+const FIELDS = 4;
+
+/**
+ * One worker's samples, FIELDS numbers each (NaN for unknown), in a typed array the
+ * collector need not walk: thousands of workers times a hundred samples as small
+ * arrays kept it busy. Written only at the end; when full, the newest WORKER_HISTORY
+ * samples move to a new array, so that a series taken earlier still reads the one it saw.
+ */
 interface WorkerSamples {
-  items: WorkerSample[];
+  data: Float64Array;
+  n: number;
+}
+
+function appendSample(r: WorkerSamples, sample: WorkerSample): void {
+  if ((r.n + 1) * FIELDS > r.data.length) {
+    const grown = r.data.length < 2 * WORKER_HISTORY * FIELDS;
+    const keep = grown ? r.n : WORKER_HISTORY;
+    const next = new Float64Array(grown ? Math.min(2 * WORKER_HISTORY * FIELDS, r.data.length * 2) : r.data.length);
+    next.set(r.data.subarray((r.n - keep) * FIELDS, r.n * FIELDS));
+    r.data = next;
+    r.n = keep;
+  }
+  const at = r.n * FIELDS;
+  for (let f = 0; f < FIELDS; f++) r.data[at + f] = sample[f] ?? Number.NaN;
+  r.n++;
 }
 
 /** A read-only map whose values are made from `source`'s on first read, and kept. */
