@@ -10,8 +10,17 @@ import type { AdminState, AdminWorker } from './admin-state.js';
 export interface AdminStateDelta {
   /** The document's top-level fields that changed, whole; `timestamp_ms` is always here. */
   set: Partial<Omit<AdminState, 'workers'>>;
-  /** Workers added (whole entries) or changed (`url` and the fields that changed, each whole). */
-  workers: Array<Partial<AdminWorker> & { url: string }>;
+  /**
+   * Workers added (whole entries) or changed (`url` and the fields that changed, each
+   * whole, but `latency`: a changed one is `latency_counts`, each histogram's cumulative
+   * counts on the bounds the worker's entry already has).
+   */
+  workers: Array<
+    Partial<AdminWorker> & {
+      url: string;
+      latency_counts?: Record<keyof AdminWorker['latency'], { counts: number[]; count: number; sum: number }>;
+    }
+  >;
   /** URLs of the workers that left the document. */
   removed: string[];
   /** The workers' order by URL; present only when it is not the previous order without the removed and with the added at the end. */

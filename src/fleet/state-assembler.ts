@@ -34,8 +34,18 @@ export class StateAssembler {
     for (const patch of d.workers) {
       if (!isObject(patch) || typeof patch.url !== 'string') continue;
       const entry = workers.get(patch.url);
-      if (entry === undefined) workers.set(patch.url, patch);
-      else Object.assign(entry, patch);
+      if (entry === undefined) {
+        workers.set(patch.url, patch);
+        continue;
+      }
+      const { latency_counts: counts, ...fields } = patch;
+      Object.assign(entry, fields);
+      if (counts !== undefined) {
+        const latency = withCounts(entry.latency, counts);
+        // Counts on bounds this document does not hold: the stream cannot be followed.
+        if (latency === undefined) return undefined;
+        entry.latency = latency;
+      }
     }
     if (Array.isArray(d.order)) {
       const ordered = new Map<string, Json>();
@@ -62,6 +72,24 @@ export class StateAssembler {
     doc.workers = list;
     return doc;
   }
+}
+
+/** A worker's `latency` with each histogram's cumulative counts replaced, on the bounds it has; undefined when they do not fit. */
+function withCounts(latency: unknown, counts: unknown): Json | undefined {
+  if (!isObject(latency) || !isObject(counts)) return undefined;
+  const out: Json = {};
+  for (const [name, h] of Object.entries(latency)) {
+    const c = counts[name];
+    if (!isObject(h) || !Array.isArray(h.buckets) || !isObject(c) || !Array.isArray(c.counts) || c.counts.length !== h.buckets.length)
+      return undefined;
+    const n = c.counts as unknown[];
+    out[name] = {
+      buckets: h.buckets.map((b: unknown, i) => ({ le: isObject(b) ? b.le : null, count: n[i] })),
+      count: c.count,
+      sum: c.sum,
+    };
+  }
+  return out;
 }
 
 function isObject(v: unknown): v is Json {

@@ -52,7 +52,11 @@ const latency = (count: number) => {
     ttft_seconds: { buckets: [{ le: 0.1, count }], count, sum: count / 10 },
     duration_seconds: { buckets: [{ le: 1, count }], count, sum: count / 2 },
   });
-  return { text, bytes: Buffer.from(text) };
+  const counts = JSON.stringify({
+    ttft_seconds: { counts: [count], count, sum: count / 10 },
+    duration_seconds: { counts: [count], count, sum: count / 2 },
+  });
+  return { text, bytes: Buffer.from(text), counts };
 };
 
 /** Parts as the router builds them: the fields' JSON object shared while they stand, as its caches do. */

@@ -7,7 +7,9 @@ import type { QueueGate } from '../policies/index.js';
 import type { WorkerReading } from '../status/worker-status.js';
 import type { Worker } from '../upstream/worker.js';
 import { JsonBuffer } from './json-buffer.js';
-import type { FieldsJson, WorkerFieldsJson } from './worker-fields-json.js';
+import type { FieldsJson, WorkerFields, WorkerFieldsJson } from './worker-fields-json.js';
+
+export type { WorkerFields } from './worker-fields-json.js';
 
 /** What the admin document is assembled from, beyond the per-worker readings. */
 export interface AdminStateInput {
@@ -33,9 +35,6 @@ export interface AdminStateInput {
   readonly now: number;
 }
 
-/** A worker's entry apart from its sample's age and its latency, which are kept separately. */
-export type WorkerFields = Omit<AdminWorker, 'sample_age_ms' | 'latency'>;
-
 /**
  * One worker's entry in parts: the fields, their JSON (two equal strings mean nothing
  * changed but the sample's age), the age, and the latency histograms' JSON, which is
@@ -52,6 +51,8 @@ export interface WorkerPart {
 export interface LatencyJson {
   readonly text: string;
   readonly bytes: Buffer;
+  /** The same histograms as their cumulative counts only (`latency_counts` in a stream delta: the bounds do not change). */
+  readonly counts: string;
 }
 
 /** The /admin/state document in parts, built once and written whole (/admin/state) or as a delta (/admin/stream?delta=1). */
@@ -95,7 +96,12 @@ export class WorkerLatencyJson {
       duration_seconds: this.metrics.workerDuration.snapshot(labels),
     };
     const text = JSON.stringify(latency);
-    return { text, bytes: Buffer.from(text) };
+    const counts = (h: AdminWorker['latency']['ttft_seconds']) => ({ counts: h.buckets.map((b) => b.count), count: h.count, sum: h.sum });
+    return {
+      text,
+      bytes: Buffer.from(text),
+      counts: JSON.stringify({ ttft_seconds: counts(latency.ttft_seconds), duration_seconds: counts(latency.duration_seconds) }),
+    };
   }
 }
 

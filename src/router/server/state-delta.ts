@@ -11,7 +11,8 @@ interface SentWorker {
 /**
  * One /admin/stream connection's deltas (docs/metrics-and-admin.md §Stream deltas):
  * the first event is the whole document, each later one only what changed since the
- * previous event — top-level fields whole, workers as their changed fields, removals,
+ * previous event — top-level fields whole, workers as their changed fields (latency as
+ * its counts on the bounds already sent), removals,
  * the order when it is not the one the client would assume, and the sample times as
  * one column when many moved. A worker's
  * `sample_age_ms` moves every event; its `sample_at_ms` moves only with a new sample,
@@ -77,7 +78,8 @@ export class StateDeltaEncoder {
       if (column) delete patch.sample_at_ms;
       if (!latency && Object.keys(patch).length === 1) continue;
       const json = JSON.stringify(patch);
-      written.push(latency ? `${json.slice(0, -1)},"latency":${part.latency.text}}` : json);
+      // A worker's histograms keep their bounds: a changed one goes as its counts alone, a quarter of its whole size.
+      written.push(latency ? `${json.slice(0, -1)},"latency_counts":${part.latency.counts}}` : json);
     }
     const samples = column ? `,"sample_at_ms":${JSON.stringify(parts.workers.map((w) => w.fields.sample_at_ms))}` : '';
     const data =

@@ -1,5 +1,8 @@
-import type { WorkerFields } from './admin-state.js';
+import type { AdminWorker } from '../../contract/index.js';
 import type { Worker } from '../upstream/worker.js';
+
+/** A worker's entry apart from its sample's age and its latency, which the document keeps separately. */
+export type WorkerFields = Omit<AdminWorker, 'sample_age_ms' | 'latency'>;
 
 /** A worker's fields as JSON, and encoded without the closing brace (its age and latency follow); the same object while the fields stand. */
 export interface FieldsJson {
