@@ -10,7 +10,7 @@ import type { Dispatcher } from 'undici';
 export const ENGINE_REPLY_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Bytes of a non-2xx body drained to keep the connection reusable; past this it is closed. */
-const DRAIN_LIMIT = 64 * 1024;
+export const DRAIN_LIMIT = 64 * 1024;
 
 /** Why a reply could not be had at all (docs/engine-load.md, "Poll failures"). */
 export type TransportFailure = 'timeout' | 'connect' | 'too_large';
@@ -185,6 +185,6 @@ export function classifyFailure(err: unknown, timeoutMs: number): { reason: 'tim
   return { reason: 'connect', detail: message };
 }
 
-function formatBytes(n: number): string {
+export function formatBytes(n: number): string {
   return n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : `${n} bytes`;
 }

@@ -1,5 +1,6 @@
 export { ENGINE_REPLY_MAX_BYTES, classifyFailure, getEngineReply } from './engine-reply.js';
 export type { EngineGetOptions, EngineReply, TransportFailure } from './engine-reply.js';
+export { EngineConnection } from './engine-connection.js';
 export {
   LOAD_ENDPOINTS,
   LOAD_PATHS,

@@ -1,5 +1,5 @@
 import { Agent } from 'undici';
-import { getEngineReply, pollEngineLoad } from '../../../engines/index.js';
+import { EngineConnection, getEngineReply, pollEngineLoad } from '../../../engines/index.js';
 import type { LoadShape, LoadSource, PollFailureReason } from '../../../engines/index.js';
 import type { Worker } from '../../upstream/worker.js';
 import type { LoadTable } from './load-table.js';
@@ -65,6 +65,8 @@ export interface LoadPollStats {
 }
 
 interface WorkerPollState extends LoadPollStats {
+  /** The worker's poll connection (http: workers; https: ones go through the agent). */
+  conn: EngineConnection | undefined;
   source: number;
   busy: boolean;
   lastOk: boolean | undefined;
@@ -112,9 +114,9 @@ export class LoadSampler {
     this.table = table;
     this.opts = opts;
     this.unreachableAfter = Math.max(1, opts.unreachableAfter ?? DEFAULT_UNREACHABLE_AFTER);
-    // One connection per worker: a worker is never polled again before its last poll
-    // ends, so a second would only sit idle, and a pool per worker costs memory and
-    // work across 4,096 of them. Connecting counts against the poll's budget too.
+    // For https: workers (http: ones poll over their own EngineConnection). One
+    // connection per worker: a worker is never polled again before its last poll ends,
+    // so a second would only sit idle. Connecting counts against the poll's budget too.
     this.agent = new Agent({ connections: 1, keepAliveTimeout: 10_000, pipelining: 1, connect: { timeout: opts.timeoutMs } });
   }
 
@@ -129,7 +131,9 @@ export class LoadSampler {
    * reachable: that is when the registry lets it into the pool.
    */
   add(worker: Worker, pending = false): void {
+    const origin = new URL(worker.url);
     this.state.set(worker, {
+      conn: origin.protocol === 'http:' ? new EngineConnection(origin) : undefined,
       source: 0,
       busy: false,
       lastOk: undefined,
@@ -143,6 +147,7 @@ export class LoadSampler {
   }
 
   remove(worker: Worker): void {
+    this.state.get(worker)?.conn?.close();
     this.state.delete(worker);
   }
 
@@ -205,6 +210,7 @@ export class LoadSampler {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    for (const st of this.state.values()) st.conn?.close();
     await this.agent.destroy();
   }
 
@@ -214,9 +220,13 @@ export class LoadSampler {
     if (!st || st.busy) return;
     st.busy = true;
     try {
+      const { timeoutMs, maxReplyBytes } = this.opts;
+      const conn = st.conn;
       const result = await pollEngineLoad(
         (path) =>
-          getEngineReply(worker.url + path, { dispatcher: this.agent, timeoutMs: this.opts.timeoutMs, maxBytes: this.opts.maxReplyBytes }),
+          conn
+            ? conn.get(path, timeoutMs, maxReplyBytes)
+            : getEngineReply(worker.url + path, { dispatcher: this.agent, timeoutMs, maxBytes: maxReplyBytes }),
         st.source,
       );
       // Removed meanwhile, or cut short by stop(): nothing to record.
