@@ -186,7 +186,7 @@ async function attachFleet(workers: number): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   for (const g of goals) console.log(`${g.met ? 'met' : 'NOT met'}: ${g.claim}: ${g.figure} (goal ${g.goal})`);
-  writeResult(`console-cpu-fleet-${workers}`, {
+  writeResult('console-cpu-fleet', {
     figures,
     goals,
     bottleneck: "not a rate: the router polling the fleet and the console share the machine's 2 cores",
