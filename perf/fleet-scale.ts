@@ -14,7 +14,8 @@
  *   worker has its request series: time (median of 5) and size;
  * - `/admin/stream` bytes per event as `top` reads it (deltas), the largest after the
  *   first while the traffic runs;
- * - the router's resident memory.
+ * - the router's resident memory, and its young-generation collections (--trace-gc)
+ *   while the measured traffic runs: their count, mean and longest pause.
  *
  *   npm run perf -- fleet-scale [--workers 4096] [--seconds 8]
  */
@@ -134,12 +135,19 @@ async function measure(workers: number, dir: string): Promise<Figures> {
   const urls = upstream.out.trim().split(' ');
   const rc = path.join(dir, `routerrc-${workers}.json`);
   writeFileSync(rc, JSON.stringify({ 'worker-urls': urls }));
+  // --trace-gc: the young-generation pauses are what a large fleet adds to a request's latency.
   const router = await startProcess(
-    [ROUTERCTL_BIN, 'serve', '--no-tui', '--port', '0', '--config', rc, '--worker-queue-limit', '6'],
+    ['--trace-gc', ROUTERCTL_BIN, 'serve', '--no-tui', '--port', '0', '--config', rc, '--worker-queue-limit', '6'],
     /^(http:\/\/\S+)$/m,
   );
   const url = router.out.trim();
   const pid = router.child.pid!;
+  const scavenges: number[] = [];
+  let counting = false;
+  router.child.stdout!.on('data', (c: Buffer) => {
+    if (!counting) return;
+    for (const m of c.toString().matchAll(/Scavenge [^,]*MB, ([\d.]+) \//g)) scavenges.push(Number(m[1]));
+  });
   try {
     // Let introspection and the first polls settle, then read the idle cost.
     await new Promise((r) => setTimeout(r, 3000));
@@ -151,10 +159,12 @@ async function measure(workers: number, dir: string): Promise<Figures> {
     // Who was busy while the client ran: the router, the stub, and the rest (the client, mostly), in cores.
     const [r0, s0, m0, t0] = [cpuSeconds(pid), cpuSeconds(upstream.child.pid!), machineTicks(), performance.now()];
     // The console's stream is read while the traffic runs: its deltas are as large as changes make them.
+    counting = true;
     const measured = latency(url, dir);
     const streamed = streamEventSizes(url, measured);
     const lat = await measured;
     const wall = (performance.now() - t0) / 1000;
+    counting = false;
     const events = await streamed;
     const later = events.slice(1).sort((a, b) => a - b);
     const m1 = machineTicks();
@@ -180,6 +190,10 @@ async function measure(workers: number, dir: string): Promise<Figures> {
       p99_ms: Number(lat.p99.toFixed(2)),
       rps: Math.round(lat.rps),
       rss_mib: Math.round(rssMiB(pid)),
+      scavenges: scavenges.length,
+      scavenge_mean_ms: Number((scavenges.reduce((a, b) => a + b, 0) / Math.max(1, scavenges.length)).toFixed(2)),
+      scavenge_max_ms: Number(Math.max(0, ...scavenges).toFixed(1)),
+      scavenge_share_pct: Number(((100 * scavenges.reduce((a, b) => a + b, 0)) / (wall * 1000)).toFixed(1)),
       load_router_cores: Number(routerCores.toFixed(2)),
       load_stub_cores: Number(stubCores.toFixed(2)),
       load_rest_cores: Number(Math.max(0, machineCores - routerCores - stubCores).toFixed(2)),
@@ -198,12 +212,12 @@ try {
   const small = await measure(8, dir);
   const large = await measure(WORKERS, dir);
   console.log(
-    '| workers | idle router CPU | each polled every | per poll | p50 / p99 ms | req/s | cores: router / stub / rest | /admin/state | /metrics | stream: first, median, largest event | RSS |',
+    '| workers | idle router CPU | each polled every | per poll | p50 / p99 ms | req/s | cores: router / stub / rest | scavenges: n, mean, max ms, share | /admin/state | /metrics | stream: first, median, largest event | RSS |',
   );
-  console.log('|---:|---:|---:|---:|---|---:|---|---|---|---|---:|');
+  console.log('|---:|---:|---:|---:|---|---:|---|---|---|---|---|---:|');
   for (const f of [small, large]) {
     console.log(
-      `| ${f.workers} | ${f.idle_core_pct} % | ${f.poll_interval_ms} ms | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} | ${f.rps} | ${f.load_router_cores} / ${f.load_stub_cores} / ${f.load_rest_cores} | ${f.admin_state_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_kb} KB | ${f.stream_first_event_kb} KB, ${f.stream_event_median_kb} KB, ${f.stream_event_kb} KB | ${f.rss_mib} MiB |`,
+      `| ${f.workers} | ${f.idle_core_pct} % | ${f.poll_interval_ms} ms | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} | ${f.rps} | ${f.load_router_cores} / ${f.load_stub_cores} / ${f.load_rest_cores} | ${f.scavenges}, ${f.scavenge_mean_ms}, ${f.scavenge_max_ms}, ${f.scavenge_share_pct} % | ${f.admin_state_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_kb} KB | ${f.stream_first_event_kb} KB, ${f.stream_event_median_kb} KB, ${f.stream_event_kb} KB | ${f.rss_mib} MiB |`,
     );
   }
   const figures: Figures = {};
