@@ -130,7 +130,7 @@ export class ZmtpSubscription {
         buffer: READ_BUFFER,
         callback: (length) => {
           if (this.#socket !== socket) return false;
-          const why = this.#read(READ_BUFFER.subarray(0, length));
+          const why = this.#read(READ_BUFFER, length);
           if (why !== null) {
             this.protocolErrors++;
             this.lastProtocolError = why;
@@ -160,15 +160,16 @@ export class ZmtpSubscription {
    * else null. A message is handed on only once all its frames are in; the bytes of
    * one cut short by the read are kept and parsed again with the next.
    */
-  #read(chunk: Buffer): string | null {
-    const data = this.#pending === null ? chunk : Buffer.concat([this.#pending, chunk]);
+  #read(read: Buffer, readLength: number): string | null {
+    const data = this.#pending === null ? read : Buffer.concat([this.#pending, read.subarray(0, readLength)]);
+    const end = this.#pending === null ? readLength : data.length;
     this.#pending = null;
     let at = 0;
     if (!this.#greeted) {
       // The signature is known from its first byte: say so early rather than wait for 64 bytes that never come.
-      if (data[0] !== 0xff || (data.length >= 10 && (data[9]! & 1) !== 1)) return 'not a ZMTP peer (no greeting signature)';
-      if (data.length < 64) {
-        this.#pending = Buffer.from(data);
+      if (data[0] !== 0xff || (end >= 10 && (data[9]! & 1) !== 1)) return 'not a ZMTP peer (no greeting signature)';
+      if (end < 64) {
+        this.#pending = Buffer.from(data.subarray(0, end));
         return null;
       }
       if (data[10]! < 3) return `a ZMTP ${data[10]}.x peer (3.0 or later is needed)`;
@@ -180,7 +181,7 @@ export class ZmtpSubscription {
     let frames: Buffer[] = [];
     let messageStart = at;
     let messageBytes = 0;
-    while (data.length - at >= 2) {
+    while (end - at >= 2) {
       const flags = data[at]!;
       let size: number;
       let head: number;
@@ -188,12 +189,12 @@ export class ZmtpSubscription {
         size = data[at + 1]!;
         head = 2;
       } else {
-        if (data.length - at < 9) break;
+        if (end - at < 9) break;
         size = Number(data.readBigUInt64BE(at + 1));
         head = 9;
       }
       if (size > MAX_MESSAGE_BYTES) return `a frame of ${size} bytes (at most ${MAX_MESSAGE_BYTES} are taken)`;
-      if (data.length - at - head < size) break;
+      if (end - at - head < size) break;
       const body = data.subarray(at + head, at + head + size);
       at += head + size;
       if ((flags & 0x04) !== 0) {
@@ -214,7 +215,7 @@ export class ZmtpSubscription {
         messageStart = at;
       }
     }
-    if (messageStart < data.length) this.#pending = Buffer.from(data.subarray(messageStart));
+    if (messageStart < end) this.#pending = Buffer.from(data.subarray(messageStart, end));
     return null;
   }
 

@@ -37,6 +37,8 @@ interface WorkerPush extends LoadPushStats {
   missed: number;
   resets: number;
   lastError: string | undefined;
+  /** Set when the worker is detached: a frame already on its way is then dropped (checked per frame without a map lookup). */
+  detached: boolean;
 }
 
 /**
@@ -64,7 +66,17 @@ export class LoadPush {
     const ranks: RankState[] = [];
     const subscriptions: ZmtpSubscription[] = [];
     const endpoints: string[] = [];
-    const state: WorkerPush = { endpoints, subscriptions, ranks, frames: 0, decodeErrors: 0, missed: 0, resets: 0, lastError: undefined };
+    const state: WorkerPush = {
+      endpoints,
+      subscriptions,
+      ranks,
+      frames: 0,
+      decodeErrors: 0,
+      missed: 0,
+      resets: 0,
+      lastError: undefined,
+      detached: false,
+    };
     for (let r = 0; r < info.dpSize; r++) {
       const endpoint = pushEndpoint(worker.url, info, info.loadPortBase, r);
       endpoints.push(endpoint);
@@ -84,6 +96,7 @@ export class LoadPush {
   detach(worker: Worker): void {
     const s = this.#workers.get(worker);
     if (!s) return;
+    s.detached = true;
     for (const sub of s.subscriptions) sub.close();
     this.#workers.delete(worker);
   }
@@ -110,7 +123,7 @@ export class LoadPush {
   }
 
   #onFrame(worker: Worker, s: WorkerPush, rank: number, payload: Uint8Array, seq: number): void {
-    if (this.#workers.get(worker) !== s) return;
+    if (s.detached) return;
     const r = s.ranks[rank]!;
     let reading: RankReading;
     // The same bytes decode to the same reading: a heartbeat needs no second decode.
