@@ -16,7 +16,7 @@
  * Thousands of ZMQ sockets need more descriptors than a default `ulimit -n`: the
  * benchmark raises its own limit (children inherit it) when it may.
  *
- *   npm run perf -- fleet-push [--workers 4096] [--windows 3] [--no-poll]
+ *   npm run perf -- fleet-push [--workers 4096] [--windows 3] [--no-poll] [--prefix-source events]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,6 +32,8 @@ import type { Figures, GoalVerdict } from './support/results.js';
 const WORKERS = Number(benchArg('workers', '4096'));
 const WINDOWS = Math.max(1, Number(benchArg('windows', '3')));
 const WITH_POLL = !process.argv.includes('--no-poll');
+/** `events`: the router subscribes to every worker's KV events too (by default it keys prefixes by requests, and does not). */
+const PREFIX_SOURCE = benchArg('prefix-source', '');
 const WINDOW_S = 10;
 const SETTLE_TIMEOUT_MS = 120_000;
 const WANT_NOFILE = 65_536;
@@ -70,22 +72,25 @@ interface Freshness {
   workers: number;
   fresh: number;
   pushed: number;
+  /** Workers whose KV events the router subscribed to. */
+  kvFeeds: number;
 }
 
 async function freshness(url: string): Promise<Freshness> {
   const res = await request(`${url}/admin/state`);
-  const doc = (await res.body.json()) as { workers: Array<{ fresh: boolean; load_source: string }> };
+  const doc = (await res.body.json()) as { workers: Array<{ fresh: boolean; load_source: string; kv_events: object | null }> };
   return {
     workers: doc.workers.length,
     fresh: doc.workers.filter((w) => w.fresh).length,
     pushed: doc.workers.filter((w) => w.load_source === 'push').length,
+    kvFeeds: doc.workers.filter((w) => w.kv_events !== null).length,
   };
 }
 
 /** Wait until every worker is fresh (and pushed, when `push`); the seconds it took. */
 async function settle(url: string, workers: number, push: boolean): Promise<{ seconds: number; last: Freshness }> {
   const t0 = performance.now();
-  let last: Freshness = { workers: 0, fresh: 0, pushed: 0 };
+  let last: Freshness = { workers: 0, fresh: 0, pushed: 0, kvFeeds: 0 };
   while (performance.now() - t0 < SETTLE_TIMEOUT_MS) {
     last = await freshness(url).catch(() => last);
     if (last.workers === workers && last.fresh === workers && (!push || last.pushed === workers)) break;
@@ -104,7 +109,18 @@ async function measure(push: boolean, dir: string): Promise<Figures> {
   const rc = path.join(dir, `routerrc-${push ? 'push' : 'poll'}.json`);
   writeFileSync(rc, JSON.stringify({ 'worker-urls': urls }));
   const router = await startProcess(
-    [ROUTERCTL_BIN, 'serve', '--no-tui', '--port', '0', '--config', rc, '--worker-queue-limit', '6'],
+    [
+      ROUTERCTL_BIN,
+      'serve',
+      '--no-tui',
+      '--port',
+      '0',
+      '--config',
+      rc,
+      '--worker-queue-limit',
+      '6',
+      ...(PREFIX_SOURCE === '' ? [] : ['--prefix-source', PREFIX_SOURCE]),
+    ],
     /^(http:\/\/\S+)$/m,
   );
   const url = router.out.trim();
@@ -112,8 +128,9 @@ async function measure(push: boolean, dir: string): Promise<Figures> {
   const stubCpu = (): number => stubs.reduce((sum, s) => sum + cpuSeconds(s.child.pid!), 0);
   try {
     const settled = await settle(url, WORKERS, push);
-    // Start-up's last work (introspection, first polls, subscriptions connecting) out of the way.
-    await sleep(3000);
+    // Start-up's last work out of the way: introspection, the first polls, and the idle
+    // keep-alive connections they leave, which the router's HTTP clients close after 10 s.
+    await sleep(15_000);
     const routerPct: number[] = [];
     const stubPct: number[] = [];
     for (let i = 0; i < WINDOWS; i++) {
@@ -138,6 +155,7 @@ async function measure(push: boolean, dir: string): Promise<Figures> {
       workers_seen: after.workers,
       fresh: after.fresh,
       pushed: after.pushed,
+      kv_feeds: after.kvFeeds,
     };
   } finally {
     await stopProcess(router.child, 'SIGINT');
@@ -149,17 +167,19 @@ const nofile = raiseOpenFiles();
 const dir = mkdtempSync(path.join(tmpdir(), 'routerctl-fleet-push-'));
 try {
   console.log(
-    `node ${process.version}; ${WORKERS} workers, dp 1; ${WINDOWS} windows of ${WINDOW_S} s; open files ${nofile} (router and stub inherit it)`,
+    `node ${process.version}; ${WORKERS} workers, dp 1; ${WINDOWS} windows of ${WINDOW_S} s; open files ${nofile} (router and stub inherit it); prefix source ${PREFIX_SOURCE || 'the default'}`,
   );
   const runs = [await measure(true, dir), ...(WITH_POLL ? [await measure(false, dir)] : [])];
-  console.log('| load by | stubs | settled in | idle router CPU (median; windows) | stub CPU (windows) | RSS | fresh | by push |');
-  console.log('|---|---:|---:|---|---|---:|---:|---:|');
+  console.log(
+    '| load by | stubs | settled in | idle router CPU (median; windows) | stub CPU (windows) | RSS | fresh | by push | KV feeds |',
+  );
+  console.log('|---|---:|---:|---|---|---:|---:|---:|---:|');
   for (const f of runs) {
     console.log(
-      `| ${f.mode} | ${f.stub_processes} | ${f.settle_s} s | ${f.idle_core_pct} % (${f.idle_core_pct_windows}) | ${f.stub_core_pct_windows} | ${f.rss_mib} MiB | ${f.fresh} / ${f.workers_seen} | ${f.pushed} |`,
+      `| ${f.mode} | ${f.stub_processes} | ${f.settle_s} s | ${f.idle_core_pct} % (${f.idle_core_pct_windows}) | ${f.stub_core_pct_windows} | ${f.rss_mib} MiB | ${f.fresh} / ${f.workers_seen} | ${f.pushed} | ${f.kv_feeds} |`,
     );
   }
-  const figures: Figures = { workers: WORKERS, open_files: nofile };
+  const figures: Figures = { workers: WORKERS, open_files: nofile, prefix_source: PREFIX_SOURCE || 'default' };
   for (const f of runs) for (const [k, v] of Object.entries(f)) if (k !== 'mode') figures[`${f.mode}_${k}`] = v;
   const pushed = runs[0]!;
   const goals: GoalVerdict[] =
