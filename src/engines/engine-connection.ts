@@ -35,18 +35,21 @@ export class EngineConnection {
   private readonly host: string;
   private readonly port: number;
   private readonly hostHeader: string;
+  /** The worker URL's own path, which every GET's path follows (`http://host/engine-1` + `/v1/loads`). */
+  private readonly base: string;
 
-  /** `origin`: an http: URL's origin (the sampler sends https: workers through undici). */
-  constructor(origin: URL) {
-    this.host = origin.hostname.replace(/^\[|\]$/g, '');
-    this.port = Number(origin.port || 80);
-    this.hostHeader = origin.host;
+  /** `worker`: an http: worker URL (the sampler sends https: workers through undici). */
+  constructor(worker: URL) {
+    this.host = worker.hostname.replace(/^\[|\]$/g, '');
+    this.port = Number(worker.port || 80);
+    this.hostHeader = worker.host;
+    this.base = worker.pathname.replace(/\/+$/, '');
   }
 
   /** GET `path`; one at a time (the sampler never polls a worker whose last poll is still out). */
   get(path: string, timeoutMs: number, maxBytes: number = ENGINE_REPLY_MAX_BYTES): Promise<EngineReply> {
     return new Promise<EngineReply>((resolve) => {
-      const request = Buffer.from(`GET ${path} HTTP/1.1\r\nhost: ${this.hostHeader}\r\n\r\n`, 'latin1');
+      const request = Buffer.from(`GET ${this.base}${path} HTTP/1.1\r\nhost: ${this.hostHeader}\r\n\r\n`, 'latin1');
       const timer = setTimeout(
         () => this.fail({ kind: 'error', reason: 'timeout', detail: `no answer within ${timeoutMs} ms` }),
         timeoutMs,

@@ -87,6 +87,17 @@ describe('EngineConnection', () => {
     expect(s.connections()).toBe(1);
   });
 
+  it("asks under the worker URL's own path, with its host", async () => {
+    const heads: string[] = [];
+    const server: Server = createServer((so) => so.on('data', (d) => (heads.push(d.toString('latin1')), so.write(ok(JSON_BODY)))));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    servers.push({ close: (cb) => server.close(cb) });
+    const port = (server.address() as AddressInfo).port;
+    const c = connection(new URL(`http://127.0.0.1:${port}/engine-1/`));
+    expect(await c.get('/v1/loads', 1000)).toMatchObject({ kind: 'ok' });
+    expect(heads).toEqual([`GET /engine-1/v1/loads HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`]);
+  });
+
   it('reads a body that runs until the connection closes, and connects anew for the next poll', async () => {
     const s = await rawServer((_n, so) => so.end(`HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n${JSON_BODY}`));
     const c = connection(s.url);
