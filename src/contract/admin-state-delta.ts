@@ -12,13 +12,14 @@ export interface AdminStateDelta {
   set: Partial<Omit<AdminState, 'workers'>>;
   /**
    * Workers added (whole entries) or changed (`url` and the fields that changed, each
-   * whole, but `latency`: a changed one is `latency_counts`, each histogram's cumulative
-   * counts on the bounds the worker's entry already has).
+   * whole, but `latency`: a changed one is `latency_added`, what each histogram
+   * gained: [bucket index, observations] pairs, the +Inf bucket's index after the last
+   * bound's, and the new sum; a histogram that gained nothing is left out).
    */
   workers: Array<
     Partial<AdminWorker> & {
       url: string;
-      latency_counts?: Record<keyof AdminWorker['latency'], { counts: number[]; count: number; sum: number }>;
+      latency_added?: Partial<Record<keyof AdminWorker['latency'], { added: Array<[index: number, observations: number]>; sum: number }>>;
     }
   >;
   /** URLs of the workers that left the document. */

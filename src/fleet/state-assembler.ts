@@ -38,11 +38,11 @@ export class StateAssembler {
         workers.set(patch.url, patch);
         continue;
       }
-      const { latency_counts: counts, ...fields } = patch;
+      const { latency_added: added, ...fields } = patch;
       Object.assign(entry, fields);
-      if (counts !== undefined) {
-        const latency = withCounts(entry.latency, counts);
-        // Counts on bounds this document does not hold: the stream cannot be followed.
+      if (added !== undefined) {
+        const latency = withAdded(entry.latency, added);
+        // Buckets this document does not hold: the stream cannot be followed.
         if (latency === undefined) return undefined;
         entry.latency = latency;
       }
@@ -74,19 +74,36 @@ export class StateAssembler {
   }
 }
 
-/** A worker's `latency` with each histogram's cumulative counts replaced, on the bounds it has; undefined when they do not fit. */
-function withCounts(latency: unknown, counts: unknown): Json | undefined {
-  if (!isObject(latency) || !isObject(counts)) return undefined;
+/**
+ * A worker's `latency` after `latency_added`: each histogram's new observations added
+ * to every cumulative bucket from theirs up, and its new sum. New objects, never the
+ * old ones changed: readers keep what they read from the previous document.
+ */
+function withAdded(latency: unknown, added: unknown): Json | undefined {
+  if (!isObject(latency) || !isObject(added)) return undefined;
   const out: Json = {};
   for (const [name, h] of Object.entries(latency)) {
-    const c = counts[name];
-    if (!isObject(h) || !Array.isArray(h.buckets) || !isObject(c) || !Array.isArray(c.counts) || c.counts.length !== h.buckets.length)
+    const a = added[name];
+    // A histogram that took nothing is not in the delta.
+    if (a === undefined) {
+      out[name] = h;
+      continue;
+    }
+    if (!isObject(h) || !Array.isArray(h.buckets) || typeof h.count !== 'number' || !isObject(a) || !Array.isArray(a.added))
       return undefined;
-    const n = c.counts as unknown[];
+    const counts = h.buckets.map((b: unknown) => (isObject(b) && typeof b.count === 'number' ? b.count : NaN));
+    let count = h.count;
+    for (const pair of a.added as unknown[]) {
+      if (!Array.isArray(pair) || typeof pair[0] !== 'number' || typeof pair[1] !== 'number' || pair[0] < 0 || pair[0] > counts.length)
+        return undefined;
+      const [from, n] = pair as [number, number];
+      for (let j = from; j < counts.length; j++) counts[j] = counts[j]! + n;
+      count += n;
+    }
     out[name] = {
-      buckets: h.buckets.map((b: unknown, i) => ({ le: isObject(b) ? b.le : null, count: n[i] })),
-      count: c.count,
-      sum: c.sum,
+      buckets: h.buckets.map((b: unknown, i) => ({ le: isObject(b) ? b.le : null, count: counts[i] })),
+      count,
+      sum: a.sum,
     };
   }
   return out;

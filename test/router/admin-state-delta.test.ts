@@ -47,16 +47,21 @@ const fields = (url: string, over: Partial<WorkerFields> = {}): WorkerFields => 
   ...over,
 });
 
-const latency = (count: number) => {
-  const text = JSON.stringify({
-    ttft_seconds: { buckets: [{ le: 0.1, count }], count, sum: count / 10 },
-    duration_seconds: { buckets: [{ le: 1, count }], count, sum: count / 2 },
-  });
-  const counts = JSON.stringify({
-    ttft_seconds: { counts: [count], count, sum: count / 10 },
-    duration_seconds: { counts: [count], count, sum: count / 2 },
-  });
-  return { text, bytes: Buffer.from(text), counts };
+/** Histograms with `count` observations, `over` of them above the last bound. */
+const latency = (count: number, over = 0) => {
+  const histograms = {
+    ttft_seconds: {
+      buckets: [
+        { le: 0.1, count: count - over },
+        { le: 0.5, count: count - over },
+      ],
+      count,
+      sum: count / 10,
+    },
+    duration_seconds: { buckets: [{ le: 1, count: count - over }], count, sum: count / 2 },
+  };
+  const text = JSON.stringify(histograms);
+  return { text, bytes: Buffer.from(text), histograms };
 };
 
 /** Parts as the router builds them: the fields' JSON object shared while they stand, as its caches do. */
@@ -156,7 +161,7 @@ describe('deltas, encoded by the router and applied by the console', () => {
       parts(
         3_500,
         [
-          { f: fields('http://c', { gated: true }), lat: l0 },
+          { f: fields('http://c', { gated: true }), lat: latency(3, 1) },
           { f: a, lat: l0 },
         ],
         {
@@ -170,6 +175,8 @@ describe('deltas, encoded by the router and applied by the console', () => {
       expect(ev.event).toBe(i === 0 ? 'state' : 'state_delta');
       const data = JSON.parse(ev.data.toString()) as unknown;
       sizes.push(ev.data.length);
+      // A changed worker's histograms go as what they gained, not whole.
+      if (i >= 2) expect(ev.data.toString()).toMatch(/"latency_added":\{"ttft_seconds":\{"added":\[\[/);
       const doc = i === 0 ? asm.whole(data) : asm.delta(data);
       expect(doc, `step ${i}`).toEqual(JSON.parse(adminStateBody(p).toString()));
     });

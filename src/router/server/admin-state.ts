@@ -51,8 +51,8 @@ export interface WorkerPart {
 export interface LatencyJson {
   readonly text: string;
   readonly bytes: Buffer;
-  /** The same histograms as their cumulative counts only (`latency_counts` in a stream delta: the bounds do not change). */
-  readonly counts: string;
+  /** The histograms themselves, for a stream delta to say what they gained. */
+  readonly histograms: AdminWorker['latency'];
 }
 
 /** The /admin/state document in parts, built once and written whole (/admin/state) or as a delta (/admin/stream?delta=1). */
@@ -96,12 +96,7 @@ export class WorkerLatencyJson {
       duration_seconds: this.metrics.workerDuration.snapshot(labels),
     };
     const text = JSON.stringify(latency);
-    const counts = (h: AdminWorker['latency']['ttft_seconds']) => ({ counts: h.buckets.map((b) => b.count), count: h.count, sum: h.sum });
-    return {
-      text,
-      bytes: Buffer.from(text),
-      counts: JSON.stringify({ ttft_seconds: counts(latency.ttft_seconds), duration_seconds: counts(latency.duration_seconds) }),
-    };
+    return { text, bytes: Buffer.from(text), histograms: latency };
   }
 }
 

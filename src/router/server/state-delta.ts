@@ -1,3 +1,4 @@
+import type { AdminWorker } from '../../contract/index.js';
 import type { AdminStateParts, LatencyJson, WorkerPart } from './admin-state.js';
 import { workerJson } from './admin-state.js';
 import type { FieldsJson } from './worker-fields-json.js';
@@ -12,7 +13,7 @@ interface SentWorker {
  * One /admin/stream connection's deltas (docs/metrics-and-admin.md §Stream deltas):
  * the first event is the whole document, each later one only what changed since the
  * previous event — top-level fields whole, workers as their changed fields (latency as
- * its counts on the bounds already sent), removals,
+ * what its histograms gained), removals,
  * the order when it is not the one the client would assume, and the sample times as
  * one column when many moved. A worker's
  * `sample_age_ms` moves every event; its `sample_at_ms` moves only with a new sample,
@@ -24,6 +25,12 @@ export class StateDeltaEncoder {
   #order: string[] = [];
   readonly #head = new Map<string, string>();
   #started = false;
+  /** What was sent before this event, while it is written. */
+  #previous = new Map<string, SentWorker>();
+
+  #sentLatency(part: WorkerPart): LatencyJson | undefined {
+    return this.#previous.get(part.fields.url)?.latency;
+  }
 
   /** The next event: `state` (whole) first, then `state_delta`. */
   next(parts: AdminStateParts, whole: (parts: AdminStateParts) => Buffer): { event: 'state' | 'state_delta'; data: string | Buffer } {
@@ -59,6 +66,7 @@ export class StateDeltaEncoder {
       if ('sample_at_ms' in patch) moved++;
       patches.push({ part, patch, latency: latencyMoved });
     }
+    this.#previous = prev;
     const removed = first ? [] : this.#order.filter((url) => !next.has(url));
     const assumed = this.#order.filter((url) => next.has(url)).concat(added);
     this.#workers = next;
@@ -78,8 +86,14 @@ export class StateDeltaEncoder {
       if (column) delete patch.sample_at_ms;
       if (!latency && Object.keys(patch).length === 1) continue;
       const json = JSON.stringify(patch);
-      // A worker's histograms keep their bounds: a changed one goes as its counts alone, a quarter of its whole size.
-      written.push(latency ? `${json.slice(0, -1)},"latency_counts":${part.latency.counts}}` : json);
+      if (!latency) {
+        written.push(json);
+        continue;
+      }
+      // What the histograms gained, a few buckets, rather than all of them again; whole if they did not only grow.
+      const was = this.#sentLatency(part);
+      const added = was === undefined ? null : latencyAdded(was.histograms, part.latency.histograms);
+      written.push(`${json.slice(0, -1)},${added === null ? `"latency":${part.latency.text}` : `"latency_added":${added}`}}`);
     }
     const samples = column ? `,"sample_at_ms":${JSON.stringify(parts.workers.map((w) => w.fields.sample_at_ms))}` : '';
     const data =
@@ -100,4 +114,36 @@ function changedFields(was: SentWorker, part: WorkerPart): Record<string, unknow
     if (!same) patch[key] = value;
   }
   return patch;
+}
+
+/**
+ * What a worker's histograms gained since they were sent, as `latency_added`
+ * (docs/metrics-and-admin.md §Stream deltas): per histogram the buckets that took
+ * observations, as [index, observations] with index counted over the bounds and the
+ * +Inf bucket last, and the new sum; one that took none is left out. Null when they did not only grow on the same
+ * bounds (then the delta carries them whole).
+ */
+function latencyAdded(was: AdminWorker['latency'], now: AdminWorker['latency']): string | null {
+  const out: string[] = [];
+  for (const name of ['ttft_seconds', 'duration_seconds'] as const) {
+    const a = was[name];
+    const b = now[name];
+    if (a.buckets.length !== b.buckets.length) return null;
+    const added: Array<[number, number]> = [];
+    let belowA = 0;
+    let belowB = 0;
+    for (let i = 0; i <= b.buckets.length; i++) {
+      if (i < b.buckets.length && a.buckets[i]!.le !== b.buckets[i]!.le) return null;
+      const upToA = i < a.buckets.length ? a.buckets[i]!.count : a.count;
+      const upToB = i < b.buckets.length ? b.buckets[i]!.count : b.count;
+      const gained = upToB - belowB - (upToA - belowA);
+      if (gained < 0) return null;
+      if (gained > 0) added.push([i, gained]);
+      belowA = upToA;
+      belowB = upToB;
+    }
+    // A histogram that took nothing (TTFT, for a request that did not stream) is left out.
+    if (added.length > 0) out.push(`"${name}":{"added":${JSON.stringify(added)},"sum":${JSON.stringify(b.sum)}}`);
+  }
+  return `{${out.join(',')}}`;
 }
