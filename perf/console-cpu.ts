@@ -135,10 +135,15 @@ async function attachFleet(workers: number): Promise<void> {
   const upstream = await startProcess([here('./support/fast-upstream.js'), String(workers)], /^(http:\/\/.+)$/m);
   const rc = path.join(dir, 'routerrc.json');
   writeFileSync(rc, JSON.stringify({ 'worker-urls': upstream.out.trim().split(' ') }));
+  // A router that does not come up must not leave the stub behind.
   const router = await startProcess(
     [ROUTERCTL_BIN, 'serve', '--no-tui', '--port', '0', '--config', rc, '--worker-queue-limit', '6'],
     /^(http:\/\/\S+)$/m,
-  );
+  ).catch(async (err: unknown) => {
+    await stopProcess(upstream.child);
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  });
   const url = router.out.trim();
   console.log(
     `node ${process.version}; ${seconds} s per figure after 8 s of warm-up; colour ${color ? 'on' : 'off'}; top attached to a router in front of ${workers} stub workers`,
