@@ -64,12 +64,12 @@ async function timed(url: string): Promise<{ ms: number; bytes: number }> {
 }
 
 /**
- * The sizes of /admin/stream events as `routerctl top` asks for them (deltas and
+ * The sizes of /admin/stream events as `routerctl top` asks for them (every second, deltas and
  * decision records, src/fleet/replica-client.ts), read until `stop` resolves: the first
  * event is the whole state by design, every later one what changed since.
  */
 async function streamEventSizes(url: string, stop: Promise<unknown>): Promise<number[]> {
-  const res = await request(`${url}/admin/stream?interval_ms=500&decisions=1&delta=1`);
+  const res = await request(`${url}/admin/stream?interval_ms=1000&decisions=1&delta=1`);
   const sizes: number[] = [];
   let text = '';
   let done = false;
