@@ -13,7 +13,11 @@ import type { PerfResult } from '../../perf/support/results.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PERF = path.join(ROOT, 'perf');
 /** Results a benchmark writes under a second name, for a mode of its own. */
-const EXTRA_RESULTS: Record<string, string> = { 'replicas-late': 'replicas', 'gate-modes-trace2': 'gate-modes', 'console-cpu-fleet': 'console-cpu' };
+const EXTRA_RESULTS: Record<string, string> = {
+  'replicas-late': 'replicas',
+  'gate-modes-trace2': 'gate-modes',
+  'console-cpu-fleet': 'console-cpu',
+};
 
 describe('the performance suite', () => {
   it('names every program at the top of perf/, once, and nothing else', () => {
