@@ -19,7 +19,7 @@
  *
  *   npm run perf -- fleet-scale [--workers 4096] [--seconds 8]
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -95,12 +95,24 @@ async function streamEventSizes(url: string, stop: Promise<unknown>): Promise<nu
 
 const BODY = JSON.stringify({ model: 'fast', messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 });
 
+/** wrk's report, with the event loop free while it runs. */
+function runWrk(args: string[]): Promise<{ stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.once('error', reject);
+    child.once('exit', () => resolve({ stdout }));
+  });
+}
+
 /** p50 and p99 of short chats at 8 connections, in ms. */
 async function latency(url: string, dir: string): Promise<{ p50: number; p99: number; rps: number }> {
   if (HAS_WRK) {
     const lua = path.join(dir, 'post.lua');
     writeFileSync(lua, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = '${BODY}'\n`);
-    const r = spawnSync('wrk', ['-t1', '-c8', `-d${SECONDS}s`, '--latency', '-s', lua, `${url}/v1/chat/completions`], { encoding: 'utf8' });
+    // Not spawnSync: the stream reader and the GC counter read while wrk runs.
+    const r = await runWrk(['-t1', '-c8', `-d${SECONDS}s`, '--latency', '-s', lua, `${url}/v1/chat/completions`]);
     const pick = (q: string): number => {
       const m = new RegExp(`\\s${q}%\\s+([\\d.]+)(us|ms|s)`).exec(r.stdout);
       if (!m) return NaN;
