@@ -16,7 +16,8 @@ export function startProcess(cmd: string[], match: RegExp, cpus?: string): Promi
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
-      const m = out.match(match);
+      // Whole lines only: a long line (4,096 URLs) arrives in several chunks, and a match on the first would cut it.
+      const m = out.slice(0, out.lastIndexOf('\n') + 1).match(match);
       if (m) resolve({ out: m[1]!, child });
     });
     child.once('exit', (code) => reject(new Error(`${cmd.join(' ')} exited ${code}`)));
