@@ -13,6 +13,13 @@ import type { Membership } from './admin-workers.js';
 import type { GenerationPath } from './generation.js';
 import { sendJson } from './send-json.js';
 
+/**
+ * The newest decisions an /admin/stream event carries (docs/decisions.md §Admin
+ * decisions): what a console keeps. At a few thousand requests a second, every record
+ * since the last event was half a megabyte an event; /admin/decisions?since= has them all.
+ */
+const STREAM_DECISIONS = 200;
+
 export type RouteMethod = 'GET' | 'HEAD' | 'POST' | 'DELETE';
 
 /** One path the router answers. */
@@ -102,7 +109,7 @@ export function routeTable(s: RouteSources): ReadonlyMap<string, Route> {
           req,
           res,
           () => s.documents.parts(),
-          (since) => s.decisions.query({ since, limit: 1000 }),
+          (since) => s.decisions.query({ since, limit: STREAM_DECISIONS }),
         ),
       'admin',
     ),
