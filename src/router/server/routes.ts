@@ -14,9 +14,9 @@ import type { GenerationPath } from './generation.js';
 import { sendJson } from './send-json.js';
 
 /**
- * The newest decisions an /admin/stream event carries (docs/decisions.md §Admin
- * decisions): what a console keeps. At a few thousand requests a second, every record
- * since the last event was half a megabyte an event; /admin/decisions?since= has them all.
+ * The newest decisions an /admin/stream event carries: what a console keeps. At a few
+ * thousand requests a second, every record since the last event was half a megabyte an
+ * event; /admin/decisions?since= has them all (docs/decisions.md §Admin decisions).
  */
 const STREAM_DECISIONS = 200;
 
