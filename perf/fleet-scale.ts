@@ -13,7 +13,8 @@
  * - `/metrics` and the full default `/admin/state` after that traffic, when every
  *   worker has its request series: time (median of 5) and size;
  * - `/admin/stream` bytes per event as `top` reads it (deltas), the largest after the
- *   first while the traffic runs;
+ *   first, during a third traffic run with that stream attached, and that run's p50
+ *   and p99: what an attached console adds;
  * - the router's resident memory, and its young-generation collections (--trace-gc)
  *   while the measured traffic runs: their count, mean and longest pause.
  *
@@ -170,19 +171,20 @@ async function measure(workers: number, dir: string): Promise<Figures> {
     await latency(url, dir);
     // Who was busy while the client ran: the router, the stub, and the rest (the client, mostly), in cores.
     const [r0, s0, m0, t0] = [cpuSeconds(pid), cpuSeconds(upstream.child.pid!), machineTicks(), performance.now()];
-    // The console's stream is read while the traffic runs: its deltas are as large as changes make them.
     counting = true;
-    const measured = latency(url, dir);
-    const streamed = streamEventSizes(url, measured);
-    const lat = await measured;
+    const lat = await latency(url, dir);
     const wall = (performance.now() - t0) / 1000;
     counting = false;
-    const events = await streamed;
-    const later = events.slice(1).sort((a, b) => a - b);
     const m1 = machineTicks();
     const routerCores = (cpuSeconds(pid) - r0) / wall;
     const stubCores = (cpuSeconds(upstream.child.pid!) - s0) / wall;
     const machineCores = (m1.busy - m0.busy) / TICKS / wall;
+    // Then the same traffic with a console attached: its stream's events, as large as
+    // changes make them, and what building them every second adds to the requests.
+    const withConsole = latency(url, dir);
+    const events = await streamEventSizes(url, withConsole);
+    const latConsole = await withConsole;
+    const later = events.slice(1).sort((a, b) => a - b);
     // After traffic, every worker has its request series: the documents are as large as they get.
     const state = await timed(`${url}/admin/state`);
     const metrics = await timed(`${url}/metrics`);
@@ -200,6 +202,8 @@ async function measure(workers: number, dir: string): Promise<Figures> {
       stream_event_median_kb: Math.round((later[Math.floor(later.length / 2)] ?? 0) / 1024),
       p50_ms: Number(lat.p50.toFixed(2)),
       p99_ms: Number(lat.p99.toFixed(2)),
+      console_p50_ms: Number(latConsole.p50.toFixed(2)),
+      console_p99_ms: Number(latConsole.p99.toFixed(2)),
       rps: Math.round(lat.rps),
       rss_mib: Math.round(rssMiB(pid)),
       scavenges: scavenges.length,
@@ -224,12 +228,12 @@ try {
   const small = await measure(8, dir);
   const large = await measure(WORKERS, dir);
   console.log(
-    '| workers | idle router CPU | each polled every | per poll | p50 / p99 ms | req/s | cores: router / stub / rest | scavenges: n, mean, max ms, share | /admin/state | /metrics | stream: first, median, largest event | RSS |',
+    '| workers | idle router CPU | each polled every | per poll | p50 / p99 ms | with a console: p50 / p99 | req/s | cores: router / stub / rest | scavenges: n, mean, max ms, share | /admin/state | /metrics | stream: first, median, largest event | RSS |',
   );
-  console.log('|---:|---:|---:|---:|---|---:|---|---|---|---|---|---:|');
+  console.log('|---:|---:|---:|---:|---|---|---:|---|---|---|---|---|---:|');
   for (const f of [small, large]) {
     console.log(
-      `| ${f.workers} | ${f.idle_core_pct} % | ${f.poll_interval_ms} ms | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} | ${f.rps} | ${f.load_router_cores} / ${f.load_stub_cores} / ${f.load_rest_cores} | ${f.scavenges}, ${f.scavenge_mean_ms}, ${f.scavenge_max_ms}, ${f.scavenge_share_pct} % | ${f.admin_state_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_kb} KB | ${f.stream_first_event_kb} KB, ${f.stream_event_median_kb} KB, ${f.stream_event_kb} KB | ${f.rss_mib} MiB |`,
+      `| ${f.workers} | ${f.idle_core_pct} % | ${f.poll_interval_ms} ms | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} | ${f.console_p50_ms} / ${f.console_p99_ms} | ${f.rps} | ${f.load_router_cores} / ${f.load_stub_cores} / ${f.load_rest_cores} | ${f.scavenges}, ${f.scavenge_mean_ms}, ${f.scavenge_max_ms}, ${f.scavenge_share_pct} % | ${f.admin_state_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_kb} KB | ${f.stream_first_event_kb} KB, ${f.stream_event_median_kb} KB, ${f.stream_event_kb} KB | ${f.rss_mib} MiB |`,
     );
   }
   const figures: Figures = {};
