@@ -11,7 +11,7 @@
  *   opened a connection to every worker (the chats miss the prefix index, so they
  *   spread over the whole fleet);
  * - `/metrics` and the full default `/admin/state` after that traffic, when every
- *   worker has its request series: time (median of 5) and size;
+ *   worker has its request series: time to fetch by curl (median of 5) and size;
  * - `/admin/stream` bytes per event as `top` reads it (deltas), the largest after the
  *   first, during a third traffic run with that stream attached, and that run's p50
  *   and p99: what an attached console adds;
@@ -36,6 +36,7 @@ const WORKERS = Number(benchArg('workers', '4096'));
 const SECONDS = Number(benchArg('seconds', '8'));
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 const HAS_WRK = spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error === undefined;
+const HAS_CURL = spawnSync('curl', ['--version'], { encoding: 'utf8' }).error === undefined;
 const TICKS = 100; // USER_HZ on Linux
 
 function cpuSeconds(pid: number): number {
@@ -52,14 +53,26 @@ function machineTicks(): { busy: number; total: number } {
 const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/**
+ * Time to fetch `url` whole, median of 5, by curl when it is there (an independent
+ * client, as a Prometheus scraper is), else by undici.
+ */
 async function timed(url: string): Promise<{ ms: number; bytes: number }> {
   const runs: number[] = [];
   let bytes = 0;
   for (let i = 0; i < 5; i++) {
+    if (HAS_CURL) {
+      const r = spawnSync('curl', ['-s', '-o', '/dev/null', '-w', '%{time_total} %{size_download}', url], { encoding: 'utf8' });
+      const [total, size] = r.stdout.trim().split(' ').map(Number);
+      runs.push(total! * 1000);
+      bytes = size!;
+      continue;
+    }
     const t0 = performance.now();
     const res = await request(url);
-    bytes = Buffer.byteLength(await res.body.text());
+    const body = await res.body.arrayBuffer();
     runs.push(performance.now() - t0);
+    bytes = body.byteLength;
   }
   return { ms: Number(median(runs).toFixed(1)), bytes };
 }
@@ -223,7 +236,7 @@ async function measure(workers: number, dir: string): Promise<Figures> {
 const dir = mkdtempSync(path.join(tmpdir(), 'routerctl-fleet-scale-'));
 try {
   console.log(
-    `node ${process.version}; client ${HAS_WRK ? 'wrk -t1 -c8' : 'undici, 8 connections (wrk not installed)'}; ${SECONDS} s per latency run; polls every 250 ms`,
+    `node ${process.version}; client ${HAS_WRK ? 'wrk -t1 -c8' : 'undici, 8 connections (wrk not installed)'}; documents by ${HAS_CURL ? 'curl' : 'undici'}; ${SECONDS} s per latency run; polls every 250 ms`,
   );
   const small = await measure(8, dir);
   const large = await measure(WORKERS, dir);
