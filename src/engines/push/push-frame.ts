@@ -12,6 +12,21 @@ export interface PushFrame {
   readonly payload: Uint8Array;
 }
 
+/**
+ * A subscription's one read of a message: the frame, or undefined after `malformed`
+ * is told why it could not be read (both subscriptions count and report alike). Any
+ * other error is a bug and is thrown.
+ */
+export function readPushFrameOr(frames: readonly Uint8Array[], malformed: (err: PushDecodeError) => void): PushFrame | undefined {
+  try {
+    return readPushFrame(frames);
+  } catch (err) {
+    if (!(err instanceof PushDecodeError)) throw err;
+    malformed(err);
+    return undefined;
+  }
+}
+
 export function readPushFrame(frames: readonly Uint8Array[]): PushFrame {
   if (frames.length !== 3) throw new PushDecodeError(`a message of ${frames.length} frames (want topic, sequence, payload)`);
   const [topic, seqBytes, payload] = frames as [Uint8Array, Uint8Array, Uint8Array];

@@ -1,6 +1,6 @@
 import { Subscriber } from 'zeromq';
 import { PushDecodeError } from './kv-events.js';
-import { readPushFrame } from './push-frame.js';
+import { readPushFrameOr } from './push-frame.js';
 import type { PushFrame } from './push-frame.js';
 import { pushContext } from './zmq-context.js';
 
@@ -17,6 +17,11 @@ export class PushSubscription {
   /** Messages received, and ones that were not a push envelope. */
   received = 0;
   malformed = 0;
+  /** A message that could not be read: counted and reported. */
+  readonly #malformed = (err: PushDecodeError): void => {
+    this.malformed++;
+    this.onMalformed(err);
+  };
 
   constructor(
     readonly endpoint: string,
@@ -36,16 +41,8 @@ export class PushSubscription {
     try {
       for await (const frames of this.#socket) {
         this.received++;
-        let frame: PushFrame;
-        try {
-          frame = readPushFrame(frames);
-        } catch (err) {
-          if (!(err instanceof PushDecodeError)) throw err;
-          this.malformed++;
-          this.onMalformed(err);
-          continue;
-        }
-        this.onFrame(frame);
+        const frame = readPushFrameOr(frames, this.#malformed);
+        if (frame !== undefined) this.onFrame(frame);
       }
     } catch (err) {
       // Closing the socket ends the iteration with an error: that is the way out.

@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { parseZmqEndpoint } from './kv-events-rule.js';
 import { PushDecodeError } from './kv-events.js';
-import { readPushFrame } from './push-frame.js';
+import { readPushFrameOr } from './push-frame.js';
 import type { PushFrame } from './push-frame.js';
 
 /** Reconnect this long after a publisher went away or was not up yet (as PushSubscription's ZMQ socket does). */
@@ -90,6 +90,11 @@ export class ZmtpSubscription {
   /** Messages received, and ones that were not a push envelope. */
   received = 0;
   malformed = 0;
+  /** A message that could not be read: counted and reported. */
+  readonly #malformed = (err: PushDecodeError): void => {
+    this.malformed++;
+    this.onMalformed(err);
+  };
   /** Connections dropped for a stream that broke ZMTP, and the last reason. */
   protocolErrors = 0;
   lastProtocolError: string | undefined;
@@ -231,15 +236,8 @@ export class ZmtpSubscription {
 
   #message(frames: Buffer[]): void {
     this.received++;
-    let frame: PushFrame;
-    try {
-      frame = readPushFrame(frames);
-    } catch (err) {
-      if (!(err instanceof PushDecodeError)) throw err;
-      this.malformed++;
-      this.onMalformed(err);
-      return;
-    }
+    const frame = readPushFrameOr(frames, this.#malformed);
+    if (frame === undefined) return;
     // The publisher filters by prefix; this only guards against one that does not.
     if (!frame.topic.startsWith(this.topic)) return;
     // Its own copy: the frame's bytes are in the shared read buffer.
