@@ -340,7 +340,9 @@ export class RouterMetrics {
 /** Series appear at a worker's first failure of a cause; sorted by (worker, reason). */
 function pollFailureSamples(workers: readonly WorkerGaugeSource[]): Sample[] {
   const out: Sample[] = [];
-  const sorted = workers.filter((w) => w.loadPollFailures !== undefined).sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
+  // Only workers with a failed poll have series: sorting the whole fleet by URL at every scrape cost more than the family.
+  const failed = workers.filter((w) => w.loadPollFailures !== undefined && POLL_FAILURE_REASONS.some((r) => w.loadPollFailures![r] > 0));
+  const sorted = failed.sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
   for (const w of sorted) {
     for (const reason of POLL_FAILURE_REASONS) {
       const n = w.loadPollFailures![reason];
