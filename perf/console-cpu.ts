@@ -53,6 +53,18 @@ const children = (pid: number): number[] =>
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const env = `env -u CI NODE_ENV=production ${color ? 'NO_COLOR= FORCE_COLOR=1' : 'NO_COLOR=1'}`;
 
+type Tmux = (...args: string[]) => string;
+
+/** A detached tmux session `name` of x×y columns and rows running `command`. */
+function openPane(tmux: Tmux, name: string, x: number, y: number, command: string): void {
+  tmux('new-session', '-d', '-s', name, '-x', String(x), '-y', String(y), command);
+}
+
+/** The process id of the shell in session `name`'s pane. */
+function panePid(tmux: Tmux, name: string): number {
+  return Number(tmux('list-panes', '-t', name, '-F', '#{pane_pid}').trim());
+}
+
 async function share(pid: number): Promise<number> {
   const a = cpuTicks(pid);
   await sleep(seconds * 1000);
@@ -75,38 +87,18 @@ async function embedded(): Promise<void> {
     const server = `rctl-cpu-${process.pid}-${x}`;
     const tmux = (...a: string[]): string => execFileSync('tmux', ['-L', server, ...a], { encoding: 'utf8' });
     try {
-      tmux(
-        'new-session',
-        '-d',
-        '-s',
-        'serve',
-        '-x',
-        String(x),
-        '-y',
-        String(y),
-        `${env} ${process.execPath} ${ROUTERCTL_BIN} serve --worker-queue-limit 6 --port 0; sleep 600`,
-      );
+      openPane(tmux, 'serve', x, y, `${env} ${process.execPath} ${ROUTERCTL_BIN} serve --worker-queue-limit 6 --port 0; sleep 600`);
       let url = '';
       for (let i = 0; i < 60 && url === ''; i++) {
         await sleep(250);
         url = /(127\.0\.0\.1:\d+)\s*$/m.exec(tmux('capture-pane', '-p', '-t', 'serve').split('\n')[0] ?? '')?.[1] ?? '';
       }
       if (url === '') throw new Error('serve did not come up');
-      const pane = Number(tmux('list-panes', '-t', 'serve', '-F', '#{pane_pid}').trim());
+      const pane = panePid(tmux, 'serve');
       const consolePid = children(pane)[0]!;
-      tmux(
-        'new-session',
-        '-d',
-        '-s',
-        'top',
-        '-x',
-        String(x),
-        '-y',
-        String(y),
-        `${env} ${process.execPath} ${ROUTERCTL_BIN} top --url http://${url}; sleep 600`,
-      );
+      openPane(tmux, 'top', x, y, `${env} ${process.execPath} ${ROUTERCTL_BIN} top --url http://${url}; sleep 600`);
       await sleep(8000);
-      const topPid = children(Number(tmux('list-panes', '-t', 'top', '-F', '#{pane_pid}').trim()))[0]!;
+      const topPid = children(panePid(tmux, 'top'))[0]!;
       const [s, t] = await Promise.all([share(consolePid), share(topPid)]);
       console.log(`| ${x}×${y} | ${(100 * s).toFixed(1)} % | ${(100 * t).toFixed(1)} % |`);
       const serveCpu = Number((100 * s).toFixed(1));
@@ -160,19 +152,9 @@ async function attachFleet(workers: number): Promise<void> {
       const server = `rctl-cpu-${process.pid}-${x}`;
       const tmux = (...a: string[]): string => execFileSync('tmux', ['-L', server, ...a], { encoding: 'utf8' });
       try {
-        tmux(
-          'new-session',
-          '-d',
-          '-s',
-          'top',
-          '-x',
-          String(x),
-          '-y',
-          String(y),
-          `${env} ${process.execPath} ${ROUTERCTL_BIN} top --url ${url}; sleep 600`,
-        );
+        openPane(tmux, 'top', x, y, `${env} ${process.execPath} ${ROUTERCTL_BIN} top --url ${url}; sleep 600`);
         await sleep(8000);
-        const topPid = children(Number(tmux('list-panes', '-t', 'top', '-F', '#{pane_pid}').trim()))[0]!;
+        const topPid = children(panePid(tmux, 'top'))[0]!;
         const [t, r] = await Promise.all([share(topPid), share(router.child.pid!)]);
         const topCpu = Number((100 * t).toFixed(1));
         const routerCpu = Number((100 * r).toFixed(1));
