@@ -30,4 +30,9 @@ export interface AdminStateDelta {
   sample_at_ms?: Array<number | null>;
   /** Epoch ms now on the clock of `sample_at_ms`. */
   sample_clock_ms: number;
+  /**
+   * Changed workers this event had no room for (it holds some 192 KB at most): each is
+   * in a later event with all it gained meanwhile. Absent when none waits.
+   */
+  deferred?: number;
 }

@@ -1,13 +1,33 @@
 import type { AdminWorker } from '../../contract/index.js';
 import type { AdminStateParts, LatencyJson, WorkerPart } from './admin-state.js';
 import { workerJson } from './admin-state.js';
-import type { FieldsJson } from './worker-fields-json.js';
+import type { FieldsJson, WorkerFields } from './worker-fields-json.js';
 
-/** What a stream last sent of one worker: its fields' JSON and its latency's. */
+/** What a stream last sent of one worker: its fields (and their JSON) and its latency's. */
 interface SentWorker {
+  readonly fields: WorkerFields;
   readonly json: FieldsJson;
   readonly latency: LatencyJson;
 }
+
+/** A worker whose entry moved since it was last sent, and where it stands in the document. */
+interface Moved {
+  readonly part: WorkerPart;
+  readonly was: SentWorker;
+  readonly index: number;
+  readonly fields: boolean;
+  readonly latency: boolean;
+}
+
+/**
+ * The most an event of a stream carries (docs/metrics-and-admin.md §Stream deltas).
+ * Under traffic spread over 4,096 workers some 3,500 of them change every second, a
+ * delta of 440 KB; a console that reads it every second at 3 a.m. does not need every
+ * counter of every worker at once, so what does not fit waits for the next event.
+ */
+export const STREAM_EVENT_BYTES = 192 * 1024;
+/** Changed workers an event carries whatever its other parts took, so that none waits for ever. */
+const LEAST_PATCHES = 64;
 
 /**
  * One /admin/stream connection's deltas (docs/metrics-and-admin.md §Stream deltas):
@@ -19,17 +39,24 @@ interface SentWorker {
  * `sample_age_ms` moves every event; its `sample_at_ms` moves only with a new sample,
  * so the delta carries that and the clock, and an idle fleet of thousands sends a few
  * kilobytes instead of the whole document.
+ *
+ * An event holds at most `budget` characters. When more workers changed than fit, a
+ * change of state (health, breaker, gate, freshness, load source) goes first, then the
+ * rest in turn from where the previous event stopped; a worker left out keeps what was
+ * last sent of it, so the next event carries all it gained meanwhile, and the delta
+ * says how many wait (`deferred`).
  */
 export class StateDeltaEncoder {
   #workers = new Map<string, SentWorker>();
   #order: string[] = [];
   readonly #head = new Map<string, string>();
   #started = false;
-  /** What was sent before this event, while it is written. */
-  #previous = new Map<string, SentWorker>();
+  /** Where in the document the next event's turn begins. */
+  #cursor = 0;
+  readonly #budget: number;
 
-  #sentLatency(part: WorkerPart): LatencyJson | undefined {
-    return this.#previous.get(part.fields.url)?.latency;
+  constructor(budget = STREAM_EVENT_BYTES) {
+    this.#budget = budget;
   }
 
   /** The next event: `state` (whole) first, then `state_delta`. */
@@ -44,63 +71,100 @@ export class StateDeltaEncoder {
     }
     const prev = this.#workers;
     const next = new Map<string, SentWorker>();
-    const patches: Array<{ part: WorkerPart; patch: Record<string, unknown> | null; latency: boolean }> = [];
+    const urgent: Moved[] = [];
+    const routine: Moved[] = [];
+    const joined: string[] = [];
     const added: string[] = [];
     const order: string[] = [];
     let moved = 0;
-    for (const part of parts.workers) {
+    parts.workers.forEach((part, index) => {
       const url = part.fields.url;
       order.push(url);
-      next.set(url, { json: part.json, latency: part.latency });
-      if (first) continue;
+      next.set(url, { fields: part.fields, json: part.json, latency: part.latency });
+      if (first) return;
       const was = prev.get(url);
       if (was === undefined) {
         added.push(url);
-        patches.push({ part, patch: null, latency: true });
-        continue;
+        joined.push(workerJson(part));
+        return;
       }
-      const fieldsMoved = was.json !== part.json && was.json.text !== part.json.text;
-      const latencyMoved = was.latency !== part.latency && was.latency.text !== part.latency.text;
-      if (!fieldsMoved && !latencyMoved) continue;
-      const patch = fieldsMoved ? changedFields(was, part) : { url };
-      if ('sample_at_ms' in patch) moved++;
-      patches.push({ part, patch, latency: latencyMoved });
-    }
-    this.#previous = prev;
+      const fields = was.json !== part.json && was.json.text !== part.json.text;
+      const latency = was.latency !== part.latency && was.latency.text !== part.latency.text;
+      if (!fields && !latency) return;
+      if (was.fields.sample_at_ms !== part.fields.sample_at_ms) moved++;
+      (fields && stateMoved(was.fields, part.fields) ? urgent : routine).push({ part, was, index, fields, latency });
+    });
     const removed = first ? [] : this.#order.filter((url) => !next.has(url));
     const assumed = this.#order.filter((url) => next.has(url)).concat(added);
-    this.#workers = next;
     this.#order = order;
-    if (first) return { event: 'state', data: whole(parts) };
+    if (first) {
+      this.#workers = next;
+      return { event: 'state', data: whole(parts) };
+    }
     const reordered = assumed.length !== order.length || assumed.some((url, i) => url !== order[i]);
     // When a quarter of the fleet or more has a new sample (engines that push their load
     // do, every second), one column of sample times in document order is smaller than
     // as many patches naming their worker.
     const column = moved * 4 >= order.length && moved > 0;
-    const written: string[] = [];
-    for (const { part, patch, latency } of patches) {
-      if (patch === null) {
-        written.push(workerJson(part));
-        continue;
-      }
-      if (column) delete patch.sample_at_ms;
-      if (!latency && Object.keys(patch).length === 1) continue;
-      const json = JSON.stringify(patch);
-      if (!latency) {
-        written.push(json);
-        continue;
-      }
-      // What the histograms gained, a few buckets, rather than all of them again; whole if they did not only grow.
-      const was = this.#sentLatency(part);
-      const added = was === undefined ? null : latencyAdded(was.histograms, part.latency.histograms);
-      written.push(`${json.slice(0, -1)},${added === null ? `"latency":${part.latency.text}` : `"latency_added":${added}`}}`);
-    }
     const samples = column ? `,"sample_at_ms":${JSON.stringify(parts.workers.map((w) => w.fields.sample_at_ms))}` : '';
-    const data =
-      `{"set":{${set.join(',')}},"workers":[${written.join(',')}],"removed":${JSON.stringify(removed)}` +
-      `${reordered ? `,"order":${JSON.stringify(order)}` : ''}${samples},"sample_clock_ms":${parts.sampleClockMs}}`;
+    const tail =
+      `],"removed":${JSON.stringify(removed)}${reordered ? `,"order":${JSON.stringify(order)}` : ''}${samples}` +
+      `,"sample_clock_ms":${parts.sampleClockMs}`;
+    const written = joined;
+    // What the event holds besides the changed workers, and room for `deferred`.
+    let room = this.#budget - set.join(',').length - tail.length - 48 - joined.reduce((n, j) => n + j.length + 1, 0);
+    let sent = 0;
+    let deferred = 0;
+    let resume = -1;
+    for (const m of [...inTurn(urgent, this.#cursor), ...inTurn(routine, this.#cursor)]) {
+      const json = patchJson(m, column);
+      if (json !== null && json.length + 1 > room && sent >= LEAST_PATCHES) {
+        // Left out: it keeps what was sent, and the next event says all it gained since.
+        next.set(m.part.fields.url, m.was);
+        deferred++;
+        continue;
+      }
+      if (json === null) continue;
+      written.push(json);
+      room -= json.length + 1;
+      sent++;
+      resume = m.index + 1;
+    }
+    if (deferred > 0 && resume >= 0) this.#cursor = resume % order.length;
+    this.#workers = next;
+    const data = `{"set":{${set.join(',')}},"workers":[${written.join(',')}${tail}${deferred > 0 ? `,"deferred":${deferred}` : ''}}`;
     return { event: 'state_delta', data };
   }
+}
+
+/** A change of what a worker is, rather than of how much it did: what an operator must see at once. */
+function stateMoved(was: WorkerFields, now: WorkerFields): boolean {
+  return (
+    was.healthy !== now.healthy ||
+    was.breaker !== now.breaker ||
+    was.gated !== now.gated ||
+    was.fresh !== now.fresh ||
+    was.load_unreachable !== now.load_unreachable ||
+    was.load_source !== now.load_source
+  );
+}
+
+/** The moved workers from document index `from` on, then those before it. */
+function inTurn(moved: readonly Moved[], from: number): Moved[] {
+  const at = moved.findIndex((m) => m.index >= from);
+  return at <= 0 ? [...moved] : [...moved.slice(at), ...moved.slice(0, at)];
+}
+
+/** A moved worker's patch as JSON; null when nothing is left to say (its new sample went in the column). */
+function patchJson(m: Moved, column: boolean): string | null {
+  const patch = m.fields ? changedFields(m.was, m.part) : { url: m.part.fields.url };
+  if (column) delete patch.sample_at_ms;
+  if (!m.latency && Object.keys(patch).length === 1) return null;
+  const json = JSON.stringify(patch);
+  if (!m.latency) return json;
+  // What the histograms gained, a few buckets, rather than all of them again; whole if they did not only grow.
+  const added = latencyAdded(m.was.latency.histograms, m.part.latency.histograms);
+  return `${json.slice(0, -1)},${added === null ? `"latency":${m.part.latency.text}` : `"latency_added":${added}`}}`;
 }
 
 /** A changed worker's URL and the fields that differ from what was sent, each whole. */
