@@ -9,7 +9,7 @@ import type { AdminStateParts, WorkerFields, WorkerPart } from '../../src/router
 import { adminStateBody } from '../../src/router/server/admin-state.js';
 import { JsonBuffer } from '../../src/router/server/json-buffer.js';
 import { StateDeltaEncoder } from '../../src/router/server/state-delta.js';
-import { workerFieldsJson } from '../../src/router/server/worker-fields-json.js';
+import { FieldsJson, workerFieldsJson } from '../../src/router/server/worker-fields-json.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import { eventually, rawRequest } from '../helpers/http.js';
@@ -61,7 +61,7 @@ const latency = (count: number, over = 0) => {
     duration_seconds: { buckets: [{ le: 1, count: count - over }], count, sum: count / 2 },
   };
   const text = JSON.stringify(histograms);
-  return { text, bytes: Buffer.from(text), histograms };
+  return { ttftCount: count, durationCount: count, text, bytes: Buffer.from(text), histograms };
 };
 
 /** Parts as the router builds them: the fields' JSON object shared while they stand, as its caches do. */
@@ -71,10 +71,9 @@ function parts(
   head: Partial<AdminState> = {},
 ): AdminStateParts {
   const built: WorkerPart[] = workers.map(({ f, lat }) => {
-    const text = workerFieldsJson(f);
     return {
       fields: f,
-      json: { text, open: Buffer.from(text.slice(0, -1)) },
+      json: new FieldsJson(f),
       sampleAgeMs: f.sample_at_ms === null ? null : clock - f.sample_at_ms,
       latency: lat,
     };

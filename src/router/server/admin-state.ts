@@ -47,8 +47,15 @@ export interface WorkerPart {
   readonly latency: LatencyJson;
 }
 
-/** A worker's `latency` as JSON, and encoded; the same object while its histograms take no observation. */
+/**
+ * A worker's `latency` as JSON, and encoded; the same object while its histograms take
+ * no observation. Built when first read, as FieldsJson: until then it is the two
+ * counts, which only an observation moves, so building it later builds what it stood for.
+ */
 export interface LatencyJson {
+  /** Observations of `ttft_seconds` and of `duration_seconds`: two objects with the same counts hold the same histograms. */
+  readonly ttftCount: number;
+  readonly durationCount: number;
   readonly text: string;
   readonly bytes: Buffer;
   /** The histograms themselves, for a stream delta to say what they gained. */
@@ -71,7 +78,7 @@ export interface AdminStateParts {
  * the same URL (its series restarted) never reads an old entry.
  */
 export class WorkerLatencyJson {
-  readonly #cache = new WeakMap<Worker, { ttft: number; duration: number; json: LatencyJson }>();
+  readonly #cache = new WeakMap<Worker, LatencyJson>();
   /** Every worker without observations has the same histograms. */
   #empty: LatencyJson | undefined;
 
@@ -82,21 +89,47 @@ export class WorkerLatencyJson {
     const labels = [worker.url];
     const ttft = m.workerTtft.count(labels);
     const duration = m.workerDuration.count(labels);
-    if (ttft === 0 && duration === 0) return (this.#empty ??= this.build(labels));
+    // Built at once: a later build would read this worker's histograms after they moved.
+    if (ttft === 0 && duration === 0) return (this.#empty ??= built(new LazyLatency(m, labels, 0, 0)));
     const hit = this.#cache.get(worker);
-    if (hit !== undefined && hit.ttft === ttft && hit.duration === duration) return hit.json;
-    const json = this.build(labels);
-    this.#cache.set(worker, { ttft, duration, json });
+    if (hit !== undefined && hit.ttftCount === ttft && hit.durationCount === duration) return hit;
+    const json = new LazyLatency(m, labels, ttft, duration);
+    this.#cache.set(worker, json);
     return json;
   }
+}
 
-  private build(labels: string[]): LatencyJson {
-    const latency: AdminWorker['latency'] = {
-      ttft_seconds: this.metrics.workerTtft.snapshot(labels),
-      duration_seconds: this.metrics.workerDuration.snapshot(labels),
-    };
-    const text = JSON.stringify(latency);
-    return { text, bytes: Buffer.from(text), histograms: latency };
+function built(l: LatencyJson): LatencyJson {
+  void l.bytes;
+  return l;
+}
+
+/** A worker's latency JSON, built when first read; while its counts stand, that is what it held when made. */
+class LazyLatency implements LatencyJson {
+  #histograms: AdminWorker['latency'] | undefined;
+  #text: string | undefined;
+  #bytes: Buffer | undefined;
+
+  constructor(
+    private readonly metrics: RouterMetrics,
+    private readonly labels: string[],
+    readonly ttftCount: number,
+    readonly durationCount: number,
+  ) {}
+
+  get histograms(): AdminWorker['latency'] {
+    return (this.#histograms ??= {
+      ttft_seconds: this.metrics.workerTtft.snapshot(this.labels),
+      duration_seconds: this.metrics.workerDuration.snapshot(this.labels),
+    });
+  }
+
+  get text(): string {
+    return (this.#text ??= JSON.stringify(this.histograms));
+  }
+
+  get bytes(): Buffer {
+    return (this.#bytes ??= Buffer.from(this.text));
   }
 }
 

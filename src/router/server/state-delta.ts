@@ -80,16 +80,21 @@ export class StateDeltaEncoder {
     parts.workers.forEach((part, index) => {
       const url = part.fields.url;
       order.push(url);
-      next.set(url, { fields: part.fields, json: part.json, latency: part.latency });
-      if (first) return;
       const was = prev.get(url);
-      if (was === undefined) {
+      if (first || was === undefined) {
+        next.set(url, { fields: part.fields, json: part.json, latency: part.latency });
+        if (first) return;
         added.push(url);
         joined.push(workerJson(part));
         return;
       }
-      const fields = was.json !== part.json && was.json.text !== part.json.text;
-      const latency = was.latency !== part.latency && was.latency.text !== part.latency.text;
+      // By identity and counts, not by text: the JSON is written only for what is sent.
+      const fields = was.json !== part.json;
+      const latency =
+        was.latency !== part.latency &&
+        (was.latency.ttftCount !== part.latency.ttftCount || was.latency.durationCount !== part.latency.durationCount);
+      // Until it is sent, a worker's histograms stay the ones the reader has.
+      next.set(url, { fields: part.fields, json: part.json, latency: latency ? part.latency : was.latency });
       if (!fields && !latency) return;
       if (was.fields.sample_at_ms !== part.fields.sample_at_ms) moved++;
       (fields && stateMoved(was.fields, part.fields) ? urgent : routine).push({ part, was, index, fields, latency });
@@ -116,15 +121,17 @@ export class StateDeltaEncoder {
     let sent = 0;
     let deferred = 0;
     let resume = -1;
+    let full = false;
     for (const m of [...inTurn(urgent, this.#cursor), ...inTurn(routine, this.#cursor)]) {
-      const json = patchJson(m, column);
-      if (json !== null && json.length + 1 > room && sent >= LEAST_PATCHES) {
-        // Left out: it keeps what was sent, and the next event says all it gained since.
+      const json = full ? undefined : patchJson(m, column);
+      if (json === null) continue;
+      if (json === undefined || (json.length + 1 > room && sent >= LEAST_PATCHES)) {
+        // Left out, and all after it: each keeps what was sent, and its turn says all it gained since.
+        full = true;
         next.set(m.part.fields.url, m.was);
         deferred++;
         continue;
       }
-      if (json === null) continue;
       written.push(json);
       room -= json.length + 1;
       sent++;
@@ -167,11 +174,14 @@ function patchJson(m: Moved, column: boolean): string | null {
   return `${json.slice(0, -1)},${added === null ? `"latency":${m.part.latency.text}` : `"latency_added":${added}`}}`;
 }
 
-/** A changed worker's URL and the fields that differ from what was sent, each whole. */
+/**
+ * A changed worker's URL and the fields that differ from what was sent, each whole.
+ * Both readings are snapshots (the router's workerFields copies what it reads), so
+ * what was sent can be compared as it stands.
+ */
 function changedFields(was: SentWorker, part: WorkerPart): Record<string, unknown> {
   const patch: Record<string, unknown> = { url: part.fields.url };
-  // The sent JSON, parsed again: the live fields may share objects that moved since.
-  const before = JSON.parse(was.json.text) as Record<string, unknown>;
+  const before = was.fields as unknown as Record<string, unknown>;
   for (const [key, value] of Object.entries(part.fields)) {
     const old = before[key];
     const same = typeof value === 'object' && value !== null ? JSON.stringify(value) === JSON.stringify(old) : value === old;

@@ -4,10 +4,25 @@ import type { Worker } from '../upstream/worker.js';
 /** A worker's entry apart from its sample's age and its latency, which the document keeps separately. */
 export type WorkerFields = Omit<AdminWorker, 'sample_age_ms' | 'latency'>;
 
-/** A worker's fields as JSON, and encoded without the closing brace (its age and latency follow); the same object while the fields stand. */
-export interface FieldsJson {
-  readonly text: string;
-  readonly open: Buffer;
+/**
+ * A worker's fields as JSON, and encoded without the closing brace (its age and latency
+ * follow); the same object while the fields stand. Written when first read: a stream's
+ * delta reads only the workers it sends, the whole document every one.
+ */
+export class FieldsJson {
+  #text: string | undefined;
+  #open: Buffer | undefined;
+
+  /** `fields` is a snapshot (workerFields copies what it reads), so writing it later writes what it held. */
+  constructor(readonly fields: WorkerFields) {}
+
+  get text(): string {
+    return (this.#text ??= workerFieldsJson(this.fields));
+  }
+
+  get open(): Buffer {
+    return (this.#open ??= Buffer.from(this.text.slice(0, -1)));
+  }
 }
 
 /**
@@ -16,14 +31,13 @@ export interface FieldsJson {
  * which is written apart. Keyed by the worker object, as WorkerLatencyJson.
  */
 export class WorkerFieldsJson {
-  readonly #cache = new WeakMap<Worker, { fields: WorkerFields; json: FieldsJson }>();
+  readonly #cache = new WeakMap<Worker, FieldsJson>();
 
   of(worker: Worker, fields: WorkerFields): FieldsJson {
     const hit = this.#cache.get(worker);
-    if (hit !== undefined && sameFields(hit.fields, fields)) return hit.json;
-    const text = workerFieldsJson(fields);
-    const json = { text, open: Buffer.from(text.slice(0, -1)) };
-    this.#cache.set(worker, { fields, json });
+    if (hit !== undefined && sameFields(hit.fields, fields)) return hit;
+    const json = new FieldsJson(fields);
+    this.#cache.set(worker, json);
     return json;
   }
 }
