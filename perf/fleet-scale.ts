@@ -11,16 +11,22 @@
  *   opened a connection to every worker (the chats miss the prefix index, so they
  *   spread over the whole fleet);
  * - `/metrics` and the full default `/admin/state` after that traffic, when every
- *   worker has its request series: time to fetch by curl (median of 5) and size;
+ *   worker has its request series: time to fetch by curl (median of 5, and the first,
+ *   which writes every worker that changed) and size;
  * - `/admin/stream` bytes per event as `top` reads it (deltas), the largest after the
- *   first, during a third traffic run with that stream attached, and that run's p50
+ *   first, and the most changed workers one deferred, during a third traffic run with
+ *   that stream attached, and that run's p50
  *   and p99: what an attached console adds;
+ * - the same traffic through the bare proxy (an undici Pool per upstream, nothing else)
+ *   in front of the same fleet, with its young-generation pauses: what the fleet costs any
+ *   Node proxy on undici;
  * - the router's resident memory, and its young-generation collections (--trace-gc)
  *   while the measured traffic runs: their count, mean and longest pause.
  *
  *   npm run perf -- fleet-scale [--workers 4096] [--seconds 8]
  */
 import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -57,7 +63,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
  * Time to fetch `url` whole, median of 5, by curl when it is there (an independent
  * client, as a Prometheus scraper is), else by undici.
  */
-async function timed(url: string): Promise<{ ms: number; bytes: number }> {
+async function timed(url: string): Promise<{ ms: number; first_ms: number; bytes: number }> {
   const runs: number[] = [];
   let bytes = 0;
   for (let i = 0; i < 5; i++) {
@@ -74,7 +80,7 @@ async function timed(url: string): Promise<{ ms: number; bytes: number }> {
     runs.push(performance.now() - t0);
     bytes = body.byteLength;
   }
-  return { ms: Number(median(runs).toFixed(1)), bytes };
+  return { ms: Number(median(runs).toFixed(1)), first_ms: Number(runs[0]!.toFixed(1)), bytes };
 }
 
 /**
@@ -82,9 +88,11 @@ async function timed(url: string): Promise<{ ms: number; bytes: number }> {
  * decision records, src/fleet/replica-client.ts), read until `stop` resolves: the first
  * event is the whole state by design, every later one what changed since.
  */
-async function streamEventSizes(url: string, stop: Promise<unknown>): Promise<number[]> {
+async function streamEventSizes(url: string, stop: Promise<unknown>): Promise<{ sizes: number[]; deferred: number }> {
   const res = await request(`${url}/admin/stream?interval_ms=1000&decisions=1&delta=1`);
   const sizes: number[] = [];
+  // The most changed workers an event had no room for (docs/metrics-and-admin.md §Stream deltas).
+  let deferred = 0;
   let text = '';
   let done = false;
   void stop.then(() => {
@@ -96,7 +104,9 @@ async function streamEventSizes(url: string, stop: Promise<unknown>): Promise<nu
       text += (chunk as Buffer).toString();
       let at: number;
       while ((at = text.indexOf('\n\n')) >= 0) {
-        sizes.push(Buffer.byteLength(text.slice(0, at + 2)));
+        const event = text.slice(0, at + 2);
+        sizes.push(Buffer.byteLength(event));
+        deferred = Math.max(deferred, Number(/"deferred":(\d+)\}\n\n$/.exec(event)?.[1] ?? 0));
         text = text.slice(at + 2);
       }
       if (done) break;
@@ -104,7 +114,7 @@ async function streamEventSizes(url: string, stop: Promise<unknown>): Promise<nu
   } catch {
     // destroyed at stop
   }
-  return sizes;
+  return { sizes, deferred };
 }
 
 const BODY = JSON.stringify({ model: 'fast', messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 });
@@ -156,9 +166,40 @@ async function latency(url: string, dir: string): Promise<{ p50: number; p99: nu
   return { p50: times[Math.floor(times.length * 0.5)]!, p99: times[Math.floor(times.length * 0.99)]!, rps: times.length / SECONDS };
 }
 
+/** Young-generation pauses a `--trace-gc` child prints while `counting` is on, in ms. */
+function scavengeCounter(child: ChildProcess): { counting: boolean; pauses: number[] } {
+  const c = { counting: false, pauses: [] as number[] };
+  child.stdout!.on('data', (chunk: Buffer) => {
+    if (!c.counting) return;
+    for (const m of chunk.toString().matchAll(/Scavenge [^,]*MB, ([\d.]+) \//g)) c.pauses.push(Number(m[1]));
+  });
+  return c;
+}
+
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+
+/**
+ * The same traffic through the bare proxy (perf/support/bare-proxy.ts `--api dispatch`:
+ * an undici Pool per upstream and nothing else) in front of the same fleet: what the
+ * fleet's size costs any Node proxy on undici, apart from the router's own work.
+ */
+async function bareProxy(urls: string[], dir: string): Promise<{ p50: number; p99: number; scavengeMeanMs: number }> {
+  const proxy = await startProcess(['--trace-gc', here('./support/bare-proxy.js'), '--api', 'dispatch', ...urls], /^(http:\/\/\S+)$/m);
+  const gc = scavengeCounter(proxy.child);
+  try {
+    await latency(proxy.out.trim(), dir);
+    gc.counting = true;
+    const lat = await latency(proxy.out.trim(), dir);
+    return { p50: lat.p50, p99: lat.p99, scavengeMeanMs: mean(gc.pauses) };
+  } finally {
+    await stopProcess(proxy.child);
+  }
+}
+
 async function measure(workers: number, dir: string): Promise<Figures> {
   const upstream = await startProcess([here('./support/fast-upstream.js'), String(workers)], /^(http:\/\/.+)$/m);
   const urls = upstream.out.trim().split(' ');
+  const bare = await bareProxy(urls, dir);
   const rc = path.join(dir, `routerrc-${workers}.json`);
   writeFileSync(rc, JSON.stringify({ 'worker-urls': urls }));
   // --trace-gc: the young-generation pauses are what a large fleet adds to a request's latency.
@@ -168,12 +209,8 @@ async function measure(workers: number, dir: string): Promise<Figures> {
   );
   const url = router.out.trim();
   const pid = router.child.pid!;
-  const scavenges: number[] = [];
-  let counting = false;
-  router.child.stdout!.on('data', (c: Buffer) => {
-    if (!counting) return;
-    for (const m of c.toString().matchAll(/Scavenge [^,]*MB, ([\d.]+) \//g)) scavenges.push(Number(m[1]));
-  });
+  const gc = scavengeCounter(router.child);
+  const scavenges = gc.pauses;
   try {
     // Let introspection and the first polls settle, then read the idle cost.
     await new Promise((r) => setTimeout(r, 3000));
@@ -184,10 +221,10 @@ async function measure(workers: number, dir: string): Promise<Figures> {
     await latency(url, dir);
     // Who was busy while the client ran: the router, the stub, and the rest (the client, mostly), in cores.
     const [r0, s0, m0, t0] = [cpuSeconds(pid), cpuSeconds(upstream.child.pid!), machineTicks(), performance.now()];
-    counting = true;
+    gc.counting = true;
     const lat = await latency(url, dir);
     const wall = (performance.now() - t0) / 1000;
-    counting = false;
+    gc.counting = false;
     const m1 = machineTicks();
     const routerCores = (cpuSeconds(pid) - r0) / wall;
     const stubCores = (cpuSeconds(upstream.child.pid!) - s0) / wall;
@@ -195,7 +232,7 @@ async function measure(workers: number, dir: string): Promise<Figures> {
     // Then the same traffic with a console attached: its stream's events, as large as
     // changes make them, and what building them every second adds to the requests.
     const withConsole = latency(url, dir);
-    const events = await streamEventSizes(url, withConsole);
+    const { sizes: events, deferred } = await streamEventSizes(url, withConsole);
     const latConsole = await withConsole;
     const later = events.slice(1).sort((a, b) => a - b);
     // After traffic, every worker has its request series: the documents are as large as they get.
@@ -207,20 +244,26 @@ async function measure(workers: number, dir: string): Promise<Figures> {
       poll_interval_ms: pollIntervalMs(250, workers, 5000),
       poll_us: Number(((idleCore * 1e6) / (workers / (pollIntervalMs(250, workers, 5000) / 1000))).toFixed(1)),
       admin_state_ms: state.ms,
+      admin_state_first_ms: state.first_ms,
       admin_state_kb: Math.round(state.bytes / 1024),
       metrics_ms: metrics.ms,
+      metrics_first_ms: metrics.first_ms,
       metrics_kb: Math.round(metrics.bytes / 1024),
       stream_first_event_kb: Math.round((events[0] ?? 0) / 1024),
       stream_event_kb: Math.round((later[later.length - 1] ?? 0) / 1024),
       stream_event_median_kb: Math.round((later[Math.floor(later.length / 2)] ?? 0) / 1024),
+      stream_deferred_max: deferred,
       p50_ms: Number(lat.p50.toFixed(2)),
       p99_ms: Number(lat.p99.toFixed(2)),
+      bare_p50_ms: Number(bare.p50.toFixed(2)),
+      bare_p99_ms: Number(bare.p99.toFixed(2)),
+      bare_scavenge_mean_ms: Number(bare.scavengeMeanMs.toFixed(2)),
       console_p50_ms: Number(latConsole.p50.toFixed(2)),
       console_p99_ms: Number(latConsole.p99.toFixed(2)),
       rps: Math.round(lat.rps),
       rss_mib: Math.round(rssMiB(pid)),
       scavenges: scavenges.length,
-      scavenge_mean_ms: Number((scavenges.reduce((a, b) => a + b, 0) / Math.max(1, scavenges.length)).toFixed(2)),
+      scavenge_mean_ms: Number(mean(scavenges).toFixed(2)),
       scavenge_max_ms: Number(Math.max(0, ...scavenges).toFixed(1)),
       scavenge_share_pct: Number(((100 * scavenges.reduce((a, b) => a + b, 0)) / (wall * 1000)).toFixed(1)),
       load_router_cores: Number(routerCores.toFixed(2)),
@@ -241,12 +284,12 @@ try {
   const small = await measure(8, dir);
   const large = await measure(WORKERS, dir);
   console.log(
-    '| workers | idle router CPU | each polled every | per poll | p50 / p99 ms | with a console: p50 / p99 | req/s | cores: router / stub / rest | scavenges: n, mean, max ms, share | /admin/state | /metrics | stream: first, median, largest event | RSS |',
+    '| workers | idle router CPU | each polled every | per poll | p50 / p99 ms | with a console: p50 / p99 | bare proxy: p50 / p99, scavenge mean | req/s | cores: router / stub / rest | scavenges: n, mean, max ms, share | /admin/state: median, first | /metrics: median, first | stream: first, median, largest event, most deferred | RSS |',
   );
-  console.log('|---:|---:|---:|---:|---|---|---:|---|---|---|---|---|---:|');
+  console.log('|---:|---:|---:|---:|---|---|---|---:|---|---|---|---|---|---:|');
   for (const f of [small, large]) {
     console.log(
-      `| ${f.workers} | ${f.idle_core_pct} % | ${f.poll_interval_ms} ms | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} | ${f.console_p50_ms} / ${f.console_p99_ms} | ${f.rps} | ${f.load_router_cores} / ${f.load_stub_cores} / ${f.load_rest_cores} | ${f.scavenges}, ${f.scavenge_mean_ms}, ${f.scavenge_max_ms}, ${f.scavenge_share_pct} % | ${f.admin_state_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_kb} KB | ${f.stream_first_event_kb} KB, ${f.stream_event_median_kb} KB, ${f.stream_event_kb} KB | ${f.rss_mib} MiB |`,
+      `| ${f.workers} | ${f.idle_core_pct} % | ${f.poll_interval_ms} ms | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} | ${f.console_p50_ms} / ${f.console_p99_ms} | ${f.bare_p50_ms} / ${f.bare_p99_ms}, ${f.bare_scavenge_mean_ms} ms | ${f.rps} | ${f.load_router_cores} / ${f.load_stub_cores} / ${f.load_rest_cores} | ${f.scavenges}, ${f.scavenge_mean_ms}, ${f.scavenge_max_ms}, ${f.scavenge_share_pct} % | ${f.admin_state_ms} ms, ${f.admin_state_first_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_first_ms} ms, ${f.metrics_kb} KB | ${f.stream_first_event_kb} KB, ${f.stream_event_median_kb} KB, ${f.stream_event_kb} KB, ${f.stream_deferred_max} | ${f.rss_mib} MiB |`,
     );
   }
   const figures: Figures = {};
