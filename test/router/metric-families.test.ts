@@ -57,3 +57,29 @@ describe('ExpositionWriter.gaugeEach', () => {
     expect(series(text)).toEqual(['g{n="1"} 10', 'g{n="3"} 30']);
   });
 });
+
+describe('a histogram series read for the admin state', () => {
+  it('writes what JSON.stringify of its snapshot writes, and holds what it read while the series moves on', () => {
+    const h = new HistogramFamily('h', 'h', ['worker'], [0.005, 0.1, 1.5, 30]);
+    for (const v of [0.001, 0.07, 0.3333333333333333, 2, 45, 0.1]) h.observe(['http://a'], v);
+    const read = h.reading(['http://a']);
+    expect(JSON.parse(read.json())).toEqual(read.snapshot());
+    expect(read.json()).toBe(JSON.stringify(h.snapshot(['http://a'])));
+    // Observations after the reading do not reach it, however late it is written.
+    h.observe(['http://a'], 0.002);
+    expect(h.snapshot(['http://a']).count).toBe(7);
+    expect(read.snapshot()).toEqual({
+      buckets: [
+        { le: 0.005, count: 1 },
+        { le: 0.1, count: 3 },
+        { le: 1.5, count: 4 },
+        { le: 30, count: 5 },
+      ],
+      count: 6,
+      sum: 0.001 + 0.07 + 0.3333333333333333 + 2 + 45 + 0.1,
+    });
+    expect(read.json()).toBe(JSON.stringify(read.snapshot()));
+    // A series that took nothing reads as zeros.
+    expect(h.reading(['http://none']).json()).toBe(JSON.stringify(h.snapshot(['http://none'])));
+  });
+});

@@ -115,6 +115,21 @@ export class HistogramFamily {
     return { buckets, count: s?.count ?? 0, sum: s?.sum ?? 0 };
   }
 
+  /** One series as it stands now, copied: what is written from it later is what it held now. */
+  reading(labels: readonly string[]): HistogramReading {
+    const s = this.series.get(labels);
+    this.#heads ??= this.bounds.map((le, i) => `${i > 0 ? ',' : ''}{"le":${JSON.stringify(le)},"count":`);
+    return new HistogramReading(
+      this.bounds,
+      this.#heads,
+      s ? s.counts.slice() : new Float64Array(this.bounds.length + 1),
+      s?.count ?? 0,
+      s?.sum ?? 0,
+    );
+  }
+
+  #heads: string[] | undefined;
+
   samples(): HistogramSeries[] {
     this.sorted ??= sortByLabels([...this.series.values()]);
     return this.sorted.map((s) => ({
@@ -154,4 +169,38 @@ function sortByLabels<T extends { labels: string[] }>(list: T[]): T[] {
     }
     return 0;
   });
+}
+
+/** A histogram series copied at one moment (HistogramFamily.reading). */
+export class HistogramReading {
+  constructor(
+    private readonly bounds: readonly number[],
+    /** Each bucket's JSON up to its count. */
+    private readonly heads: readonly string[],
+    private readonly counts: Float64Array,
+    readonly count: number,
+    readonly sum: number,
+  ) {}
+
+  /** Cumulative buckets, as the admin state holds them. */
+  snapshot(): { buckets: Array<{ le: number; count: number }>; count: number; sum: number } {
+    const buckets: Array<{ le: number; count: number }> = [];
+    let acc = 0;
+    this.bounds.forEach((le, i) => {
+      acc += this.counts[i]!;
+      buckets.push({ le, count: acc });
+    });
+    return { buckets, count: this.count, sum: this.sum };
+  }
+
+  /** What JSON.stringify(snapshot()) writes, written without building the buckets: a document of thousands of workers writes one for every worker that took a request. */
+  json(): string {
+    let out = '{"buckets":[';
+    let acc = 0;
+    for (let i = 0; i < this.heads.length; i++) {
+      acc += this.counts[i]!;
+      out += `${this.heads[i]!}${acc}}`;
+    }
+    return `${out}],"count":${this.count},"sum":${JSON.stringify(this.sum)}}`;
+  }
 }

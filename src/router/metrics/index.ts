@@ -1,2 +1,3 @@
 export { RouterMetrics, outcomeFromStatus, DECISIONS, DIVERTED_OVERLAP_BUCKETS, UNKNOWN_MODEL } from './router-metrics.js';
 export type { GaugeSource, WorkerGaugeSource } from './router-metrics.js';
+export type { HistogramReading } from './families.js';

@@ -2,7 +2,7 @@ import type { RouterConfig } from '../../config/index.js';
 import { DECISIONS } from '../../contract/index.js';
 import type { AdminState, AdminWorker } from '../../contract/index.js';
 import type { KvCatchUp } from '../../engines/index.js';
-import type { RouterMetrics } from '../metrics/index.js';
+import type { HistogramReading, RouterMetrics } from '../metrics/index.js';
 import type { QueueGate } from '../policies/index.js';
 import type { WorkerReading } from '../status/worker-status.js';
 import type { Worker } from '../upstream/worker.js';
@@ -49,8 +49,8 @@ export interface WorkerPart {
 
 /**
  * A worker's `latency` as JSON, and encoded; the same object while its histograms take
- * no observation. Built when first read, as FieldsJson: until then it is the two
- * counts, which only an observation moves, so building it later builds what it stood for.
+ * no observation. Its histograms are copied when it is made and written when first
+ * read, as FieldsJson: a stream's delta writes only the workers it sends.
  */
 export interface LatencyJson {
   /** Observations of `ttft_seconds` and of `duration_seconds`: two objects with the same counts hold the same histograms. */
@@ -89,43 +89,44 @@ export class WorkerLatencyJson {
     const labels = [worker.url];
     const ttft = m.workerTtft.count(labels);
     const duration = m.workerDuration.count(labels);
-    // Built at once: a later build would read this worker's histograms after they moved.
-    if (ttft === 0 && duration === 0) return (this.#empty ??= built(new LazyLatency(m, labels, 0, 0)));
+    if (ttft === 0 && duration === 0) return (this.#empty ??= this.read(labels));
     const hit = this.#cache.get(worker);
     if (hit !== undefined && hit.ttftCount === ttft && hit.durationCount === duration) return hit;
-    const json = new LazyLatency(m, labels, ttft, duration);
+    const json = this.read(labels);
     this.#cache.set(worker, json);
     return json;
   }
+
+  private read(labels: string[]): LatencyJson {
+    return new LatencyReading(this.metrics.workerTtft.reading(labels), this.metrics.workerDuration.reading(labels));
+  }
 }
 
-function built(l: LatencyJson): LatencyJson {
-  void l.bytes;
-  return l;
-}
-
-/** A worker's latency JSON, built when first read; while its counts stand, that is what it held when made. */
-class LazyLatency implements LatencyJson {
+/** A worker's histograms copied when read, their JSON written when first asked for. */
+class LatencyReading implements LatencyJson {
   #histograms: AdminWorker['latency'] | undefined;
   #text: string | undefined;
   #bytes: Buffer | undefined;
 
   constructor(
-    private readonly metrics: RouterMetrics,
-    private readonly labels: string[],
-    readonly ttftCount: number,
-    readonly durationCount: number,
+    private readonly ttft: HistogramReading,
+    private readonly duration: HistogramReading,
   ) {}
 
+  get ttftCount(): number {
+    return this.ttft.count;
+  }
+
+  get durationCount(): number {
+    return this.duration.count;
+  }
+
   get histograms(): AdminWorker['latency'] {
-    return (this.#histograms ??= {
-      ttft_seconds: this.metrics.workerTtft.snapshot(this.labels),
-      duration_seconds: this.metrics.workerDuration.snapshot(this.labels),
-    });
+    return (this.#histograms ??= { ttft_seconds: this.ttft.snapshot(), duration_seconds: this.duration.snapshot() });
   }
 
   get text(): string {
-    return (this.#text ??= JSON.stringify(this.histograms));
+    return (this.#text ??= `{"ttft_seconds":${this.ttft.json()},"duration_seconds":${this.duration.json()}}`);
   }
 
   get bytes(): Buffer {
