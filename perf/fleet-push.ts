@@ -16,7 +16,20 @@
  * Thousands of ZMQ sockets need more descriptors than a default `ulimit -n`: the
  * benchmark raises its own limit (children inherit it) when it may.
  *
- *   npm run perf -- fleet-push [--workers 4096] [--windows 3] [--no-poll] [--prefix-source events]
+ * `--profile DIR`: the router runs under `--cpu-prof` and leaves its profile in DIR,
+ * with the measuring windows' spans beside it (`windows-push.txt`, CLOCK_MONOTONIC
+ * microseconds) for perf/support/cpu-profile-top.ts to read the windows' self times
+ * without the start-up. `--floor` adds a row (its CPU in the router's column, the
+ * sender's in the stub's): what Node itself costs for the same traffic
+ * (perf/support/tcp-floor.ts), a process holding as many loopback TCP connections,
+ * each bringing a message of `--bytes` a second, read with `onread` into one shared
+ * buffer and nothing else: the floor under the push figure.
+ *
+ * `--router-node-flags "..."` passes node flags to the router (`--perf-basic-prof-only-functions`
+ * names its JIT code for `perf record -p`).
+ *
+ *   npm run perf -- fleet-push [--workers 4096] [--windows 3] [--no-poll] [--prefix-source events] [--profile DIR]
+ *     [--router-node-flags "..."] [--floor [--bytes 60]]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,6 +47,14 @@ const WINDOWS = Math.max(1, Number(benchArg('windows', '3')));
 const WITH_POLL = !process.argv.includes('--no-poll');
 /** `events`: the router subscribes to every worker's KV events too (by default it keys prefixes by requests, and does not). */
 const PREFIX_SOURCE = benchArg('prefix-source', '');
+const PROFILE_DIR = benchArg('profile', '');
+/** Node flags for the router, space-separated (e.g. `--perf-basic-prof-only-functions`, for `perf record -p` over the windows). */
+const ROUTER_NODE_FLAGS = benchArg('router-node-flags', '')
+  .split(' ')
+  .filter((f) => f !== '');
+const FLOOR = process.argv.includes('--floor');
+/** The floor's message: a LoadStat heartbeat in its ZMTP envelope is 38 bytes; a larger one costs the kernel no more work. */
+const FLOOR_BYTES = Number(benchArg('bytes', '60'));
 const WINDOW_S = 10;
 const SETTLE_TIMEOUT_MS = 120_000;
 const WANT_NOFILE = 65_536;
@@ -99,6 +120,55 @@ async function settle(url: string, workers: number, push: boolean): Promise<{ se
   return { seconds: round1((performance.now() - t0) / 1000), last };
 }
 
+const monotonicUs = (): bigint => process.hrtime.bigint() / 1000n;
+
+/** `pid`'s CPU (and `otherCpu`'s beside it) over WINDOWS windows: median, spread, each window; and the windows' spans. */
+async function cpuWindows(pid: number, otherCpu: () => number): Promise<{ figures: Figures; spans: string }> {
+  const routerPct: number[] = [];
+  const otherPct: number[] = [];
+  let spans = '';
+  for (let i = 0; i < WINDOWS; i++) {
+    const [r0, s0, t0, m0] = [cpuSeconds(pid), otherCpu(), performance.now(), monotonicUs()];
+    await sleep(WINDOW_S * 1000);
+    const wall = (performance.now() - t0) / 1000;
+    routerPct.push(round1((100 * (cpuSeconds(pid) - r0)) / wall));
+    otherPct.push(round1((100 * (otherCpu() - s0)) / wall));
+    spans += `${m0} ${monotonicUs()}\n`;
+  }
+  const sorted = [...routerPct].sort((a, b) => a - b);
+  return {
+    figures: {
+      idle_core_pct: sorted[Math.floor(sorted.length / 2)]!,
+      idle_core_pct_min: sorted[0]!,
+      idle_core_pct_max: sorted[sorted.length - 1]!,
+      idle_core_pct_windows: routerPct.join(' '),
+      stub_core_pct_windows: otherPct.join(' '),
+    },
+    spans,
+  };
+}
+
+/**
+ * The floor (perf/support/tcp-floor.ts): Node reading WORKERS loopback connections,
+ * a message a second each, into one shared buffer and doing nothing else.
+ */
+async function measureFloor(): Promise<Figures> {
+  const sender = await startProcess([here('./support/tcp-floor.js'), 'send', String(WORKERS), '--bytes', String(FLOOR_BYTES)], /^(\d+)$/m);
+  try {
+    const receiver = await startProcess([here('./support/tcp-floor.js'), 'receive', sender.out.trim(), String(WORKERS)], /^(ready)$/m);
+    try {
+      // As for the router: connection set-up out of the way first.
+      await sleep(5_000);
+      const w = await cpuWindows(receiver.child.pid!, () => cpuSeconds(sender.child.pid!));
+      return { mode: 'floor', bytes: FLOOR_BYTES, ...w.figures, rss_mib: Math.round(rssMiB(receiver.child.pid!)) };
+    } finally {
+      await stopProcess(receiver.child);
+    }
+  } finally {
+    await stopProcess(sender.child);
+  }
+}
+
 async function measure(push: boolean, dir: string): Promise<Figures> {
   const stubs = await Promise.all(
     stubShares(WORKERS).map((n) =>
@@ -108,8 +178,10 @@ async function measure(push: boolean, dir: string): Promise<Figures> {
   const urls = stubs.flatMap((s) => s.out.trim().split(' '));
   const rc = path.join(dir, `routerrc-${push ? 'push' : 'poll'}.json`);
   writeFileSync(rc, JSON.stringify({ 'worker-urls': urls }));
+  const profiled = [...ROUTER_NODE_FLAGS, ...(PROFILE_DIR === '' ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(PROFILE_DIR)])];
   const router = await startProcess(
     [
+      ...profiled,
       ROUTERCTL_BIN,
       'serve',
       '--no-tui',
@@ -131,26 +203,14 @@ async function measure(push: boolean, dir: string): Promise<Figures> {
     // Start-up's last work out of the way: introspection, the first polls, and the idle
     // keep-alive connections they leave, which the router's HTTP clients close after 10 s.
     await sleep(15_000);
-    const routerPct: number[] = [];
-    const stubPct: number[] = [];
-    for (let i = 0; i < WINDOWS; i++) {
-      const [r0, s0, t0] = [cpuSeconds(pid), stubCpu(), performance.now()];
-      await sleep(WINDOW_S * 1000);
-      const wall = (performance.now() - t0) / 1000;
-      routerPct.push(round1((100 * (cpuSeconds(pid) - r0)) / wall));
-      stubPct.push(round1((100 * (stubCpu() - s0)) / wall));
-    }
+    const w = await cpuWindows(pid, stubCpu);
+    if (PROFILE_DIR !== '') writeFileSync(path.join(PROFILE_DIR, `windows-${push ? 'push' : 'poll'}.txt`), w.spans);
     const after = await freshness(url);
-    const sorted = [...routerPct].sort((a, b) => a - b);
     return {
       mode: push ? 'push' : 'poll',
       stub_processes: stubs.length,
       settle_s: settled.seconds,
-      idle_core_pct: sorted[Math.floor(sorted.length / 2)]!,
-      idle_core_pct_min: sorted[0]!,
-      idle_core_pct_max: sorted[sorted.length - 1]!,
-      idle_core_pct_windows: routerPct.join(' '),
-      stub_core_pct_windows: stubPct.join(' '),
+      ...w.figures,
       rss_mib: Math.round(rssMiB(pid)),
       workers_seen: after.workers,
       fresh: after.fresh,
@@ -169,19 +229,29 @@ try {
   console.log(
     `node ${process.version}; ${WORKERS} workers, dp 1; ${WINDOWS} windows of ${WINDOW_S} s; open files ${nofile} (router and stub inherit it); prefix source ${PREFIX_SOURCE || 'the default'}`,
   );
-  const runs = [await measure(true, dir), ...(WITH_POLL ? [await measure(false, dir)] : [])];
+  const runs = [await measure(true, dir), ...(WITH_POLL ? [await measure(false, dir)] : []), ...(FLOOR ? [await measureFloor()] : [])];
   console.log(
     '| load by | stubs | settled in | idle router CPU (median; windows) | stub CPU (windows) | RSS | fresh | by push | KV feeds |',
   );
   console.log('|---|---:|---:|---|---|---:|---:|---:|---:|');
   for (const f of runs) {
     console.log(
-      `| ${f.mode} | ${f.stub_processes} | ${f.settle_s} s | ${f.idle_core_pct} % (${f.idle_core_pct_windows}) | ${f.stub_core_pct_windows} | ${f.rss_mib} MiB | ${f.fresh} / ${f.workers_seen} | ${f.pushed} | ${f.kv_feeds} |`,
+      f.mode === 'floor'
+        ? `| floor: ${WORKERS} TCP reads, no router | 1 | - | ${f.idle_core_pct} % (${f.idle_core_pct_windows}) | ${f.stub_core_pct_windows} | ${f.rss_mib} MiB | - | - | - |`
+        : `| ${f.mode} | ${f.stub_processes} | ${f.settle_s} s | ${f.idle_core_pct} % (${f.idle_core_pct_windows}) | ${f.stub_core_pct_windows} | ${f.rss_mib} MiB | ${f.fresh} / ${f.workers_seen} | ${f.pushed} | ${f.kv_feeds} |`,
     );
   }
   const figures: Figures = { workers: WORKERS, open_files: nofile, prefix_source: PREFIX_SOURCE || 'default' };
   for (const f of runs) for (const [k, v] of Object.entries(f)) if (k !== 'mode') figures[`${f.mode}_${k}`] = v;
   const pushed = runs[0]!;
+  const floor = runs.find((f) => f.mode === 'floor');
+  if (floor !== undefined) {
+    const over = round1(Number(pushed.idle_core_pct) - Number(floor.idle_core_pct));
+    figures.push_over_floor_core_pct = over;
+    console.log(
+      `push: ${over} points of a core over the floor (${round1(Number(pushed.idle_core_pct) / Number(floor.idle_core_pct))}× it)`,
+    );
+  }
   const goals: GoalVerdict[] =
     WORKERS === 4096
       ? [
