@@ -12,7 +12,7 @@
  *
  * fleet-push --floor starts both and reads the receiver's CPU from /proc.
  *
- *   node dist/perf/support/tcp-floor.js send 4096 [--bytes 60]
+ *   node dist/perf/support/tcp-floor.js send 4096 [--bytes 60] [--tick-ms 10]
  *   node dist/perf/support/tcp-floor.js receive PORT 4096
  */
 import { connect, createServer } from 'node:net';
@@ -20,9 +20,9 @@ import type { Socket } from 'node:net';
 import { benchArg } from './args.js';
 
 const HEARTBEAT_MS = 1000;
-const TICK_MS = 10;
 
-function send(n: number, bytes: number): void {
+/** Each tick writes its share of the second's messages: every 10 ms as fast-push-upstream does, or `--tick-ms 1` for wake-ups closer to independent engines'. */
+function send(n: number, bytes: number, tickMs: number): void {
   const message = Buffer.alloc(bytes, 0x61);
   const peers: Socket[] = [];
   const server = createServer((s) => {
@@ -35,12 +35,12 @@ function send(n: number, bytes: number): void {
   let carry = 0;
   setInterval(() => {
     if (peers.length === 0) return;
-    carry += (n * TICK_MS) / HEARTBEAT_MS;
+    carry += (n * tickMs) / HEARTBEAT_MS;
     for (; carry >= 1; carry--) {
       peers[cursor % peers.length]!.write(message);
       cursor = (cursor + 1) % peers.length;
     }
-  }, TICK_MS);
+  }, tickMs);
 }
 
 function receive(port: number, n: number): void {
@@ -79,6 +79,6 @@ function receive(port: number, n: number): void {
 }
 
 const [mode, a, b] = process.argv.slice(2);
-if (mode === 'send') send(Number(a), Number(benchArg('bytes', '60')));
+if (mode === 'send') send(Number(a), Number(benchArg('bytes', '60')), Number(benchArg('tick-ms', '10')));
 else if (mode === 'receive') receive(Number(a), Number(b));
-else throw new Error('usage: tcp-floor send N [--bytes 60] | receive PORT N');
+else throw new Error('usage: tcp-floor send N [--bytes 60] [--tick-ms 10] | receive PORT N');

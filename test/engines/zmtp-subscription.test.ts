@@ -210,3 +210,84 @@ describe('ZmtpSubscription on a byte stream', () => {
     expect(capped.frames).toHaveLength(0);
   });
 });
+
+describe('ZmtpSubscription reading the envelope in place', () => {
+  const seq8 = (hi: number, lo: number): Buffer => {
+    const b = Buffer.alloc(8);
+    b.writeUInt32BE(hi, 0);
+    b.writeUInt32BE(lo, 4);
+    return b;
+  };
+  const message = (...frames: Buffer[]): Buffer => Buffer.concat(frames.map((f, i) => shortFrame(i < frames.length - 1, f)));
+  const good = (seq: number): Buffer => message(Buffer.from('load'), sequenceFrame(seq), Buffer.from([0xc0]));
+
+  it.each([
+    ['two frames', message(Buffer.from('load'), sequenceFrame(1)), /a message of 2 frames/],
+    ['four frames', message(Buffer.from('load'), sequenceFrame(1), Buffer.from([0xc0]), Buffer.from([0xc0])), /a message of 4 frames/],
+    ['one frame', message(Buffer.from('load')), /a message of 1 frames/],
+    ['a 4-byte sequence', message(Buffer.from('load'), Buffer.from([0, 0, 0, 1]), Buffer.from([0xc0])), /a 4-byte sequence frame/],
+    ['a sequence past 2^53', message(Buffer.from('load'), seq8(0x200000, 0), Buffer.from([0xc0])), /beyond 2\^53/],
+  ])('reports %s as readPushFrame words it, and reads the next message', async (_name, bad, why) => {
+    const { endpoint } = await handPublisher(() => Buffer.concat([bad, good(9)]), 4096);
+    const { sub, frames, malformed } = subscribe(endpoint);
+    await eventually(async () => frames.length === 1, 3000);
+    expect(malformed).toHaveLength(1);
+    expect(malformed[0]).toMatch(why);
+    expect(frames[0]!.seq).toBe(9);
+    expect(sub).toMatchObject({ received: 2, malformed: 1, protocolErrors: 0 });
+  });
+
+  it('reads the sequence from both words, up to 2^53 - 1', async () => {
+    const { endpoint } = await handPublisher(
+      () =>
+        Buffer.concat([
+          message(Buffer.from('load'), seq8(0x1fffff, 0xffffffff), Buffer.from([0xc0])),
+          message(Buffer.from('load'), seq8(1, 2), Buffer.from([0xc0])),
+        ]),
+      4096,
+    );
+    const { frames } = subscribe(endpoint);
+    await eventually(async () => frames.length === 2, 3000);
+    expect(frames.map((f) => f.seq)).toEqual([Number.MAX_SAFE_INTEGER, 0x1_0000_0002]);
+  });
+
+  it('hands an unchanged payload on as the same buffer, and a changed one as a new copy', async () => {
+    const stat = (waiting: number): Buffer => Buffer.from([0x93, 0xa1, 0x4c, waiting]);
+    const { endpoint } = await handPublisher(
+      () => Buffer.concat([1, 1, 2, 2, 1].map((waiting, i) => message(Buffer.from('load'), sequenceFrame(i), stat(waiting)))),
+      7,
+    );
+    const { frames } = subscribe(endpoint);
+    await eventually(async () => frames.length === 5, 3000);
+    const [a, b, c, d, e] = frames.map((f) => f.payload) as [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array];
+    expect(b).toBe(a);
+    expect(c).not.toBe(b);
+    expect(d).toBe(c);
+    expect(e).not.toBe(a);
+    expect([a, c, e].map((p) => p[3])).toEqual([1, 2, 1]);
+  });
+
+  it.each([
+    // [subscribed, published, delivered as]
+    ['load', 'load', 'load'],
+    ['load', 'load.rank1', 'load.rank1'],
+    ['load', 'lo', null],
+    ['load', 'kv', null],
+    ['', 'anything', 'anything'],
+    ['lö', 'lö-ad', 'lö-ad'],
+  ])('subscribed to %j, a message on %j is delivered as %j: the topic is compared by its bytes', async (topic, published, delivered) => {
+    const { endpoint } = await handPublisher(
+      () =>
+        Buffer.concat([
+          message(Buffer.from(published), sequenceFrame(1), Buffer.from([0xc0])),
+          message(Buffer.from(topic === '' ? 'x' : topic), sequenceFrame(2), Buffer.from([0xc0])),
+        ]),
+      4096,
+    );
+    const { frames, malformed } = subscribe(endpoint, topic);
+    // The second message is on the subscribed topic itself: once it is in, the first was delivered or dropped.
+    await eventually(async () => frames.some((f) => f.seq === 2), 3000);
+    expect(frames.filter((f) => f.seq === 1).map((f) => f.topic)).toEqual(delivered === null ? [] : [delivered]);
+    expect(malformed).toEqual([]);
+  });
+});

@@ -60,6 +60,32 @@ const READY = readyCommand();
  * allocated per read. What outlives a read is copied out of it.
  */
 const READ_BUFFER = Buffer.alloc(64 * 1024);
+/**
+ * Where the message being parsed has its frames, as [start, length] pairs in the data
+ * parsed: shared for the same reason, a parse never being interrupted by another.
+ */
+const FRAMES = new Int32Array(2 * MAX_FRAMES);
+
+interface Topic {
+  readonly bytes: Buffer;
+  readonly text: string;
+}
+const newTopic = (bytes: Buffer): Topic => ({ bytes, text: bytes.toString('utf8') });
+/**
+ * Topics by name, one object for every subscription to the same one: a router's
+ * thousands of load subscriptions compare each message with the same bytes, which
+ * stay in the cache, rather than each with its own. Engines name the topic, so only
+ * the first few names are kept.
+ */
+const TOPICS = new Map<string, Topic>();
+function sharedTopic(name: string): Topic {
+  let t = TOPICS.get(name);
+  if (t === undefined) {
+    t = newTopic(Buffer.from(name, 'utf8'));
+    if (TOPICS.size < 16) TOPICS.set(name, t);
+  }
+  return t;
+}
 
 /**
  * A SUB on one publisher over plain TCP, speaking ZMTP 3.0 itself (docs/engine-load.md
@@ -85,6 +111,12 @@ export class ZmtpSubscription {
   #pending: Buffer | null = null;
   #greeted = false;
   #ready = false;
+  /** The topic subscribed to, shared with every subscription to it. */
+  readonly #subscribed: Topic;
+  /** The last message's topic when it was longer than the one subscribed to (the publisher filters by prefix). */
+  #longer: Topic;
+  /** The last message's payload, a copy handed on again while the bytes stay the same. */
+  #payload: Buffer | undefined;
   readonly #host: string;
   readonly #port: number;
   /** Messages received, and ones that were not a push envelope. */
@@ -110,6 +142,7 @@ export class ZmtpSubscription {
     if (parsed.host === null) throw new Error(`'${endpoint}' names no host to connect to`);
     this.#host = parsed.host.startsWith('[') ? parsed.host.slice(1, -1) : parsed.host;
     this.#port = parsed.port;
+    this.#subscribed = this.#longer = sharedTopic(topic);
     this.#connect();
   }
 
@@ -163,7 +196,9 @@ export class ZmtpSubscription {
   /**
    * Parse what arrived; a reason when the stream is not ZMTP as a publisher speaks it,
    * else null. A message is handed on only once all its frames are in; the bytes of
-   * one cut short by the read are kept and parsed again with the next.
+   * one cut short by the read are kept and parsed again with the next. Frames are
+   * noted as offsets into `data` (FRAMES), not as views: a heartbeat allocates nothing
+   * on the way to the consumer but its PushFrame.
    */
   #read(read: Buffer, readLength: number): string | null {
     const data = this.#pending === null ? read : Buffer.concat([this.#pending, read.subarray(0, readLength)]);
@@ -183,7 +218,7 @@ export class ZmtpSubscription {
       this.#greeted = true;
       at = 64;
     }
-    let frames: Buffer[] = [];
+    let frames = 0;
     let messageStart = at;
     let messageBytes = 0;
     while (end - at >= 2) {
@@ -200,22 +235,24 @@ export class ZmtpSubscription {
       }
       if (size > MAX_MESSAGE_BYTES) return `a frame of ${size} bytes (at most ${MAX_MESSAGE_BYTES} are taken)`;
       if (end - at - head < size) break;
-      const body = data.subarray(at + head, at + head + size);
-      at += head + size;
+      const body = at + head;
+      at = body + size;
       if ((flags & 0x04) !== 0) {
-        const why = this.#command(body);
+        const why = this.#command(data.subarray(body, at));
         if (why !== null) return why;
         messageStart = at;
         continue;
       }
       if (!this.#ready) return 'a message before the READY command';
-      frames.push(body);
+      if (frames >= MAX_FRAMES || messageBytes + size > MAX_MESSAGE_BYTES) return 'a message of too many frames or bytes';
+      FRAMES[2 * frames] = body;
+      FRAMES[2 * frames + 1] = size;
+      frames++;
       messageBytes += size;
-      if (frames.length > MAX_FRAMES || messageBytes > MAX_MESSAGE_BYTES) return 'a message of too many frames or bytes';
       if ((flags & 0x01) === 0) {
-        this.#message(frames);
+        this.#message(data, frames);
         if (this.#closed) return null;
-        frames = [];
+        frames = 0;
         messageBytes = 0;
         messageStart = at;
       }
@@ -234,13 +271,49 @@ export class ZmtpSubscription {
     return null;
   }
 
-  #message(frames: Buffer[]): void {
+  /**
+   * One whole message, its `count` frames at FRAMES in `data`. The envelope is read in
+   * place: the topic compared by its bytes with the one subscribed to (a longer one's
+   * text decoded once while it stays the same), the sequence read from the bytes, and
+   * the payload copied out only when it differs from the last message's; an unchanged
+   * one is handed on as the same buffer again, so a consumer may tell a heartbeat by
+   * identity. Anything that is not a plain envelope goes through readPushFrameOr,
+   * which says what is wrong.
+   */
+  #message(data: Buffer, count: number): void {
     this.received++;
-    const frame = readPushFrameOr(frames, this.#malformed);
-    if (frame === undefined) return;
+    if (count !== 3 || FRAMES[3] !== 8 || data.readUInt32BE(FRAMES[2]!) > 0x1fffff) {
+      const frames: Buffer[] = [];
+      for (let i = 0; i < count; i++) frames.push(data.subarray(FRAMES[2 * i]!, FRAMES[2 * i]! + FRAMES[2 * i + 1]!));
+      // readPushFrame refuses every one of these, and says why; a plain envelope is read below.
+      readPushFrameOr(frames, this.#malformed);
+      return;
+    }
+    const topicAt = FRAMES[0]!;
+    const topicLength = FRAMES[1]!;
     // The publisher filters by prefix; this only guards against one that does not.
-    if (!frame.topic.startsWith(this.topic)) return;
+    const subscribed = this.#subscribed;
+    if (topicLength < subscribed.bytes.length || !sameBytes(data, topicAt, subscribed.bytes, 0, subscribed.bytes.length)) return;
+    let topic = subscribed;
+    if (topicLength > subscribed.bytes.length) {
+      topic = this.#longer;
+      if (topic.bytes.length !== topicLength || !sameBytes(data, topicAt, topic.bytes, 0, topicLength))
+        this.#longer = topic = newTopic(Buffer.from(data.subarray(topicAt, topicAt + topicLength)));
+    }
+    const seqAt = FRAMES[2]!;
+    const seq = data.readUInt32BE(seqAt) * 0x1_0000_0000 + data.readUInt32BE(seqAt + 4);
+    const payloadAt = FRAMES[4]!;
+    const payloadLength = FRAMES[5]!;
+    let payload = this.#payload;
     // Its own copy: the frame's bytes are in the shared read buffer.
-    this.onFrame({ topic: frame.topic, seq: frame.seq, payload: Buffer.from(frame.payload) });
+    if (payload === undefined || payload.length !== payloadLength || !sameBytes(data, payloadAt, payload, 0, payloadLength))
+      this.#payload = payload = Buffer.from(data.subarray(payloadAt, payloadAt + payloadLength));
+    this.onFrame({ topic: topic.text, seq, payload });
   }
+}
+
+/** Whether `a[aAt..aAt+n)` and `b[bAt..bAt+n)` hold the same bytes; a loop, as these are a few dozen bytes. */
+function sameBytes(a: Uint8Array, aAt: number, b: Uint8Array, bAt: number, n: number): boolean {
+  for (let i = 0; i < n; i++) if (a[aAt + i] !== b[bAt + i]) return false;
+  return true;
 }

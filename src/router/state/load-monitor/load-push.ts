@@ -23,15 +23,28 @@ export interface LoadPushStats {
 
 interface RankState {
   reading: RankReading | undefined;
-  /** The payload `reading` was decoded from: an idle engine re-sends the same bytes every second. */
+  /**
+   * The payload `reading` was decoded from: an idle engine re-sends the same bytes
+   * every second, and the subscription hands an unchanged payload on as the same
+   * buffer, so a heartbeat is told by identity.
+   */
   payload: Uint8Array | undefined;
   at: number;
   readonly tracker: SequenceTracker;
 }
 
 interface WorkerPush extends LoadPushStats {
+  readonly worker: Worker;
   readonly subscriptions: ZmtpSubscription[];
   readonly ranks: RankState[];
+  /**
+   * What the table was last given: replaced (never changed in place) when a rank's
+   * reading changes, and given again as it is for a heartbeat, which only moves the
+   * sample's time.
+   */
+  readings: ReadonlyArray<readonly [number, RankReading]>;
+  /** The oldest rank's last frame; -Infinity until every rank has spoken. The worker is live while it is recent. */
+  oldest: number;
   frames: number;
   decodeErrors: number;
   missed: number;
@@ -52,7 +65,12 @@ interface WorkerPush extends LoadPushStats {
 export class LoadPush {
   readonly #table: LoadTable;
   readonly #now: () => number;
-  readonly #workers = new Map<Worker, WorkerPush>();
+  /**
+   * By the worker's slot: the sampler asks whether each worker it comes to is live, and
+   * the event watcher asks it of the whole fleet twice a second, so this is an index,
+   * not a hash lookup.
+   */
+  readonly #bySlot: Array<WorkerPush | undefined> = [];
 
   constructor(table: LoadTable, now: () => number) {
     this.#table = table;
@@ -67,6 +85,9 @@ export class LoadPush {
     const subscriptions: ZmtpSubscription[] = [];
     const endpoints: string[] = [];
     const state: WorkerPush = {
+      worker,
+      readings: [],
+      oldest: -Infinity,
       endpoints,
       subscriptions,
       ranks,
@@ -90,45 +111,48 @@ export class LoadPush {
         ),
       );
     }
-    this.#workers.set(worker, state);
+    this.#bySlot[worker.slot] = state;
   }
 
   detach(worker: Worker): void {
-    const s = this.#workers.get(worker);
+    const s = this.#state(worker);
     if (!s) return;
     s.detached = true;
     for (const sub of s.subscriptions) sub.close();
-    this.#workers.delete(worker);
+    this.#bySlot[worker.slot] = undefined;
   }
 
   close(): void {
-    for (const w of [...this.#workers.keys()]) this.detach(w);
+    for (const s of this.#bySlot) if (s) this.detach(s.worker);
   }
 
   /** Every rank of the worker pushed within PUSH_SILENT_AFTER_MS: its load needs no poll. */
   isLive(worker: Worker, now = this.#now()): boolean {
-    const s = this.#workers.get(worker);
-    if (!s) return false;
-    for (const r of s.ranks) if (r.reading === undefined || now - r.at > PUSH_SILENT_AFTER_MS) return false;
-    return true;
+    const s = this.#state(worker);
+    return s !== undefined && now - s.oldest <= PUSH_SILENT_AFTER_MS;
   }
 
   /** Whether the worker's engine advertises a load channel the router subscribed to. */
   has(worker: Worker): boolean {
-    return this.#workers.has(worker);
+    return this.#state(worker) !== undefined;
   }
 
   stats(worker: Worker): LoadPushStats | undefined {
-    return this.#workers.get(worker);
+    return this.#state(worker);
+  }
+
+  /** A slot is another worker's once this one is gone: the state is the worker's only if it says so. */
+  #state(worker: Worker): WorkerPush | undefined {
+    const s = this.#bySlot[worker.slot];
+    return s?.worker === worker ? s : undefined;
   }
 
   #onFrame(worker: Worker, s: WorkerPush, rank: number, payload: Uint8Array, seq: number): void {
     if (s.detached) return;
     const r = s.ranks[rank]!;
-    let reading: RankReading;
+    let reading = r.reading;
     // The same bytes decode to the same reading: a heartbeat needs no second decode.
-    if (r.reading !== undefined && r.payload !== undefined && sameBytes(payload, r.payload)) reading = r.reading;
-    else {
+    if (reading === undefined || (payload !== r.payload && !sameBytes(payload, r.payload))) {
       try {
         reading = decodeLoadStat(payload).reading;
       } catch (err) {
@@ -143,6 +167,7 @@ export class LoadPush {
     if (verdict.kind === 'gap') s.missed += verdict.to - verdict.from + 1;
     if (verdict.kind === 'reset') s.resets++;
     const now = this.#now();
+    const changed = reading !== r.reading;
     r.reading = reading;
     r.payload = payload;
     r.at = now;
@@ -151,11 +176,9 @@ export class LoadPush {
       if (x.reading === undefined) return; // not every rank has spoken yet
       if (x.at < oldest) oldest = x.at;
     }
-    this.#table.apply(
-      worker,
-      s.ranks.map((x, i) => [i, x.reading!] as const),
-      oldest,
-    );
+    s.oldest = oldest;
+    if (changed || s.readings.length !== s.ranks.length) s.readings = s.ranks.map((x, i) => [i, x.reading!] as const);
+    this.#table.apply(worker, s.readings, oldest);
   }
 
   #error(s: WorkerPush, err: PushDecodeError): void {
@@ -164,6 +187,6 @@ export class LoadPush {
   }
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && Buffer.compare(a, b) === 0;
+function sameBytes(a: Uint8Array, b: Uint8Array | undefined): boolean {
+  return b !== undefined && a.length === b.length && Buffer.compare(a, b) === 0;
 }
