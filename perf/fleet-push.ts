@@ -29,7 +29,7 @@
  * names its JIT code for `perf record -p`).
  *
  *   npm run perf -- fleet-push [--workers 4096] [--windows 3] [--no-poll] [--prefix-source events] [--profile DIR]
- *     [--router-node-flags "..."] [--floor [--bytes 60]]
+ *     [--router-node-flags "..."] [--floor [--bytes 60] [--floor-tick-ms 10]]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,6 +55,8 @@ const ROUTER_NODE_FLAGS = benchArg('router-node-flags', '')
 const FLOOR = process.argv.includes('--floor');
 /** The floor's message: a LoadStat heartbeat in its ZMTP envelope is 38 bytes; a larger one costs the kernel no more work. */
 const FLOOR_BYTES = Number(benchArg('bytes', '60'));
+/** How often the floor's sender writes its share of the second: 10 ms, as the stub ticks; 1 ms wakes the reader about as often as the stub's ZMQ sockets wake the router. */
+const FLOOR_TICK_MS = benchArg('floor-tick-ms', '10');
 const WINDOW_S = 10;
 const SETTLE_TIMEOUT_MS = 120_000;
 const WANT_NOFILE = 65_536;
@@ -153,14 +155,23 @@ async function cpuWindows(pid: number, otherCpu: () => number): Promise<{ figure
  * a message a second each, into one shared buffer and doing nothing else.
  */
 async function measureFloor(): Promise<Figures> {
-  const sender = await startProcess([here('./support/tcp-floor.js'), 'send', String(WORKERS), '--bytes', String(FLOOR_BYTES)], /^(\d+)$/m);
+  const sender = await startProcess(
+    [here('./support/tcp-floor.js'), 'send', String(WORKERS), '--bytes', String(FLOOR_BYTES), '--tick-ms', FLOOR_TICK_MS],
+    /^(\d+)$/m,
+  );
   try {
     const receiver = await startProcess([here('./support/tcp-floor.js'), 'receive', sender.out.trim(), String(WORKERS)], /^(ready)$/m);
     try {
       // As for the router: connection set-up out of the way first.
       await sleep(5_000);
       const w = await cpuWindows(receiver.child.pid!, () => cpuSeconds(sender.child.pid!));
-      return { mode: 'floor', bytes: FLOOR_BYTES, ...w.figures, rss_mib: Math.round(rssMiB(receiver.child.pid!)) };
+      return {
+        mode: 'floor',
+        bytes: FLOOR_BYTES,
+        tick_ms: Number(FLOOR_TICK_MS),
+        ...w.figures,
+        rss_mib: Math.round(rssMiB(receiver.child.pid!)),
+      };
     } finally {
       await stopProcess(receiver.child);
     }
