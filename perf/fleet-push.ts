@@ -26,13 +26,14 @@
  * buffer and nothing else: the floor under the push figure.
  *
  * `--router-node-flags "..."` passes node flags to the router (`--perf-basic-prof-only-functions`
- * names its JIT code for `perf record -p`).
+ * names its JIT code for `perf record -p`); `--router-stdout FILE` keeps what it prints
+ * after its URL (`--trace-gc`'s lines).
  *
  *   npm run perf -- fleet-push [--workers 4096] [--windows 3] [--no-poll] [--prefix-source events] [--profile DIR]
- *     [--router-node-flags "..."] [--floor [--bytes 60] [--floor-tick-ms 10]]
+ *     [--router-node-flags "..."] [--router-stdout FILE] [--floor [--bytes 60] [--floor-tick-ms 10]]
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +53,8 @@ const PROFILE_DIR = benchArg('profile', '');
 const ROUTER_NODE_FLAGS = benchArg('router-node-flags', '')
   .split(' ')
   .filter((f) => f !== '');
+/** Where the router's stdout goes after its URL (e.g. what `--trace-gc` prints); nowhere by default. */
+const ROUTER_STDOUT = benchArg('router-stdout', '');
 const FLOOR = process.argv.includes('--floor');
 /** The floor's message: a LoadStat heartbeat in its ZMTP envelope is 38 bytes; a larger one costs the kernel no more work. */
 const FLOOR_BYTES = Number(benchArg('bytes', '60'));
@@ -207,6 +210,7 @@ async function measure(push: boolean, dir: string): Promise<Figures> {
     /^(http:\/\/\S+)$/m,
   );
   const url = router.out.trim();
+  if (ROUTER_STDOUT !== '') router.child.stdout!.on('data', (c: Buffer) => appendFileSync(ROUTER_STDOUT, c));
   const pid = router.child.pid!;
   const stubCpu = (): number => stubs.reduce((sum, s) => sum + cpuSeconds(s.child.pid!), 0);
   try {
