@@ -19,7 +19,7 @@
  *   and p99: what an attached console adds;
  * - the same traffic through the bare proxy (an undici Pool per upstream, nothing else)
  *   in front of the same fleet, with its young-generation pauses: what the fleet costs any
- *   Node proxy on undici;
+ *   Node proxy on undici, its growth from 8 workers printed beside the router's;
  * - the router's resident memory, and its young-generation collections (--trace-gc)
  *   while the measured traffic runs: their count, mean and longest pause.
  *
@@ -93,7 +93,11 @@ async function streamEventSizes(url: string, stop: Promise<unknown>): Promise<{ 
   const sizes: number[] = [];
   // The most changed workers an event had no room for (docs/metrics-and-admin.md §Stream deltas).
   let deferred = 0;
-  let text = '';
+  // Counted as bytes arrive, never joined: this process shares the 2 cores with wrk and
+  // the router, and a reader that rescans a growing 5 MB string slows both.
+  let bytes = 0;
+  let tail = '';
+  let lastByte = 0;
   let done = false;
   void stop.then(() => {
     done = true;
@@ -101,14 +105,22 @@ async function streamEventSizes(url: string, stop: Promise<unknown>): Promise<{ 
   });
   try {
     for await (const chunk of res.body) {
-      text += (chunk as Buffer).toString();
-      let at: number;
-      while ((at = text.indexOf('\n\n')) >= 0) {
-        const event = text.slice(0, at + 2);
-        sizes.push(Buffer.byteLength(event));
-        deferred = Math.max(deferred, Number(/"deferred":(\d+)\}\n\n$/.exec(event)?.[1] ?? 0));
-        text = text.slice(at + 2);
+      const b = chunk as Buffer;
+      let from = 0;
+      for (let i = 0; i < b.length; i++) {
+        if (b[i] !== 0x0a || (i > 0 ? b[i - 1] : lastByte) !== 0x0a) continue;
+        bytes += i + 1 - from;
+        sizes.push(bytes);
+        // An event ends `…,"deferred":N}` when some changed workers waited.
+        const end = (tail + b.subarray(Math.max(from, i - 40), i + 1).toString('latin1')).slice(-40);
+        deferred = Math.max(deferred, Number(/"deferred":(\d+)\}\n\n$/.exec(end)?.[1] ?? 0));
+        bytes = 0;
+        tail = '';
+        from = i + 1;
       }
+      bytes += b.length - from;
+      tail = (tail + b.subarray(Math.max(from, b.length - 40)).toString('latin1')).slice(-40);
+      lastByte = b[b.length - 1] ?? lastByte;
       if (done) break;
     }
   } catch {
@@ -295,6 +307,12 @@ try {
   const figures: Figures = {};
   for (const [k, v] of Object.entries(small)) figures[`w8_${k}`] = v;
   for (const [k, v] of Object.entries(large)) figures[`w${WORKERS}_${k}`] = v;
+  // The bare proxy's own growth beside the router's: what undici in front of this many
+  // upstreams costs any Node proxy (docs/dependencies.md §Idle connections and the young generation).
+  for (const q of ['p50', 'p99'] as const)
+    console.log(
+      `${q}: ${WORKERS} workers over 8: the router ${(Number(large[`${q}_ms`]) / Number(small[`${q}_ms`])).toFixed(2)}×, the bare proxy ${(Number(large[`bare_${q}_ms`]) / Number(small[`bare_${q}_ms`])).toFixed(2)}×`,
+    );
   const goals: GoalVerdict[] =
     WORKERS === 4096
       ? [
