@@ -5,6 +5,7 @@ import { Publisher } from 'zeromq';
 import { sequenceFrame, ZmtpSubscription } from '../../src/engines/index.js';
 import type { PushFrame } from '../../src/engines/index.js';
 import { eventually } from '../helpers/http.js';
+import { publisherHandshake } from '../helpers/zmtp-publisher.js';
 
 /**
  * The load channel's own ZMTP subscriber against libzmq publishers (zeromq's, as the
@@ -133,21 +134,7 @@ describe('ZmtpSubscription', () => {
 async function handPublisher(bytes: (socket: Socket) => Buffer, piece: number): Promise<{ server: Server; endpoint: string }> {
   const server = createServer((socket) => {
     socket.on('error', () => undefined);
-    const greeting = Buffer.alloc(64);
-    greeting[0] = 0xff;
-    greeting[9] = 0x7f;
-    greeting[10] = 3;
-    greeting[11] = 1;
-    greeting.write('NULL', 12, 'latin1');
-    const ready = Buffer.concat([
-      Buffer.from([0x04, 1 + 5 + 1 + 11 + 4 + 3, 5]),
-      Buffer.from('READY'),
-      Buffer.from([11]),
-      Buffer.from('Socket-Type'),
-      Buffer.from([0, 0, 0, 3]),
-      Buffer.from('PUB'),
-    ]);
-    const all = Buffer.concat([greeting, ready, bytes(socket)]);
+    const all = Buffer.concat([publisherHandshake(1), bytes(socket)]);
     let at = 0;
     const next = (): void => {
       if (at >= all.length || socket.destroyed) return;

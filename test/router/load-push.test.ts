@@ -10,6 +10,7 @@ import { PUSH_SILENT_AFTER_MS } from '../../src/router/state/load-monitor/load-p
 import { CircuitBreaker } from '../../src/router/upstream/circuit-breaker.js';
 import { Worker } from '../../src/router/upstream/worker.js';
 import { eventually } from '../helpers/http.js';
+import { publisherHandshake } from '../helpers/zmtp-publisher.js';
 
 /**
  * The load channel's consumer (docs/engine-load.md §Load by push): LoadPush on real
@@ -27,20 +28,7 @@ class HandPublisher {
   constructor(readonly server: Server) {
     server.on('connection', (socket) => {
       socket.on('error', () => undefined);
-      const greeting = Buffer.alloc(64);
-      greeting[0] = 0xff;
-      greeting[9] = 0x7f;
-      greeting[10] = 3;
-      greeting.write('NULL', 12, 'latin1');
-      const ready = Buffer.concat([
-        Buffer.from([0x04, 1 + 5 + 1 + 11 + 4 + 3, 5]),
-        Buffer.from('READY'),
-        Buffer.from([11]),
-        Buffer.from('Socket-Type'),
-        Buffer.from([0, 0, 0, 3]),
-        Buffer.from('PUB'),
-      ]);
-      socket.write(Buffer.concat([greeting, ready]));
+      socket.write(publisherHandshake(0));
       this.sockets.push(socket);
     });
     closers.push(() => {
