@@ -3,9 +3,8 @@ import type { AdminStateParts, LatencyJson, WorkerPart } from './admin-state.js'
 import { workerJson } from './admin-state.js';
 import type { FieldsJson, WorkerFields } from './worker-fields-json.js';
 
-/** What a stream last sent of one worker: its fields (and their JSON) and its latency's. */
+/** What a stream last sent of one worker: its fields' JSON (which holds the fields it was written from) and its latency's. */
 interface SentWorker {
-  readonly fields: WorkerFields;
   readonly json: FieldsJson;
   readonly latency: LatencyJson;
 }
@@ -40,7 +39,7 @@ const LEAST_PATCHES = 64;
  * so the delta carries that and the clock, and an idle fleet of thousands sends a few
  * kilobytes instead of the whole document.
  *
- * An event holds at most `budget` characters. When more workers changed than fit, a
+ * An event holds at most `budget` bytes. When more workers changed than fit, a
  * change of state (health, breaker, gate, freshness, load source) goes first, then the
  * rest in turn from where the previous event stopped; a worker left out keeps what was
  * last sent of it, so the next event carries all it gained meanwhile, and the delta
@@ -73,7 +72,7 @@ export class StateDeltaEncoder {
     const next = new Map<string, SentWorker>();
     const urgent: Moved[] = [];
     const routine: Moved[] = [];
-    const joined: string[] = [];
+    const written: string[] = [];
     const added: string[] = [];
     const order: string[] = [];
     let moved = 0;
@@ -82,10 +81,10 @@ export class StateDeltaEncoder {
       order.push(url);
       const was = prev.get(url);
       if (first || was === undefined) {
-        next.set(url, { fields: part.fields, json: part.json, latency: part.latency });
+        next.set(url, { json: part.json, latency: part.latency });
         if (first) return;
         added.push(url);
-        joined.push(workerJson(part));
+        written.push(workerJson(part));
         return;
       }
       // By identity and counts, not by text: the JSON is written only for what is sent.
@@ -94,10 +93,10 @@ export class StateDeltaEncoder {
         was.latency !== part.latency &&
         (was.latency.ttftCount !== part.latency.ttftCount || was.latency.durationCount !== part.latency.durationCount);
       // Until it is sent, a worker's histograms stay the ones the reader has.
-      next.set(url, { fields: part.fields, json: part.json, latency: latency ? part.latency : was.latency });
+      next.set(url, { json: part.json, latency: latency ? part.latency : was.latency });
       if (!fields && !latency) return;
-      if (was.fields.sample_at_ms !== part.fields.sample_at_ms) moved++;
-      (fields && stateMoved(was.fields, part.fields) ? urgent : routine).push({ part, was, index, fields, latency });
+      if (was.json.fields.sample_at_ms !== part.fields.sample_at_ms) moved++;
+      (fields && stateMoved(was.json.fields, part.fields) ? urgent : routine).push({ part, was, index, fields, latency });
     });
     const removed = first ? [] : this.#order.filter((url) => !next.has(url));
     const assumed = this.#order.filter((url) => next.has(url)).concat(added);
@@ -115,9 +114,9 @@ export class StateDeltaEncoder {
     const tail =
       `],"removed":${JSON.stringify(removed)}${reordered ? `,"order":${JSON.stringify(order)}` : ''}${samples}` +
       `,"sample_clock_ms":${parts.sampleClockMs}`;
-    const written = joined;
-    // What the event holds besides the changed workers, and room for `deferred`.
-    let room = this.#budget - set.join(',').length - tail.length - 48 - joined.reduce((n, j) => n + j.length + 1, 0);
+    // What the event holds besides the changed workers, and room for `deferred`; in bytes, as it is sent.
+    let room = this.#budget - Buffer.byteLength(set.join(',')) - Buffer.byteLength(tail) - 48;
+    for (const w of written) room -= Buffer.byteLength(w) + 1;
     let sent = 0;
     let deferred = 0;
     let resume = -1;
@@ -125,7 +124,8 @@ export class StateDeltaEncoder {
     for (const m of [...inTurn(urgent, this.#cursor), ...inTurn(routine, this.#cursor)]) {
       const json = full ? undefined : patchJson(m, column);
       if (json === null) continue;
-      if (json === undefined || (json.length + 1 > room && sent >= LEAST_PATCHES)) {
+      const size = json === undefined ? 0 : Buffer.byteLength(json) + 1;
+      if (json === undefined || (size > room && sent >= LEAST_PATCHES)) {
         // Left out, and all after it: each keeps what was sent, and its turn says all it gained since.
         full = true;
         next.set(m.part.fields.url, m.was);
@@ -133,7 +133,7 @@ export class StateDeltaEncoder {
         continue;
       }
       written.push(json);
-      room -= json.length + 1;
+      room -= size;
       sent++;
       resume = m.index + 1;
     }
@@ -181,7 +181,7 @@ function patchJson(m: Moved, column: boolean): string | null {
  */
 function changedFields(was: SentWorker, part: WorkerPart): Record<string, unknown> {
   const patch: Record<string, unknown> = { url: part.fields.url };
-  const before = was.fields as unknown as Record<string, unknown>;
+  const before = was.json.fields as unknown as Record<string, unknown>;
   for (const [key, value] of Object.entries(part.fields)) {
     const old = before[key];
     const same = typeof value === 'object' && value !== null ? JSON.stringify(value) === JSON.stringify(old) : value === old;
