@@ -18,3 +18,6 @@ export { API_ERROR_CODES, ApiError, ApiErrors } from './api-error/api-error.js';
 export { engineBlockKeys, PredictedPrefixes } from './state/kv-index/index.js';
 export type { EngineHashScheme } from './state/kv-index/index.js';
 export { UsageCountScanner, DecisionRing, ownerSummary } from './state/decisions/index.js';
+export { UpstreamPool } from './upstream/upstream-pool.js';
+export type { UpstreamController, UpstreamHandler, UpstreamRequestOptions } from './upstream/upstream-attempt.js';
+export type { UpstreamPoolOptions } from './upstream/upstream-pool.js';

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { UpstreamRequestOptions } from '../upstream/upstream-attempt.js';
 import type { Worker } from '../upstream/worker.js';
 import { endToEndHeaders } from './hop-by-hop.js';
 import { CANCELLED } from './outcomes.js';
@@ -7,13 +8,7 @@ import { UpstreamExchange } from './upstream-exchange.js';
 import type { RelayExtras } from './upstream-exchange.js';
 
 /** One request as sent to any worker; built once, reused by a retry. */
-export interface UpstreamRequest {
-  readonly path: string;
-  /** The client's body bytes as read: one buffer, or the chunks it arrived in (sent as they are). */
-  readonly body: Buffer | readonly Buffer[];
-  readonly headers: Record<string, string | string[]>;
-  readonly timeoutMs: number;
-}
+export type UpstreamRequest = UpstreamRequestOptions;
 
 /** A call whose client already left settles at once. */
 const ALREADY_CANCELLED: Promise<SendOutcome> = Promise.resolve(CANCELLED);
@@ -58,21 +53,8 @@ export class UpstreamCall {
     if (this.#cancelled) return ALREADY_CANCELLED;
     const exchange = new UpstreamExchange(this.#res);
     this.#exchange = exchange;
-    // undici reports even its own argument checks through the handler, never by throwing.
-    worker.pool.dispatch(
-      {
-        path: r.path,
-        method: 'POST',
-        headers: r.headers,
-        // Chunks go as they arrived: undici writes any iterable body in order (its
-        // dispatch documentation; its typings list only streams and buffers), and a
-        // retry can iterate the same array again.
-        body: r.body as Buffer,
-        headersTimeout: r.timeoutMs,
-        bodyTimeout: r.timeoutMs,
-      },
-      exchange,
-    );
+    // The pool reports every failure, its own argument checks included, through the handler.
+    worker.pool.dispatch(r, exchange);
     return exchange.started;
   }
 

@@ -15,10 +15,8 @@ const HOP_BY_HOP = new Set([
 /**
  * Request headers that stop at the router, beyond the hop-by-hop ones. `expect`: the
  * router's HTTP server already answered `100 Continue` and read the whole body, so
- * the expectation is met; passing it on would also make undici refuse the request
- * (it does not implement 100-continue), which must never look like a worker failure.
- * `content-type` and `content-length` are set by the router itself. See
- * docs/retries-and-breaker.md.
+ * the expectation is met. `content-type` and `content-length` are set by the router
+ * itself. See docs/retries-and-breaker.md.
  */
 const NOT_FORWARDED = new Set(['expect', 'content-type', 'content-length']);
 
@@ -49,7 +47,7 @@ export function upstreamRequestHeaders(headers: IncomingHttpHeaders, bodyLength:
 
 const PLAIN_CONNECTION = /^\s*(?:keep-alive|close)\s*$/i;
 
-/** Header names are lower case here: node's and undici's parsers both give them so. */
+/** Header names are lower case here: node's parser and the router's own both give them so. */
 function copyHeaders(
   headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
   alsoSkip: ReadonlySet<string> | undefined,

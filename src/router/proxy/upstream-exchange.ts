@@ -1,5 +1,5 @@
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import type { Dispatcher } from 'undici';
+import type { ServerResponse } from 'node:http';
+import type { UpstreamController, UpstreamHandler } from '../upstream/upstream-attempt.js';
 import { ApiErrors, sseErrorEvent } from '../api-error/api-error.js';
 import { classifyUpstreamError } from './upstream-error.js';
 import { CANCELLED, TIMEOUT } from './outcomes.js';
@@ -24,7 +24,7 @@ export interface RelayExtras {
 }
 
 /**
- * One request to one worker, as an undici dispatch handler: the response body goes
+ * One request to one worker, as the handler of the router's upstream pool: the response body goes
  * from the worker's socket straight into the client's response, with no stream and
  * no promise in between (docs/http-edge.md §Relay). The status and headers arrive
  * first and the body waits, paused, until the relay says whether to pass it on or
@@ -34,15 +34,15 @@ export interface RelayExtras {
  * Backpressure is the worker socket's: when the client stops draining, the exchange
  * pauses the upstream parser until it does.
  */
-export class UpstreamExchange implements Dispatcher.DispatchHandler {
+export class UpstreamExchange implements UpstreamHandler {
   /** Set when the phase leaves `waiting` with a response (a 1xx is skipped). */
   statusCode = 0;
-  headers: IncomingHttpHeaders = {};
+  headers: Record<string, string | string[]> = {};
   /** Settles when the status line arrived, or the request failed before it. */
   readonly started: Promise<SendOutcome>;
 
   #phase: Phase = 'waiting';
-  #controller: Dispatcher.DispatchController | undefined;
+  #controller: UpstreamController | undefined;
   #resolveStart!: (o: SendOutcome) => void;
   #resolveEnd: ((o: RelayOutcome) => void) | undefined;
   #cancelled = false;
@@ -77,14 +77,14 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (this.#phase !== 'over') this.#controller?.abort(new Error('the client went away'));
   }
 
-  // ------------------------------------------------------------ undici's side
+  // ------------------------------------------------------------ the pool's side
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
+  onRequestStart(controller: UpstreamController): void {
     this.#controller = controller;
     if (this.#cancelled) controller.abort(new Error('the client went away'));
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+  onResponseStart(controller: UpstreamController, statusCode: number, headers: Record<string, string | string[]>): void {
     // An informational 1xx precedes the real status line.
     if (statusCode < 200 || this.#phase !== 'waiting') return;
     this.statusCode = statusCode;
@@ -94,7 +94,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.#resolveStart({ kind: 'response', response: this });
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(controller: UpstreamController, chunk: Buffer): void {
     switch (this.#phase) {
       case 'relaying':
         this.#firstByteAt ??= performance.now();
@@ -139,7 +139,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     }
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+  onResponseError(_controller: UpstreamController, err: Error): void {
     switch (this.#phase) {
       case 'waiting':
         this.#phase = 'over';

@@ -1,7 +1,7 @@
-import type { Pool } from 'undici';
 import type { PushInfo } from '../../engines/index.js';
 import type { PolicyWorker } from '../policies/types.js';
 import { CircuitBreaker } from './circuit-breaker.js';
+import type { UpstreamPool } from './upstream-pool.js';
 
 /** Facts learned about a worker from its own endpoints. */
 export interface WorkerInfo {
@@ -36,7 +36,7 @@ export class Worker implements PolicyWorker {
   readonly url: string;
   readonly slot: number;
   readonly breaker: CircuitBreaker;
-  readonly pool: Pool;
+  readonly pool: UpstreamPool;
   inflight = 0;
   requestsTotal = 0;
   gateRejectionsTotal = 0;
@@ -52,7 +52,7 @@ export class Worker implements PolicyWorker {
     simulated: false,
   };
 
-  constructor(url: string, slot: number, pool: Pool, breaker: CircuitBreaker) {
+  constructor(url: string, slot: number, pool: UpstreamPool, breaker: CircuitBreaker) {
     this.id = url;
     this.url = url;
     this.slot = slot;

@@ -1,10 +1,11 @@
-import { Agent, Pool } from 'undici';
+import { Agent } from 'undici';
 import { kvEventsRuleFor, mergePushInfo, replayEndpoints } from '../../engines/index.js';
 import type { KvEventsRule } from '../../engines/index.js';
 import type { LoadTable } from '../state/load-monitor/index.js';
 import type { LoadPollStats, LoadPush, LoadSampler } from '../state/load-monitor/index.js';
 import type { Logger } from '../logging/logger.js';
 import { CircuitBreaker } from '../upstream/circuit-breaker.js';
+import { UpstreamPool } from '../upstream/upstream-pool.js';
 import { introspectWorker } from './introspect.js';
 import { Worker } from '../upstream/worker.js';
 
@@ -113,11 +114,10 @@ export class WorkerRegistry {
    */
   add(url: string, pending = false): Worker {
     const slot = this.bySlot.length;
-    const pool = new Pool(url, {
+    const pool = new UpstreamPool(url, {
       connections: this.opts.connections,
-      pipelining: 1,
-      keepAliveTimeout: 30_000,
-      connect: { timeout: this.opts.connectTimeoutMs },
+      connectTimeoutMs: this.opts.connectTimeoutMs,
+      idleTimeoutMs: 30_000,
     });
     const breaker = new CircuitBreaker(this.opts.cbThreshold, this.opts.cbCoolDownMs);
     const w = new Worker(url, slot, pool, breaker);

@@ -1,0 +1,239 @@
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
+import { isIP } from 'node:net';
+import { connect as connectTls } from 'node:tls';
+import { ResponseParser } from '../../net/index.js';
+import type { ResponseSink } from '../../net/index.js';
+import { UpstreamFailure } from './upstream-failure.js';
+import type { Attempt } from './upstream-attempt.js';
+
+/** Where a worker's connections go. */
+export interface Origin {
+  readonly host: string;
+  readonly port: number;
+  /** The Host header: the URL's host and port as written. */
+  readonly hostHeader: string;
+  /** The worker URL's own path, which every request path follows. */
+  readonly base: string;
+  readonly tls: boolean;
+}
+
+/** What a connection tells the pool it belongs to (upstream-pool.ts). */
+export interface ConnectionOwner {
+  /** Send `a` again on a new connection (a reused one closed before answering). */
+  again(a: Attempt): void;
+  /** The response is over: keep the connection for the next request, or close it. */
+  release(c: UpstreamConnection, reusable: boolean, hintMs: number): void;
+  /** The connection is closed. */
+  lost(c: UpstreamConnection): void;
+}
+
+/** System errno codes, as the socket reports them. */
+const ERRNO_CODE = /^E(?!RR_)[A-Z0-9_]+$/;
+
+/**
+ * One keep-alive connection to a worker, carrying one request at a time: writes the
+ * request, reads the answer with a ResponseParser, and hands it to the request's
+ * handler as it arrives. Its single timer (the socket's) is the connect timeout, then
+ * the request's, then the idle one.
+ */
+export class UpstreamConnection implements ResponseSink {
+  readonly #socket: Socket;
+  readonly #parser = new ResponseParser(true);
+  readonly #pool: ConnectionOwner;
+  #attempt: Attempt | undefined;
+  #connected = false;
+  /** It has answered before: a close before any byte of the next answer may be the worker's idle timeout. */
+  #reused = false;
+  /** The handler asked for no more data; the socket itself stops only when more comes (most pauses end before it does). */
+  #paused = false;
+  #socketPaused = false;
+  /** What arrived while paused, for the resume. */
+  #stash: Buffer[] | undefined;
+  #gone = false;
+
+  constructor(pool: ConnectionOwner, origin: Origin, connectTimeoutMs: number) {
+    this.#pool = pool;
+    const socket = origin.tls
+      ? connectTls({
+          host: origin.host,
+          port: origin.port,
+          servername: isIP(origin.host) === 0 ? origin.host : undefined,
+          ALPNProtocols: ['http/1.1'],
+        })
+      : connect({ host: origin.host, port: origin.port, noDelay: true });
+    if (origin.tls) socket.setNoDelay(true);
+    this.#socket = socket;
+    socket.setTimeout(connectTimeoutMs);
+    socket.once(origin.tls ? 'secureConnect' : 'connect', () => {
+      this.#connected = true;
+      const a = this.#attempt;
+      if (a !== undefined) socket.setTimeout(a.request.timeoutMs);
+    });
+    socket.on('data', (chunk: Buffer) => this.#data(chunk));
+    socket.on('timeout', () => this.#timeout());
+    socket.on('end', () => this.#ended(undefined));
+    socket.on('error', (err) => this.#ended(err));
+    socket.on('close', () => this.#ended(undefined));
+  }
+
+  /** Send `a` on this connection. */
+  run(a: Attempt): void {
+    this.#attempt = a;
+    a.connection = this;
+    const socket = this.#socket;
+    if (this.#connected) socket.setTimeout(a.request.timeoutMs);
+    const body = a.request.body;
+    socket.cork();
+    socket.write(a.head, 'latin1');
+    if (Buffer.isBuffer(body)) socket.write(body);
+    else for (const chunk of body) socket.write(chunk);
+    socket.uncork();
+  }
+
+  /** Idle until the next request, for at most `idleMs`. */
+  park(idleMs: number): void {
+    this.#socket.setTimeout(idleMs);
+  }
+
+  pause(): void {
+    this.#paused = true;
+  }
+
+  resume(): void {
+    if (!this.#paused) return;
+    this.#paused = false;
+    if (this.#socketPaused) {
+      this.#socketPaused = false;
+      this.#socket.resume();
+    }
+    this.#unstash();
+  }
+
+  /** One chunk at a time, so that an answer that ends mid-stash sees what followed it. */
+  #unstash(): void {
+    while (this.#stash !== undefined && !this.#paused) {
+      const chunk = this.#stash.shift()!;
+      if (this.#stash.length === 0) this.#stash = undefined;
+      this.#data(chunk);
+    }
+  }
+
+  /** Close without a word to whoever holds it (the request was given up, or the connection is not reusable). */
+  abandon(): void {
+    this.#attempt = undefined;
+    this.#close();
+  }
+
+  /** Close now; the request under way fails with `err`. */
+  destroy(err: Error): void {
+    const a = this.#attempt;
+    this.abandon();
+    a?.fail(err);
+  }
+
+  // ------------------------------------------------------------ the parser's sink
+
+  head(p: ResponseParser): boolean {
+    const a = this.#attempt;
+    if (a === undefined) return false;
+    // An informational 1xx precedes the real status line and is not an answer.
+    if (p.status >= 200) a.handler.onResponseStart(a, p.status, p.headers!);
+    return this.#attempt === a;
+  }
+
+  body(chunk: Buffer): boolean {
+    const a = this.#attempt;
+    if (a === undefined) return false;
+    a.handler.onResponseData(a, chunk);
+    return this.#attempt === a;
+  }
+
+  // ------------------------------------------------------------ the socket's side
+
+  #data(chunk: Buffer): void {
+    if (this.#paused) {
+      (this.#stash ??= []).push(chunk);
+      if (!this.#socketPaused) {
+        this.#socketPaused = true;
+        this.#socket.pause();
+      }
+      return;
+    }
+    const a = this.#attempt;
+    if (a === undefined) {
+      // Bytes nobody asked for: the connection's framing is lost.
+      this.#close();
+      return;
+    }
+    const step = this.#parser.feed(chunk, this);
+    if (step === 'more' || step === 'stopped') return;
+    if (step === 'done') return this.#complete(a);
+    this.destroy(new UpstreamFailure('UPSTREAM_MALFORMED', `malformed response: ${step}`));
+  }
+
+  #complete(a: Attempt): void {
+    const p = this.#parser;
+    // Bytes past the answer (in its last chunk, or after it) mean the framing is lost.
+    const reusable = p.keepAlive && !p.trailing && this.#stash === undefined;
+    const hint = p.keepAliveHintMs;
+    this.#attempt = undefined;
+    // Nothing of this answer stays with the idle connection.
+    p.reset();
+    this.#stash = undefined;
+    this.#reused = true;
+    // The handler may have paused at the head, and the whole answer came with it.
+    this.#paused = false;
+    if (this.#socketPaused) {
+      this.#socketPaused = false;
+      this.#socket.resume();
+    }
+    this.#pool.release(this, reusable, hint);
+    a.end();
+  }
+
+  #timeout(): void {
+    const a = this.#attempt;
+    if (a === undefined) return this.#close();
+    // The client is behind, not the worker: wait on.
+    if (this.#paused) return void this.#socket.setTimeout(a.request.timeoutMs);
+    const [code, what] = !this.#connected
+      ? (['UPSTREAM_CONNECT_TIMEOUT', 'no connection'] as const)
+      : this.#parser.inBody
+        ? (['UPSTREAM_BODY_TIMEOUT', 'no body byte'] as const)
+        : (['UPSTREAM_HEADERS_TIMEOUT', 'no status line'] as const);
+    const ms = this.#connected ? a.request.timeoutMs : undefined;
+    this.destroy(new UpstreamFailure(code, ms === undefined ? `${what} in time` : `${what} within ${ms} ms`));
+  }
+
+  /** The socket ended, broke or closed: the request on it completes (a body until close), goes again, or fails. */
+  #ended(err: Error | undefined): void {
+    if (this.#gone) return;
+    // What arrived before the end counts, though the client is behind.
+    if (this.#stash !== undefined) {
+      this.#paused = false;
+      this.#unstash();
+      if (this.#gone) return;
+    }
+    const a = this.#attempt;
+    this.#attempt = undefined;
+    this.#close();
+    if (a === undefined) return;
+    if (this.#parser.closed()) {
+      this.#parser.reset();
+      return a.end();
+    }
+    if (this.#reused && !this.#parser.started && !a.retried) return this.#pool.again(a);
+    const code = (err as { code?: unknown } | undefined)?.code;
+    if (err !== undefined && typeof code === 'string' && ERRNO_CODE.test(code)) return a.fail(err);
+    if (err !== undefined && !this.#connected) return a.fail(new UpstreamFailure('UPSTREAM_TLS', err.message));
+    a.fail(new UpstreamFailure('UPSTREAM_CLOSED', 'the worker closed the connection before the response was complete'));
+  }
+
+  #close(): void {
+    if (this.#gone) return;
+    this.#gone = true;
+    this.#socket.destroy();
+    this.#pool.lost(this);
+  }
+}
