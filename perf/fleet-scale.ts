@@ -17,9 +17,11 @@
  *   first, and the most changed workers one deferred, during a third traffic run with
  *   that stream attached, and that run's p50
  *   and p99: what an attached console adds;
- * - the same traffic through the bare proxy (an undici Pool per upstream, nothing else)
- *   in front of the same fleet, with its young-generation pauses: what the fleet costs any
- *   Node proxy on undici, its growth from 8 workers printed beside the router's;
+ * - the same traffic through two bare proxies in front of the same fleet, with their
+ *   young-generation pauses: one on undici (a Pool per upstream, nothing else), what the
+ *   fleet costs any Node proxy on undici; one on the router's own upstream pool, what
+ *   it costs the router's client without the router; their growth from 8 workers
+ *   printed beside the router's;
  * - the router's resident memory, and its young-generation collections (--trace-gc)
  *   while the measured traffic runs: their count, mean and longest pause.
  *
@@ -191,12 +193,16 @@ function scavengeCounter(child: ChildProcess): { counting: boolean; pauses: numb
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
 /**
- * The same traffic through the bare proxy (perf/support/bare-proxy.ts `--api dispatch`:
- * an undici Pool per upstream and nothing else) in front of the same fleet: what the
- * fleet's size costs any Node proxy on undici, apart from the router's own work.
+ * The same traffic through a bare proxy (perf/support/bare-proxy.ts) in front of the
+ * same fleet: `dispatch`, an undici Pool per upstream, what the fleet's size costs any
+ * Node proxy on undici; `pool`, routerctl's own upstream pool and nothing else of the router.
  */
-async function bareProxy(urls: string[], dir: string): Promise<{ p50: number; p99: number; scavengeMeanMs: number }> {
-  const proxy = await startProcess(['--trace-gc', here('./support/bare-proxy.js'), '--api', 'dispatch', ...urls], /^(http:\/\/\S+)$/m);
+async function bareProxy(
+  urls: string[],
+  dir: string,
+  api: 'dispatch' | 'pool',
+): Promise<{ p50: number; p99: number; scavengeMeanMs: number }> {
+  const proxy = await startProcess(['--trace-gc', here('./support/bare-proxy.js'), '--api', api, ...urls], /^(http:\/\/\S+)$/m);
   const gc = scavengeCounter(proxy.child);
   try {
     await latency(proxy.out.trim(), dir);
@@ -211,7 +217,8 @@ async function bareProxy(urls: string[], dir: string): Promise<{ p50: number; p9
 async function measure(workers: number, dir: string): Promise<Figures> {
   const upstream = await startProcess([here('./support/fast-upstream.js'), String(workers)], /^(http:\/\/.+)$/m);
   const urls = upstream.out.trim().split(' ');
-  const bare = await bareProxy(urls, dir);
+  const bare = await bareProxy(urls, dir, 'dispatch');
+  const own = await bareProxy(urls, dir, 'pool');
   const rc = path.join(dir, `routerrc-${workers}.json`);
   writeFileSync(rc, JSON.stringify({ 'worker-urls': urls }));
   // --trace-gc: the young-generation pauses are what a large fleet adds to a request's latency.
@@ -270,6 +277,9 @@ async function measure(workers: number, dir: string): Promise<Figures> {
       bare_p50_ms: Number(bare.p50.toFixed(2)),
       bare_p99_ms: Number(bare.p99.toFixed(2)),
       bare_scavenge_mean_ms: Number(bare.scavengeMeanMs.toFixed(2)),
+      own_p50_ms: Number(own.p50.toFixed(2)),
+      own_p99_ms: Number(own.p99.toFixed(2)),
+      own_scavenge_mean_ms: Number(own.scavengeMeanMs.toFixed(2)),
       console_p50_ms: Number(latConsole.p50.toFixed(2)),
       console_p99_ms: Number(latConsole.p99.toFixed(2)),
       rps: Math.round(lat.rps),
@@ -296,12 +306,12 @@ try {
   const small = await measure(8, dir);
   const large = await measure(WORKERS, dir);
   console.log(
-    '| workers | idle router CPU | each polled every | per poll | p50 / p99 ms | with a console: p50 / p99 | bare proxy: p50 / p99, scavenge mean | req/s | cores: router / stub / rest | scavenges: n, mean, max ms, share | /admin/state: median, first | /metrics: median, first | stream: first, median, largest event, most deferred | RSS |',
+    "| workers | idle router CPU | each polled every | per poll | p50 / p99 ms | with a console: p50 / p99 | bare proxy on undici: p50 / p99, scavenge mean | bare proxy on the router's pool: p50 / p99, scavenge mean | req/s | cores: router / stub / rest | scavenges: n, mean, max ms, share | /admin/state: median, first | /metrics: median, first | stream: first, median, largest event, most deferred | RSS |",
   );
-  console.log('|---:|---:|---:|---:|---|---|---|---:|---|---|---|---|---|---:|');
+  console.log('|---:|---:|---:|---:|---|---|---|---|---:|---|---|---|---|---|---:|');
   for (const f of [small, large]) {
     console.log(
-      `| ${f.workers} | ${f.idle_core_pct} % | ${f.poll_interval_ms} ms | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} | ${f.console_p50_ms} / ${f.console_p99_ms} | ${f.bare_p50_ms} / ${f.bare_p99_ms}, ${f.bare_scavenge_mean_ms} ms | ${f.rps} | ${f.load_router_cores} / ${f.load_stub_cores} / ${f.load_rest_cores} | ${f.scavenges}, ${f.scavenge_mean_ms}, ${f.scavenge_max_ms}, ${f.scavenge_share_pct} % | ${f.admin_state_ms} ms, ${f.admin_state_first_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_first_ms} ms, ${f.metrics_kb} KB | ${f.stream_first_event_kb} KB, ${f.stream_event_median_kb} KB, ${f.stream_event_kb} KB, ${f.stream_deferred_max} | ${f.rss_mib} MiB |`,
+      `| ${f.workers} | ${f.idle_core_pct} % | ${f.poll_interval_ms} ms | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} | ${f.console_p50_ms} / ${f.console_p99_ms} | ${f.bare_p50_ms} / ${f.bare_p99_ms}, ${f.bare_scavenge_mean_ms} ms | ${f.own_p50_ms} / ${f.own_p99_ms}, ${f.own_scavenge_mean_ms} ms | ${f.rps} | ${f.load_router_cores} / ${f.load_stub_cores} / ${f.load_rest_cores} | ${f.scavenges}, ${f.scavenge_mean_ms}, ${f.scavenge_max_ms}, ${f.scavenge_share_pct} % | ${f.admin_state_ms} ms, ${f.admin_state_first_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_first_ms} ms, ${f.metrics_kb} KB | ${f.stream_first_event_kb} KB, ${f.stream_event_median_kb} KB, ${f.stream_event_kb} KB, ${f.stream_deferred_max} | ${f.rss_mib} MiB |`,
     );
   }
   const figures: Figures = {};
@@ -311,7 +321,7 @@ try {
   // upstreams costs any Node proxy (docs/dependencies.md §Idle connections and the young generation).
   for (const q of ['p50', 'p99'] as const)
     console.log(
-      `${q}: ${WORKERS} workers over 8: the router ${(Number(large[`${q}_ms`]) / Number(small[`${q}_ms`])).toFixed(2)}×, the bare proxy ${(Number(large[`bare_${q}_ms`]) / Number(small[`bare_${q}_ms`])).toFixed(2)}×`,
+      `${q}: ${WORKERS} workers over 8: the router ${(Number(large[`${q}_ms`]) / Number(small[`${q}_ms`])).toFixed(2)}×, the bare proxy on undici ${(Number(large[`bare_${q}_ms`]) / Number(small[`bare_${q}_ms`])).toFixed(2)}×, on the router's pool ${(Number(large[`own_${q}_ms`]) / Number(small[`own_${q}_ms`])).toFixed(2)}×`,
     );
   const goals: GoalVerdict[] =
     WORKERS === 4096
