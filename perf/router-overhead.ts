@@ -7,7 +7,7 @@
  *   npm run perf -- overhead [--seconds 4] [--connections 32] [--rounds 3]
  *                             [--sizes short,16k,400k] [--policy cache_aware] [--ramp 64,256,1024]
  *                             [--router-args "--decision-log-size 0"] [--pin on|off]
- *                             [--bare-api request|dispatch]
+ *                             [--bare-api request|dispatch|pool]
  *
  * With `--pin on` (the default where taskset exists and the machine has two cores or
  * more) the proxy under test runs alone on the last core and the upstream and the
@@ -41,9 +41,10 @@ const policy = benchArg('policy', 'cache_aware');
 const ramp = benchArg('ramp', '').split(',').filter(Boolean).map(Number);
 /** Extra serve flags, e.g. to measure a feature against its absence. */
 const extraRouterArgs = benchArg('router-args', '').split(/\s+/).filter(Boolean);
-/** Which bare proxy to measure against (perf/support/bare-proxy.ts): request() and pipeline, or dispatch. */
+/** Which bare proxy to measure against (perf/support/bare-proxy.ts): undici's request() and pipeline, its dispatch, or the router's own pool. */
 const bareApi = benchArg('bare-api', 'request');
-if (bareApi !== 'request' && bareApi !== 'dispatch') throw new Error(`--bare-api must be request or dispatch, not ${bareApi}`);
+if (bareApi !== 'request' && bareApi !== 'dispatch' && bareApi !== 'pool')
+  throw new Error(`--bare-api must be request, dispatch or pool, not ${bareApi}`);
 const here = (f: string): string => fileURLToPath(new URL(f, import.meta.url));
 
 /** Share of one core a process used past this is saturated: it, not the proxy, set the pace. */
