@@ -8,6 +8,8 @@ const LF = 0x0a;
 const EMPTY = Buffer.alloc(0);
 const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?:[ \t]|$)/;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Bytes no field value may hold (RFC 9110 section 5.5): controls other than HTAB, and DEL. */
+const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
 const KEEP_ALIVE_TIMEOUT = /(?:^|[,;\s])timeout\s*=\s*(\d+)/i;
 
 /** Where a response is. */
@@ -234,6 +236,7 @@ export class ResponseParser {
       const name = line.slice(0, colon).toLowerCase();
       if (!TOKEN.test(name)) return `a header name '${name.slice(0, 32)}'`;
       const value = line.slice(colon + 1).trim();
+      if (BAD_VALUE.test(value)) return `a control character in the value of '${name.slice(0, 32)}'`;
       if (headers !== undefined) {
         const had = headers[name];
         headers[name] = had === undefined ? value : Array.isArray(had) ? [...had, value] : [had, value];

@@ -159,6 +159,11 @@ const CASES: Array<{
     expect: { step: 'two different Content-Lengths' },
   },
   { name: 'obsolete line folding', bytes: 'HTTP/1.1 200 OK\r\nx-a: 1\r\n folded\r\n\r\n', expect: { step: "a header line ' folded'" } },
+  {
+    name: 'a control character in a value',
+    bytes: 'HTTP/1.1 200 OK\r\nx-a: one\x00two\r\n\r\n',
+    expect: { step: "a control character in the value of 'x-a'" },
+  },
   { name: 'space before the colon', bytes: 'HTTP/1.1 200 OK\r\nx-a : 1\r\n\r\n', expect: { step: "a header name 'x-a '" } },
   {
     name: 'a chunk size that is not hex',
