@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EngineConnection } from '../../src/engines/index.js';
+import { rawHttpServer } from '../helpers/raw-http-server.js';
 
 const servers: Array<{ close: (cb: () => void) => unknown }> = [];
 const conns: EngineConnection[] = [];
@@ -17,28 +18,11 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await new Promise<void>((r) => s.close(() => r()));
 });
 
-/** A server that answers each request head with `reply(n, socket)` (n counts requests on the socket), and counts connections. */
+/** A raw server (test/helpers/raw-http-server.ts) answering each request with `reply(n, socket)` (n counts requests on the socket). */
 async function rawServer(reply: (n: number, socket: Socket) => void): Promise<{ url: URL; connections: () => number }> {
-  let connections = 0;
-  const open = new Set<Socket>();
-  const server: Server = createServer((socket) => {
-    connections++;
-    open.add(socket);
-    socket.on('close', () => open.delete(socket));
-    socket.on('error', () => undefined);
-    let n = 0;
-    let buf = '';
-    socket.on('data', (d) => {
-      buf += d.toString('latin1');
-      while (buf.includes('\r\n\r\n')) {
-        buf = buf.slice(buf.indexOf('\r\n\r\n') + 4);
-        reply(n++, socket);
-      }
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  servers.push({ close: (cb) => (open.forEach((s) => s.destroy()), server.close(cb)) });
-  return { url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), connections: () => connections };
+  const s = await rawHttpServer((r) => reply(r.n, r.socket));
+  servers.push({ close: (cb) => void s.close().then(cb) });
+  return { url: new URL(s.url), connections: s.connections };
 }
 
 const connection = (url: URL): EngineConnection => {

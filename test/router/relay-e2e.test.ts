@@ -10,12 +10,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import OpenAI from 'openai';
 import type { Router } from '../../src/router/index.js';
 import { parsePrometheusText, sumSamples } from '../../src/prometheus/index.js';
 import { closeServer, eventually, listenLoopback, post, rawRequest } from '../helpers/http.js';
+import { rawHttpServer } from '../helpers/raw-http-server.js';
 import { startTestRouter } from '../helpers/router.js';
 
 const model = 'relay-test-model';
@@ -198,8 +198,6 @@ describe('the relay', () => {
     // Written from the wire: each connection answers its first POST, and meets a second one
     // with a close, as a server does whose idle timeout fired as the request arrived
     // (uvicorn's is 5 s and it states none).
-    let posts = 0;
-    let connections = 0;
     const completion = JSON.stringify({
       id: 'kept',
       object: 'chat.completion',
@@ -209,53 +207,33 @@ describe('the relay', () => {
     });
     const answer = (body: string): string =>
       `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-    const worker = createNetServer((socket) => {
-      connections++;
-      let postsHere = 0;
-      let buf = '';
-      socket.on('error', () => undefined);
-      socket.on('data', (d) => {
-        buf += d.toString('latin1');
-        for (;;) {
-          const end = buf.indexOf('\r\n\r\n');
-          if (end < 0) return;
-          const head = buf.slice(0, end);
-          const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? 0);
-          if (buf.length < end + 4 + length) return;
-          buf = buf.slice(end + 4 + length);
-          if (head.startsWith('GET /v1/models '))
-            socket.write(answer(JSON.stringify({ object: 'list', data: [{ id: model, object: 'model' }] })));
-          else if (head.startsWith('GET ')) socket.write('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n');
-          else {
-            posts++;
-            if (postsHere++ > 0) return void socket.destroy();
-            socket.write(answer(completion));
-          }
-        }
-      });
+    const postsOn = new Map<number, number>();
+    const worker = await rawHttpServer(({ conn, head, socket }) => {
+      if (head.startsWith('GET /v1/models '))
+        return void socket.write(answer(JSON.stringify({ object: 'list', data: [{ id: model, object: 'model' }] })));
+      if (head.startsWith('GET ')) return void socket.write('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n');
+      const before = postsOn.get(conn) ?? 0;
+      postsOn.set(conn, before + 1);
+      if (before > 0) return void socket.destroy();
+      socket.write(answer(completion));
     });
-    await new Promise<void>((done) => worker.listen(0, '127.0.0.1', done));
     try {
-      router = await startTestRouter([`http://127.0.0.1:${(worker.address() as AddressInfo).port}`], {
-        policy: 'round_robin',
-        modelId: model,
-      });
+      router = await startTestRouter([worker.url], { policy: 'round_robin', modelId: model });
       const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: 'none', maxRetries: 0 });
       for (let i = 0; i < 3; i++) {
         const c = await client.chat.completions.create({ model, messages: [{ role: 'user', content: `hi ${i}` }], max_tokens: 4 });
         expect(c.choices[0]!.message.content).toBe('ok');
       }
       // Every request after the first met a close on its kept connection and went again on a new one.
-      expect(posts).toBe(5);
+      expect(worker.requests.filter((r) => r.head.startsWith('POST ')).length).toBe(5);
       const m = parsePrometheusText((await rawRequest(`${router.url}/metrics`)).text);
       expect(sumSamples(m.get('sgl_router_retries_total'), () => true) ?? 0).toBe(0);
       expect(sumSamples(m.get('sgl_router_worker_requests_total'), (l) => l.outcome === 'success')).toBe(3);
       expect(sumSamples(m.get('sgl_router_worker_requests_total'), (l) => l.outcome !== 'success') ?? 0).toBe(0);
-      expect(connections).toBeGreaterThanOrEqual(3);
     } finally {
       await router?.close();
       router = undefined;
-      await new Promise<void>((done) => worker.close(() => done()));
+      await worker.close();
     }
   });
 });

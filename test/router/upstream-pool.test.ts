@@ -5,59 +5,25 @@
  * budget, and the router tearing connections down. What the client of the router sees
  * of each is in relay-e2e and retries-e2e; here is what the worker sees.
  */
-import { createServer } from 'node:net';
-import type { AddressInfo, Server, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UpstreamPool } from '../../src/router/index.js';
 import type { UpstreamController, UpstreamHandler, UpstreamPoolOptions } from '../../src/router/index.js';
+import { rawHttpServer } from '../helpers/raw-http-server.js';
+import type { RawServer } from '../helpers/raw-http-server.js';
 
-const servers: Server[] = [];
+const servers: RawServer[] = [];
 const pools: UpstreamPool[] = [];
 afterEach(async () => {
   for (const p of pools.splice(0)) await p.destroy();
-  for (const s of servers.splice(0)) await new Promise<void>((r) => s.close(() => r()));
+  for (const s of servers.splice(0)) await s.close();
 });
 
-interface RawServer {
-  url: string;
-  /** Connections accepted so far. */
-  connections: () => number;
-  /** Request heads received, in order, with the connection number each came on. */
-  requests: Array<{ conn: number; head: string; body: string }>;
-}
-
-/** A server that answers request `n` on connection `c` with `reply(n, socket, c)`; bodies are read by their Content-Length. */
+/** A raw server (test/helpers/raw-http-server.ts) answering request `n` on connection `conn` with `reply(n, socket, conn)`. */
 async function rawServer(reply: (n: number, socket: Socket, conn: number) => void): Promise<RawServer> {
-  let connections = 0;
-  const requests: RawServer['requests'] = [];
-  const open = new Set<Socket>();
-  const server = createServer((socket) => {
-    const conn = connections++;
-    open.add(socket);
-    socket.on('close', () => open.delete(socket));
-    socket.on('error', () => undefined);
-    let n = 0;
-    let buf = '';
-    socket.on('data', (d) => {
-      buf += d.toString('latin1');
-      for (;;) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const head = buf.slice(0, end);
-        const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? 0);
-        if (buf.length < end + 4 + length) return;
-        requests.push({ conn, head, body: buf.slice(end + 4, end + 4 + length) });
-        buf = buf.slice(end + 4 + length);
-        reply(n++, socket, conn);
-      }
-    });
-  });
-  server.on('close', () => open.forEach((s) => s.destroy()));
-  const close = server.close.bind(server);
-  server.close = (cb?: (err?: Error) => void) => (open.forEach((s) => s.destroy()), close(cb));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  servers.push(server);
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, connections: () => connections, requests };
+  const s = await rawHttpServer((r) => reply(r.n, r.socket, r.conn));
+  servers.push(s);
+  return s;
 }
 
 const OPTS: UpstreamPoolOptions = { connections: 16, connectTimeoutMs: 1000, idleTimeoutMs: 30_000 };
@@ -155,7 +121,7 @@ describe('UpstreamPool', () => {
   it('a refused connection carries its errno', async () => {
     const s = await rawServer(() => undefined);
     const url = s.url;
-    await new Promise<void>((r) => servers.pop()!.close(() => r()));
+    await servers.pop()!.close();
     expect((await send(pool(url))).error?.code).toBe('ECONNREFUSED');
   });
 
