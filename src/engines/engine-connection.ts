@@ -99,7 +99,8 @@ export class EngineConnection {
     const ex = this.exchange;
     if (ex === undefined) return;
     this.exchange = undefined;
-    const untilClose = ex.atClose();
+    // Only a clean close ends a body framed by the close; a reset cuts it.
+    const untilClose = err === undefined ? ex.atClose() : undefined;
     if (untilClose !== undefined) return ex.settle(untilClose);
     if (ex.staleCandidate()) return this.send(ex.request, { settle: ex.settle, maxBytes: ex.maxBytes, retried: true });
     const code = (err as { code?: string } | undefined)?.code;

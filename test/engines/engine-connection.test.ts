@@ -191,4 +191,12 @@ describe('EngineConnection', () => {
     });
     expect(connections).toBe(1);
   });
+
+  it('a reset cuts a reply framed by the close: a failed poll, not a short answer', async () => {
+    const s = await rawServer((_n, so) => {
+      so.write(`HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n${JSON_BODY.slice(0, 10)}`);
+      setTimeout(() => so.resetAndDestroy(), 50);
+    });
+    expect(await connection(s.url).get('/v1/loads', 1000)).toMatchObject({ kind: 'error', reason: 'connect' });
+  });
 });

@@ -258,4 +258,30 @@ describe('UpstreamPool', () => {
     await sleep(20);
     expect(s.connections()).toBe(0);
   });
+
+  it('a reset cuts an answer framed by the close: an error, never a complete answer', async () => {
+    const s = await rawServer((_n, so) => {
+      so.write('HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: {"partial":1}');
+      setTimeout(() => so.resetAndDestroy(), 50);
+    });
+    const r = await send(pool(s.url));
+    expect([r.body, r.error?.code]).toEqual(['data: {"partial":1}', 'ECONNRESET']);
+  });
+
+  it('a kept connection closed long after the request was sent is the worker failing it, and it is not sent again', async () => {
+    const s = await rawServer((n, so) => (n === 0 ? so.write(ok('{}')) : setTimeout(() => so.destroy(), 300)));
+    const p = pool(s.url);
+    await send(p);
+    expect((await send(p)).error?.code).toBe('UPSTREAM_CLOSED');
+    expect(s.requests.map((r) => r.conn)).toEqual([0, 0]);
+  });
+
+  it('close() called twice: both settle', async () => {
+    const s = await rawServer((_n, so) => setTimeout(() => so.write(ok('{}')), 50));
+    const p = pool(s.url);
+    const inflight = send(p);
+    await sleep(10);
+    const settled = await Promise.all([p.close(), p.close(), inflight]);
+    expect(settled[2].error).toBeUndefined();
+  });
 });

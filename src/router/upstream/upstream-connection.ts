@@ -28,6 +28,13 @@ export interface ConnectionOwner {
   lost(c: UpstreamConnection): void;
 }
 
+/**
+ * How soon after a request is sent a close on a kept connection counts as the worker
+ * having closed it while idle (its answer to bytes on a closed socket comes in one round
+ * trip; this allows for a busy event loop). Past it, the worker had the request.
+ */
+const STALE_CLOSE_MS = 100;
+
 /** System errno codes, as the socket reports them. */
 const ERRNO_CODE = /^E(?!RR_)[A-Z0-9_]+$/;
 
@@ -51,9 +58,13 @@ export class UpstreamConnection implements ResponseSink {
   /** What arrived while paused, for the resume. */
   #stash: Buffer[] | undefined;
   #gone = false;
+  readonly #tls: boolean;
+  /** When the request under way was sent (performance.now()). */
+  #sentAt = 0;
 
   constructor(pool: ConnectionOwner, origin: Origin, connectTimeoutMs: number) {
     this.#pool = pool;
+    this.#tls = origin.tls;
     const socket = origin.tls
       ? connectTls({
           host: origin.host,
@@ -81,6 +92,7 @@ export class UpstreamConnection implements ResponseSink {
   run(a: Attempt): void {
     this.#attempt = a;
     a.connection = this;
+    this.#sentAt = performance.now();
     const socket = this.#socket;
     if (this.#connected) socket.setTimeout(a.request.timeoutMs);
     const body = a.request.body;
@@ -219,14 +231,18 @@ export class UpstreamConnection implements ResponseSink {
     this.#attempt = undefined;
     this.#close();
     if (a === undefined) return;
-    if (this.#parser.closed()) {
+    // Only a clean close ends a body framed by the close; a reset cuts it.
+    if (err === undefined && this.#parser.closed()) {
       this.#parser.reset();
       return a.end();
     }
-    if (this.#reused && !this.#parser.started && !a.retried) return this.#pool.again(a);
+    // A kept connection closed under a request it never answered, within a round trip of
+    // sending: the worker had closed it idle. Later, the worker had the request.
+    if (this.#reused && !this.#parser.started && !a.retried && performance.now() - this.#sentAt <= STALE_CLOSE_MS)
+      return this.#pool.again(a);
     const code = (err as { code?: unknown } | undefined)?.code;
     if (err !== undefined && typeof code === 'string' && ERRNO_CODE.test(code)) return a.fail(err);
-    if (err !== undefined && !this.#connected) return a.fail(new UpstreamFailure('UPSTREAM_TLS', err.message));
+    if (err !== undefined && this.#tls && !this.#connected) return a.fail(new UpstreamFailure('UPSTREAM_TLS', err.message));
     a.fail(new UpstreamFailure('UPSTREAM_CLOSED', 'the worker closed the connection before the response was complete'));
   }
 
