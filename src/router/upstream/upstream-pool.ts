@@ -35,6 +35,7 @@ export class UpstreamPool implements ConnectionOwner {
   readonly #queue: Attempt[] = [];
   #destroyed = false;
   #closed: (() => void) | undefined;
+  #closing: Promise<void> | undefined;
 
   constructor(url: string, opts: UpstreamPoolOptions) {
     const u = new URL(url);
@@ -117,13 +118,14 @@ export class UpstreamPool implements ConnectionOwner {
 
   /** Stop taking requests; resolves when those under way have finished and every connection is closed. */
   close(): Promise<void> {
+    if (this.#closing !== undefined) return this.#closing;
     if (this.#live.size === 0 && this.#queue.length === 0) {
-      this.#closed ??= () => undefined;
-      return Promise.resolve();
+      this.#closed = () => undefined;
+      return (this.#closing = Promise.resolve());
     }
-    const done = new Promise<void>((resolve) => (this.#closed = resolve));
+    this.#closing = new Promise<void>((resolve) => (this.#closed = resolve));
     for (const c of [...this.#idle]) c.abandon();
-    return done;
+    return this.#closing;
   }
 
   /** Close every connection now; requests under way or waiting fail as the router's own doing. */
