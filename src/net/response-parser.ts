@@ -166,7 +166,7 @@ export class ResponseParser {
           const line = buf.toString('latin1', at, eol - 1);
           const semi = line.indexOf(';');
           const sizeText = (semi < 0 ? line : line.slice(0, semi)).trimEnd();
-          if (!/^[0-9a-fA-F]{1,8}$/.test(sizeText)) return `a chunk size of '${sizeText.slice(0, 16)}'`;
+          if (!/^0*[0-9a-fA-F]{1,8}$/.test(sizeText)) return `a chunk size of '${sizeText.slice(0, 16)}'`;
           const size = parseInt(sizeText, 16);
           at = eol + 1;
           if (size === 0) this.#state = State.Trailers;
@@ -265,6 +265,8 @@ export class ResponseParser {
         }
       }
     }
+    // One length, as a number: a repeated or listed one relayed as it came would be two header lines to the client.
+    if (headers !== undefined && length >= 0) headers['content-length'] = String(length);
     this.headers = headers;
     if (connection !== undefined) {
       const tokens = connection.toLowerCase().split(',');
