@@ -236,4 +236,40 @@ describe('the relay', () => {
       await worker.close();
     }
   });
+
+  it("a stream the worker cuts mid-event: the open event is ended before the router's error event, which a client can read", async () => {
+    const r = await start((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"n":1}\n\ndata: {"parti');
+      setTimeout(() => req.socket.destroy(), 50);
+    });
+    const res = await rawRequest(`${r.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, stream: true }),
+      headers: { 'content-type': 'application/json' },
+    });
+    const events = res.text.split('\n\n').filter((e) => e !== '');
+    expect(events.slice(0, 2)).toEqual(['data: {"n":1}', 'data: {"parti']);
+    expect(JSON.parse(events[2]!.slice('data: '.length)).error.code).toBe('upstream_body_incomplete');
+  });
+
+  it("a worker's repeated Content-Length reaches the client as one", async () => {
+    const worker = await rawHttpServer(({ head, socket }) => {
+      if (head.startsWith('GET /v1/models ')) {
+        const models = JSON.stringify({ object: 'list', data: [{ id: model, object: 'model' }] });
+        return void socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${models.length}\r\n\r\n${models}`);
+      }
+      if (head.startsWith('GET ')) return void socket.write('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n');
+      socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\ncontent-length: 2\r\n\r\n{}');
+    });
+    try {
+      router = await startTestRouter([worker.url], { policy: 'round_robin', modelId: model });
+      const res = await post(`${router.url}/v1/chat/completions`, chatBody);
+      expect([res.status, res.text]).toEqual([200, '{}']);
+    } finally {
+      await router?.close();
+      router = undefined;
+      await worker.close();
+    }
+  });
 });

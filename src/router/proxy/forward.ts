@@ -43,9 +43,14 @@ export class UpstreamCall {
     return this.#cancelled;
   }
 
-  /** Detach from the client response; call once, when the request is done. */
+  /**
+   * Detach from the client response; call once, when the request is done. An exchange
+   * still under way (the relay threw before relaying or reading its answer) is given up,
+   * so that its connection is never left paused for ever.
+   */
   done(): void {
     this.#res.off('close', this.#onClose);
+    this.#exchange?.cancel();
   }
 
   /** Send to `worker`; settles with its status line, or with why there is none. */

@@ -58,6 +58,8 @@ export class UpstreamExchange implements UpstreamHandler {
   /** Body bytes still to come under a Content-Length; -1 when the body is not framed by one. */
   #remaining = -1;
   #discarded = 0;
+  /** The last two body bytes relayed (high byte first): whether an SSE event was left open. */
+  #tail = 0x0a0a;
 
   readonly #res: ServerResponse;
   readonly #onDrain = (): void => {
@@ -99,6 +101,7 @@ export class UpstreamExchange implements UpstreamHandler {
       case 'relaying':
         this.#firstByteAt ??= performance.now();
         this.#onChunk?.(chunk);
+        this.#tail = lastTwoBytes(this.#tail, chunk);
         // The last bytes of a framed body end the response with them: node then sends
         // headers and body in one write, without a tick in between.
         if (this.#remaining >= 0 && (this.#remaining -= chunk.length) <= 0) {
@@ -216,7 +219,7 @@ export class UpstreamExchange implements UpstreamHandler {
     // The worker failed mid-body: tell a streaming client in-band, then end — unless
     // the body was framed by a length, which an extra event would overrun.
     if (this.#streamed && !res.writableEnded && !res.destroyed && !res.hasHeader('content-length'))
-      res.end(sseErrorEvent(ApiErrors.upstreamIncomplete()));
+      res.end(openEventEnd(this.#tail) + sseErrorEvent(ApiErrors.upstreamIncomplete()));
     else if (!res.destroyed) res.destroy();
     const cause = classifyUpstreamError(err);
     this.#finish({
@@ -235,6 +238,22 @@ export class UpstreamExchange implements UpstreamHandler {
     // discard() resolves with anything; relay() always gets its outcome.
     this.#resolveEnd?.(outcome ?? { kind: 'cancelled', streamed: this.#streamed });
   }
+}
+
+/** The last two bytes relayed, high byte first, once `chunk` is. */
+function lastTwoBytes(tail: number, chunk: Buffer): number {
+  const n = chunk.length;
+  if (n === 0) return tail;
+  return n > 1 ? (chunk[n - 2]! << 8) | chunk[n - 1]! : ((tail << 8) | chunk[0]!) & 0xffff;
+}
+
+/**
+ * What ends an SSE event the worker left open mid-way, so that the error event after it
+ * is an event of its own and not more lines of the cut one.
+ */
+function openEventEnd(tail: number): string {
+  if (tail === 0x0a0a) return '';
+  return (tail & 0xff) === 0x0a ? '\n' : '\n\n';
 }
 
 /** How a request that failed before its status line ended, by whose failure it was. */
