@@ -157,6 +157,7 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
       .slice(-100),
     source: sources.size === 0 ? null : sources.size === 1 ? [...sources][0]! : 'mixed',
     blind: [...new Set(snaps.flatMap((s) => s.blind))],
+    behind: snaps.reduce((n, s) => n + (s.behind ?? 0), 0),
     workers,
     decisions,
     decisionsPerS,

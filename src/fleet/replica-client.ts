@@ -224,6 +224,7 @@ export class ReplicaClient {
           const doc = ev.event === 'state' ? assembler.whole(parseJson(ev.data)) : assembler.delta(parseJson(ev.data));
           const snap = snapshotFromAdmin(doc);
           if (!snap) throw new Error('the event stream carried something other than admin state');
+          if (assembler.behind > 0) snap.behind = assembler.behind;
           onOk();
           this.accept(snap);
         }

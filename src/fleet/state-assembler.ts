@@ -13,11 +13,14 @@ type Json = Record<string, unknown>;
 export class StateAssembler {
   #doc: Json | undefined;
   #workers = new Map<string, Json>();
+  /** Changed workers the last event had no room for: their counters are an event or a few behind (`deferred`). */
+  behind = 0;
 
   /** A whole document (an `event: state`); undefined when it is not one. */
   whole(raw: unknown): Json | undefined {
     if (!isObject(raw) || !Array.isArray(raw.workers)) return undefined;
     this.#doc = raw;
+    this.behind = 0;
     this.#workers = new Map();
     for (const w of raw.workers) if (isObject(w) && typeof w.url === 'string') this.#workers.set(w.url, w);
     return raw;
@@ -28,6 +31,7 @@ export class StateAssembler {
     const doc = this.#doc;
     if (doc === undefined || !isObject(raw) || !isObject(raw.set) || !Array.isArray(raw.workers)) return undefined;
     const d = raw as Partial<Record<keyof AdminStateDelta, unknown>> & { set: Json; workers: unknown[] };
+    this.behind = typeof d.deferred === 'number' && d.deferred > 0 ? d.deferred : 0;
     for (const [key, value] of Object.entries(d.set)) if (key !== 'workers') doc[key] = value;
     let workers = this.#workers;
     if (Array.isArray(d.removed)) for (const url of d.removed) if (typeof url === 'string') workers.delete(url);

@@ -132,6 +132,11 @@ export interface ReplicaSnapshot {
   duration: Histogram | null;
   /** What this source cannot show, in words for the header ("engine queues", …). */
   blind: string[];
+  /**
+   * Workers whose changes the router's last stream event had no room for: their counters
+   * are an event or a few behind (docs/metrics-and-admin.md §Stream deltas). Absent when none.
+   */
+  behind?: number;
 }
 
 /** Per-second rates between two snapshots of the same replica; null where a counter is unknown or reset. */
@@ -199,6 +204,8 @@ export interface FleetView {
   };
   source: SourceKind | 'mixed' | null;
   blind: string[];
+  /** Workers whose counters the live replicas' streams have not caught up with yet. */
+  behind: number;
   workers: FleetWorker[];
   decisions: DecisionCounts | null;
   decisionsPerS: DecisionCounts | null;

@@ -236,6 +236,8 @@ describe('deltas, encoded by the router and applied by the console', () => {
       if (t === 0) continue;
       expect(Buffer.byteLength(ev.data), `step ${t}`).toBeLessThanOrEqual(budget);
       expect(data.deferred, `step ${t}`).toBe(200 - data.workers.length);
+      // What the console says is behind (src/fleet/state-assembler.ts).
+      expect(asm.behind, `step ${t}`).toBe(data.deferred);
       const workers = doc!.workers as Array<{ url: string; breaker: string; requests_total: number }>;
       // The breaker is in the console the event it opened, not when its turn comes.
       if (t === 4) broken = data.workers[0]!.url;
@@ -253,6 +255,7 @@ describe('deltas, encoded by the router and applied by the console', () => {
     expect(doc).toEqual(JSON.parse(adminStateBody(last).toString()));
     last = step(8, broken);
     expect((JSON.parse(enc.next(last, adminStateBody).data.toString()) as { deferred?: number }).deferred).toBeUndefined();
+    expect(asm.behind).toBe(0);
   });
 
   it('a delta without a whole document first is refused, so the client reconnects', () => {

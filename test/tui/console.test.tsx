@@ -666,4 +666,15 @@ describe('keys', () => {
     expect(order()).toEqual(['a:1', 'b:1']);
     expect(c.frame()).toContain('WAITING▲');
   });
+
+  it("says how many workers' counters a stream over its budget left for later, and says nothing once it caught up", async () => {
+    const snap = snapshotFromAdmin(adminDoc({ timestamp: NOW }))!;
+    const view = mergeReplicas([status('http://127.0.0.1:30000', { ...snap, behind: 3080 })], NOW);
+    const c = mount(view, { columns: 200, rows: 40 });
+    await tick();
+    expect(c.frame()).toContain("3080 workers' counters catching up");
+    c.feed.set(mergeReplicas([status('http://127.0.0.1:30000', snap)], NOW + 1000));
+    await tick();
+    expect(c.frame()).not.toContain('catching up');
+  });
 });

@@ -537,3 +537,38 @@ describe("other routers' /metrics (docs/metrics-and-admin.md §Other routers' me
     expect(s.duration).not.toBeNull();
   });
 });
+
+describe('a stream over its budget', () => {
+  it("the replica's status says how many workers the last event left behind, and 0 once they caught up", async () => {
+    const { createServer } = await import('node:http');
+    const { Agent } = await import('undici');
+    const { ReplicaClient } = await import('../../src/fleet/index.js');
+    const doc = adminDoc({ timestamp: 1_000 });
+    const delta = (deferred: number | undefined, at: number) =>
+      JSON.stringify({ set: { timestamp_ms: at }, workers: [], removed: [], sample_clock_ms: at, ...(deferred ? { deferred } : {}) });
+    // A router's stream as the wire carries it: the whole state, then two deltas.
+    const server = createServer((req, res) => {
+      if (!req.url?.startsWith('/admin/stream')) return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`event: state\ndata: ${JSON.stringify(doc)}\n\n`);
+      res.write(`event: state_delta\ndata: ${delta(3080, 2_000)}\n\n`);
+      setTimeout(() => res.write(`event: state_delta\ndata: ${delta(undefined, 3_000)}\n\n`), 200);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const dispatcher = new Agent();
+    const seen: Array<number | undefined> = [];
+    const client = new ReplicaClient({ url, source: 'admin', intervalMs: 1000, dispatcher }, (s) => seen.push(s.snapshot?.behind));
+    client.start();
+    try {
+      const deadline = Date.now() + 5000;
+      while (seen.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(seen.slice(0, 3)).toEqual([undefined, 3080, undefined]);
+    } finally {
+      await client.stop();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await dispatcher.close();
+    }
+  });
+});

@@ -67,6 +67,8 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
       `  source ${sourceName(view)}${view.source === 'admin' ? ` (every ${fmtAge(intervalMs)})` : ''}`,
       `  updated ${fmtAge(Math.max(0, now - view.at))} ago`,
     );
+    // A stream event over its budget leaves some workers' counters for the next ones (docs/metrics-and-admin.md §Stream deltas).
+    if (view.behind > 0) second.push({ text: `  ${fmtInt(view.behind)} workers' counters catching up`, dim: true });
     if (view.replicas.length > 1)
       second.push(
         `  ${view.source === 'engine' ? 'engines' : 'replicas'} ${view.replicas.length - down.length}/${view.replicas.length} live`,
