@@ -6,6 +6,8 @@ import { ResponseParser } from '../../net/index.js';
 import type { ResponseSink } from '../../net/index.js';
 import { UpstreamFailure } from './upstream-failure.js';
 import type { Attempt } from './upstream-attempt.js';
+import { deadlines } from './deadline-sweep.js';
+import type { Expiring } from './deadline-sweep.js';
 
 /** Where a worker's connections go. */
 export interface Origin {
@@ -41,10 +43,10 @@ const ERRNO_CODE = /^E(?!RR_)[A-Z0-9_]+$/;
 /**
  * One keep-alive connection to a worker, carrying one request at a time: writes the
  * request, reads the answer with a ResponseParser, and hands it to the request's
- * handler as it arrives. Its single timer (the socket's) is the connect timeout, then
- * the request's, then the idle one.
+ * handler as it arrives. It has one deadline at a time, checked by the process's sweep
+ * (deadline-sweep.ts): the connect timeout, then the request's, then the idle one.
  */
-export class UpstreamConnection implements ResponseSink {
+export class UpstreamConnection implements ResponseSink, Expiring {
   readonly #socket: Socket;
   readonly #parser = new ResponseParser(true);
   readonly #pool: ConnectionOwner;
@@ -61,6 +63,9 @@ export class UpstreamConnection implements ResponseSink {
   readonly #tls: boolean;
   /** When the request under way was sent (performance.now()). */
   #sentAt = 0;
+  /** performance.now() past which the connection times out; Infinity while the client is behind. */
+  #deadline: number;
+  readonly #connectTimeoutMs: number;
 
   constructor(pool: ConnectionOwner, origin: Origin, connectTimeoutMs: number) {
     this.#pool = pool;
@@ -75,14 +80,15 @@ export class UpstreamConnection implements ResponseSink {
       : connect({ host: origin.host, port: origin.port, noDelay: true });
     if (origin.tls) socket.setNoDelay(true);
     this.#socket = socket;
-    socket.setTimeout(connectTimeoutMs);
+    this.#connectTimeoutMs = connectTimeoutMs;
+    this.#deadline = performance.now() + connectTimeoutMs;
+    deadlines.add(this);
     socket.once(origin.tls ? 'secureConnect' : 'connect', () => {
       this.#connected = true;
       const a = this.#attempt;
-      if (a !== undefined) socket.setTimeout(a.request.timeoutMs);
+      if (a !== undefined && !this.#paused) this.#deadline = performance.now() + a.request.timeoutMs;
     });
     socket.on('data', (chunk: Buffer) => this.#data(chunk));
-    socket.on('timeout', () => this.#timeout());
     socket.on('end', () => this.#ended(undefined));
     socket.on('error', (err) => this.#ended(err));
     socket.on('close', () => this.#ended(undefined));
@@ -92,9 +98,10 @@ export class UpstreamConnection implements ResponseSink {
   run(a: Attempt): void {
     this.#attempt = a;
     a.connection = this;
-    this.#sentAt = performance.now();
+    const now = performance.now();
+    this.#sentAt = now;
+    this.#deadline = now + (this.#connected ? a.request.timeoutMs : this.#connectTimeoutMs);
     const socket = this.#socket;
-    if (this.#connected) socket.setTimeout(a.request.timeoutMs);
     const body = a.request.body;
     socket.cork();
     socket.write(a.head, 'latin1');
@@ -105,16 +112,25 @@ export class UpstreamConnection implements ResponseSink {
 
   /** Idle until the next request, for at most `idleMs`. */
   park(idleMs: number): void {
-    this.#socket.setTimeout(idleMs);
+    this.#deadline = performance.now() + idleMs;
+  }
+
+  /** The sweep's check: past its deadline, the connection times out. */
+  expire(now: number): void {
+    if (now >= this.#deadline) this.#timeout();
   }
 
   pause(): void {
     this.#paused = true;
+    // The client is behind, not the worker: no deadline until it catches up.
+    this.#deadline = Infinity;
   }
 
   resume(): void {
     if (!this.#paused) return;
     this.#paused = false;
+    const a = this.#attempt;
+    if (a !== undefined) this.#deadline = performance.now() + (this.#connected ? a.request.timeoutMs : this.#connectTimeoutMs);
     if (this.#socketPaused) {
       this.#socketPaused = false;
       this.#socket.resume();
@@ -178,6 +194,8 @@ export class UpstreamConnection implements ResponseSink {
       this.#close();
       return;
     }
+    // A byte from the worker: its silence starts again.
+    this.#deadline = performance.now() + a.request.timeoutMs;
     const step = this.#parser.feed(chunk, this);
     if (step === 'more' || step === 'stopped') return;
     if (step === 'done') return this.#complete(a);
@@ -207,8 +225,6 @@ export class UpstreamConnection implements ResponseSink {
   #timeout(): void {
     const a = this.#attempt;
     if (a === undefined) return this.#close();
-    // The client is behind, not the worker: wait on.
-    if (this.#paused) return void this.#socket.setTimeout(a.request.timeoutMs);
     const [code, what] = !this.#connected
       ? (['UPSTREAM_CONNECT_TIMEOUT', 'no connection'] as const)
       : this.#parser.inBody
@@ -249,6 +265,7 @@ export class UpstreamConnection implements ResponseSink {
   #close(): void {
     if (this.#gone) return;
     this.#gone = true;
+    deadlines.delete(this);
     this.#socket.destroy();
     this.#pool.lost(this);
   }
