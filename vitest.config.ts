@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+    // Ports fetch refuses are held for the run, so no test server draws one.
+    globalSetup: ['test/helpers/hold-fetch-blocked-ports.ts'],
     // Two cores on CI: integration tests start real servers, keep parallelism modest.
     maxWorkers: 2,
     testTimeout: 30_000,
