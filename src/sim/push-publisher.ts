@@ -1,4 +1,4 @@
-import { Publisher, Router } from 'zeromq';
+import { Publisher, Router, XPublisher } from 'zeromq';
 import { encodeMsgpack, MsgpackMap } from '../msgpack/index.js';
 import { sglangPageChain, simWireWords } from '../prefix/index.js';
 import type { MsgpackValue } from '../msgpack/index.js';
@@ -49,7 +49,10 @@ export const DEFAULT_REPLAY_BUFFER = 10_000;
 const LOAD_TOPIC = 'load';
 
 interface RankChannels {
-  kv: Publisher | undefined;
+  /** An XPUB: it sends as PUB does, and tells when a subscription has arrived. */
+  kv: XPublisher | undefined;
+  /** Subscriptions the KV socket has applied (it filters by them from then on). */
+  kvSubscriptions: number;
   replay: Router | undefined;
   load: Publisher | undefined;
   kvSeq: number;
@@ -109,6 +112,7 @@ export class SimPushPublisher {
         for (let r = 0; r < dp; r++) {
           const ch: RankChannels = {
             kv: undefined,
+            kvSubscriptions: 0,
             replay: undefined,
             load: undefined,
             kvSeq: 0,
@@ -122,7 +126,8 @@ export class SimPushPublisher {
           };
           ranks.push(ch);
           if (opts.kvEvents) {
-            ch.kv = new Publisher({ linger: 0, sendHighWaterMark: 100_000 });
+            ch.kv = new XPublisher({ linger: 0, sendHighWaterMark: 100_000 });
+            ch.kv.verbosity = 'allSubs';
             await ch.kv.bind(`tcp://${opts.host}:${base + r}`);
             ch.replay = new Router({ linger: 0 });
             await ch.replay.bind(`tcp://${opts.host}:${base + dp + r}`);
@@ -237,6 +242,24 @@ export class SimPushPublisher {
     return true;
   }
 
+  /**
+   * Whether every rank's KV socket has a subscriber. PUB drops what it publishes
+   * before a subscription arrives (ZMQ's slow joiner), so a test that must not lose
+   * the first batch waits for this; real engines cannot tell, and say nothing of it.
+   */
+  kvSubscribed(): boolean {
+    return this.#ranks.every((ch) => ch.kv === undefined || ch.kvSubscriptions > 0);
+  }
+
+  async #countSubscriptions(ch: RankChannels): Promise<void> {
+    try {
+      // XPUB hands each subscription on once it filters by it: byte 1, then the topic.
+      for await (const [message] of ch.kv!) if (message?.[0] === 1) ch.kvSubscriptions++;
+    } catch {
+      // Closing the socket ends the iteration.
+    }
+  }
+
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
@@ -252,6 +275,7 @@ export class SimPushPublisher {
       if (ch.kv) {
         this.#engine.ranks[r]!.cache.listener = this.#listener(r, ch);
         void this.#serveReplay(ch);
+        void this.#countSubscriptions(ch);
       }
     }
     if (this.#opts.loadPublish) {
@@ -451,16 +475,16 @@ export class SimPushPublisher {
    * way. PUB sends never wait on subscribers: past the high-water mark the socket
    * drops, as the engines' do.
    */
-  #send(socket: Publisher, frames: Buffer[]): void {
+  #send(socket: Publisher | XPublisher, frames: Buffer[]): void {
     let q = this.#queues.get(socket);
     if (!q) this.#queues.set(socket, (q = { busy: false, frames: [] }));
     q.frames.push(frames);
     if (!q.busy) void this.#drain(socket, q);
   }
 
-  readonly #queues = new Map<Publisher, { busy: boolean; frames: Buffer[][] }>();
+  readonly #queues = new Map<Publisher | XPublisher, { busy: boolean; frames: Buffer[][] }>();
 
-  async #drain(socket: Publisher, q: { busy: boolean; frames: Buffer[][] }): Promise<void> {
+  async #drain(socket: Publisher | XPublisher, q: { busy: boolean; frames: Buffer[][] }): Promise<void> {
     q.busy = true;
     try {
       for (let next = q.frames.shift(); next !== undefined && !this.#closed; next = q.frames.shift()) {

@@ -3,7 +3,18 @@ import { renderChat, tokenize } from '../../src/prefix/index.js';
 import type { Router } from '../../src/router/index.js';
 import { engineBlockKeys } from '../../src/router/index.js';
 import type { EngineHashScheme } from '../../src/router/index.js';
+import type { SimFleet } from '../../src/sim/index.js';
 import { eventually } from './http.js';
+
+/**
+ * Wait until every engine's KV publisher has the router's subscription. A PUB socket
+ * drops what it publishes before then (ZMQ's slow joiner); with a replay endpoint the
+ * router fetches it back, without one it is gone, so a test that warms an engine right
+ * after the router started waits for this first.
+ */
+export async function subscribed(fleet: SimFleet): Promise<void> {
+  await eventually(async () => fleet.servers.every((s) => s.engine.push?.kvSubscribed() ?? true), 10_000, 20);
+}
 
 /** Wait until no KV batch has arrived for a little while: the index has caught up with the engines. */
 export async function settled(r: Router): Promise<void> {

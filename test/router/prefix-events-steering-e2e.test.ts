@@ -9,7 +9,7 @@ import { HfChatTokenizer } from '../../src/tokenizer/index.js';
 import type { RouterConfig } from '../../src/config/index.js';
 import { runCli } from '../helpers/cli.js';
 import { eventually, put, rawRequest } from '../helpers/http.js';
-import { settled } from '../helpers/kv-events.js';
+import { settled, subscribed } from '../helpers/kv-events.js';
 import { startTestRouter } from '../helpers/router.js';
 
 /**
@@ -175,6 +175,8 @@ describe('simulated vLLM (blocks keyed by the tokens its events carry), endpoint
     });
     r = await startTestRouter(fleet.urls, { policy: 'cache_aware', workerQueueLimit: 6, kvEvents });
     expect(r.state().prefix_index.source).toBe('events');
+    // No replay endpoint: a batch published before the subscription is lost for good.
+    await subscribed(fleet);
   });
   afterAll(async () => {
     await r?.close();
