@@ -38,7 +38,7 @@ function subscribe(endpoint: string, topic = 'load'): { sub: ZmtpSubscription; f
   const sub = new ZmtpSubscription(
     endpoint,
     topic,
-    (f) => frames.push(f),
+    (payload, seq, topic) => frames.push({ topic, seq, payload }),
     (e) => malformed.push(e.message),
   );
   closers.push(sub);

@@ -40,6 +40,19 @@ describe('LoadTable (docs/engine-load.md §DP ranks, §Freshness)', () => {
     expect(t.view(5001).basic(workers[0]!)).toBeUndefined();
   });
 
+  it('the same readings given again (a pushed heartbeat) move only the sample time: fresh for a window from then, sums unchanged', () => {
+    const { t, workers } = table(2);
+    const readings = [[0, r(7)]] as const;
+    t.apply(workers[0]!, readings, 0);
+    t.apply(workers[1]!, [[0, r(2)]], 0);
+    t.apply(workers[0]!, readings, 4000);
+    const view = t.view(8000);
+    expect(view.basic(workers[0]!)).toMatchObject({ waiting: 7, capturedAt: 4000 });
+    expect(view.basic(workers[1]!)).toBeUndefined();
+    expect(t.view(9000).basic(workers[0]!)?.waiting).toBe(7);
+    expect(t.view(9001).basic(workers[0]!)).toBeUndefined();
+  });
+
   it('replaces the rank set on each sample: ranks an engine stopped reporting are gone', () => {
     const { t, workers } = table(1);
     t.apply(

@@ -10,6 +10,7 @@ export { KvEventFeed } from './kv-event-feed.js';
 export type { KvCatchUp, KvEventFeedOptions, KvFeedSink, KvFeedStats } from './kv-event-feed.js';
 export { PushSubscription } from './push-subscription.js';
 export { ZmtpSubscription } from './zmtp-subscription.js';
+export type { ZmtpMessageHandler } from './zmtp-subscription.js';
 export { replayFrom } from './replay.js';
 export type { ReplayedBatch } from './replay.js';
 export { kvEventsRuleFor, mergePushInfo, parseZmqEndpoint, pushInfoFromRule } from './kv-events-rule.js';

@@ -3,7 +3,13 @@ import type { Socket } from 'node:net';
 import { parseZmqEndpoint } from './kv-events-rule.js';
 import { PushDecodeError } from './kv-events.js';
 import { readPushFrameOr } from './push-frame.js';
-import type { PushFrame } from './push-frame.js';
+
+/**
+ * A message as the subscription hands it on: the envelope's three frames as
+ * arguments, not as an object, since a router takes thousands a second and keeps
+ * none of them (docs/engine-load.md §Load by push).
+ */
+export type ZmtpMessageHandler = (payload: Buffer, seq: number, topic: string) => void;
 
 /** Reconnect this long after a publisher went away or was not up yet (as PushSubscription's ZMQ socket does). */
 const RECONNECT_MS = 500;
@@ -134,7 +140,7 @@ export class ZmtpSubscription {
   constructor(
     readonly endpoint: string,
     readonly topic: string,
-    private readonly onFrame: (frame: PushFrame) => void,
+    private readonly onMessage: ZmtpMessageHandler,
     private readonly onMalformed: (error: PushDecodeError) => void = () => undefined,
   ) {
     const parsed = parseZmqEndpoint(endpoint);
@@ -198,7 +204,7 @@ export class ZmtpSubscription {
    * else null. A message is handed on only once all its frames are in; the bytes of
    * one cut short by the read are kept and parsed again with the next. Frames are
    * noted as offsets into `data` (FRAMES), not as views: a heartbeat allocates nothing
-   * on the way to the consumer but its PushFrame.
+   * on the way to the consumer.
    */
   #read(read: Buffer, readLength: number): string | null {
     const data = this.#pending === null ? read : Buffer.concat([this.#pending, read.subarray(0, readLength)]);
@@ -308,7 +314,7 @@ export class ZmtpSubscription {
     // Its own copy: the frame's bytes are in the shared read buffer.
     if (payload === undefined || payload.length !== payloadLength || !sameBytes(data, payloadAt, payload, 0, payloadLength))
       this.#payload = payload = Buffer.from(data.subarray(payloadAt, payloadAt + payloadLength));
-    this.onFrame({ topic: topic.text, seq, payload });
+    this.onMessage(payload, seq, topic.text);
   }
 }
 

@@ -106,7 +106,7 @@ export class LoadPush {
         new ZmtpSubscription(
           endpoint,
           info.loadTopic,
-          (frame) => this.#onFrame(worker, state, r, frame.payload, frame.seq),
+          (payload, seq) => this.#onFrame(worker, state, r, payload, seq),
           (err) => this.#error(state, err),
         ),
       );

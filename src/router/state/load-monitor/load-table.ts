@@ -194,9 +194,14 @@ export class LoadTable implements LoadView, PoolState {
   apply(worker: PolicyWorker, readings: Readings, at: number): boolean {
     const e = this.entries[worker.slot];
     if (!e || readings.length > MAX_RANKS_PER_WORKER) return false;
-    e.readings = readings;
     e.at = at;
-    this.aggregate(e);
+    // The same readings again (a pushed heartbeat hands on the array it gave last
+    // time): the sums stand, only the sample's time moves.
+    if (readings === e.readings) this.stamp(e);
+    else {
+      e.readings = readings;
+      this.aggregate(e);
+    }
     this.version++;
     this.recount(e);
     return true;
@@ -281,9 +286,14 @@ export class LoadTable implements LoadView, PoolState {
     e.complete = complete;
     e.hasNative = complete && native;
     b.uncachedTokensComparable = uncached;
-    b.capturedAt = complete ? e.at : 0;
     b.estimatedPrefillQueueMs = undefined;
-    e.freshUntil = complete ? e.at + this.freshnessMs : -Infinity;
+    this.stamp(e);
+  }
+
+  /** Date the aggregate by the sample's time: when it was captured, and until when it is fresh. */
+  private stamp(e: Entry): void {
+    e.basic.capturedAt = e.complete ? e.at : 0;
+    e.freshUntil = e.complete ? e.at + this.freshnessMs : -Infinity;
   }
 
   /** Recompute a worker's status at the current time and patch the counters. */
