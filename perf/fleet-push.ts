@@ -27,12 +27,15 @@
  *
  * `--router-node-flags "..."` passes node flags to the router (`--perf-basic-prof-only-functions`
  * names its JIT code for `perf record -p`); `--router-stdout FILE` keeps what it prints
- * after its URL (`--trace-gc`'s lines).
+ * after its URL (`--trace-gc`'s lines). `--perf-record FILE` samples the router with
+ * Linux `perf record -g` over the push run's windows exactly (and adds the flag that
+ * names its JIT code): JavaScript, Node's C++ and the kernel in one profile, where
+ * `--profile` sees only what V8 attributes.
  *
  *   npm run perf -- fleet-push [--workers 4096] [--windows 3] [--no-poll] [--prefix-source events] [--profile DIR]
- *     [--router-node-flags "..."] [--router-stdout FILE] [--floor [--bytes 60] [--floor-tick-ms 10]]
+ *     [--router-node-flags "..."] [--router-stdout FILE] [--perf-record FILE] [--floor [--bytes 60] [--floor-tick-ms 10]]
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -55,6 +58,8 @@ const ROUTER_NODE_FLAGS = benchArg('router-node-flags', '')
   .filter((f) => f !== '');
 /** Where the router's stdout goes after its URL (e.g. what `--trace-gc` prints); nowhere by default. */
 const ROUTER_STDOUT = benchArg('router-stdout', '');
+/** Where `perf record` leaves its samples of the push run's windows; none by default. */
+const PERF_RECORD = benchArg('perf-record', '');
 const FLOOR = process.argv.includes('--floor');
 /** The floor's message: a LoadStat heartbeat in its ZMTP envelope is 38 bytes; a larger one costs the kernel no more work. */
 const FLOOR_BYTES = Number(benchArg('bytes', '60'));
@@ -192,7 +197,12 @@ async function measure(push: boolean, dir: string): Promise<Figures> {
   const urls = stubs.flatMap((s) => s.out.trim().split(' '));
   const rc = path.join(dir, `routerrc-${push ? 'push' : 'poll'}.json`);
   writeFileSync(rc, JSON.stringify({ 'worker-urls': urls }));
-  const profiled = [...ROUTER_NODE_FLAGS, ...(PROFILE_DIR === '' ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(PROFILE_DIR)])];
+  const perfRecord = push && PERF_RECORD !== '';
+  const profiled = [
+    ...ROUTER_NODE_FLAGS,
+    ...(perfRecord && !ROUTER_NODE_FLAGS.includes('--perf-basic-prof-only-functions') ? ['--perf-basic-prof-only-functions'] : []),
+    ...(PROFILE_DIR === '' ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(PROFILE_DIR)]),
+  ];
   const router = await startProcess(
     [
       ...profiled,
@@ -218,7 +228,18 @@ async function measure(push: boolean, dir: string): Promise<Figures> {
     // Start-up's last work out of the way: introspection, the first polls, and the idle
     // keep-alive connections they leave, which the router's HTTP clients close after 10 s.
     await sleep(15_000);
+    const recorder = perfRecord
+      ? spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(pid), '-o', path.resolve(PERF_RECORD)], {
+          stdio: 'ignore',
+        })
+      : undefined;
+    recorder?.on('error', (err) => console.error(`perf record did not start (${err.message}): the windows are measured without it`));
     const w = await cpuWindows(pid, stubCpu);
+    if (recorder !== undefined && recorder.exitCode === null && recorder.pid !== undefined) {
+      const ended = new Promise((r) => recorder.once('exit', r));
+      recorder.kill('SIGINT');
+      await ended;
+    }
     if (PROFILE_DIR !== '') writeFileSync(path.join(PROFILE_DIR, `windows-${push ? 'push' : 'poll'}.txt`), w.spans);
     const after = await freshness(url);
     return {
