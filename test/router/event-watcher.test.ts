@@ -7,10 +7,26 @@ import { startSimFleet } from '../../src/sim/index.js';
 import { eventually, put } from '../helpers/http.js';
 import { startTestRouter } from '../helpers/router.js';
 
+/**
+ * The workers the readings are of, by URL: one object each while it stays, in a slot of
+ * its own, as the registry holds them; `rejoin` makes a new one, as a worker removed and
+ * added again is.
+ */
+const workers = new Map<string, { url: string; slot: number; breaker: { state: string } }>();
+let slots = 0;
+function workerAt(url: string): { url: string; slot: number; breaker: { state: string } } {
+  let w = workers.get(url);
+  if (w === undefined) workers.set(url, (w = { url, slot: slots++, breaker: { state: 'closed' } }));
+  return w;
+}
+const rejoin = (url: string): void => void workers.delete(url);
+
 /** A reading as the watcher reads it: waiting (null: no fresh sample), breaker, reachability, load source. */
 function reading(url: string, waiting: number | null, o: { breaker?: string; unreachable?: boolean; push?: boolean } = {}): WorkerReading {
+  const worker = workerAt(url);
+  worker.breaker.state = o.breaker ?? 'closed';
   return {
-    worker: { url, breaker: { state: o.breaker ?? 'closed' } },
+    worker,
     fresh: waiting === null ? undefined : { waiting, running: 0 },
     unreachable: o.unreachable ?? false,
     loadSource: o.push ? 'push' : 'poll',
@@ -23,14 +39,15 @@ const LIMIT_6 = queueGate({ workerQueueLimit: 6, saturationQueueFloor: null });
 describe('EventWatcher', () => {
   it('reports each change once, none on the first look', () => {
     const w = new EventWatcher(silentLogger, LIMIT_6);
-    const steps: Array<[WorkerReading[], boolean]> = [
-      [[reading('a', 7), reading('b', 0)], false], // baseline: a already gated, no event
-      [[reading('a', 7), reading('b', 6)], true], // b gated; the fleet saturates
-      [[reading('a', 2), reading('b', 6, { breaker: 'open' })], false], // a released; saturation ends; b's breaker opens
-      [[reading('a', 2, { push: true }), reading('b', 6, { breaker: 'open', unreachable: true })], false], // a's load by push; b unreachable
-      [[reading('a', 2, { push: true }), reading('b', 6, { breaker: 'open', unreachable: true })], false], // nothing new
+    const steps: Array<[() => WorkerReading[], boolean]> = [
+      [() => [reading('a', 7), reading('b', 0)], false], // baseline: a already gated, no event
+      [() => [reading('a', 7), reading('b', 6)], true], // b gated; the fleet saturates
+      [() => [reading('a', 2), reading('b', 6, { breaker: 'open' })], false], // a released; saturation ends; b's breaker opens
+      [() => [reading('a', 2, { push: true }), reading('b', 6, { breaker: 'open', unreachable: true })], false], // a's load by push; b unreachable
+      [() => [reading('a', 2, { push: true }), reading('b', 6, { breaker: 'open', unreachable: true })], false], // nothing new
     ];
-    for (const [readings, allQueued] of steps) w.check(readings, allQueued);
+    // Each look's readings are made as it comes: a breaker's state is its worker's, read at the look.
+    for (const [readings, allQueued] of steps) w.check(readings(), allQueued);
     expect(w.recent().map((e) => [e.kind, e.worker])).toEqual([
       ['saturation_begin', null],
       ['worker_gated', 'b'],
@@ -47,9 +64,19 @@ describe('EventWatcher', () => {
     const w = new EventWatcher(silentLogger, LIMIT_6);
     w.check([reading('a', 0), reading('b', 9)], false); // baseline: b gated
     w.check([reading('a', 0)], false); // b left
+    rejoin('b');
     w.check([reading('a', 0), reading('b', 0)], false); // b back, below the limit: a new worker, no event
     w.check([reading('a', 0), reading('b', 8)], false); // now a change from its new baseline
     expect(w.recent().map((e) => [e.kind, e.worker])).toEqual([['worker_gated', 'b']]);
+  });
+
+  it('a worker that leaves as another joins is forgotten all the same: seen again, it starts from a new baseline', () => {
+    const w = new EventWatcher(silentLogger, LIMIT_6);
+    w.check([reading('a', 0), reading('b', 9)], false); // baseline: b gated
+    w.check([reading('a', 0), reading('c', 9)], false); // b left as c joined: as many workers as marks before
+    w.check([reading('a', 0), reading('c', 9), reading('b', 0)], false); // b seen again, below the limit: no release
+    w.check([reading('a', 0), reading('c', 2), reading('b', 0)], false);
+    expect(w.recent().map((e) => [e.kind, e.worker])).toEqual([['worker_released', 'c']]);
   });
 
   it("a look reuses one object for every worker, as the router's fleet iterator hands them", () => {

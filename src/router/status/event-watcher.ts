@@ -10,6 +10,8 @@ export const BURST_WINDOW_MS = 5000;
 export const BURST_AT = 10;
 
 interface WorkerMark {
+  /** The worker the mark is of: a slot's mark is another worker's once that one is gone. */
+  readonly worker: object;
   gated: boolean;
   breaker: string;
   unreachable: boolean;
@@ -29,7 +31,10 @@ export class EventWatcher {
   readonly #log: Logger;
   readonly #gate: QueueGate;
   readonly #events: AdminEvent[] = [];
-  readonly #workers = new Map<string, WorkerMark>();
+  /** By the worker's slot: a look over 4,096 workers twice a second finds each mark by index, not by hashing its URL. */
+  readonly #marks: Array<WorkerMark | undefined> = [];
+  /** Marks held: when a look sees fewer workers, some left, and their marks are dropped. */
+  #marked = 0;
   #saturated = false;
   #first = true;
   #look = 0;
@@ -80,50 +85,63 @@ export class EventWatcher {
             : 'a worker is below the queue limit again',
         );
     }
+    let seen = 0;
     for (const r of workers) {
-      const url = r.worker.url;
+      seen++;
+      const worker = r.worker;
       const gated = r.fresh !== undefined && gate.isQueued(r.fresh.waiting, r.fresh.waitingUncachedTokens);
-      const breaker = r.worker.breaker.state;
-      const mark = this.#workers.get(url);
-      if (mark === undefined) {
-        this.#workers.set(url, { gated, breaker, unreachable: r.unreachable, loadSource: r.loadSource, look });
+      const breaker = worker.breaker.state;
+      const mark = this.#marks[worker.slot];
+      if (mark === undefined || mark.worker !== worker) {
+        if (mark === undefined) this.#marked++;
+        this.#marks[worker.slot] = { worker, gated, breaker, unreachable: r.unreachable, loadSource: r.loadSource, look };
         continue;
       }
       mark.look = look;
-      if (quiet) {
-        mark.gated = gated;
-        mark.breaker = breaker;
-        mark.unreachable = r.unreachable;
-        mark.loadSource = r.loadSource;
-        continue;
-      }
-      if (gated !== mark.gated)
-        this.#emit(
-          gated ? 'worker_gated' : 'worker_released',
-          url,
-          gated
-            ? `waiting ${r.fresh!.waiting} ≥ limit ${limitText(gate)}`
-            : `waiting ${r.fresh?.waiting ?? 'unknown'}, below the limit ${limitText(gate)}`,
-        );
-      if (breaker !== mark.breaker) this.#emit(`breaker_${breaker}` as AdminEventKind, url, `circuit breaker ${mark.breaker} → ${breaker}`);
-      if (r.unreachable !== mark.unreachable)
-        this.#emit(
-          r.unreachable ? 'worker_unreachable' : 'worker_reachable',
-          url,
-          r.unreachable ? 'load polls go unanswered: out of the pool' : 'answers again: back in the pool',
-        );
-      if (r.loadSource !== mark.loadSource)
-        this.#emit(
-          r.loadSource === 'push' ? 'load_push' : 'load_poll',
-          url,
-          r.loadSource === 'push' ? 'load arrives by push' : 'load push went quiet: polling',
-        );
+      if (!quiet) this.#compare(mark, r, gated, breaker);
       mark.gated = gated;
       mark.breaker = breaker;
       mark.unreachable = r.unreachable;
       mark.loadSource = r.loadSource;
     }
-    for (const [url, mark] of this.#workers) if (mark.look !== look) this.#workers.delete(url);
+    if (seen !== this.#marked) this.#forgetUnseen(look);
+  }
+
+  /** Events for what changed in one worker since its mark. */
+  #compare(mark: WorkerMark, r: WatchedWorker, gated: boolean, breaker: string): void {
+    const gate = this.#gate;
+    const url = r.worker.url;
+    if (gated !== mark.gated)
+      this.#emit(
+        gated ? 'worker_gated' : 'worker_released',
+        url,
+        gated
+          ? `waiting ${r.fresh!.waiting} ≥ limit ${limitText(gate)}`
+          : `waiting ${r.fresh?.waiting ?? 'unknown'}, below the limit ${limitText(gate)}`,
+      );
+    if (breaker !== mark.breaker) this.#emit(`breaker_${breaker}` as AdminEventKind, url, `circuit breaker ${mark.breaker} → ${breaker}`);
+    if (r.unreachable !== mark.unreachable)
+      this.#emit(
+        r.unreachable ? 'worker_unreachable' : 'worker_reachable',
+        url,
+        r.unreachable ? 'load polls go unanswered: out of the pool' : 'answers again: back in the pool',
+      );
+    if (r.loadSource !== mark.loadSource)
+      this.#emit(
+        r.loadSource === 'push' ? 'load_push' : 'load_poll',
+        url,
+        r.loadSource === 'push' ? 'load arrives by push' : 'load push went quiet: polling',
+      );
+  }
+
+  /** Workers the look did not see have left: a later one in their slot, or the same URL back, starts from a new baseline. */
+  #forgetUnseen(look: number): void {
+    const marks = this.#marks;
+    for (let i = 0; i < marks.length; i++) {
+      if (marks[i] === undefined || marks[i]!.look === look) continue;
+      marks[i] = undefined;
+      this.#marked--;
+    }
   }
 
   /**
