@@ -32,7 +32,7 @@
  * names its JIT code): JavaScript, Node's C++ and the kernel in one profile, where
  * `--profile` sees only what V8 attributes.
  *
- *   npm run perf -- fleet-push [--workers 4096] [--windows 3] [--no-poll] [--prefix-source events] [--profile DIR]
+ *   npm run perf -- fleet-push [--workers 4096] [--windows 5] [--no-poll] [--prefix-source events] [--profile DIR]
  *     [--router-node-flags "..."] [--router-stdout FILE] [--perf-record FILE] [--floor [--bytes 60] [--floor-tick-ms 10]]
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -47,7 +47,7 @@ import { atMost, writeResult } from './support/results.js';
 import type { Figures, GoalVerdict } from './support/results.js';
 
 const WORKERS = Number(benchArg('workers', '4096'));
-const WINDOWS = Math.max(1, Number(benchArg('windows', '3')));
+const WINDOWS = Math.max(1, Number(benchArg('windows', '5')));
 const WITH_POLL = !process.argv.includes('--no-poll');
 /** `events`: the router subscribes to every worker's KV events too (by default it keys prefixes by requests, and does not). */
 const PREFIX_SOURCE = benchArg('prefix-source', '');
@@ -66,6 +66,7 @@ const FLOOR_BYTES = Number(benchArg('bytes', '60'));
 /** How often the floor's sender writes its share of the second: 10 ms, as the stub ticks; 1 ms wakes the reader about as often as the stub's ZMQ sockets wake the router. */
 const FLOOR_TICK_MS = benchArg('floor-tick-ms', '10');
 const WINDOW_S = 10;
+const SETTLE_AFTER_FRESH_MS = 30_000;
 const SETTLE_TIMEOUT_MS = 120_000;
 const WANT_NOFILE = 65_536;
 const STUB_FDS_PER_WORKER = 10;
@@ -225,9 +226,12 @@ async function measure(push: boolean, dir: string): Promise<Figures> {
   const stubCpu = (): number => stubs.reduce((sum, s) => sum + cpuSeconds(s.child.pid!), 0);
   try {
     const settled = await settle(url, WORKERS, push);
-    // Start-up's last work out of the way: introspection, the first polls, and the idle
-    // keep-alive connections they leave, which the router's HTTP clients close after 10 s.
-    await sleep(15_000);
+    // Start-up's last work out of the way: introspection, the first polls, the idle
+    // keep-alive connections they leave, which the router's HTTP clients close after 10 s,
+    // and V8's memory reducer, whose mark-compacts of the start-up heap land some 20 s
+    // after the fleet is fresh (--trace-gc): the windows measure the idle router, not
+    // its start.
+    await sleep(SETTLE_AFTER_FRESH_MS);
     const recorder = perfRecord
       ? spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(pid), '-o', path.resolve(PERF_RECORD)], {
           stdio: 'ignore',
