@@ -1,3 +1,5 @@
+import { createServer } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { auditAdminDocument } from '../../src/contract/index.js';
@@ -5,7 +7,8 @@ import type { AdminState } from '../../src/contract/index.js';
 import { StateAssembler } from '../../src/fleet/state-assembler.js';
 import { SseParser } from '../../src/fleet/sse.js';
 import type { Router } from '../../src/router/index.js';
-import type { AdminStateParts, WorkerFields, WorkerPart } from '../../src/router/server/admin-state.js';
+import { HistogramFamily } from '../../src/router/metrics/families.js';
+import type { AdminStateParts, LatencyJson, WorkerFields, WorkerPart } from '../../src/router/server/admin-state.js';
 import { adminStateBody } from '../../src/router/server/admin-state.js';
 import { JsonBuffer } from '../../src/router/server/json-buffer.js';
 import { StateDeltaEncoder } from '../../src/router/server/state-delta.js';
@@ -47,29 +50,24 @@ const fields = (url: string, over: Partial<WorkerFields> = {}): WorkerFields => 
   ...over,
 });
 
-/** Histograms with `count` observations, `over` of them above the last bound. */
-const latency = (count: number, over = 0) => {
-  const histograms = {
-    ttft_seconds: {
-      buckets: [
-        { le: 0.1, count: count - over },
-        { le: 0.5, count: count - over },
-      ],
-      count,
-      sum: count / 10,
-    },
-    duration_seconds: { buckets: [{ le: 1, count: count - over }], count, sum: count / 2 },
-  };
-  const text = JSON.stringify(histograms);
-  return { ttftCount: count, durationCount: count, text, bytes: Buffer.from(text), histograms };
+const TTFT = new HistogramFamily('ttft', '', ['worker'], [0.1, 0.5]);
+const DURATION = new HistogramFamily('duration', '', ['worker'], [1]);
+let series = 0;
+
+/** Histograms with `count` observations, `over` of them above the last bound, read as the router reads a worker's. */
+const latency = (count: number, over = 0): LatencyJson => {
+  const labels = [`series-${series++}`];
+  for (let i = 0; i < count; i++) {
+    TTFT.observe(labels, i < over ? 0.9 : 0.05);
+    DURATION.observe(labels, i < over ? 2 : 0.5);
+  }
+  const readings = { ttft_seconds: TTFT.reading(labels), duration_seconds: DURATION.reading(labels) };
+  const text = `{"ttft_seconds":${readings.ttft_seconds.json()},"duration_seconds":${readings.duration_seconds.json()}}`;
+  return { ttftCount: count, durationCount: count, text, bytes: Buffer.from(text), readings };
 };
 
 /** Parts as the router builds them: the fields' JSON object shared while they stand, as its caches do. */
-function parts(
-  clock: number,
-  workers: Array<{ f: WorkerFields; lat: ReturnType<typeof latency> }>,
-  head: Partial<AdminState> = {},
-): AdminStateParts {
+function parts(clock: number, workers: Array<{ f: WorkerFields; lat: LatencyJson }>, head: Partial<AdminState> = {}): AdminStateParts {
   const built: WorkerPart[] = workers.map(({ f, lat }) => {
     return {
       fields: f,
@@ -345,6 +343,56 @@ describe('/admin/stream?delta=1 against a live router', () => {
         if (w.sample_at_ms !== null && w.sample_at_ms === d.sample_at_ms)
           expect(Math.abs(w.sample_age_ms! - d.sample_age_ms!)).toBeLessThan(1_000);
       }
+    } finally {
+      ctl.abort();
+      await stream.return(undefined).catch(() => undefined);
+    }
+  });
+
+  it('a fleet of more workers than the stream reads at a turn of the loop: every worker once, in order, with what it served', async () => {
+    // Three engines at the first, a middle and the last of 600 places; the rest ports
+    // nobody listens on (held a moment by the kernel's pick, then let go): unreachable
+    // workers, in the document all the same.
+    const f = await startSimFleet({ workers: 3, speedup: 100 });
+    fleets.push(f);
+    const servers = await Promise.all(
+      Array.from(
+        { length: 597 },
+        () =>
+          new Promise<Server>((ok) => {
+            const s = createServer();
+            s.listen(0, '127.0.0.1', () => ok(s));
+          }),
+      ),
+    );
+    const closed = servers.map((s) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`);
+    await Promise.all(servers.map((s) => new Promise((ok) => s.close(ok))));
+    const urls = [f.urls[0]!, ...closed.slice(0, 300), f.urls[1]!, ...closed.slice(300), f.urls[2]!];
+    const r = (router = await startTestRouter(urls, { adminToken: TOKEN, loadPollIntervalMs: 250 }));
+    // Every configured worker is in the pool at start; the closed ones leave it once their polls go unanswered.
+    await eventually(async () => r.state().workers.filter((w) => w.load_unreachable).length === 597, 15_000);
+    const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'none', maxRetries: 0 });
+    for (let i = 0; i < 6; i++)
+      await client.chat.completions.create({
+        model: 'sim-llama-3.1-8b',
+        messages: [{ role: 'user', content: `slice ${i}` }],
+        max_tokens: 2,
+      });
+    const ctl = new AbortController();
+    const stream = events(`${r.url}/admin/stream?interval_ms=100&delta=1`, ctl.signal);
+    try {
+      const ev = (await stream.next()).value!;
+      expect(ev.event).toBe('state');
+      const doc = JSON.parse(ev.data) as AdminState;
+      expect(auditAdminDocument(doc)).toEqual({ unknown: [], missing: [] });
+      expect(doc.workers.map((w) => w.url)).toEqual(urls);
+      const direct = JSON.parse((await rawRequest(`${r.url}/admin/state`, { headers: auth })).text) as AdminState;
+      expect(doc.workers.map((w) => w.requests_total)).toEqual(direct.workers.map((w) => w.requests_total));
+      expect(doc.requests_total).toBe(6);
+      const served = [0, 301, 599].map((i) => doc.workers[i]!.requests_total);
+      expect(served.reduce((a, b) => a + b, 0)).toBe(6);
+      // The next event is a delta on it, as for a small fleet.
+      expect((await stream.next()).value!.event).toBe('state_delta');
     } finally {
       ctl.abort();
       await stream.return(undefined).catch(() => undefined);

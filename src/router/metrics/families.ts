@@ -174,10 +174,12 @@ function sortByLabels<T extends { labels: string[] }>(list: T[]): T[] {
 /** A histogram series copied at one moment (HistogramFamily.reading). */
 export class HistogramReading {
   constructor(
-    private readonly bounds: readonly number[],
+    /** The buckets' upper bounds; the +Inf bucket is the last count. */
+    readonly bounds: readonly number[],
     /** Each bucket's JSON up to its count. */
     private readonly heads: readonly string[],
-    private readonly counts: Float64Array,
+    /** Observations per bucket (not cumulative), the +Inf bucket last: what a stream delta compares. */
+    readonly counts: Float64Array,
     readonly count: number,
     readonly sum: number,
   ) {}

@@ -51,7 +51,7 @@ export function streamInterval(url: string | undefined): number {
 export function streamState(
   req: IncomingMessage,
   res: ServerResponse,
-  parts: () => AdminStateParts,
+  parts: () => AdminStateParts | Promise<AdminStateParts>,
   decisions?: (since: number) => Array<{ seq: number }>,
 ): void {
   const interval = streamInterval(req.url);
@@ -66,20 +66,38 @@ export function streamState(
     return;
   }
   let since = 0;
-  const send = (): void => {
-    const ev = deltas ? deltas.next(parts(), adminStateBody) : { event: 'state', data: adminStateBody(parts()) };
-    res.write(`event: ${ev.event}\ndata: `);
-    res.write(ev.data);
-    res.write('\n\n');
-    if (!withDecisions) return;
-    const fresh = decisions!(since);
-    if (fresh.length === 0) return;
-    since = fresh[fresh.length - 1]!.seq;
-    res.write(`event: decisions\ndata: ${JSON.stringify(fresh)}\n\n`);
+  let closed = false;
+  // One event at a time: the fleet is read a slice at a time, and a tick that comes
+  // while the last event is still being read is skipped, not queued behind it.
+  let reading = false;
+  const send = async (): Promise<void> => {
+    if (reading) return;
+    reading = true;
+    try {
+      const p = await parts();
+      if (closed) return;
+      const ev = deltas ? deltas.next(p, adminStateBody) : { event: 'state', data: adminStateBody(p) };
+      res.write(`event: ${ev.event}\ndata: `);
+      res.write(ev.data);
+      res.write('\n\n');
+      if (!withDecisions) return;
+      const fresh = decisions!(since);
+      if (fresh.length === 0) return;
+      since = fresh[fresh.length - 1]!.seq;
+      res.write(`event: decisions\ndata: ${JSON.stringify(fresh)}\n\n`);
+    } catch (err) {
+      // The router's own fault: the client learns the stream ended, the router keeps serving.
+      res.destroy(err instanceof Error ? err : new Error(String(err)));
+    } finally {
+      reading = false;
+    }
   };
-  send();
-  const timer = setInterval(send, interval);
-  res.once('close', () => clearInterval(timer));
+  void send();
+  const timer = setInterval(() => void send(), interval);
+  res.once('close', () => {
+    closed = true;
+    clearInterval(timer);
+  });
 }
 
 /** Largest `limit` on /admin/decisions. */

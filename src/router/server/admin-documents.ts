@@ -7,9 +7,16 @@ import type { DecisionFilter, DecisionRing } from '../state/decisions/index.js';
 import type { PrefixIndex } from '../state/prefix-index/index.js';
 import type { PrefixState } from '../prefix-source/prefix-state.js';
 import type { FleetWatch } from '../status/fleet-watch.js';
-import type { AdminStateParts } from './admin-state.js';
-import { WorkerLatencyJson, adminStateBody, adminStateParts } from './admin-state.js';
+import type { WorkerReading } from '../status/worker-status.js';
+import type { AdminStateCache, AdminStateInput, AdminStateParts, WorkerPart } from './admin-state.js';
+import { WorkerLatencyJson, adminStateBody, adminStateParts, assembleParts, workerPart } from './admin-state.js';
 import { WorkerFieldsJson } from './worker-fields-json.js';
+
+/**
+ * Workers read between two turns of the event loop when the stream reads the fleet: some
+ * 1-2 ms of work at 4,096 workers under traffic.
+ */
+const SLICE_WORKERS = 256;
 
 /** The router's parts the documents read (the Router holds them all). */
 export interface DocumentParts {
@@ -37,7 +44,7 @@ export interface DocumentSources {
 
 /** The admin documents: GET /admin/state (docs/metrics-and-admin.md) and GET /admin/decisions (docs/decisions.md §Admin decisions). */
 export class AdminDocuments {
-  private readonly cache: { fields: WorkerFieldsJson; latency: WorkerLatencyJson };
+  private readonly cache: AdminStateCache;
 
   constructor(
     private readonly p: DocumentParts,
@@ -56,33 +63,59 @@ export class AdminDocuments {
     return adminStateBody(this.parts());
   }
 
-  /** /admin/state in parts, for the stream's deltas; reading it is also a look for events, so the document's events are current. */
+  /** /admin/state in parts; reading it is also a look for events, so the document's events are current. */
   parts(): AdminStateParts {
-    const { p, d } = this;
     const now = performance.now();
-    const readings = d.watch.readings(now);
-    d.watch.look(now, readings);
-    return adminStateParts(
-      {
-        config: p.config,
-        gate: p.gate,
-        metrics: p.metrics,
-        readings,
-        version: d.version,
-        modelId: p.model,
-        metricsModel: p.model ?? UNKNOWN_MODEL,
-        simulated: d.simulated,
-        startedAt: d.startedAt,
-        url: d.url(),
-        ready: d.ready(),
-        alerts: d.watch.alerts(now),
-        prefixIndex: this.prefixIndexSummary(),
-        blockSize: p.keyBlockSize,
-        events: d.watch.recentEvents(),
-        now,
-      },
-      this.cache,
-    );
+    const readings = this.d.watch.readings(now);
+    this.d.watch.look(now, readings);
+    return adminStateParts(this.input(readings, now), this.cache);
+  }
+
+  /**
+   * The same parts, read SLICE_WORKERS workers at a time with the event loop let go
+   * between slices, for the stream: at 4,096 workers under traffic reading them whole
+   * held the loop some 20 ms each second an /admin/stream client was attached, and the
+   * requests behind it waited that long (docs/metrics-and-admin.md §Stream deltas).
+   * Each slice is read at its own instant; the rest of the document at the last one.
+   */
+  async partsInSlices(): Promise<AdminStateParts> {
+    const { watch } = this.d;
+    const workers = watch.workers();
+    const readings: WorkerReading[] = [];
+    const parts: WorkerPart[] = [];
+    for (let from = 0; from < workers.length; from += SLICE_WORKERS) {
+      if (from > 0) await new Promise<void>((r) => setImmediate(r));
+      const now = performance.now();
+      for (const r of watch.readingsOf(workers, from, from + SLICE_WORKERS, now)) {
+        readings.push(r);
+        parts.push(workerPart(r, this.p.gate, now, this.cache));
+      }
+    }
+    const now = performance.now();
+    watch.look(now, readings);
+    return assembleParts(this.input(readings, now), parts);
+  }
+
+  private input(readings: readonly WorkerReading[], now: number): AdminStateInput {
+    const { p, d } = this;
+    return {
+      config: p.config,
+      gate: p.gate,
+      metrics: p.metrics,
+      readings,
+      version: d.version,
+      modelId: p.model,
+      metricsModel: p.model ?? UNKNOWN_MODEL,
+      simulated: d.simulated,
+      startedAt: d.startedAt,
+      url: d.url(),
+      ready: d.ready(),
+      alerts: d.watch.alerts(now),
+      prefixIndex: this.prefixIndexSummary(),
+      blockSize: p.keyBlockSize,
+      events: d.watch.recentEvents(),
+      now,
+    };
   }
 
   decisions(filter: DecisionFilter = {}): AdminDecisions {

@@ -1,6 +1,6 @@
 import type { RouterConfig } from '../../config/index.js';
 import { DECISIONS } from '../../contract/index.js';
-import type { AdminState, AdminWorker } from '../../contract/index.js';
+import type { AdminState } from '../../contract/index.js';
 import type { KvCatchUp } from '../../engines/index.js';
 import type { HistogramReading, RouterMetrics } from '../metrics/index.js';
 import type { QueueGate } from '../policies/index.js';
@@ -31,7 +31,7 @@ export interface AdminStateInput {
   /** Tokens per block of the prefix index's keys. */
   readonly blockSize: number;
   readonly events: AdminState['events'];
-  /** The monotonic instant (performance.now()) the readings were taken at. */
+  /** The document's monotonic instant (performance.now()): the readings were taken at it, or a slice at a time up to it. */
   readonly now: number;
 }
 
@@ -58,8 +58,8 @@ export interface LatencyJson {
   readonly durationCount: number;
   readonly text: string;
   readonly bytes: Buffer;
-  /** The histograms themselves, for a stream delta to say what they gained. */
-  readonly histograms: AdminWorker['latency'];
+  /** The histograms as read, for a stream delta to say what they gained. */
+  readonly readings: { readonly ttft_seconds: HistogramReading; readonly duration_seconds: HistogramReading };
 }
 
 /** The /admin/state document in parts, built once and written whole (/admin/state) or as a delta (/admin/stream?delta=1). */
@@ -104,29 +104,25 @@ export class WorkerLatencyJson {
 
 /** A worker's histograms copied when read, their JSON written when first asked for. */
 class LatencyReading implements LatencyJson {
-  #histograms: AdminWorker['latency'] | undefined;
   #text: string | undefined;
   #bytes: Buffer | undefined;
+  readonly readings: LatencyJson['readings'];
 
-  constructor(
-    private readonly ttft: HistogramReading,
-    private readonly duration: HistogramReading,
-  ) {}
+  constructor(ttft: HistogramReading, duration: HistogramReading) {
+    this.readings = { ttft_seconds: ttft, duration_seconds: duration };
+  }
 
   get ttftCount(): number {
-    return this.ttft.count;
+    return this.readings.ttft_seconds.count;
   }
 
   get durationCount(): number {
-    return this.duration.count;
-  }
-
-  get histograms(): AdminWorker['latency'] {
-    return (this.#histograms ??= { ttft_seconds: this.ttft.snapshot(), duration_seconds: this.duration.snapshot() });
+    return this.readings.duration_seconds.count;
   }
 
   get text(): string {
-    return (this.#text ??= `{"ttft_seconds":${this.ttft.json()},"duration_seconds":${this.duration.json()}}`);
+    const r = this.readings;
+    return (this.#text ??= `{"ttft_seconds":${r.ttft_seconds.json()},"duration_seconds":${r.duration_seconds.json()}}`);
   }
 
   get bytes(): Buffer {
@@ -139,24 +135,42 @@ class LatencyReading implements LatencyJson {
  * contract the console and bench parse, so a field the router does not write cannot
  * be read. adminStateJson writes it whole.
  */
-export function adminStateParts(s: AdminStateInput, cache: { fields: WorkerFieldsJson; latency: WorkerLatencyJson }): AdminStateParts {
-  const gate = s.gate;
-  const origin = performance.timeOrigin;
-  const workers: WorkerPart[] = s.readings.map((reading) => {
-    const fields = workerFields(reading, gate, origin + s.now);
-    return {
-      fields,
-      json: cache.fields.of(reading.worker, fields),
-      sampleAgeMs: reading.sampleAgeMs === undefined ? null : Math.round(reading.sampleAgeMs),
-      latency: cache.latency.of(reading.worker),
-    };
-  });
-  const m = s.metrics;
+export function adminStateParts(s: AdminStateInput, cache: AdminStateCache): AdminStateParts {
+  return assembleParts(
+    s,
+    s.readings.map((reading) => workerPart(reading, s.gate, s.now, cache)),
+  );
+}
+
+/** What the per-worker parts are built with: each worker's fields' JSON and latency JSON, kept while they stand. */
+export interface AdminStateCache {
+  readonly fields: WorkerFieldsJson;
+  readonly latency: WorkerLatencyJson;
+}
+
+/** One worker's part of the document, read at `now` (performance.now()). */
+export function workerPart(reading: WorkerReading, gate: QueueGate, now: number, cache: AdminStateCache): WorkerPart {
+  const fields = workerFields(reading, gate, performance.timeOrigin + now);
+  return {
+    fields,
+    json: cache.fields.of(reading.worker, fields),
+    sampleAgeMs: reading.sampleAgeMs === undefined ? null : Math.round(reading.sampleAgeMs),
+    latency: cache.latency.of(reading.worker),
+  };
+}
+
+/**
+ * The document from its workers' parts, which may have been read a slice at a time
+ * (AdminDocuments.partsInSlices): the rest is read at `s.now`, the last instant, so no
+ * sample is newer than the clock its age is counted from.
+ */
+export function assembleParts(s: AdminStateInput, workers: WorkerPart[]): AdminStateParts {
+  const { gate, metrics: m } = s;
   const decisions = Object.fromEntries(DECISIONS.map((d) => [d, m.cacheDecisions.get([s.metricsModel, d])])) as AdminState['decisions'];
   const policyDecisions: Record<string, number> = {};
   m.policyDecisions.forEach((labels, v) => (policyDecisions[labels[1]!] = v));
   let requestsTotal = 0;
-  for (const r of s.readings) requestsTotal += r.worker.requestsTotal;
+  for (const w of workers) requestsTotal += w.fields.requests_total;
   return {
     head: {
       router: {
@@ -191,7 +205,7 @@ export function adminStateParts(s: AdminStateInput, cache: { fields: WorkerField
       timestamp_ms: Date.now(),
     },
     workers,
-    sampleClockMs: Math.round(origin + s.now),
+    sampleClockMs: Math.round(performance.timeOrigin + s.now),
   };
 }
 

@@ -108,7 +108,7 @@ export function routeTable(s: RouteSources): ReadonlyMap<string, Route> {
         streamState(
           req,
           res,
-          () => s.documents.parts(),
+          () => s.documents.partsInSlices(),
           (since) => s.decisions.query({ since, limit: STREAM_DECISIONS }),
         ),
       'admin',

@@ -1,4 +1,3 @@
-import type { AdminWorker } from '../../contract/index.js';
 import type { AdminStateParts, LatencyJson, WorkerPart } from './admin-state.js';
 import { workerJson } from './admin-state.js';
 import type { FieldsJson, WorkerFields } from './worker-fields-json.js';
@@ -170,7 +169,7 @@ function patchJson(m: Moved, column: boolean): string | null {
   const json = JSON.stringify(patch);
   if (!m.latency) return json;
   // What the histograms gained, a few buckets, rather than all of them again; whole if they did not only grow.
-  const added = latencyAdded(m.was.latency.histograms, m.part.latency.histograms);
+  const added = latencyAdded(m.was.latency.readings, m.part.latency.readings);
   return `${json.slice(0, -1)},${added === null ? `"latency":${m.part.latency.text}` : `"latency_added":${added}`}}`;
 }
 
@@ -197,27 +196,26 @@ function changedFields(was: SentWorker, part: WorkerPart): Record<string, unknow
  * +Inf bucket last, and the new sum; one that took none is left out. Null when they did not only grow on the same
  * bounds (then the delta carries them whole).
  */
-function latencyAdded(was: AdminWorker['latency'], now: AdminWorker['latency']): string | null {
+function latencyAdded(was: LatencyJson['readings'], now: LatencyJson['readings']): string | null {
   const out: string[] = [];
   for (const name of ['ttft_seconds', 'duration_seconds'] as const) {
     const a = was[name];
     const b = now[name];
-    if (a.buckets.length !== b.buckets.length) return null;
+    // Per-bucket counts as read, compared in place: building {le, count} objects for
+    // every bucket of every worker that took a request was most of an event's garbage.
+    if (a.bounds !== b.bounds && !sameBounds(a.bounds, b.bounds)) return null;
     const added: Array<[number, number]> = [];
-    let belowA = 0;
-    let belowB = 0;
-    for (let i = 0; i <= b.buckets.length; i++) {
-      if (i < b.buckets.length && a.buckets[i]!.le !== b.buckets[i]!.le) return null;
-      const upToA = i < a.buckets.length ? a.buckets[i]!.count : a.count;
-      const upToB = i < b.buckets.length ? b.buckets[i]!.count : b.count;
-      const gained = upToB - belowB - (upToA - belowA);
+    for (let i = 0; i < b.counts.length; i++) {
+      const gained = b.counts[i]! - a.counts[i]!;
       if (gained < 0) return null;
       if (gained > 0) added.push([i, gained]);
-      belowA = upToA;
-      belowB = upToB;
     }
     // A histogram that took nothing (TTFT, for a request that did not stream) is left out.
     if (added.length > 0) out.push(`"${name}":{"added":${JSON.stringify(added)},"sum":${JSON.stringify(b.sum)}}`);
   }
   return `{${out.join(',')}}`;
+}
+
+function sameBounds(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((le, i) => le === b[i]);
 }

@@ -3,6 +3,7 @@ import type { RouterMetrics } from '../metrics/index.js';
 import type { QueueGate } from '../policies/index.js';
 import type { LoadTable } from '../state/load-monitor/index.js';
 import type { EventWatcher } from './event-watcher.js';
+import type { Worker } from '../upstream/worker.js';
 import type { WorkerReading, WorkerStatus } from './worker-status.js';
 
 export interface FleetWatchDeps {
@@ -36,6 +37,15 @@ export class FleetWatch {
 
   readings(now: number): WorkerReading[] {
     return this.d.status.readings(now);
+  }
+
+  /** The workers as they stand, and one slice's readings: for a document read a slice at a time. */
+  workers(): readonly Worker[] {
+    return this.d.status.workers();
+  }
+
+  readingsOf(workers: readonly Worker[], from: number, to: number, now: number): WorkerReading[] {
+    return this.d.status.readingsOf(workers, from, to, now);
   }
 
   /** One look for events: over `readings` when an admin document has just built them, else over the fleet as it stands. */

@@ -41,18 +41,33 @@ export class WorkerStatus {
   ) {}
 
   readings(now: number): WorkerReading[] {
+    return this.readingsOf(this.registry.workers, 0, this.registry.workers.length, now);
+  }
+
+  /** The workers in registration order, as they stand now: a copy, for a walk that yields the loop between slices. */
+  workers(): readonly Worker[] {
+    return this.registry.workers.slice();
+  }
+
+  /** The readings of `workers[from..to)` at `now`: one slice of a fleet read a slice at a time. */
+  readingsOf(workers: readonly Worker[], from: number, to: number, now: number): WorkerReading[] {
     const view = this.table.view(now);
-    return this.registry.workers.map((worker) => ({
-      worker,
-      fresh: view.basic(worker),
-      sampleAgeMs: this.table.sampleAge(worker, now),
-      healthy: this.registry.isHealthy(worker, now),
-      unreachable: this.registry.isUnreachable(worker),
-      polls: this.sampler.stats(worker),
-      loadSource: this.loadPush.isLive(worker, now) ? 'push' : 'poll',
-      push: this.loadPush.stats(worker),
-      kvEvents: this.kvIndex.status(worker),
-    }));
+    const out: WorkerReading[] = [];
+    for (let i = from; i < to && i < workers.length; i++) {
+      const worker = workers[i]!;
+      out.push({
+        worker,
+        fresh: view.basic(worker),
+        sampleAgeMs: this.table.sampleAge(worker, now),
+        healthy: this.registry.isHealthy(worker, now),
+        unreachable: this.registry.isUnreachable(worker),
+        polls: this.sampler.stats(worker),
+        loadSource: this.loadPush.isLive(worker, now) ? 'push' : 'poll',
+        push: this.loadPush.stats(worker),
+        kvEvents: this.kvIndex.status(worker),
+      });
+    }
+    return out;
   }
 
   /**
