@@ -391,8 +391,14 @@ describe('/admin/stream?delta=1 against a live router', () => {
       expect(doc.requests_total).toBe(6);
       const served = [0, 301, 599].map((i) => doc.workers[i]!.requests_total);
       expect(served.reduce((a, b) => a + b, 0)).toBe(6);
-      // The next event is a delta on it, as for a small fleet.
-      expect((await stream.next()).value!.event).toBe('state_delta');
+      // The next event is a delta on it, compared and written a slice at a time too: applied, the same fleet.
+      const asm = new StateAssembler();
+      asm.whole(JSON.parse(ev.data));
+      const delta = (await stream.next()).value!;
+      expect(delta.event).toBe('state_delta');
+      const after = asm.delta(JSON.parse(delta.data)) as unknown as AdminState;
+      expect(after.workers.map((w) => w.url)).toEqual(urls);
+      expect(after.workers.map((w) => w.requests_total)).toEqual(direct.workers.map((w) => w.requests_total));
     } finally {
       ctl.abort();
       await stream.return(undefined).catch(() => undefined);

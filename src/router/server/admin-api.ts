@@ -76,7 +76,8 @@ export function streamState(
     try {
       const p = await parts();
       if (closed) return;
-      const ev = deltas ? deltas.next(p, adminStateBody) : { event: 'state', data: adminStateBody(p) };
+      const ev = deltas ? await deltas.nextInSlices(p, adminStateBody) : { event: 'state', data: adminStateBody(p) };
+      if (closed) return;
       res.write(`event: ${ev.event}\ndata: `);
       res.write(ev.data);
       res.write('\n\n');

@@ -75,7 +75,7 @@ export class AdminDocuments {
    * The same parts, read SLICE_WORKERS workers at a time with the event loop let go
    * between slices, for the stream: at 4,096 workers under traffic reading them whole
    * held the loop some 20 ms each second an /admin/stream client was attached, and the
-   * requests behind it waited that long (docs/metrics-and-admin.md §Stream deltas).
+   * requests behind it waited that long (docs/metrics-and-admin.md §Building the document at scale).
    * Each slice is read at its own instant; the rest of the document at the last one.
    */
   async partsInSlices(): Promise<AdminStateParts> {

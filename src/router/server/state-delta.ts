@@ -24,6 +24,15 @@ interface Moved {
  * counter of every worker at once, so what does not fit waits for the next event.
  */
 export const STREAM_EVENT_BYTES = 192 * 1024;
+/** An event as a stream sends it. */
+export interface StreamEvent {
+  readonly event: 'state' | 'state_delta';
+  readonly data: string | Buffer;
+}
+
+/** Workers compared, or patches written, between two turns of the event loop in nextInSlices. */
+const SLICE_WORKERS = 256;
+
 /** Changed workers an event carries whatever its other parts took, so that none waits for ever. */
 const LEAST_PATCHES = 64;
 
@@ -58,7 +67,30 @@ export class StateDeltaEncoder {
   }
 
   /** The next event: `state` (whole) first, then `state_delta`. */
-  next(parts: AdminStateParts, whole: (parts: AdminStateParts) => Buffer): { event: 'state' | 'state_delta'; data: string | Buffer } {
+  next(parts: AdminStateParts, whole: (parts: AdminStateParts) => Buffer): StreamEvent {
+    const steps = this.#encode(parts, whole);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+    }
+  }
+
+  /**
+   * The same event, with the event loop let go every SLICE_WORKERS workers compared
+   * and patches written, as a stream reads the fleet (docs/metrics-and-admin.md
+   * §Building the document at scale). One event at a time per encoder.
+   */
+  async nextInSlices(parts: AdminStateParts, whole: (parts: AdminStateParts) => Buffer): Promise<StreamEvent> {
+    const steps = this.#encode(parts, whole);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** The event, yielding where a slice of the work ends. */
+  *#encode(parts: AdminStateParts, whole: (parts: AdminStateParts) => Buffer): Generator<void, StreamEvent> {
     const first = !this.#started;
     this.#started = true;
     const set: string[] = [];
@@ -75,16 +107,18 @@ export class StateDeltaEncoder {
     const added: string[] = [];
     const order: string[] = [];
     let moved = 0;
-    parts.workers.forEach((part, index) => {
+    for (let index = 0; index < parts.workers.length; index++) {
+      if (index % SLICE_WORKERS === SLICE_WORKERS - 1) yield;
+      const part = parts.workers[index]!;
       const url = part.fields.url;
       order.push(url);
       const was = prev.get(url);
       if (first || was === undefined) {
         next.set(url, { json: part.json, latency: part.latency });
-        if (first) return;
+        if (first) continue;
         added.push(url);
         written.push(workerJson(part));
-        return;
+        continue;
       }
       // By identity and counts, not by text: the JSON is written only for what is sent.
       const fields = was.json !== part.json;
@@ -93,10 +127,10 @@ export class StateDeltaEncoder {
         (was.latency.ttftCount !== part.latency.ttftCount || was.latency.durationCount !== part.latency.durationCount);
       // Until it is sent, a worker's histograms stay the ones the reader has.
       next.set(url, { json: part.json, latency: latency ? part.latency : was.latency });
-      if (!fields && !latency) return;
+      if (!fields && !latency) continue;
       if (was.json.fields.sample_at_ms !== part.fields.sample_at_ms) moved++;
       (fields && stateMoved(was.json.fields, part.fields) ? urgent : routine).push({ part, was, index, fields, latency });
-    });
+    }
     const removed = first ? [] : this.#order.filter((url) => !next.has(url));
     const assumed = this.#order.filter((url) => next.has(url)).concat(added);
     this.#order = order;
@@ -120,7 +154,9 @@ export class StateDeltaEncoder {
     let deferred = 0;
     let resume = -1;
     let full = false;
+    let patched = 0;
     for (const m of [...inTurn(urgent, this.#cursor), ...inTurn(routine, this.#cursor)]) {
+      if (!full && ++patched % SLICE_WORKERS === 0) yield;
       const json = full ? undefined : patchJson(m, column);
       if (json === null) continue;
       const size = json === undefined ? 0 : Buffer.byteLength(json) + 1;
