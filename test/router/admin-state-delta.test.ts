@@ -265,11 +265,14 @@ const TOKEN = 'delta-secret';
 const auth = { authorization: `Bearer ${TOKEN}` };
 let fleets: SimFleet[] = [];
 let router: Router | undefined;
+let closers: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   await router?.close();
   for (const f of fleets) await f.close();
+  for (const close of closers) await close();
   router = undefined;
   fleets = [];
+  closers = [];
 });
 
 /** Events of /admin/stream as they come, parsed. */
@@ -350,23 +353,24 @@ describe('/admin/stream?delta=1 against a live router', () => {
   });
 
   it('a fleet of more workers than the stream reads at a turn of the loop: every worker once, in order, with what it served', async () => {
-    // Three engines at the first, a middle and the last of 600 places; the rest ports
-    // nobody listens on (held a moment by the kernel's pick, then let go): unreachable
-    // workers, in the document all the same.
+    // Three engines at the first, a middle and the last of 600 places; the rest servers
+    // held for the test that close every connection unanswered: unreachable workers, in
+    // the document all the same. (Ports let go instead would be free for other tests'
+    // servers to take.)
     const f = await startSimFleet({ workers: 3, speedup: 100 });
     fleets.push(f);
-    const servers = await Promise.all(
+    const silent = await Promise.all(
       Array.from(
         { length: 597 },
         () =>
           new Promise<Server>((ok) => {
-            const s = createServer();
+            const s = createServer((socket) => socket.destroy());
             s.listen(0, '127.0.0.1', () => ok(s));
           }),
       ),
     );
-    const closed = servers.map((s) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`);
-    await Promise.all(servers.map((s) => new Promise((ok) => s.close(ok))));
+    closers.push(() => Promise.all(silent.map((s) => new Promise((ok) => s.close(ok)))));
+    const closed = silent.map((s) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`);
     const urls = [f.urls[0]!, ...closed.slice(0, 300), f.urls[1]!, ...closed.slice(300), f.urls[2]!];
     const r = (router = await startTestRouter(urls, { adminToken: TOKEN, loadPollIntervalMs: 250 }));
     // Every configured worker is in the pool at start; the closed ones leave it once their polls go unanswered.
