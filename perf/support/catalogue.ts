@@ -77,6 +77,11 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
     'an idle router in front of 4,096 workers pushing LoadStat, against the same fleet polled: CPU, memory',
   ),
   benchmark(
+    'gc-mode',
+    'gc-mode.js',
+    'which garbage-collector mode router processes settle in under traffic over 4,096 workers (--bare: the bare proxy on its pool beside)',
+  ),
+  benchmark(
     'gate-modes',
     'gate-modes.js',
     'the gate modes side by side: fixed limits, the floor, --queue-gate auto and llm-d τ on a trace, b2b-saas and gsp',
