@@ -370,10 +370,10 @@ describe('/admin/stream?delta=1 against a live router', () => {
       ),
     );
     closers.push(() => Promise.all(silent.map((s) => new Promise((ok) => s.close(ok)))));
-    const closed = silent.map((s) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`);
-    const urls = [f.urls[0]!, ...closed.slice(0, 300), f.urls[1]!, ...closed.slice(300), f.urls[2]!];
+    const silentUrls = silent.map((s) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`);
+    const urls = [f.urls[0]!, ...silentUrls.slice(0, 300), f.urls[1]!, ...silentUrls.slice(300), f.urls[2]!];
     const r = (router = await startTestRouter(urls, { adminToken: TOKEN, loadPollIntervalMs: 250 }));
-    // Every configured worker is in the pool at start; the closed ones leave it once their polls go unanswered.
+    // Every configured worker is in the pool at start; the silent ones leave it once their polls go unanswered.
     await eventually(async () => r.state().workers.filter((w) => w.load_unreachable).length === 597, 15_000);
     const client = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: 'none', maxRetries: 0 });
     for (let i = 0; i < 6; i++)
