@@ -6,6 +6,7 @@ import { startEmbeddedFleet, autoRate, EMBEDDED_WORKLOAD_SUMMARY } from '../embe
 import type { EmbeddedFleet } from '../embedded/index.js';
 import { Router, createLogger } from '../router/index.js';
 import type { Logger } from '../router/index.js';
+import { keepRequestsYoung } from './young-generation.js';
 
 export interface RunningRouter {
   router: Router;
@@ -24,6 +25,7 @@ const FLEET_STOP_MS = 2000;
  * synthetic traffic. Everything said goes through the structured logger.
  */
 export async function startRouter(config: RouterConfig, log: Logger = createLogger(config.logFormat)): Promise<RunningRouter> {
+  keepRequestsYoung();
   let fleet: EmbeddedFleet | undefined;
   let effective = config;
   // With discovery the fleet is what DNS or the Kubernetes API lists, maybe nobody yet: never the simulator.
