@@ -41,7 +41,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { benchArg } from './support/args.js';
+import { benchArg, benchWords } from './support/args.js';
 import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
 import { atMost, writeResult } from './support/results.js';
 import type { Figures, GoalVerdict } from './support/results.js';
@@ -53,9 +53,7 @@ const WITH_POLL = !process.argv.includes('--no-poll');
 const PREFIX_SOURCE = benchArg('prefix-source', '');
 const PROFILE_DIR = benchArg('profile', '');
 /** Node flags for the router, space-separated (e.g. `--perf-basic-prof-only-functions`, for `perf record -p` over the windows). */
-const ROUTER_NODE_FLAGS = benchArg('router-node-flags', '')
-  .split(' ')
-  .filter((f) => f !== '');
+const ROUTER_NODE_FLAGS = benchWords('router-node-flags');
 /** Where the router's stdout goes after its URL (e.g. what `--trace-gc` prints); nowhere by default. */
 const ROUTER_STDOUT = benchArg('router-stdout', '');
 /** Where `perf record` leaves its samples of the push run's windows; none by default. */

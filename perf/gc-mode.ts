@@ -8,32 +8,28 @@
  * warm up and as long again measured under `--trace-gc-nvp`, and prints each one's
  * scavenges, mean pause and mean promoted bytes. `--router-args "..."` changes the
  * router under test (`--policy round_robin --decision-log-size 0` leaves out the prefix
- * index, the ladder and the decision ring); `--node-args "..."` gives node options to
+ * index, the ladder and the decision ring); `--router-node-flags "..."` gives node options to
  * the router's process (`--allocation-site-pretenuring` keeps V8's pretenuring on, as the
  * router was before it turned it off: src/serve/young-generation.ts); `--bare` runs the
  * bare proxy on the router's own pool (perf/support/bare-proxy.ts --api pool) as many
  * times after it.
  *
- *   npm run perf -- gc-mode [--processes 6] [--seconds 8] [--router-args "..."] [--node-args "..."] [--bare]
+ *   npm run perf -- gc-mode [--processes 6] [--seconds 8] [--router-args "..."] [--router-node-flags "..."] [--bare]
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchArg } from './support/args.js';
+import { benchArg, benchWords } from './support/args.js';
 import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
 import { writeResult } from './support/results.js';
 import type { Figures } from './support/results.js';
 
 const PROCESSES = Number(benchArg('processes', '6'));
 const SECONDS = Number(benchArg('seconds', '8'));
-const ROUTER_ARGS = benchArg('router-args', '--worker-queue-limit 6')
-  .split(' ')
-  .filter((a) => a !== '');
-const NODE_ARGS = benchArg('node-args', '')
-  .split(' ')
-  .filter((a) => a !== '');
+const ROUTER_ARGS = benchWords('router-args', '--worker-queue-limit 6');
+const NODE_FLAGS = benchWords('router-node-flags');
 const BARE = process.argv.includes('--bare');
 /** Promoted bytes a scavenge above which a process is in the high mode: the two modes are 20-60 KB and 2-3 MB apart. */
 const HIGH_MODE_BYTES = 512 * 1024;
@@ -88,15 +84,15 @@ try {
   const lua = path.join(dir, 'post.lua');
   writeFileSync(lua, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = '${BODY}'\n`);
   const kinds: Array<[string, string[]]> = [
-    ['router', [...NODE_ARGS, ROUTERCTL_BIN, 'serve', '--no-tui', '--port', '0', '--config', rc, ...ROUTER_ARGS]],
+    ['router', [...NODE_FLAGS, ROUTERCTL_BIN, 'serve', '--no-tui', '--port', '0', '--config', rc, ...ROUTER_ARGS]],
   ];
   if (BARE) kinds.push(['bare proxy (pool)', [here('./support/bare-proxy.js'), '--api', 'pool', ...urls]]);
   console.log(
-    `node ${process.version}; 4,096 workers; wrk -t1 -c8, ${SECONDS} s warm then ${SECONDS} s measured; router args: ${ROUTER_ARGS.join(' ')}; node args: ${NODE_ARGS.join(' ') || 'none'}`,
+    `node ${process.version}; 4,096 workers; wrk -t1 -c8, ${SECONDS} s warm then ${SECONDS} s measured; router args: ${ROUTER_ARGS.join(' ')}; node flags: ${NODE_FLAGS.join(' ') || 'none'}`,
   );
   console.log('| process | run | scavenges | mean pause | mean promoted | mode |');
   console.log('|---|---:|---:|---:|---:|---|');
-  const figures: Figures = { processes: PROCESSES, router_args: ROUTER_ARGS.join(' '), node_args: NODE_ARGS.join(' ') };
+  const figures: Figures = { processes: PROCESSES, router_args: ROUTER_ARGS.join(' '), router_node_flags: NODE_FLAGS.join(' ') };
   for (const [kind, cmd] of kinds) {
     const modes: Mode[] = [];
     for (let i = 0; i < PROCESSES; i++) {

@@ -7,7 +7,7 @@
  *   npm run perf -- overhead [--seconds 4] [--connections 32] [--rounds 3]
  *                             [--sizes short,16k,400k] [--policy cache_aware] [--ramp 64,256,1024]
  *                             [--router-args "--decision-log-size 0"] [--pin on|off]
- *                             [--bare-api request|dispatch|pool]
+ *                             [--bare-api request|dispatch|pool] [--router-node-flags "..."]
  *
  * With `--pin on` (the default where taskset exists and the machine has two cores or
  * more) the proxy under test runs alone on the last core and the upstream and the
@@ -29,7 +29,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemPrompt } from '../src/workload/index.js';
 import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
-import { benchArg } from './support/args.js';
+import { benchArg, benchWords } from './support/args.js';
 import { atLeast, atMost, writeResult } from './support/results.js';
 import type { Figures, GoalVerdict } from './support/results.js';
 
@@ -40,7 +40,9 @@ const sizes = benchArg('sizes', 'short,16k,400k').split(',').filter(Boolean);
 const policy = benchArg('policy', 'cache_aware');
 const ramp = benchArg('ramp', '').split(',').filter(Boolean).map(Number);
 /** Extra serve flags, e.g. to measure a feature against its absence. */
-const extraRouterArgs = benchArg('router-args', '').split(/\s+/).filter(Boolean);
+const extraRouterArgs = benchWords('router-args');
+/** Node flags for the router's process (`--allocation-site-pretenuring` keeps V8's pretenuring on: src/serve/young-generation.ts). */
+const routerNodeFlags = benchWords('router-node-flags');
 /** Which bare proxy to measure against (perf/support/bare-proxy.ts): undici's request() and pipeline, its dispatch, or the router's own pool. */
 const bareApi = benchArg('bare-api', 'request');
 if (bareApi !== 'request' && bareApi !== 'dispatch' && bareApi !== 'pool')
@@ -184,7 +186,7 @@ const upstreams = upstream.out.trim().split(' ');
 const proxy = await startProcess([here('./support/bare-proxy.js'), '--api', bareApi, ...upstreams], /^(http:\/\/\S+)$/m, PROXY_CPUS);
 const routerArgs = ['serve', '--no-tui', '--port', '0', '--worker-urls', ...upstreams, '--policy', policy, ...extraRouterArgs];
 if (policy === 'cache_aware') routerArgs.push('--worker-queue-limit', '64');
-const router = await startProcess([ROUTERCTL_BIN, ...routerArgs], /^(http:\/\/\S+)$/m, PROXY_CPUS);
+const router = await startProcess([...routerNodeFlags, ROUTERCTL_BIN, ...routerArgs], /^(http:\/\/\S+)$/m, PROXY_CPUS);
 const pidOf = { upstream: upstream.child.pid!, proxy: proxy.child.pid!, router: router.child.pid! };
 
 const median = (xs: number[]): number => {

@@ -4,3 +4,8 @@ export function benchArg(name: string, dflt: string): string {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : dflt;
 }
+
+/** The space-separated words after `--name` (flags for a process the bench starts), or `dflt`'s. */
+export function benchWords(name: string, dflt = ''): string[] {
+  return benchArg(name, dflt).split(/\s+/).filter(Boolean);
+}

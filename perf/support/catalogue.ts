@@ -79,7 +79,7 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
   benchmark(
     'gc-mode',
     'gc-mode.js',
-    'which garbage-collector mode router processes settle in under traffic over 4,096 workers (--bare: the bare proxy on its pool beside)',
+    'which garbage-collector mode router processes settle in under traffic over 4,096 workers (--router-node-flags "--allocation-site-pretenuring": with V8\'s pretenuring; --bare: the bare proxy on its pool beside)',
   ),
   benchmark(
     'gate-modes',
