@@ -31,8 +31,10 @@ export interface AdminStateDelta {
   /** Epoch ms now on the clock of `sample_at_ms`. */
   sample_clock_ms: number;
   /**
-   * Changed workers this event had no room for (it holds some 192 KB at most): each is
-   * in a later event with all it gained meanwhile. Absent when none waits.
+   * Workers this event had no room for (it holds some 192 KB at most): changed ones,
+   * each in a later event with all it gained meanwhile, and workers of the document not
+   * sent yet (a document past the budget), in the events that follow at once. Absent
+   * when none waits.
    */
   deferred?: number;
 }

@@ -11,7 +11,7 @@ import { HistogramFamily } from '../../src/router/metrics/families.js';
 import type { AdminStateParts, LatencyJson, WorkerFields, WorkerPart } from '../../src/router/server/admin-state.js';
 import { adminStateBody } from '../../src/router/server/admin-state.js';
 import { JsonBuffer } from '../../src/router/server/json-buffer.js';
-import { StateDeltaEncoder } from '../../src/router/server/state-delta.js';
+import { STREAM_EVENT_BYTES, StateDeltaEncoder } from '../../src/router/server/state-delta.js';
 import { FieldsJson, workerFieldsJson } from '../../src/router/server/worker-fields-json.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
@@ -231,7 +231,12 @@ describe('deltas, encoded by the router and applied by the console', () => {
       const data = JSON.parse(ev.data.toString()) as { workers: Array<{ url: string }>; deferred?: number };
       doc = t === 0 ? asm.whole(data) : asm.delta(data);
       expect(doc, `step ${t}`).toBeDefined();
-      if (t === 0) continue;
+      if (t === 0) {
+        // The whole document is past the budget too: the rest of it follows before the churn.
+        while (enc.catchingUp) doc = asm.delta(JSON.parse(enc.next(p, adminStateBody).data.toString()));
+        expect(doc).toEqual(JSON.parse(adminStateBody(p).toString()));
+        continue;
+      }
       expect(Buffer.byteLength(ev.data), `step ${t}`).toBeLessThanOrEqual(budget);
       expect(data.deferred, `step ${t}`).toBe(200 - data.workers.length);
       // What the console says is behind (src/fleet/state-assembler.ts).
@@ -254,6 +259,67 @@ describe('deltas, encoded by the router and applied by the console', () => {
     last = step(8, broken);
     expect((JSON.parse(enc.next(last, adminStateBody).data.toString()) as { deferred?: number }).deferred).toBeUndefined();
     expect(asm.behind).toBe(0);
+  });
+
+  it('a document past the budget goes out over events that follow at once: the head and the first workers, then the rest in order', () => {
+    const urls = Array.from({ length: 120 }, (_, i) => `http://worker-${String(i).padStart(3, '0')}`);
+    const budget = 24_000;
+    const enc = new StateDeltaEncoder(budget);
+    const asm = new StateAssembler();
+    const at = (clock: number, list: readonly string[], head: Partial<AdminState> = {}) =>
+      parts(
+        clock,
+        list.map((u) => ({ f: fields(u), lat: latency(2, 1) })),
+        head,
+      );
+    /** Events until the encoder has sent every worker: each within the budget, each saying how many are still to come. */
+    const drain = (p: AdminStateParts): Record<string, unknown> => {
+      let doc: Record<string, unknown> | undefined;
+      let events = 0;
+      while (enc.catchingUp) {
+        const ev = enc.next(p, adminStateBody);
+        expect(ev.event).toBe('state_delta');
+        expect(Buffer.byteLength(ev.data)).toBeLessThanOrEqual(budget);
+        const data = JSON.parse(ev.data.toString()) as { deferred?: number };
+        doc = asm.delta(data);
+        const have = (doc!.workers as unknown[]).length;
+        expect(data.deferred ?? 0).toBe(p.workers.length - have);
+        expect(asm.behind).toBe(data.deferred ?? 0);
+        events++;
+      }
+      expect(events).toBeGreaterThan(1);
+      return doc!;
+    };
+
+    const p0 = at(1_000, urls);
+    const first = enc.next(p0, adminStateBody);
+    expect(first.event).toBe('state');
+    expect(Buffer.byteLength(first.data)).toBeLessThanOrEqual(budget);
+    const head = asm.whole(JSON.parse(first.data.toString()))!;
+    const sent = (head.workers as Array<{ url: string }>).map((w) => w.url);
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent).toEqual(urls.slice(0, sent.length));
+    expect(enc.catchingUp).toBe(true);
+    // Meanwhile a worker already sent leaves, so does one still to come, and a head field changes.
+    const left = [urls[5]!, urls[119]!];
+    const p1 = at(
+      1_100,
+      urls.filter((u) => !left.includes(u)),
+      { decisions: { cache_hit: 9, cache_miss: 0, cache_worker_queued: 0, all_queued: 0 } },
+    );
+    expect(drain(p1)).toEqual(JSON.parse(adminStateBody(p1).toString()));
+    // Sixty workers join at once (a discovery round): more than an event's joins, so they too come over events.
+    const joined = Array.from({ length: 60 }, (_, i) => `http://zz-joined-${String(i).padStart(2, '0')}`);
+    const p2 = at(1_200, [...urls.filter((u) => !left.includes(u)), ...joined]);
+    const delta = enc.next(p2, adminStateBody);
+    expect(Buffer.byteLength(delta.data)).toBeLessThanOrEqual(budget);
+    asm.delta(JSON.parse(delta.data.toString()));
+    expect(enc.catchingUp).toBe(true);
+    expect(drain(p2)).toEqual(JSON.parse(adminStateBody(p2).toString()));
+    // Whole again: the next event is an ordinary delta with nothing to send.
+    const quiet = JSON.parse(enc.next(p2, adminStateBody).data.toString()) as { workers: unknown[]; deferred?: number };
+    expect(quiet.workers).toEqual([]);
+    expect(quiet.deferred).toBeUndefined();
   });
 
   it('a delta without a whole document first is refused, so the client reconnects', () => {
@@ -383,26 +449,36 @@ describe('/admin/stream?delta=1 against a live router', () => {
         max_tokens: 2,
       });
     const ctl = new AbortController();
-    const stream = events(`${r.url}/admin/stream?interval_ms=100&delta=1`, ctl.signal);
+    // A tick a minute: only the events that follow the first at once can arrive within the test.
+    const stream = events(`${r.url}/admin/stream?interval_ms=60000&delta=1`, ctl.signal);
     try {
+      // The whole document (some 800 KB) is past an event's budget: the first event holds the head and the first workers.
       const ev = (await stream.next()).value!;
       expect(ev.event).toBe('state');
+      expect(Buffer.byteLength(ev.data)).toBeLessThanOrEqual(STREAM_EVENT_BYTES);
       const doc = JSON.parse(ev.data) as AdminState;
       expect(auditAdminDocument(doc)).toEqual({ unknown: [], missing: [] });
-      expect(doc.workers.map((w) => w.url)).toEqual(urls);
-      const direct = JSON.parse((await rawRequest(`${r.url}/admin/state`, { headers: auth })).text) as AdminState;
-      expect(doc.workers.map((w) => w.requests_total)).toEqual(direct.workers.map((w) => w.requests_total));
       expect(doc.requests_total).toBe(6);
-      const served = [0, 301, 599].map((i) => doc.workers[i]!.requests_total);
-      expect(served.reduce((a, b) => a + b, 0)).toBe(6);
-      // The next event is a delta on it, compared and written a slice at a time too: applied, the same fleet.
+      expect(doc.workers.length).toBeLessThan(urls.length);
+      expect(doc.workers.map((w) => w.url)).toEqual(urls.slice(0, doc.workers.length));
+      // The rest come in the events that follow at once, each compared and written a slice at a time, until none is deferred.
       const asm = new StateAssembler();
-      asm.whole(JSON.parse(ev.data));
-      const delta = (await stream.next()).value!;
-      expect(delta.event).toBe('state_delta');
-      const after = asm.delta(JSON.parse(delta.data)) as unknown as AdminState;
+      let after = asm.whole(JSON.parse(ev.data)) as unknown as AdminState;
+      let deferred: number | undefined = urls.length - doc.workers.length;
+      while (deferred !== undefined) {
+        const delta = (await stream.next()).value!;
+        expect(delta.event).toBe('state_delta');
+        expect(Buffer.byteLength(delta.data)).toBeLessThanOrEqual(STREAM_EVENT_BYTES);
+        const data = JSON.parse(delta.data) as { deferred?: number };
+        after = asm.delta(data) as unknown as AdminState;
+        expect(data.deferred ?? 0).toBe(urls.length - after.workers.length);
+        deferred = data.deferred;
+      }
+      const direct = JSON.parse((await rawRequest(`${r.url}/admin/state`, { headers: auth })).text) as AdminState;
       expect(after.workers.map((w) => w.url)).toEqual(urls);
       expect(after.workers.map((w) => w.requests_total)).toEqual(direct.workers.map((w) => w.requests_total));
+      const served = [0, 301, 599].map((i) => after.workers[i]!.requests_total);
+      expect(served.reduce((a, b) => a + b, 0)).toBe(6);
     } finally {
       ctl.abort();
       await stream.return(undefined).catch(() => undefined);

@@ -91,6 +91,8 @@ export function streamState(
       res.destroy(err instanceof Error ? err : new Error(String(err)));
     } finally {
       reading = false;
+      // A document past an event's budget goes out over several events, back to back (docs/metrics-and-admin.md §Stream deltas).
+      if (deltas?.catchingUp && !closed && !res.destroyed) setImmediate(() => void send());
     }
   };
   void send();

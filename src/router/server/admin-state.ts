@@ -219,6 +219,11 @@ export function workerJson(p: WorkerPart): string {
   return `${p.json.text.slice(0, -1)}${ageJson(p)}${p.latency.text}}`;
 }
 
+/** The bytes a worker's entry takes in the whole document (adminStateBody), its comma included, without writing it. */
+export function workerBytes(p: WorkerPart): number {
+  return p.json.open.length + AGE_KEY.length + String(p.sampleAgeMs).length + LATENCY_KEY.length + p.latency.bytes.length + 2;
+}
+
 const AGE_KEY = Buffer.from(',"sample_age_ms":');
 const LATENCY_KEY = Buffer.from(',"latency":');
 const COMMA = 0x2c;

@@ -1,5 +1,5 @@
 import type { AdminStateParts, LatencyJson, WorkerPart } from './admin-state.js';
-import { workerJson } from './admin-state.js';
+import { workerBytes, workerJson } from './admin-state.js';
 import type { FieldsJson, WorkerFields } from './worker-fields-json.js';
 
 /** What a stream last sent of one worker: its fields' JSON (which holds the fields it was written from) and its latency's. */
@@ -52,6 +52,11 @@ const LEAST_PATCHES = 64;
  * rest in turn from where the previous event stopped; a worker left out keeps what was
  * last sent of it, so the next event carries all it gained meanwhile, and the delta
  * says how many wait (`deferred`).
+ *
+ * A document larger than the budget is not sent whole either: the first event holds
+ * the head and the workers that fit, and the events after it (`catchingUp`: the stream
+ * sends them at once) bring the rest in document order as joined workers, with
+ * `deferred` counting those still to come; so do workers that join more than fit.
  */
 export class StateDeltaEncoder {
   #workers = new Map<string, SentWorker>();
@@ -60,10 +65,17 @@ export class StateDeltaEncoder {
   #started = false;
   /** Where in the document the next event's turn begins. */
   #cursor = 0;
+  /** Workers in the document the client has not been sent yet: a first event, or joins, past the budget. */
+  #unsent = 0;
   readonly #budget: number;
 
   constructor(budget = STREAM_EVENT_BYTES) {
     this.#budget = budget;
+  }
+
+  /** The last event left workers of the document unsent: the next one should follow at once, not at the next tick. */
+  get catchingUp(): boolean {
+    return this.#unsent > 0;
   }
 
   /** The next event: `state` (whole) first, then `state_delta`. */
@@ -99,6 +111,8 @@ export class StateDeltaEncoder {
       if (key === 'timestamp_ms' || this.#head.get(key) !== json) set.push(`${JSON.stringify(key)}:${json}`);
       this.#head.set(key, json);
     }
+    if (first) return yield* this.#first(parts, whole);
+    if (this.#unsent > 0) return yield* this.#catchUp(parts, set);
     const prev = this.#workers;
     const next = new Map<string, SentWorker>();
     const urgent: Moved[] = [];
@@ -107,19 +121,28 @@ export class StateDeltaEncoder {
     const added: string[] = [];
     const order: string[] = [];
     let moved = 0;
+    // Joins take at most half an event; the rest, and every join after them, come in the events that follow at once.
+    let joinRoom = this.#budget / 2;
+    let unsent = 0;
     for (let index = 0; index < parts.workers.length; index++) {
       if (index % SLICE_WORKERS === SLICE_WORKERS - 1) yield;
       const part = parts.workers[index]!;
       const url = part.fields.url;
-      order.push(url);
       const was = prev.get(url);
-      if (first || was === undefined) {
+      if (was === undefined) {
+        const json = unsent > 0 ? '' : workerJson(part);
+        if (unsent > 0 || (Buffer.byteLength(json) + 1 > joinRoom && added.length > 0)) {
+          unsent++;
+          continue;
+        }
+        joinRoom -= Buffer.byteLength(json) + 1;
+        order.push(url);
         next.set(url, { json: part.json, latency: part.latency });
-        if (first) continue;
         added.push(url);
-        written.push(workerJson(part));
+        written.push(json);
         continue;
       }
+      order.push(url);
       // By identity and counts, not by text: the JSON is written only for what is sent.
       const fields = was.json !== part.json;
       const latency =
@@ -131,19 +154,16 @@ export class StateDeltaEncoder {
       if (was.json.fields.sample_at_ms !== part.fields.sample_at_ms) moved++;
       (fields && stateMoved(was.json.fields, part.fields) ? urgent : routine).push({ part, was, index, fields, latency });
     }
-    const removed = first ? [] : this.#order.filter((url) => !next.has(url));
+    const removed = this.#order.filter((url) => !next.has(url));
     const assumed = this.#order.filter((url) => next.has(url)).concat(added);
     this.#order = order;
-    if (first) {
-      this.#workers = next;
-      return { event: 'state', data: whole(parts) };
-    }
+    this.#unsent = unsent;
     const reordered = assumed.length !== order.length || assumed.some((url, i) => url !== order[i]);
     // When a quarter of the fleet or more has a new sample (engines that push their load
     // do, every second), one column of sample times in document order is smaller than
     // as many patches naming their worker.
     const column = moved * 4 >= order.length && moved > 0;
-    const samples = column ? `,"sample_at_ms":${JSON.stringify(parts.workers.map((w) => w.fields.sample_at_ms))}` : '';
+    const samples = column ? `,"sample_at_ms":${JSON.stringify(sentSamples(parts, next))}` : '';
     const tail =
       `],"removed":${JSON.stringify(removed)}${reordered ? `,"order":${JSON.stringify(order)}` : ''}${samples}` +
       `,"sample_clock_ms":${parts.sampleClockMs}`;
@@ -174,9 +194,85 @@ export class StateDeltaEncoder {
     }
     if (deferred > 0 && resume >= 0) this.#cursor = resume % order.length;
     this.#workers = next;
-    const data = `{"set":{${set.join(',')}},"workers":[${written.join(',')}${tail}${deferred > 0 ? `,"deferred":${deferred}` : ''}}`;
+    const waiting = deferred + unsent;
+    const data = `{"set":{${set.join(',')}},"workers":[${written.join(',')}${tail}${waiting > 0 ? `,"deferred":${waiting}` : ''}}`;
     return { event: 'state_delta', data };
   }
+
+  /** The first event: the whole document, or its head and the workers that fit, in order. */
+  *#first(parts: AdminStateParts, whole: (parts: AdminStateParts) => Buffer): Generator<void, StreamEvent> {
+    const all = parts.workers;
+    let room = this.#budget - whole({ ...parts, workers: [] }).length;
+    let fit = 0;
+    for (; fit < all.length; fit++) {
+      if (fit % SLICE_WORKERS === SLICE_WORKERS - 1) yield;
+      const size = workerBytes(all[fit]!);
+      if (size > room && fit > 0) break;
+      room -= size;
+    }
+    const sent = fit === all.length ? all : all.slice(0, fit);
+    for (const part of sent) this.#workers.set(part.fields.url, { json: part.json, latency: part.latency });
+    this.#order = sent.map((w) => w.fields.url);
+    this.#unsent = all.length - fit;
+    return { event: 'state', data: whole(sent === all ? parts : { ...parts, workers: sent }) };
+  }
+
+  /**
+   * While workers are unsent: the next of them in document order, whole, as joined
+   * workers, as many as fit; the head's changes and the workers that left. What
+   * changed on workers already sent waits for the first delta after (a few
+   * milliseconds: these events follow one another at once).
+   */
+  *#catchUp(parts: AdminStateParts, set: readonly string[]): Generator<void, StreamEvent> {
+    const prev = this.#workers;
+    const present = new Set<string>();
+    for (const part of parts.workers) present.add(part.fields.url);
+    const removed = this.#order.filter((url) => !present.has(url));
+    let room = this.#budget - Buffer.byteLength(set.join(',')) - Buffer.byteLength(JSON.stringify(removed)) - 96;
+    const next = new Map<string, SentWorker>();
+    const order: string[] = [];
+    const added: string[] = [];
+    const written: string[] = [];
+    let unsent = 0;
+    for (let index = 0; index < parts.workers.length; index++) {
+      if (index % SLICE_WORKERS === SLICE_WORKERS - 1) yield;
+      const part = parts.workers[index]!;
+      const url = part.fields.url;
+      const was = prev.get(url);
+      if (was !== undefined) {
+        next.set(url, was);
+        order.push(url);
+        continue;
+      }
+      const json = unsent > 0 ? '' : workerJson(part);
+      if (unsent > 0 || (Buffer.byteLength(json) + 1 > room && added.length > 0)) {
+        unsent++;
+        continue;
+      }
+      room -= Buffer.byteLength(json) + 1;
+      next.set(url, { json: part.json, latency: part.latency });
+      order.push(url);
+      added.push(url);
+      written.push(json);
+    }
+    const assumed = this.#order.filter((url) => next.has(url)).concat(added);
+    const reordered = assumed.some((url, i) => url !== order[i]);
+    this.#workers = next;
+    this.#order = order;
+    this.#unsent = unsent;
+    const data =
+      `{"set":{${set.join(',')}},"workers":[${written.join(',')}],"removed":${JSON.stringify(removed)}` +
+      `${reordered ? `,"order":${JSON.stringify(order)}` : ''},"sample_clock_ms":${parts.sampleClockMs}` +
+      `${unsent > 0 ? `,"deferred":${unsent}` : ''}}`;
+    return { event: 'state_delta', data };
+  }
+}
+
+/** The sample times of the workers the client has, in document order. */
+function sentSamples(parts: AdminStateParts, sent: ReadonlyMap<string, SentWorker>): Array<number | null> {
+  const out: Array<number | null> = [];
+  for (const w of parts.workers) if (sent.has(w.fields.url)) out.push(w.fields.sample_at_ms);
+  return out;
 }
 
 /** A change of what a worker is, rather than of how much it did: what an operator must see at once. */
