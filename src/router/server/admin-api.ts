@@ -70,13 +70,17 @@ export function streamState(
   // One event at a time: the fleet is read a slice at a time, and a tick that comes
   // while the last event is still being read is skipped, not queued behind it.
   let reading = false;
+  // A document sent over several events (past an event's budget) is read once: the
+  // events after the first bring the rest of that one instant, not of a fresh read each.
+  let held: AdminStateParts | undefined;
   const send = async (): Promise<void> => {
     if (reading) return;
     reading = true;
     try {
-      const p = await parts();
+      const p = held ?? (await parts());
       if (closed) return;
       const ev = deltas ? await deltas.nextInSlices(p, adminStateBody) : { event: 'state', data: adminStateBody(p) };
+      held = deltas?.catchingUp ? p : undefined;
       if (closed) return;
       res.write(`event: ${ev.event}\ndata: `);
       res.write(ev.data);
