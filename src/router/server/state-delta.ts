@@ -117,29 +117,20 @@ export class StateDeltaEncoder {
     const next = new Map<string, SentWorker>();
     const urgent: Moved[] = [];
     const routine: Moved[] = [];
-    const written: string[] = [];
-    const added: string[] = [];
     const order: string[] = [];
     let moved = 0;
-    // Joins take at most half an event; the rest, and every join after them, come in the events that follow at once.
-    let joinRoom = this.#budget / 2;
-    let unsent = 0;
+    // Joins take at most half an event; the rest come in the events that follow at once.
+    const joins = new Joins(this.#budget / 2);
     for (let index = 0; index < parts.workers.length; index++) {
       if (index % SLICE_WORKERS === SLICE_WORKERS - 1) yield;
       const part = parts.workers[index]!;
       const url = part.fields.url;
       const was = prev.get(url);
       if (was === undefined) {
-        const json = unsent > 0 ? '' : workerJson(part);
-        if (unsent > 0 || (Buffer.byteLength(json) + 1 > joinRoom && added.length > 0)) {
-          unsent++;
-          continue;
+        if (joins.take(part)) {
+          order.push(url);
+          next.set(url, { json: part.json, latency: part.latency });
         }
-        joinRoom -= Buffer.byteLength(json) + 1;
-        order.push(url);
-        next.set(url, { json: part.json, latency: part.latency });
-        added.push(url);
-        written.push(json);
         continue;
       }
       order.push(url);
@@ -154,6 +145,7 @@ export class StateDeltaEncoder {
       if (was.json.fields.sample_at_ms !== part.fields.sample_at_ms) moved++;
       (fields && stateMoved(was.json.fields, part.fields) ? urgent : routine).push({ part, was, index, fields, latency });
     }
+    const { urls: added, written, unsent } = joins;
     const removed = this.#order.filter((url) => !next.has(url));
     const assumed = this.#order.filter((url) => next.has(url)).concat(added);
     this.#order = order;
@@ -228,33 +220,19 @@ export class StateDeltaEncoder {
     const present = new Set<string>();
     for (const part of parts.workers) present.add(part.fields.url);
     const removed = this.#order.filter((url) => !present.has(url));
-    let room = this.#budget - Buffer.byteLength(set.join(',')) - Buffer.byteLength(JSON.stringify(removed)) - 96;
+    const joins = new Joins(this.#budget - Buffer.byteLength(set.join(',')) - Buffer.byteLength(JSON.stringify(removed)) - 96);
     const next = new Map<string, SentWorker>();
     const order: string[] = [];
-    const added: string[] = [];
-    const written: string[] = [];
-    let unsent = 0;
     for (let index = 0; index < parts.workers.length; index++) {
       if (index % SLICE_WORKERS === SLICE_WORKERS - 1) yield;
       const part = parts.workers[index]!;
       const url = part.fields.url;
-      const was = prev.get(url);
-      if (was !== undefined) {
-        next.set(url, was);
-        order.push(url);
-        continue;
-      }
-      const json = unsent > 0 ? '' : workerJson(part);
-      if (unsent > 0 || (Buffer.byteLength(json) + 1 > room && added.length > 0)) {
-        unsent++;
-        continue;
-      }
-      room -= Buffer.byteLength(json) + 1;
-      next.set(url, { json: part.json, latency: part.latency });
+      const was = prev.get(url) ?? (joins.take(part) ? { json: part.json, latency: part.latency } : undefined);
+      if (was === undefined) continue;
+      next.set(url, was);
       order.push(url);
-      added.push(url);
-      written.push(json);
     }
+    const { urls: added, written, unsent } = joins;
     const assumed = this.#order.filter((url) => next.has(url)).concat(added);
     const reordered = assumed.some((url, i) => url !== order[i]);
     this.#workers = next;
@@ -265,6 +243,40 @@ export class StateDeltaEncoder {
       `${reordered ? `,"order":${JSON.stringify(order)}` : ''},"sample_clock_ms":${parts.sampleClockMs}` +
       `${unsent > 0 ? `,"deferred":${unsent}` : ''}}`;
     return { event: 'state_delta', data };
+  }
+}
+
+/**
+ * Workers new to a stream's client, written whole while they fit in `room` bytes; the
+ * first that does not, and every one after it, wait for the events that follow
+ * (`unsent`), so they arrive in document order.
+ */
+class Joins {
+  readonly urls: string[] = [];
+  readonly written: string[] = [];
+  unsent = 0;
+  #room: number;
+
+  constructor(room: number) {
+    this.#room = room;
+  }
+
+  /** Whether `part` is in this event. */
+  take(part: WorkerPart): boolean {
+    if (this.unsent > 0) {
+      this.unsent++;
+      return false;
+    }
+    const json = workerJson(part);
+    const size = Buffer.byteLength(json) + 1;
+    if (size > this.#room && this.urls.length > 0) {
+      this.unsent++;
+      return false;
+    }
+    this.#room -= size;
+    this.urls.push(part.fields.url);
+    this.written.push(json);
+    return true;
   }
 }
 
