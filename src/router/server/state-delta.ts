@@ -33,6 +33,9 @@ export interface StreamEvent {
 /** Workers compared, or patches written, between two turns of the event loop in nextInSlices. */
 const SLICE_WORKERS = 256;
 
+/** Room a catching-up event keeps for all but its head and joined workers: the removed, the clock, `deferred`. */
+const CATCH_UP_FRAME_BYTES = 1024;
+
 /** Changed workers an event carries whatever its other parts took, so that none waits for ever. */
 const LEAST_PATCHES = 64;
 
@@ -112,15 +115,16 @@ export class StateDeltaEncoder {
       this.#head.set(key, json);
     }
     if (first) return yield* this.#first(parts, whole);
-    if (this.#unsent > 0) return yield* this.#catchUp(parts, set);
+    // The document is still going out (catching up): this event brings more of its workers, nothing else of theirs.
+    const catching = this.#unsent > 0;
     const prev = this.#workers;
     const next = new Map<string, SentWorker>();
     const urgent: Moved[] = [];
     const routine: Moved[] = [];
     const order: string[] = [];
     let moved = 0;
-    // Joins take at most half an event; the rest come in the events that follow at once.
-    const joins = new Joins(this.#budget / 2);
+    // Joins take at most half an ordinary event, all of one but its frame while catching up; the rest come in the events that follow at once.
+    const joins = new Joins(catching ? this.#budget - Buffer.byteLength(set.join(',')) - CATCH_UP_FRAME_BYTES : this.#budget / 2);
     for (let index = 0; index < parts.workers.length; index++) {
       if (index % SLICE_WORKERS === SLICE_WORKERS - 1) yield;
       const part = parts.workers[index]!;
@@ -134,6 +138,11 @@ export class StateDeltaEncoder {
         continue;
       }
       order.push(url);
+      // What changed on a worker already sent waits for the first ordinary delta, a tick later.
+      if (catching) {
+        next.set(url, was);
+        continue;
+      }
       // By identity and counts, not by text: the JSON is written only for what is sent.
       const fields = was.json !== part.json;
       const latency =
@@ -207,42 +216,6 @@ export class StateDeltaEncoder {
     this.#order = sent.map((w) => w.fields.url);
     this.#unsent = all.length - fit;
     return { event: 'state', data: whole(sent === all ? parts : { ...parts, workers: sent }) };
-  }
-
-  /**
-   * While workers are unsent: the next of them in document order, whole, as joined
-   * workers, as many as fit; the head's changes and the workers that left. What
-   * changed on workers already sent waits for the first delta after (a few
-   * milliseconds: these events follow one another at once).
-   */
-  *#catchUp(parts: AdminStateParts, set: readonly string[]): Generator<void, StreamEvent> {
-    const prev = this.#workers;
-    const present = new Set<string>();
-    for (const part of parts.workers) present.add(part.fields.url);
-    const removed = this.#order.filter((url) => !present.has(url));
-    const joins = new Joins(this.#budget - Buffer.byteLength(set.join(',')) - Buffer.byteLength(JSON.stringify(removed)) - 96);
-    const next = new Map<string, SentWorker>();
-    const order: string[] = [];
-    for (let index = 0; index < parts.workers.length; index++) {
-      if (index % SLICE_WORKERS === SLICE_WORKERS - 1) yield;
-      const part = parts.workers[index]!;
-      const url = part.fields.url;
-      const was = prev.get(url) ?? (joins.take(part) ? { json: part.json, latency: part.latency } : undefined);
-      if (was === undefined) continue;
-      next.set(url, was);
-      order.push(url);
-    }
-    const { urls: added, written, unsent } = joins;
-    const assumed = this.#order.filter((url) => next.has(url)).concat(added);
-    const reordered = assumed.some((url, i) => url !== order[i]);
-    this.#workers = next;
-    this.#order = order;
-    this.#unsent = unsent;
-    const data =
-      `{"set":{${set.join(',')}},"workers":[${written.join(',')}],"removed":${JSON.stringify(removed)}` +
-      `${reordered ? `,"order":${JSON.stringify(order)}` : ''},"sample_clock_ms":${parts.sampleClockMs}` +
-      `${unsent > 0 ? `,"deferred":${unsent}` : ''}}`;
-    return { event: 'state_delta', data };
   }
 }
 
