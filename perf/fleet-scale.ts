@@ -14,7 +14,8 @@
  *   worker has its request series: time to fetch by curl (median of 5, and the first,
  *   which writes every worker that changed) and size;
  * - `/admin/stream` bytes per event as `top` reads it (deltas), the first and the
- *   largest of all, and the most workers one deferred, during a third traffic run with
+ *   largest of all, the most workers one deferred, and how many events and how long
+ *   until the console had the whole document (it attaches as the run starts), during a third traffic run with
  *   that stream attached, and that run's p50
  *   and p99: what an attached console adds;
  * - the same traffic through two bare proxies in front of the same fleet, with their
@@ -95,14 +96,22 @@ async function timed(url: string): Promise<{ ms: number; first_ms: number; bytes
  * decision records, src/fleet/replica-client.ts), read until `stop` resolves: the first
  * events are the whole state, a budget's worth each, every later one what changed since.
  */
-async function streamEventSizes(url: string, stop: Promise<unknown>): Promise<{ sizes: number[]; deferred: number }> {
+async function streamEventSizes(url: string, stop: Promise<unknown>): Promise<StreamFigures> {
+  const t0 = performance.now();
   const res = await request(`${url}/admin/stream?interval_ms=1000&decisions=1&delta=1`);
   const sizes: number[] = [];
-  // The most changed workers an event had no room for (docs/metrics-and-admin.md §Stream deltas).
+  // The most workers an event had no room for (docs/metrics-and-admin.md §Stream deltas).
   let deferred = 0;
+  // When the client had the whole document: past an event's budget the first state events
+  // follow one another at once, each deferring the workers still to come, and the first
+  // state_delta that defers none ends them (later deltas may defer changed workers again).
+  let whole: { ms: number; events: number } | undefined;
+  let firstMs = 0;
+  let states = 0;
   // Counted as bytes arrive, never joined: this process shares the 2 cores with wrk and
   // the router, and a reader that rescans a growing 5 MB string slows both.
   let bytes = 0;
+  let head = '';
   let tail = '';
   let lastByte = 0;
   let done = false;
@@ -115,13 +124,21 @@ async function streamEventSizes(url: string, stop: Promise<unknown>): Promise<{ 
       const b = chunk as Buffer;
       let from = 0;
       for (let i = 0; i < b.length; i++) {
+        if (head.length < 20) head += String.fromCharCode(b[i]!);
         if (b[i] !== 0x0a || (i > 0 ? b[i - 1] : lastByte) !== 0x0a) continue;
         bytes += i + 1 - from;
         sizes.push(bytes);
-        // An event ends `…,"deferred":N}` when some changed workers waited.
+        // An event ends `…,"deferred":N}` when some workers waited.
         const end = (tail + b.subarray(Math.max(from, i - 40), i + 1).toString('latin1')).slice(-40);
-        deferred = Math.max(deferred, Number(/"deferred":(\d+)\}\n\n$/.exec(end)?.[1] ?? 0));
+        const waiting = Number(/"deferred":(\d+)\}\n\n$/.exec(end)?.[1] ?? 0);
+        deferred = Math.max(deferred, waiting);
+        if (head.startsWith('event: state')) states++;
+        if (states === 1 && firstMs === 0) firstMs = performance.now() - t0;
+        // The first delta defers none: the first event held it all.
+        else if (whole === undefined && head.startsWith('event: state_delta') && waiting === 0)
+          whole = states === 2 ? { ms: firstMs, events: 1 } : { ms: performance.now() - t0, events: states - 1 };
         bytes = 0;
+        head = '';
         tail = '';
         from = i + 1;
       }
@@ -133,7 +150,16 @@ async function streamEventSizes(url: string, stop: Promise<unknown>): Promise<{ 
   } catch {
     // destroyed at stop
   }
-  return { sizes, deferred };
+  return { sizes, deferred, wholeMs: whole?.ms, wholeEvents: whole?.events };
+}
+
+interface StreamFigures {
+  sizes: number[];
+  deferred: number;
+  /** From the request to the end of the event that completed the document; undefined if it never did. */
+  wholeMs: number | undefined;
+  /** Events up to it: 1 when the first held it all. */
+  wholeEvents: number | undefined;
 }
 
 const BODY = JSON.stringify({ model: 'fast', messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 });
@@ -256,7 +282,7 @@ async function measure(workers: number, dir: string): Promise<Figures> {
     // Then the same traffic with a console attached: its stream's events, as large as
     // changes make them, and what building them every second adds to the requests.
     const withConsole = latency(url, dir);
-    const { sizes: events, deferred } = await streamEventSizes(url, withConsole);
+    const { sizes: events, deferred, wholeMs, wholeEvents } = await streamEventSizes(url, withConsole);
     const latConsole = await withConsole;
     const sorted = [...events].sort((a, b) => a - b);
     // After traffic, every worker has its request series: the documents are as large as they get.
@@ -277,6 +303,8 @@ async function measure(workers: number, dir: string): Promise<Figures> {
       stream_event_kb: Math.round((sorted[sorted.length - 1] ?? 0) / 1024),
       stream_event_median_kb: Math.round((sorted[Math.floor(sorted.length / 2)] ?? 0) / 1024),
       stream_deferred_max: deferred,
+      stream_whole_ms: wholeMs === undefined ? -1 : Math.round(wholeMs),
+      stream_whole_events: wholeEvents ?? -1,
       p50_ms: Number(lat.p50.toFixed(2)),
       p99_ms: Number(lat.p99.toFixed(2)),
       bare_p50_ms: Number(bare.p50.toFixed(2)),
@@ -311,13 +339,13 @@ try {
   const rounds: Array<{ small: Figures; large: Figures }> = [];
   for (let i = 0; i < ROUNDS; i++) rounds.push({ small: await measure(8, dir), large: await measure(WORKERS, dir) });
   console.log(
-    "| round | workers | idle router CPU | each polled every | per poll | p50 / p99 ms | with a console: p50 / p99 | bare proxy on undici: p50 / p99, scavenge mean | bare proxy on the router's pool: p50 / p99, scavenge mean | req/s | cores: router / stub / rest | scavenges: n, mean, max ms, share | /admin/state: median, first | /metrics: median, first | stream: first, median, largest event, most deferred | RSS |",
+    "| round | workers | idle router CPU | each polled every | per poll | p50 / p99 ms | with a console: p50 / p99 | bare proxy on undici: p50 / p99, scavenge mean | bare proxy on the router's pool: p50 / p99, scavenge mean | req/s | cores: router / stub / rest | scavenges: n, mean, max ms, share | /admin/state: median, first | /metrics: median, first | stream: first, median, largest event, most deferred, whole after | RSS |",
   );
   console.log('|---:|---:|---:|---:|---:|---|---|---|---|---:|---|---|---|---|---|---:|');
   rounds.forEach(({ small, large }, i) => {
     for (const f of [small, large]) {
       console.log(
-        `| ${i + 1} | ${f.workers} | ${f.idle_core_pct} % | ${f.poll_interval_ms} ms | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} | ${f.console_p50_ms} / ${f.console_p99_ms} | ${f.bare_p50_ms} / ${f.bare_p99_ms}, ${f.bare_scavenge_mean_ms} ms | ${f.own_p50_ms} / ${f.own_p99_ms}, ${f.own_scavenge_mean_ms} ms | ${f.rps} | ${f.load_router_cores} / ${f.load_stub_cores} / ${f.load_rest_cores} | ${f.scavenges}, ${f.scavenge_mean_ms}, ${f.scavenge_max_ms}, ${f.scavenge_share_pct} % | ${f.admin_state_ms} ms, ${f.admin_state_first_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_first_ms} ms, ${f.metrics_kb} KB | ${f.stream_first_event_kb} KB, ${f.stream_event_median_kb} KB, ${f.stream_event_kb} KB, ${f.stream_deferred_max} | ${f.rss_mib} MiB |`,
+        `| ${i + 1} | ${f.workers} | ${f.idle_core_pct} % | ${f.poll_interval_ms} ms | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} | ${f.console_p50_ms} / ${f.console_p99_ms} | ${f.bare_p50_ms} / ${f.bare_p99_ms}, ${f.bare_scavenge_mean_ms} ms | ${f.own_p50_ms} / ${f.own_p99_ms}, ${f.own_scavenge_mean_ms} ms | ${f.rps} | ${f.load_router_cores} / ${f.load_stub_cores} / ${f.load_rest_cores} | ${f.scavenges}, ${f.scavenge_mean_ms}, ${f.scavenge_max_ms}, ${f.scavenge_share_pct} % | ${f.admin_state_ms} ms, ${f.admin_state_first_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_first_ms} ms, ${f.metrics_kb} KB | ${f.stream_first_event_kb} KB, ${f.stream_event_median_kb} KB, ${f.stream_event_kb} KB, ${f.stream_deferred_max}, ${f.stream_whole_events} events in ${f.stream_whole_ms} ms | ${f.rss_mib} MiB |`,
       );
     }
   });
