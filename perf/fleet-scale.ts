@@ -136,7 +136,7 @@ async function streamEventSizes(url: string, stop: Promise<unknown>): Promise<St
         if (states === 1 && firstMs === 0) firstMs = performance.now() - t0;
         // The first delta defers none: the first event held it all.
         else if (whole === undefined && head.startsWith('event: state_delta') && waiting === 0)
-          whole = states === 2 ? { ms: firstMs, events: 1 } : { ms: performance.now() - t0, events: states - 1 };
+          whole = states === 2 ? { ms: firstMs, events: 1 } : { ms: performance.now() - t0, events: states };
         bytes = 0;
         head = '';
         tail = '';
@@ -158,7 +158,7 @@ interface StreamFigures {
   deferred: number;
   /** From the request to the end of the event that completed the document; undefined if it never did. */
   wholeMs: number | undefined;
-  /** Events up to it: 1 when the first held it all. */
+  /** State events up to it, the first and the completing one included: 1 when the first held it all (or a single delta completed it). */
   wholeEvents: number | undefined;
 }
 
