@@ -9,7 +9,8 @@
  * - the added latency of short chats at 8 connections (wrk, or undici without it),
  *   p50 and p99, at 8 and at 4,096 workers, after a first run of the same length has
  *   opened a connection to every worker (the chats miss the prefix index, so they
- *   spread over the whole fleet);
+ *   spread over the whole fleet); then at one connection, p50 to p99.9 and the
+ *   longest: what a request meets with nothing queued ahead of it;
  * - `/metrics` and the full default `/admin/state` after that traffic, when every
  *   worker has its request series: time to fetch by curl (median of 5, and the first,
  *   which writes every worker that changed) and size;
@@ -175,26 +176,36 @@ function runWrk(args: string[]): Promise<{ stdout: string }> {
   });
 }
 
-/** p50 and p99 of short chats at 8 connections, in ms. */
-async function latency(url: string, dir: string): Promise<{ p50: number; p99: number; rps: number }> {
+/** Percentiles of short chats at `connections` connections (8, or 1 for an unloaded router), in ms. */
+async function latency(
+  url: string,
+  dir: string,
+  connections = 8,
+): Promise<{ p50: number; p99: number; p999: number; max: number; rps: number }> {
   if (HAS_WRK) {
     const lua = path.join(dir, 'post.lua');
-    writeFileSync(lua, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = '${BODY}'\n`);
+    // wrk prints p99 at most; its done() hook reads the rest of the same histogram (µs).
+    writeFileSync(
+      lua,
+      `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = '${BODY}'\n` +
+        `done = function(summary, latency, requests)\n  io.write(string.format("tail p99.9=%.0f max=%.0f\\n", latency:percentile(99.9), latency.max))\nend\n`,
+    );
     // Not spawnSync: the stream reader and the GC counter read while wrk runs.
-    const r = await runWrk(['-t1', '-c8', `-d${SECONDS}s`, '--latency', '-s', lua, `${url}/v1/chat/completions`]);
+    const r = await runWrk(['-t1', `-c${connections}`, `-d${SECONDS}s`, '--latency', '-s', lua, `${url}/v1/chat/completions`]);
     const pick = (q: string): number => {
       const m = new RegExp(`\\s${q}%\\s+([\\d.]+)(us|ms|s)`).exec(r.stdout);
       if (!m) return NaN;
       const v = Number(m[1]);
       return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
     };
+    const tail = /tail p99\.9=(\d+) max=(\d+)/.exec(r.stdout);
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(r.stdout)?.[1] ?? NaN);
-    return { p50: pick('50'), p99: pick('99'), rps };
+    return { p50: pick('50'), p99: pick('99'), p999: Number(tail?.[1] ?? NaN) / 1000, max: Number(tail?.[2] ?? NaN) / 1000, rps };
   }
   const times: number[] = [];
   const end = performance.now() + SECONDS * 1000;
   await Promise.all(
-    Array.from({ length: 8 }, async () => {
+    Array.from({ length: connections }, async () => {
       while (performance.now() < end) {
         const t0 = performance.now();
         const res = await request(`${url}/v1/chat/completions`, {
@@ -208,7 +219,8 @@ async function latency(url: string, dir: string): Promise<{ p50: number; p99: nu
     }),
   );
   times.sort((a, b) => a - b);
-  return { p50: times[Math.floor(times.length * 0.5)]!, p99: times[Math.floor(times.length * 0.99)]!, rps: times.length / SECONDS };
+  const at = (q: number): number => times[Math.floor(times.length * q)]!;
+  return { p50: at(0.5), p99: at(0.99), p999: at(0.999), max: times[times.length - 1]!, rps: times.length / SECONDS };
 }
 
 /** Young-generation pauses a `--trace-gc` child prints while `counting` is on, in ms. */
@@ -279,6 +291,9 @@ async function measure(workers: number, dir: string): Promise<Figures> {
     const routerCores = (cpuSeconds(pid) - r0) / wall;
     const stubCores = (cpuSeconds(upstream.child.pid!) - s0) / wall;
     const machineCores = (m1.busy - m0.busy) / TICKS / wall;
+    // One connection: nothing queues in the router, so the tail is what a request meets
+    // on its own way (a burst of poll replies, a scavenge), not a queue behind 7 others.
+    const lone = await latency(url, dir, 1);
     // Then the same traffic with a console attached: its stream's events, as large as
     // changes make them, and what building them every second adds to the requests.
     const withConsole = latency(url, dir);
@@ -307,6 +322,11 @@ async function measure(workers: number, dir: string): Promise<Figures> {
       stream_whole_events: wholeEvents ?? -1,
       p50_ms: Number(lat.p50.toFixed(2)),
       p99_ms: Number(lat.p99.toFixed(2)),
+      p999_ms: Number(lat.p999.toFixed(2)),
+      lone_p50_ms: Number(lone.p50.toFixed(2)),
+      lone_p99_ms: Number(lone.p99.toFixed(2)),
+      lone_p999_ms: Number(lone.p999.toFixed(2)),
+      lone_max_ms: Number(lone.max.toFixed(2)),
       bare_p50_ms: Number(bare.p50.toFixed(2)),
       bare_p99_ms: Number(bare.p99.toFixed(2)),
       bare_scavenge_mean_ms: Number(bare.scavengeMeanMs.toFixed(2)),
@@ -339,13 +359,13 @@ try {
   const rounds: Array<{ small: Figures; large: Figures }> = [];
   for (let i = 0; i < ROUNDS; i++) rounds.push({ small: await measure(8, dir), large: await measure(WORKERS, dir) });
   console.log(
-    "| round | workers | idle router CPU | each polled every | per poll | p50 / p99 ms | with a console: p50 / p99 | bare proxy on undici: p50 / p99, scavenge mean | bare proxy on the router's pool: p50 / p99, scavenge mean | req/s | cores: router / stub / rest | scavenges: n, mean, max ms, share | /admin/state: median, first | /metrics: median, first | stream: first, median, largest event, most deferred, whole after | RSS |",
+    "| round | workers | idle router CPU | each polled every | per poll | p50 / p99 / p99.9 ms | one connection: p50 / p99 / p99.9 / max | with a console: p50 / p99 | bare proxy on undici: p50 / p99, scavenge mean | bare proxy on the router's pool: p50 / p99, scavenge mean | req/s | cores: router / stub / rest | scavenges: n, mean, max ms, share | /admin/state: median, first | /metrics: median, first | stream: first, median, largest event, most deferred, whole after | RSS |",
   );
-  console.log('|---:|---:|---:|---:|---:|---|---|---|---|---:|---|---|---|---|---|---:|');
+  console.log('|---:|---:|---:|---:|---:|---|---|---|---|---|---:|---|---|---|---|---|---:|');
   rounds.forEach(({ small, large }, i) => {
     for (const f of [small, large]) {
       console.log(
-        `| ${i + 1} | ${f.workers} | ${f.idle_core_pct} % | ${f.poll_interval_ms} ms | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} | ${f.console_p50_ms} / ${f.console_p99_ms} | ${f.bare_p50_ms} / ${f.bare_p99_ms}, ${f.bare_scavenge_mean_ms} ms | ${f.own_p50_ms} / ${f.own_p99_ms}, ${f.own_scavenge_mean_ms} ms | ${f.rps} | ${f.load_router_cores} / ${f.load_stub_cores} / ${f.load_rest_cores} | ${f.scavenges}, ${f.scavenge_mean_ms}, ${f.scavenge_max_ms}, ${f.scavenge_share_pct} % | ${f.admin_state_ms} ms, ${f.admin_state_first_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_first_ms} ms, ${f.metrics_kb} KB | ${f.stream_first_event_kb} KB, ${f.stream_event_median_kb} KB, ${f.stream_event_kb} KB, ${f.stream_deferred_max}, ${f.stream_whole_events} events in ${f.stream_whole_ms} ms | ${f.rss_mib} MiB |`,
+        `| ${i + 1} | ${f.workers} | ${f.idle_core_pct} % | ${f.poll_interval_ms} ms | ${f.poll_us} µs | ${f.p50_ms} / ${f.p99_ms} / ${f.p999_ms} | ${f.lone_p50_ms} / ${f.lone_p99_ms} / ${f.lone_p999_ms} / ${f.lone_max_ms} | ${f.console_p50_ms} / ${f.console_p99_ms} | ${f.bare_p50_ms} / ${f.bare_p99_ms}, ${f.bare_scavenge_mean_ms} ms | ${f.own_p50_ms} / ${f.own_p99_ms}, ${f.own_scavenge_mean_ms} ms | ${f.rps} | ${f.load_router_cores} / ${f.load_stub_cores} / ${f.load_rest_cores} | ${f.scavenges}, ${f.scavenge_mean_ms}, ${f.scavenge_max_ms}, ${f.scavenge_share_pct} % | ${f.admin_state_ms} ms, ${f.admin_state_first_ms} ms, ${f.admin_state_kb} KB | ${f.metrics_ms} ms, ${f.metrics_first_ms} ms, ${f.metrics_kb} KB | ${f.stream_first_event_kb} KB, ${f.stream_event_median_kb} KB, ${f.stream_event_kb} KB, ${f.stream_deferred_max}, ${f.stream_whole_events} events in ${f.stream_whole_ms} ms | ${f.rss_mib} MiB |`,
       );
     }
   });
@@ -363,6 +383,9 @@ try {
   // The bare proxy's own growth beside the router's: what undici in front of this many
   // upstreams costs any Node proxy (docs/dependencies.md §Idle connections and the young generation).
   const ratios = { p50: ratio('p50_ms'), p99: ratio('p99_ms') };
+  console.log(
+    `one connection: ${WORKERS} workers over 8, median of ${ROUNDS} round(s): p50 ${ratio('lone_p50_ms')}×, p99 ${ratio('lone_p99_ms')}×, p99.9 ${ratio('lone_p999_ms')}× (${figures['lone_p999_ratio_rounds']})`,
+  );
   for (const q of ['p50', 'p99'] as const)
     console.log(
       `${q}: ${WORKERS} workers over 8, median of ${ROUNDS} round(s): the router ${ratios[q]}× (${figures[`${q}_ratio_rounds`]}), the bare proxy on undici ${ratio(`bare_${q}_ms`)}×, on the router's pool ${ratio(`own_${q}_ms`)}×`,
