@@ -24,7 +24,7 @@ export const POLL_BUDGET_PER_S = 1600;
  * replies come back together and are read one after another, and a chat that arrives
  * meanwhile waits for them. At 4,096 workers a 25 ms tick sent 41 polls at once: an
  * unloaded router's p95 was 0.27-0.54 ms against 0.17-0.22 with ticks of 4 polls, its
- * p99.9 4.4-15 ms against 3.3-4.1, for about one point of a core more while idle
+ * p99.9 4.4-15 ms against 3.3-4.1, for one to four points of a core more while idle
  * (BENCHMARKS.md, section 15).
  */
 const POLLS_PER_TICK = 4;
