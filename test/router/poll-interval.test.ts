@@ -47,10 +47,8 @@ describe('pollTickMs', () => {
     expect((workers * pollTickMs(workers, round)) / round).toBeCloseTo(polls, 9);
   });
 
-  it('polls 4,096 workers no more than four at a time, where a 25 ms tick sent 41', () => {
+  it('polls 4,096 workers at the default interval no more than four at a time (a 25 ms tick sent 41)', () => {
     const every = pollIntervalMs(250, 4096, 5000);
-    const perTick = (4096 * pollTickMs(4096, every)) / every;
-    expect(perTick).toBeLessThanOrEqual(4);
-    expect((4096 * 25) / every).toBeGreaterThan(40);
+    expect((4096 * pollTickMs(4096, every)) / every).toBeLessThanOrEqual(4);
   });
 });
