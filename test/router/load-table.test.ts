@@ -53,6 +53,77 @@ describe('LoadTable (docs/engine-load.md §DP ranks, §Freshness)', () => {
     expect(t.view(9001).basic(workers[0]!)).toBeUndefined();
   });
 
+  it('a poll that reads the same figures in a new array moves only the sample time; two ranks, fresh for a window from then', () => {
+    const { t, workers } = table(1);
+    const full = (waiting: number): RankReading => ({ ...r(waiting), totalTokens: 40, maxRunningRequests: 8, waitingUncachedTokens: 30 });
+    t.apply(
+      workers[0]!,
+      [
+        [0, full(3)],
+        [1, full(4)],
+      ],
+      0,
+    );
+    t.apply(
+      workers[0]!,
+      [
+        [0, full(3)],
+        [1, full(4)],
+      ],
+      4000,
+    );
+    expect(t.view(8000).native(workers[0]!)).toMatchObject({ waiting: 7, totalTokens: 80, waitingUncachedTokens: 60, capturedAt: 4000 });
+    expect(t.view(9001).native(workers[0]!)).toBeUndefined();
+  });
+
+  // Each figure changed alone in the next poll (a new array) must show: a sample that
+  // matches the last one in all but one figure is not the same sample.
+  const base: Required<RankReading> = {
+    running: 2,
+    waiting: 3,
+    usedTokens: 10,
+    maxTotalTokens: 100,
+    totalTokens: 40,
+    maxRunningRequests: 8,
+    waitingUncachedTokens: 30,
+  };
+  it.each([
+    ['running', 5],
+    ['waiting', 9],
+    ['usedTokens', 11],
+    ['maxTotalTokens', 120],
+    ['totalTokens', 41],
+    ['maxRunningRequests', 16],
+    ['waitingUncachedTokens', 31],
+  ] as const)('a poll that changes only %s to %d is applied', (field, value) => {
+    const { t, workers } = table(1);
+    t.apply(workers[0]!, [[0, { ...base }]], 0);
+    t.apply(workers[0]!, [[0, { ...base, [field]: value }]], 1000);
+    expect(t.view(1000).native(workers[0]!)).toMatchObject({ [field]: value, capturedAt: 1000 });
+  });
+
+  it('a poll that moves a figure to another rank is applied', () => {
+    const { t, workers } = table(1);
+    t.setExpectedRanks(workers[0]!, 2);
+    t.apply(
+      workers[0]!,
+      [
+        [0, r(3)],
+        [1, r(4)],
+      ],
+      0,
+    );
+    t.apply(
+      workers[0]!,
+      [
+        [0, r(3)],
+        [2, r(4)],
+      ],
+      1000,
+    );
+    expect(t.view(1000).basic(workers[0]!)).toBeUndefined();
+  });
+
   it('replaces the rank set on each sample: ranks an engine stopped reporting are gone', () => {
     const { t, workers } = table(1);
     t.apply(

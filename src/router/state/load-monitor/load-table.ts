@@ -196,8 +196,11 @@ export class LoadTable implements LoadView, PoolState {
     if (!e || readings.length > MAX_RANKS_PER_WORKER) return false;
     e.at = at;
     // The same readings again (a pushed heartbeat hands on the array it gave last
-    // time): the sums stand, only the sample's time moves.
-    if (readings === e.readings) this.stamp(e);
+    // time, a poll of a steady engine reads the same figures): the sums stand, only
+    // the sample's time moves, and the new array dies young. Kept instead, each
+    // worker's would outlive two scavenges and be promoted: at 4,096 workers polled
+    // every 2.5 s, 0.5 MB a second of old space to collect (BENCHMARKS.md, section 15).
+    if (readings === e.readings || sameReadings(readings, e.readings)) this.stamp(e);
     else {
       e.readings = readings;
       this.aggregate(e);
@@ -365,6 +368,31 @@ function blankNative(): MutableNative {
     estimatedPrefillQueueMs: undefined,
     uncachedTokensComparable: false,
   };
+}
+
+/** Every figure of a rank's reading: the compiler rejects a list that misses one, so a field added later is compared too. */
+const READING_FIELDS = [
+  'running',
+  'waiting',
+  'usedTokens',
+  'maxTotalTokens',
+  'totalTokens',
+  'maxRunningRequests',
+  'waitingUncachedTokens',
+] as const satisfies ReadonlyArray<keyof RankReading>;
+const everyFieldListed: Exclude<keyof RankReading, (typeof READING_FIELDS)[number]> extends never ? true : never = true;
+void everyFieldListed;
+
+/** Whether two samples carry the same ranks with the same figures. */
+function sameReadings(a: Readings, b: Readings): boolean {
+  if (a.length !== b.length || a.length === 0) return false;
+  for (let i = 0; i < a.length; i++) {
+    const [rank, x] = a[i]!;
+    const [otherRank, y] = b[i]!;
+    if (rank !== otherRank) return false;
+    for (const f of READING_FIELDS) if (x[f] !== y[f]) return false;
+  }
+  return true;
 }
 
 /** Where a worker with this slot sits, or would sit, in a slot-ordered list. */
