@@ -2,6 +2,16 @@ import { labelPairs } from '../../prometheus/index.js';
 import type { HistogramSeries, Sample } from '../../prometheus/index.js';
 import { SeriesIndex } from './series-index.js';
 
+/** A counter series held by its booker: adding to `value` is booking. */
+export interface CounterCell {
+  value: number;
+}
+
+/** A histogram series held by its booker, for HistogramFamily.observeIn. */
+export interface HistogramCell {
+  readonly count: number;
+}
+
 /**
  * Label-keyed counters and histograms rendered at scrape time. Series appear on
  * first use (as in the reference router), except those a caller pre-creates with
@@ -23,10 +33,22 @@ export class CounterFamily {
   inc(labels: readonly string[], by = 1): void {
     const s = this.series.get(labels);
     if (s) s.value += by;
-    else {
-      this.series.create(labels, (own) => ({ labels: own, pairs: labelPairs(zip(this.labelNames, own)), value: by }));
-      this.sorted = undefined;
-    }
+    else this.#create(labels, by);
+  }
+
+  /**
+   * One series to add to directly, created (at 0) if it is new: for a caller that books
+   * the same labels on every request and keeps the series (a worker's own, in
+   * worker-bookings.ts). A series this family later forgets stays the caller's, out of
+   * the output.
+   */
+  cell(labels: readonly string[]): CounterCell {
+    return this.series.get(labels) ?? this.#create(labels, 0);
+  }
+
+  #create(labels: readonly string[], value: number): { labels: string[]; pairs: string; value: number } {
+    this.sorted = undefined;
+    return this.series.create(labels, (own) => ({ labels: own, pairs: labelPairs(zip(this.labelNames, own)), value }));
   }
 
   touch(labels: readonly string[]): void {
@@ -78,8 +100,17 @@ export class HistogramFamily {
 
   /** An observation goes into the first bucket whose bound is ≥ the value; non-finite ones are dropped. */
   observe(labels: readonly string[], value: number): void {
+    if (Number.isFinite(value)) this.observeIn(this.entry(labels), value);
+  }
+
+  /** One series to observe into with `observeIn`, created if it is new (as CounterFamily.cell). */
+  cell(labels: readonly string[]): HistogramCell {
+    return this.entry(labels);
+  }
+
+  observeIn(cell: HistogramCell, value: number): void {
     if (!Number.isFinite(value)) return;
-    const s = this.entry(labels);
+    const s = cell as { counts: Float64Array; sum: number; count: number };
     let i = 0;
     while (i < this.bounds.length && value > this.bounds[i]!) i++;
     s.counts[i]!++;

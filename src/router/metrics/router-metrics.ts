@@ -192,8 +192,12 @@ export class RouterMetrics {
     return p;
   }
 
+  /** Moves whenever a worker's series are dropped: WorkerBookings then finds its series again. */
+  workerEpoch = 0;
+
   /** A worker left the fleet: its own series go with it (gauges are read from the live workers). */
   forgetWorker(url: string): void {
+    this.workerEpoch++;
     this.#workerLabels.delete(url);
     this.workerTtft.forget('worker', url);
     this.workerDuration.forget('worker', url);

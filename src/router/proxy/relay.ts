@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BodyChunks } from '../../net/index.js';
 import type { Logger } from '../logging/logger.js';
-import { outcomeFromStatus } from '../metrics/index.js';
+import { outcomeFromStatus, WorkerBookings } from '../metrics/index.js';
 import type { RouterMetrics } from '../metrics/index.js';
 import type { LoadView, Policy, PoolState, PrefixSignal, SelectionOutcome, SelectionSuccess } from '../policies/index.js';
 import type { InferenceRequest } from '../request/inference-request.js';
@@ -136,6 +136,15 @@ export class Relay {
     }
   }
 
+  /** Each worker's own series, by slot: a slot another worker took since gets its own. */
+  readonly #books: Array<WorkerBookings | undefined> = [];
+
+  #bookings(worker: Worker): WorkerBookings {
+    const b = this.#books[worker.slot];
+    if (b !== undefined && b.url === worker.url) return b;
+    return (this.#books[worker.slot] = new WorkerBookings(this.deps.metrics, worker.url));
+  }
+
   /** A fresh selection over the current pool without the failed worker; not booked. */
   private retryTarget(parsed: InferenceRequest, failed: Worker): Worker | undefined {
     const view = this.deps.table.view(performance.now());
@@ -160,6 +169,7 @@ export class Relay {
     // generation tells a stale verdict from the probe's.
     const gen = breaker.generation;
     const model = this.deps.model();
+    const book = this.#bookings(worker);
     worker.inflight++;
     worker.requestsTotal++;
     // Under an events index the engine announces the prefix only once it has computed it: until then, the router remembers where it sent it.
@@ -169,8 +179,8 @@ export class Relay {
       switch (sent.kind) {
         case 'cancelled':
           breaker.release(gen);
-          metrics.workerRequests.inc([worker.url, model, 'plain', 'cancelled']);
-          if (parsed.stream) metrics.streamOutcomes.inc([worker.url, model, 'client_disconnect']);
+          book.request(model, 'cancelled');
+          if (parsed.stream) book.stream(model, 'client_disconnect');
           return undefined;
         case 'router_error':
           breaker.release(gen);
@@ -186,11 +196,11 @@ export class Relay {
           // Not retried: the worker may still be working on it, and a second wait would
           // take the client past --request-timeout-secs.
           breaker.failure(performance.now(), gen);
-          metrics.workerRequests.inc([worker.url, model, 'plain', 'error']);
+          book.request(model, 'error');
           return { error: ApiErrors.upstreamTimeout(), cause: 'timeout', retryable: false };
         case 'unreachable':
           breaker.failure(performance.now(), gen);
-          metrics.workerRequests.inc([worker.url, model, 'plain', 'error']);
+          book.request(model, 'error');
           return { error: ApiErrors.upstreamUnreachable(), cause: 'connect', retryable: true };
         case 'response':
           break;
@@ -202,7 +212,7 @@ export class Relay {
         // A failure status is never relayed: the client gets the router's envelope,
         // from whichever attempt was last, never a mix of worker and router bodies.
         await call.discard();
-        metrics.workerRequests.inc([worker.url, model, 'plain', outcomeFromStatus(status)]);
+        book.request(model, outcomeFromStatus(status));
         if (status === 429 || status === 503) breaker.backpressure(gen);
         else breaker.failure(performance.now(), gen);
         return { error: statusError(status), cause: `status_${status}`, retryable: true };
@@ -218,16 +228,16 @@ export class Relay {
         case 'completed':
           // Only a response that completed is a success (docs/retries-and-breaker.md).
           breaker.success(gen);
-          metrics.workerRequests.inc([worker.url, model, 'plain', outcomeFromStatus(status)]);
+          book.request(model, outcomeFromStatus(status));
           if (relayed.streamed) {
-            metrics.streamOutcomes.inc([worker.url, model, 'ok']);
+            book.stream(model, 'ok');
             if (status === 200 && relayed.firstByteAt !== undefined) {
               const ttft = (relayed.firstByteAt - started) / 1000;
               metrics.ttft.observe([model], ttft);
-              metrics.workerTtft.observe([worker.url], ttft);
+              book.ttft(ttft);
             }
           }
-          observeDuration(metrics, model, worker.url, started);
+          observeDuration(metrics, book, model, started);
           return undefined;
         case 'cut':
           // Cut by the worker or silent past the timeout after the headers: a failure,
@@ -235,15 +245,15 @@ export class Relay {
           // the router made itself (its pool torn down) is no verdict on the worker.
           if (relayed.byRouter) breaker.release(gen);
           else breaker.failure(performance.now(), gen);
-          metrics.workerRequests.inc([worker.url, model, 'plain', relayed.byRouter ? 'cancelled' : 'error']);
-          if (relayed.streamed) metrics.streamOutcomes.inc([worker.url, model, 'upstream_error']);
-          observeDuration(metrics, model, worker.url, started);
+          book.request(model, relayed.byRouter ? 'cancelled' : 'error');
+          if (relayed.streamed) book.stream(model, 'upstream_error');
+          observeDuration(metrics, book, model, started);
           if (relayed.timedOut) log.warn('worker went silent mid-response; cut after the request timeout', { worker: worker.url });
           return undefined;
         case 'cancelled':
           breaker.release(gen);
-          metrics.workerRequests.inc([worker.url, model, 'plain', 'cancelled']);
-          if (relayed.streamed) metrics.streamOutcomes.inc([worker.url, model, 'client_disconnect']);
+          book.request(model, 'cancelled');
+          if (relayed.streamed) book.stream(model, 'client_disconnect');
           return undefined;
       }
     } catch (err) {
@@ -265,8 +275,8 @@ function statusError(status: number): ApiError {
 }
 
 /** End-to-end duration, for the model and for the worker that served it. */
-function observeDuration(metrics: RouterMetrics, model: string, worker: string, started: number): void {
+function observeDuration(metrics: RouterMetrics, book: WorkerBookings, model: string, started: number): void {
   const seconds = (performance.now() - started) / 1000;
   metrics.duration.observe([model], seconds);
-  metrics.workerDuration.observe([worker], seconds);
+  book.duration(seconds);
 }
