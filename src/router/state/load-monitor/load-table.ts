@@ -199,8 +199,8 @@ export class LoadTable implements LoadView, PoolState {
     // time, a poll of a steady engine reads the same figures): the sums stand, only
     // the sample's time moves, and the new array dies young. Kept instead, each
     // worker's would outlive two scavenges and be promoted: at 4,096 workers polled
-    // every 2.5 s, 0.5 MB a second of old space to collect (docs/dependencies.md §What a
-    // large fleet keeps alive).
+    // every 2.5 s, 0.5 MB a second of old space to collect
+    // (docs/dependencies.md §What a large fleet keeps alive).
     if (readings === e.readings || sameReadings(readings, e.readings)) this.stamp(e);
     else {
       e.readings = readings;
