@@ -102,8 +102,8 @@ describe('UpstreamPool', () => {
   it('bodies on either side of the one-write size arrive byte for byte, whole or in chunks', async () => {
     const s = await rawServer((n, so) => so.write(ok(`{"n":${n}}`)));
     const p = pool(s.url);
-    // 64 KiB is where the head stops sharing one buffer with the body (upstream-connection.ts).
-    const sizes = [0, 1, 4095, 4096, 65_535, 65_536, 65_537, 300_000];
+    // Head and body share one buffer below 4 KiB, node's pooled size (upstream-connection.ts); past it they go corked.
+    const sizes = [0, 1, 2000, 3900, 3990, 4000, 4095, 4096, 65_537, 300_000];
     const bodyOf = (size: number): string =>
       Array.from({ length: size }, (_, i) => String.fromCharCode(33 + ((i * 7 + size) % 94))).join('');
     for (const [i, size] of sizes.entries()) {
