@@ -163,6 +163,39 @@ describe('the console', () => {
     expect(l2).toMatch(/req\/s \(5s avg\) {2}e2e p50 \S+ p99 \S+ {2}TTFT p50 \S+ p99 \S+/);
   });
 
+  it.each([
+    {
+      name: 'requests arriving, none finished: a stall, said in place of the figures',
+      arrived: 40,
+      finished: 0,
+      want: /req\/s \(5s avg\) {2}e2e: none finished in 5s {2}source/,
+    },
+    {
+      name: 'an idle fleet finishing none says the same',
+      arrived: 0,
+      finished: 0,
+      want: /^0 req\/s \(5s avg\) {2}e2e: none finished in 5s {2}source/,
+    },
+    {
+      name: 'one request finished: its figures',
+      arrived: 40,
+      finished: 1,
+      want: /req\/s \(5s avg\) {2}e2e p50 \S+ p99 \S+ {2}TTFT/,
+    },
+  ])('the header latency when $name', async ({ arrived, finished, want }) => {
+    const hist = (n: number) => ({ buckets: [0.05, 0.25, 1, 10].map((le) => ({ le, count: n })), count: n, sum: 0.01 * n });
+    const doc = snapshotFromAdmin(adminDoc({}))!;
+    const before = { ...doc, at: NOW - 5000, requestsTotal: 500, ttft: hist(30), duration: hist(30) };
+    const after = { ...before, at: NOW, requestsTotal: 500 + arrived, ttft: hist(30 + finished), duration: hist(30 + finished) };
+    const c = mount(mergeReplicas([status('http://r1:30000', after, computeRates(before, after))], NOW), { columns: 80, rows: 24 });
+    await tick();
+    expect(c.frame().split('\n')[1]!).toMatch(want);
+    // A first snapshot has no window yet: nothing is said about it.
+    const first = mount(mergeReplicas([status('http://r1:30000', after, null)], NOW), { columns: 80, rows: 24 });
+    await tick();
+    expect(first.frame().split('\n')[1]!).not.toMatch(/e2e/);
+  });
+
   it("draws each worker's recent queue as a sparkline against the limit, on a wide terminal", async () => {
     const c = mount(
       fleet([

@@ -57,13 +57,10 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
     for (const d of view.replicas.filter((x) => replicaState(x) === 'draining')) {
       second.push({ text: ` DRAINING ${d.url.replace(/^https?:\/\//, '')}: takes no new requests `, color: 'yellow', inverse: true }, '  ');
     }
-    const lat = view.latency.window;
     second.push(
       `${fmtRate(view.requestsPerS)} req/s (${RATE_WINDOW_MS / 1000}s avg)`,
       // Latency of the window's requests, right after the rate: what an operator asks next.
-      lat.e2eP50 !== null
-        ? `  e2e p50 ${fmtQuantileSeconds(lat.e2eP50)} p99 ${fmtQuantileSeconds(lat.e2eP99)}${lat.ttftP50 !== null ? `  TTFT p50 ${fmtQuantileSeconds(lat.ttftP50)} p99 ${fmtQuantileSeconds(lat.ttftP99)}` : ''}`
-        : '',
+      latencySegment(view),
       `  source ${sourceName(view)}${view.source === 'admin' ? ` (every ${fmtAge(intervalMs)})` : ''}`,
       `  updated ${fmtAge(Math.max(0, now - view.at))} ago`,
     );
@@ -100,6 +97,22 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
 function replicaLabel(r: ReplicaStatus, now: number): string {
   const age = lastAnswerAgeMs(r, now);
   return `${r.url.replace(/^https?:\/\//, '')} ${replicaState(r)} ${age === null ? '(never answered)' : `${fmtAge(age)} ago`}`;
+}
+
+/**
+ * The window's latency. When the source measures latency but no request finished in
+ * the window, the header says so rather than dropping the figures: a fleet whose
+ * requests all stall (prefill ahead of every decode) is when the operator looks here.
+ */
+function latencySegment(view: FleetView): SegmentInput {
+  const lat = view.latency.window;
+  if (lat.e2eP50 !== null)
+    return `  e2e p50 ${fmtQuantileSeconds(lat.e2eP50)} p99 ${fmtQuantileSeconds(lat.e2eP99)}${lat.ttftP50 !== null ? `  TTFT p50 ${fmtQuantileSeconds(lat.ttftP50)} p99 ${fmtQuantileSeconds(lat.ttftP99)}` : ''}`;
+  // No rates yet (one snapshot so far), or a source without latency histograms: nothing to say.
+  if (view.requestsPerS === null || view.latency.overall.requests === 0 || lat.requests > 0) return '';
+  const text = `  e2e: none finished in ${RATE_WINDOW_MS / 1000}s`;
+  // Requests arriving and none finishing is a stall; an idle fleet finishing none is not.
+  return view.requestsPerS > 0 ? { text, color: 'yellow' } : { text, dim: true };
 }
 
 /** The gate as the header names it: the fixed limit as before, or an experimental mode with what it has in force now. */
