@@ -21,6 +21,8 @@ export interface DecisionWindow {
   failures: number;
   /** The longest waiting queue any engine reported at a sample in this window. */
   maxWaiting: number;
+  /** End-to-end latency of each request that finished in this window, simulated ms (what the console's window shows). */
+  e2eMs: number[];
 }
 
 export interface VirtualRunOptions {
@@ -100,7 +102,7 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
   const windowAt = (t: number): DecisionWindow => {
     const i = Math.floor(t / windowMs);
     while (windows.length <= i) {
-      windows.push({ startS: (windows.length * windowMs) / 1000, decisions: zeroDecisions(), failures: 0, maxWaiting: 0 });
+      windows.push({ startS: (windows.length * windowMs) / 1000, decisions: zeroDecisions(), failures: 0, maxWaiting: 0, e2eMs: [] });
     }
     return windows[i]!;
   };
@@ -196,6 +198,8 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
           worker.inflight--;
           result.finished++;
           if (firstAt !== undefined) result.ttftMs.push(firstAt - now);
+          // Windows cover the run; a request that finishes after it is in none.
+          if (clock.now() < endMs) windowAt(clock.now()).e2eMs.push(clock.now() - now);
           const answer = renderMessage('assistant', reply);
           s.rendered += user + answer;
           for (const t of tokenize(user)) s.tokens.push(t);
