@@ -18,7 +18,9 @@ export const EMBEDDED_ENGINE: Partial<EngineParams> = { maxRunning: 128, kvBlock
  * 1024-token affinity threshold, so a conversation's own history is what earns
  * affinity and each history has one owner), conversations that open on a pasted log
  * or document and sometimes paste another, 400 users at once (many more than are
- * in flight, so a queued engine's users keep arriving), bursts ×6 for 3 s every 15 s.
+ * in flight, so a queued engine's users keep arriving) who join over the first 90 s
+ * (all at once, every early request opens a conversation on a cold cache and almost
+ * none finishes for half a minute), bursts ×6 for 3 s every 15 s.
  * Its shape (diversions ≥ 5 % and all_queued ≤ 25 % of every 2 minutes, saturation in
  * bursts) is pinned by test/embedded/default-shape.test.ts.
  */
@@ -29,6 +31,7 @@ export const EMBEDDED_WORKLOAD: WorkloadOptions = {
   systemTokensMax: 900,
   maxTurns: 12,
   sessions: 400,
+  sessionRampSeconds: 90,
   outputMedianTokens: 32,
   outputMaxTokens: 64,
   openingAttachmentShare: 1,
@@ -39,7 +42,7 @@ export const EMBEDDED_WORKLOAD: WorkloadOptions = {
 };
 
 /** How the embedded default's traffic is logged when it starts. */
-export const EMBEDDED_WORKLOAD_SUMMARY = `chat sessions of up to ${EMBEDDED_WORKLOAD.maxTurns} turns opening on a pasted document, short system prompts, bursts x${EMBEDDED_WORKLOAD.burstFactor} for ${EMBEDDED_WORKLOAD.burstSeconds} s every ${EMBEDDED_WORKLOAD.burstEverySeconds} s`;
+export const EMBEDDED_WORKLOAD_SUMMARY = `chat sessions of up to ${EMBEDDED_WORKLOAD.maxTurns} turns opening on a pasted document, ${EMBEDDED_WORKLOAD.sessions} users joining over ${EMBEDDED_WORKLOAD.sessionRampSeconds} s, short system prompts, bursts x${EMBEDDED_WORKLOAD.burstFactor} for ${EMBEDDED_WORKLOAD.burstSeconds} s every ${EMBEDDED_WORKLOAD.burstEverySeconds} s`;
 
 /** The embedded default's mean load over a burst cycle, as a share of the fleet's capacity. */
 const EMBEDDED_UTILISATION = 0.7;

@@ -21,6 +21,12 @@ export interface WorkloadOptions {
   maxTurns: number;
   /** Concurrent open sessions kept; a new session starts when one ends. */
   sessions: number;
+  /**
+   * Seconds over which the open sessions grow from one to `sessions`, in step with the
+   * clock; 0 opens them all at once. All at once, every early request opens a
+   * conversation (with its pasted document, if any) on a cold cache.
+   */
+  sessionRampSeconds: number;
 
   outputMedianTokens: number;
   /** Lognormal shape of max_tokens around the median. */
@@ -56,6 +62,7 @@ export const DEFAULT_WORKLOAD: Readonly<WorkloadOptions> = Object.freeze({
   systemTokensMax: 4000,
   maxTurns: 4,
   sessions: 32,
+  sessionRampSeconds: 0,
   outputMedianTokens: 48,
   outputSigma: 0.5,
   outputMaxTokens: 128,
@@ -142,7 +149,9 @@ export class Workload {
       do this.t += -Math.log(1 - this.rng.next()) / this.peakRate;
       while (this.rng.next() * this.peakRate > this.rateAt(this.t));
     }
-    while (this.open.length < o.sessions) {
+    const cap =
+      o.sessionRampSeconds > 0 ? Math.min(o.sessions, Math.max(1, Math.ceil((o.sessions * this.t) / o.sessionRampSeconds))) : o.sessions;
+    while (this.open.length < cap) {
       this.open.push({ id: this.nextSession++, family: this.zipf.sample(this.rng), turns: 1 + this.rng.int(o.maxTurns), turn: 0 });
     }
     const i = this.rng.int(this.open.length);

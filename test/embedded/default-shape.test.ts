@@ -80,3 +80,31 @@ describe('the embedded default traffic shape (limit 6, simulated clock)', () => 
     expect(inBurst / all).toBeGreaterThan(0.8);
   });
 });
+
+describe('the embedded default warms up (simulated clock)', () => {
+  const run = (sessionRampSeconds: number): VirtualRunResult =>
+    runVirtual({
+      config: { ...defaultConfig(), workerQueueLimit: 6 },
+      workers: WORKERS,
+      engine: EMBEDDED_ENGINE,
+      workload: { ...EMBEDDED_WORKLOAD, sessionRampSeconds, rate: autoRate(WORKERS) },
+      durationS: 120,
+      windowS: 10,
+      seed: EMBEDDED_WORKLOAD.seed,
+    });
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+  it('users join over the first 90 s: requests finish in every 10 s from the start, and the first 30 s are no slower than the next 90', () => {
+    const w = run(EMBEDDED_WORKLOAD.sessionRampSeconds).windows.slice(0, 12);
+    expect(EMBEDDED_WORKLOAD.sessionRampSeconds).toBe(90);
+    for (const x of w) expect(x.e2eMs.length, `finished in the 10 s from ${x.startS} s`).toBeGreaterThanOrEqual(5);
+    const early = w.slice(0, 3).flatMap((x) => x.e2eMs);
+    const later = w.slice(3).flatMap((x) => x.e2eMs);
+    expect(median(early)).toBeLessThanOrEqual(median(later));
+  });
+
+  it('all users at once is the cold-cache storm the ramp avoids: almost nothing finishes in the first 30 s', () => {
+    const w = run(0).windows.slice(0, 3);
+    expect(w.reduce((a, x) => a + x.e2eMs.length, 0)).toBeLessThan(20);
+  });
+});

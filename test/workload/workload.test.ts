@@ -231,3 +231,26 @@ describe('Workload pasted documents', () => {
     expect(pasted).toEqual(plain);
   });
 });
+
+describe('Workload session ramp', () => {
+  it.each([
+    { ramp: 0, at: [5, 30, 90], most: [400, 400, 400] },
+    { ramp: 90, at: [5, 30, 90], most: [23, 134, 400] },
+  ])('with sessionRampSeconds $ramp, conversations open at $at s are at most $most', ({ ramp, at, most }) => {
+    const o = { ...NO_BURSTS, rate: 16, sessions: 400, maxTurns: 12, sessionRampSeconds: ramp };
+    const arrivals = until(new Workload(o), 120);
+    at.forEach((t, i) => {
+      const upTo = arrivals.filter((a) => a.at <= t);
+      const opened = new Set(upTo.map((a) => a.session)).size;
+      const ended = upTo.filter((a) => a.last).length;
+      expect(opened - ended).toBeLessThanOrEqual(most[i]!);
+      // Without a ramp, nearly every early arrival opens a conversation; with it, the share falls to a steady one.
+      if (ramp === 0 && t === 5) expect(opened).toBeGreaterThan(60);
+    });
+    // In the first 10 s, without a ramp four arrivals in five open a conversation; with it, about one in four.
+    const early = arrivals.filter((a) => a.at <= 10);
+    const openings = early.filter((a) => a.turn === 0).length / early.length;
+    if (ramp > 0) expect(openings).toBeLessThan(0.35);
+    else expect(openings).toBeGreaterThan(0.75);
+  });
+});
