@@ -2,13 +2,13 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, startCli } from '../helpers/cli.js';
+import { describeWithPeers } from '../helpers/peers.js';
 
 /**
  * `routerctl serve` in a real terminal, driven through tmux: the console must come up
  * on the embedded default, show it working, and leave nothing behind on q. Each test
  * has its own tmux server (-L), killed afterwards whatever happens.
  */
-const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 let servers: string[] = [];
 
 afterEach(() => {
@@ -73,7 +73,7 @@ const cmdline = (pid: number): string => {
   }
 };
 
-describe.skipIf(!hasTmux)('routerctl serve on a terminal', () => {
+describeWithPeers(['tmux'], 'routerctl serve on a terminal', () => {
   it('shows live queues, gate rejections and the diverted histogram on the embedded default; q drains, exits 0, leaves no process', async () => {
     const t = startInTmux(['serve', '--worker-queue-limit', '6', '--port', '0']);
     const queueRows = (s: string): string[] => s.split('\n').filter((l) => /^127\.0\.0\.1:\d+ .* \d+\/6 /.test(l));

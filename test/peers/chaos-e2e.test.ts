@@ -1,13 +1,14 @@
 import { request } from 'undici';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import type { AdminState } from '../../src/contract/index.js';
 import type { Router } from '../../src/router/index.js';
 import { Rng, startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import { startCli } from '../helpers/cli.js';
 import type { RunningCli } from '../helpers/cli.js';
-import { DNSMASQ, Dnsmasq, srv } from '../helpers/dnsmasq.js';
+import { Dnsmasq, srv } from '../helpers/dnsmasq.js';
 import { eventually, put, rawRequest } from '../helpers/http.js';
+import { describeWithPeers } from '../helpers/peers.js';
 import { memoryLogger, startTestRouter } from '../helpers/router.js';
 
 /**
@@ -27,10 +28,6 @@ let dns = new Dnsmasq();
 let engines: SimFleet[] = [];
 let routers: Router[] = [];
 let processes: RunningCli[] = [];
-
-beforeAll(() => {
-  if (DNSMASQ === undefined) throw new Error('dnsmasq not found: install Debian package dnsmasq-base (.ci/run does)');
-});
 
 afterEach(async () => {
   for (const p of processes) if (p.child.exitCode === null) p.child.kill('SIGKILL');
@@ -64,7 +61,7 @@ async function processReplica(): Promise<{ cli: RunningCli; url: string }> {
 const stateOf = async (url: string): Promise<AdminState> => JSON.parse((await rawRequest(`${url}/admin/state`)).text) as AdminState;
 const workersOf = async (url: string): Promise<string[]> => (await stateOf(url)).workers.map((w) => w.url).sort();
 
-describe('chaos: membership, engine restarts and a killed replica under load', () => {
+describeWithPeers(['dnsmasq'], 'chaos: membership, engine restarts and a killed replica under load', () => {
   it('answers every request a live replica accepted, and the three digests agree once events settle', async () => {
     const e = [await engine(), await engine(), await engine(), await engine()];
     await dns.serve(records([e[0]!.port, e[1]!.port, e[2]!.port]));

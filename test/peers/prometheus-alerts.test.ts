@@ -5,11 +5,12 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Router } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import { eventually, put, rawRequest } from '../helpers/http.js';
+import { describeWithPeers } from '../helpers/peers.js';
 import { startTestRouter } from '../helpers/router.js';
 
 /**
@@ -53,9 +54,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-beforeAll(async () => {
-  if (PROMETHEUS === undefined || PROMTOOL === undefined)
-    throw new Error('prometheus and promtool not found: install Debian package prometheus (.ci/run does)');
+async function startAll(): Promise<void> {
   dir = mkdtempSync(path.join(tmpdir(), 'routerctl-prom-'));
   fleet = await startSimFleet({ workers: 3, speedup: 50 });
   router = await startTestRouter(fleet.urls, { workerQueueLimit: 2, cbThreshold: 3, cbCoolDownSecs: 300 });
@@ -79,7 +78,7 @@ beforeAll(async () => {
   const port = await freePort();
   promUrl = `http://127.0.0.1:${port}`;
   prom = spawn(
-    PROMETHEUS,
+    PROMETHEUS!,
     [
       `--config.file=${path.join(dir, 'prometheus.yml')}`,
       `--storage.tsdb.path=${path.join(dir, 'data')}`,
@@ -88,9 +87,9 @@ beforeAll(async () => {
     { stdio: 'ignore' },
   );
   await eventually(async () => (await rawRequest(`${promUrl}/-/ready`).catch(() => ({ status: 0 }))).status === 200, 20_000, 100);
-}, 40_000);
+}
 
-afterAll(async () => {
+async function stopAll(): Promise<void> {
   if (prom && prom.exitCode === null) {
     const gone = new Promise((r) => prom!.once('exit', r));
     prom.kill('SIGTERM');
@@ -99,7 +98,7 @@ afterAll(async () => {
   await router?.close();
   await fleet?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
-});
+}
 
 async function query(expr: string): Promise<Array<{ metric: Record<string, string>; value: number }>> {
   const res = await rawRequest(`${promUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
@@ -163,7 +162,10 @@ function traffic(shared: boolean): () => Promise<void> {
 const byLabel = (rows: Array<{ metric: Record<string, string>; value: number }>, label: string) =>
   Object.fromEntries(rows.map((r) => [r.metric[label] ?? '', r.value]));
 
-describe('deploy/prometheus and deploy/grafana against a real Prometheus', () => {
+describeWithPeers(['prometheus'], 'deploy/prometheus and deploy/grafana against a real Prometheus', () => {
+  beforeAll(startAll, 40_000);
+  afterAll(stopAll);
+
   it('promtool checks the rules and passes their unit tests', () => {
     const check = spawnSync(PROMTOOL!, ['check', 'rules', RULES], { encoding: 'utf8' });
     expect(check.status, check.stdout + check.stderr).toBe(0);
