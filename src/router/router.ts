@@ -4,7 +4,8 @@ import type { RouterConfig } from '../config/index.js';
 import type { AdminDecisions, AdminState } from '../contract/index.js';
 import { bindError } from '../errors/index.js';
 import { createTrackedServer } from '../net/index.js';
-import { HfChatTokenizer } from '../tokenizer/index.js';
+import { loadChatTokenizer } from '../tokenizer/index.js';
+import type { ChatTokenizer } from '../tokenizer/index.js';
 import type { Logger } from './logging/logger.js';
 import { RouterMetrics, UNKNOWN_MODEL } from './metrics/index.js';
 import { createPolicy, queueGate } from './policies/index.js';
@@ -81,7 +82,7 @@ export class Router {
   private readonly sockets: Set<Socket>;
   private readonly inflightRequests = new InflightRequests();
   private eventTimer: NodeJS.Timeout | undefined;
-  private tokenizer: HfChatTokenizer | undefined;
+  private tokenizer: ChatTokenizer | undefined;
   private modelId: string | null;
   private address: AddressInfo | undefined;
   private ready = false;
@@ -251,7 +252,7 @@ export class Router {
   async start(): Promise<string> {
     const c = this.config;
     // A tokenizer that cannot be read stops the start with one line (RCTL_E_TOKENIZER).
-    if (c.tokenizer !== null && c.prefixSource !== 'requests') this.tokenizer = HfChatTokenizer.load(c.tokenizer);
+    if (c.tokenizer !== null && c.prefixSource !== 'requests') this.tokenizer = loadChatTokenizer(c.tokenizer);
     // The fleet discovery lists now is the fleet at start, in the pool at once as a configured one is; later changes join and leave.
     await this.discovery?.start();
     await this.registry.introspectAll();

@@ -4,12 +4,7 @@ import { Template } from '@huggingface/jinja';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { ErrorCodes, RouterctlError } from '../errors/index.js';
 import { promptBytes, textDigest } from '../prefix/index.js';
-
-/** A chat message as a chat template reads it. */
-export interface TemplateMessage {
-  role: string;
-  content?: unknown;
-}
+import type { ChatTokenizer, TemplateMessage } from './chat-tokenizer.js';
 
 /** Longest text kept in the memo, in characters, over all entries. */
 const MEMO_CHARS = 64 * 1024 * 1024;
@@ -29,7 +24,8 @@ const MEMO_MIN_CHARS = 256;
  * test/tokenizer/hf-chat-tokenizer.test.ts). A segment seen before — a system prompt,
  * a conversation's history — is a Map lookup.
  */
-export class HfChatTokenizer {
+export class HfChatTokenizer implements ChatTokenizer {
+  readonly name: string;
   readonly #tokenizer: Tokenizer;
   readonly #template: Template | undefined;
   readonly #templateVars: Record<string, unknown>;
@@ -55,7 +51,13 @@ export class HfChatTokenizer {
   memoHits = 0;
   memoMisses = 0;
 
-  private constructor(tokenizerJson: Record<string, unknown>, config: Record<string, unknown>, template: string | undefined) {
+  private constructor(
+    tokenizerJson: Record<string, unknown>,
+    config: Record<string, unknown>,
+    template: string | undefined,
+    name = 'tokenizer.json',
+  ) {
+    this.name = name;
     this.#tokenizer = new Tokenizer(tokenizerJson, config);
     this.#template = template === undefined ? undefined : new Template(template);
     const special = (v: unknown): string =>
@@ -99,7 +101,7 @@ export class HfChatTokenizer {
     const jinja = path.join(dir, 'chat_template.jinja');
     if (template === undefined && existsSync(jinja)) template = readFileSync(jinja, 'utf8');
     try {
-      return new HfChatTokenizer(json, config, template);
+      return new HfChatTokenizer(json, config, template, file);
     } catch (err) {
       throw tokenizerError(`cannot use the tokenizer in ${file}: ${(err as Error).message}`);
     }
@@ -124,6 +126,17 @@ export class HfChatTokenizer {
    * request that brings it in takes the full path), and any content an added token
    * could straddle, or a template that moves the placeholder, takes the full path.
    */
+  /**
+   * The ids of a chat whose contents are all strings; undefined for parts (images,
+   * audio), which become tokens only the engine knows. A copy is not made: the view is
+   * valid until the next call.
+   */
+  keyChat(messages: readonly TemplateMessage[]): Int32Array | undefined {
+    return messages.every((x) => typeof x.content === 'string' || x.content === undefined || x.content === null)
+      ? this.encodeChat(messages)
+      : undefined;
+  }
+
   encodeChat(messages: readonly TemplateMessage[]): Int32Array {
     const pieces = this.#pieces(messages);
     if (pieces !== null) {

@@ -1,7 +1,7 @@
 import type { RouterConfig } from '../../config/index.js';
 import { replayEndpoints } from '../../engines/index.js';
 import { engineBlockKeys } from '../../prefix/index.js';
-import type { HfChatTokenizer } from '../../tokenizer/index.js';
+import type { ChatTokenizer } from '../../tokenizer/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { Relay } from '../proxy/relay.js';
 import { choosePrefixSource, eventFormat, eventKeying, keyingName, PredictedPrefixes } from '../state/kv-index/index.js';
@@ -14,7 +14,7 @@ import { promptTokenizer } from './prompt-tokenizer.js';
 export interface PrefixSourceDeps {
   readonly config: Pick<RouterConfig, 'prefixSource' | 'blockSize' | 'predictedPrefixTtlMs'>;
   /** The model's tokenizer, when --tokenizer was given and loaded. */
-  readonly tokenizer: HfChatTokenizer | undefined;
+  readonly tokenizer: ChatTokenizer | undefined;
   readonly registry: WorkerRegistry;
   readonly relay: Relay;
   readonly kvIndex: KvEventIndex;
