@@ -167,7 +167,8 @@ function pushDetails(workers: readonly WorkerProbe[]): string[] {
       p.keying === null
         ? ''
         : `  keying ${p.keying.tokens / 1000}K tokens: ${p.keying.ms.toFixed(1)} ms (${p.keying.scheme}, block ${p.keying.blockSize})`;
-    return `  ${x.url.padEnd(w)}  kv events: ${p.endpoints.kvEvents.join(' ')}  ${replay}${keying}`;
+    const bound = p.bind ? ' (bound by the router: the engine connects)' : '';
+    return `  ${x.url.padEnd(w)}  kv events: ${p.endpoints.kvEvents.join(' ')}${bound}  ${replay}${keying}`;
   });
 }
 

@@ -86,7 +86,7 @@ Discovery:
                                           [string] [default: in-cluster (the pod's service account)]
       --kv-events                    where workers that do not advertise their KV events publish
                                      them (vLLM): a mapping from a worker URL or pattern (* =
-                                     anything) to {endpoint, replay-endpoint, topic, dp-size},
+                                     anything) to {endpoint, replay-endpoint, topic, dp-size, bind},
                                      endpoints as the engine's --kv-events-config writes them; JSON
                                      on the command line
                                 [string] [default: none (SGLang advertises its own in /server_info)]
@@ -387,7 +387,7 @@ Discovery:
                                           [string] [default: in-cluster (the pod's service account)]
       --kv-events                    where workers that do not advertise their KV events publish
                                      them (vLLM): a mapping from a worker URL or pattern (* =
-                                     anything) to {endpoint, replay-endpoint, topic, dp-size},
+                                     anything) to {endpoint, replay-endpoint, topic, dp-size, bind},
                                      endpoints as the engine's --kv-events-config writes them; JSON
                                      on the command line
                                 [string] [default: none (SGLang advertises its own in /server_info)]

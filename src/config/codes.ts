@@ -154,7 +154,7 @@ export const ConfigCodes = errorCatalogue({
     'value',
     'error',
     'a --kv-events entry the router cannot use: workers not named by an http(s) URL or pattern, an endpoint that is not tcp://host:port, a dp-size outside 1..1024',
-    'Also an `ipc://` socket (named as unreachable), ports that run past 65535 or overlap, a replay endpoint on another host than the endpoint ([KV event endpoints](#kv-event-endpoints))',
+    'Also an `ipc://` socket (named as unreachable), ports that run past 65535 or overlap, a replay endpoint on another host than the endpoint, and a `bind` entry without an endpoint, for a pattern or several ranks, or binding an endpoint another entry binds ([KV event endpoints](#kv-event-endpoints))',
   ),
   VALUE_URL_DUPLICATE: entry('RCTL_E_VALUE_URL_DUPLICATE', 'value', 'error', 'the same worker listed twice, after trimming a trailing /'),
 

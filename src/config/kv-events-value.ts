@@ -14,8 +14,9 @@ import { shorten } from './shorten.js';
  * `--kv-events-config` can be pasted as it is; its keys that only concern the engine
  * (buffer sizes, the high-water mark) are accepted and ignored.
  */
-const FIELDS: Record<string, 'endpoint' | 'replayEndpoint' | 'topic' | 'dpSize' | 'publisher' | 'enable' | 'engineOnly'> = {
+const FIELDS: Record<string, 'endpoint' | 'replayEndpoint' | 'topic' | 'dpSize' | 'publisher' | 'enable' | 'bind' | 'engineOnly'> = {
   endpoint: 'endpoint',
+  bind: 'bind',
   'replay-endpoint': 'replayEndpoint',
   replayEndpoint: 'replayEndpoint',
   replay_endpoint: 'replayEndpoint',
@@ -30,7 +31,7 @@ const FIELDS: Record<string, 'endpoint' | 'replayEndpoint' | 'topic' | 'dpSize' 
   max_queue_size: 'engineOnly',
 };
 
-const SHOWN_FIELDS = ['endpoint', 'replay-endpoint', 'topic', 'dp-size'];
+const SHOWN_FIELDS = ['endpoint', 'replay-endpoint', 'topic', 'dp-size', 'bind'];
 
 export function coerceKvEvents(raw: unknown, flag: string, kind: SourceKind): Coerced {
   let value = raw;
@@ -63,6 +64,7 @@ export function coerceKvEvents(raw: unknown, flag: string, kind: SourceKind): Co
     let replayEndpoint: string | null = null;
     let topic = '';
     let dpSize = 1;
+    let bind = false;
     for (const [key, v] of Object.entries(entry as Record<string, unknown>)) {
       const field = FIELDS[key];
       if (field === undefined) {
@@ -73,6 +75,12 @@ export function coerceKvEvents(raw: unknown, flag: string, kind: SourceKind): Co
         );
       }
       if (field === 'engineOnly') continue;
+      if (field === 'bind') {
+        if (typeof v !== 'boolean')
+          return fail('PARSE_INVALID_TYPE', `invalid value for ${at} ${key}: expected true or false, got ${kindOf(v)}`);
+        bind = v;
+        continue;
+      }
       if (field === 'dpSize') {
         if (typeof v !== 'number' || !Number.isSafeInteger(v))
           return fail('PARSE_NOT_A_NUMBER', `invalid value for ${at} ${key}: expected an integer, got ${kindOf(v)}`);
@@ -100,7 +108,7 @@ export function coerceKvEvents(raw: unknown, flag: string, kind: SourceKind): Co
         `${at} needs an endpoint, e.g. "tcp://*:5557", or a replay-endpoint alone for an engine that advertises its own, e.g. "tcp://*:5558"`,
       );
     }
-    rules.push({ workers: workers.trim(), endpoint: endpoint ?? null, replayEndpoint, topic, dpSize });
+    rules.push({ workers: workers.trim(), endpoint: endpoint ?? null, replayEndpoint, topic, dpSize, ...(bind ? { bind } : {}) });
   }
   return { ok: true, value: rules };
 }
@@ -117,11 +125,23 @@ export function checkKvEvents(ctx: RuleContext): void {
     ctx.invalid.add('kvEvents');
     ctx.push(problem('VALUE_KV_EVENTS', message, ctx.at('kvEvents')));
   };
+  const bound = new Map<string, string>();
   for (const rule of ctx.config.kvEvents) {
     const at = `--kv-events '${shorten(rule.workers)}'`;
     if (!/^https?:\/\/[^/\s]/.test(rule.workers)) {
       bad(`${at}: name workers by their http(s) URL, as in --worker-urls (* matches anything)`);
       continue;
+    }
+    if (rule.bind === true) {
+      // One bound socket is one engine's stream: its sequence numbers and blocks are that engine's alone.
+      if (rule.endpoint === null) bad(`${at}: bind needs an endpoint for the router to bind, e.g. "tcp://127.0.0.1:5557"`);
+      else if (rule.workers.includes('*'))
+        bad(`${at}: bind names one worker, not a pattern: each engine connects to an endpoint of its own`);
+      else if (rule.dpSize !== 1) bad(`${at}: bind takes one rank (dp-size 1): each rank connects to an endpoint of its own`);
+      else if (bound.has(rule.endpoint))
+        bad(`${at}: ${rule.endpoint} is already bound for '${shorten(bound.get(rule.endpoint)!)}'; give each engine its own`);
+      else bound.set(rule.endpoint, rule.workers);
+      if (rule.endpoint === null || rule.workers.includes('*') || rule.dpSize !== 1) continue;
     }
     if (rule.dpSize < 1 || rule.dpSize > 1024) {
       bad(`${at}: dp-size must be in 1..1024 (got ${rule.dpSize})`);

@@ -2,9 +2,11 @@ import { Agent } from 'undici';
 import {
   decodeLoadStat,
   getEngineReply,
+  kvEventsEndpoint,
   kvEventsRuleFor,
   mergePushInfo,
   parseJson,
+  parseKvEventSources,
   parseModels,
   parseServerInfo,
   PushSubscription,
@@ -93,8 +95,10 @@ async function probeOne(rawUrl: string, agent: Agent, timeoutMs: number, rules: 
 
   const started = performance.now();
   const [models, server, load] = await Promise.all([readModels(get), readServerInfo(get), probeLoad(get)]);
+  // vLLM names its publishers at /kv_event_sources, as the router reads them (introspectWorker).
+  const vllmSources = models?.engine === 'vllm' && !server?.push ? await readKvEventSources(get) : null;
   // A --kv-events entry wins over what the engine advertises, or adds its replay endpoint, as in the router.
-  const { push: info, pushFrom } = mergePushInfo(server?.push ?? null, kvEventsRuleFor(rules, url));
+  const { push: info, pushFrom } = mergePushInfo(server?.push ?? vllmSources, kvEventsRuleFor(rules, url));
   const simulated = (models?.simulated ?? false) || (server?.simulated ?? false);
   // The router's choice (src/router/router.ts eventsVerdict): an unknown engine named by --kv-events is taken for vLLM.
   const vllm = (models?.engine ?? (pushFrom === 'config' ? 'vllm' : 'sglang')) === 'vllm';
@@ -184,7 +188,7 @@ async function probePush(
 ): Promise<PushProbe> {
   const ranks = Array.from({ length: info.dpSize }, (_, r) => r);
   const endpoints = {
-    kvEvents: ranks.map((r) => pushEndpoint(url, info, info.kvPortBase, r)),
+    kvEvents: ranks.map((r) => kvEventsEndpoint(url, info, r)),
     load: info.loadPortBase === null ? [] : ranks.map((r) => pushEndpoint(url, info, info.loadPortBase!, r)),
     replay: replayEndpoints(url, info),
   };
@@ -213,7 +217,17 @@ async function probePush(
     });
     for (const s of subs) s.close();
   }
-  return { kvEvents: true, blockSize: info.blockSize, load, endpoints, from, replayFrom: info.replayFrom, scheme, keying: null };
+  return {
+    kvEvents: true,
+    blockSize: info.blockSize,
+    load,
+    bind: info.kvBind === true,
+    endpoints,
+    from,
+    replayFrom: info.replayFrom,
+    scheme,
+    keying: null,
+  };
 }
 
 type Get = (path: string) => Promise<EngineReply>;
@@ -221,6 +235,11 @@ type Get = (path: string) => Promise<EngineReply>;
 async function readModels(get: Get) {
   const reply = await get('/v1/models');
   return reply.kind === 'ok' ? parseModels(parseJson(reply.text)) : null;
+}
+
+async function readKvEventSources(get: Get) {
+  const reply = await get('/kv_event_sources');
+  return reply.kind === 'ok' ? parseKvEventSources(parseJson(reply.text)) : null;
 }
 
 async function readServerInfo(get: Get) {

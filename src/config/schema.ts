@@ -445,10 +445,10 @@ export const OPTIONS = [
     default: [],
     defaultLabel: 'none (SGLang advertises its own in /server_info)',
     describe:
-      "where workers that do not advertise their KV events publish them (vLLM): a mapping from a worker URL or pattern (* = anything) to {endpoint, replay-endpoint, topic, dp-size}, endpoints as the engine's --kv-events-config writes them; JSON on the command line",
+      "where workers that do not advertise their KV events publish them (vLLM): a mapping from a worker URL or pattern (* = anything) to {endpoint, replay-endpoint, topic, dp-size, bind}, endpoints as the engine's --kv-events-config writes them; JSON on the command line",
     example: { 'http://10.0.0.*:8000': { endpoint: 'tcp://*:5557', 'replay-endpoint': 'tcp://*:5558', topic: 'kv-events', 'dp-size': 1 } },
     details:
-      'An endpoint tcp://*:PORT is on the worker URL\'s host, and rank r of dp-size publishes on port + r; for example `\'{"http://10.0.0.*:8000": {"endpoint": "tcp://*:5557"}}\'`. An exact URL wins over patterns, the first matching pattern over later ones. An entry with only a replay-endpoint names an SGLang engine\'s replay socket and keeps what it advertises.',
+      'An endpoint tcp://*:PORT is on the worker URL\'s host, and rank r of dp-size publishes on port + r; for example `\'{"http://10.0.0.*:8000": {"endpoint": "tcp://*:5557"}}\'`. An exact URL wins over patterns, the first matching pattern over later ones. An entry with only a replay-endpoint names an SGLang engine\'s replay socket and keeps what it advertises. With `bind: true` the router binds the endpoint and the engine connects to it (llm-d-inference-sim): one worker by its URL, one rank.',
     group: 'Discovery',
   }),
   opt({
@@ -608,7 +608,7 @@ export const OPTIONS = [
     placeholder: 'PATH',
     example: '/models/Qwen3-8B/tokenizer.json',
     details:
-      'Text prompts are rendered with the chat template and keyed by these tokens, as the engine computes them; without it, `auto` keeps the index built from requests. A file that cannot be read or is not a tokenizer stops the router with `RCTL_E_TOKENIZER`.',
+      'Text prompts are rendered with the chat template and keyed by these tokens, as the engine computes them; without it, `auto` keeps the index built from requests. A file that cannot be read or is not a tokenizer stops the router with `RCTL_E_TOKENIZER`. The value `llm-d-inference-sim:dummy` names the stand-in tokenizer of llm-d-inference-sim (run with `--force-dummy-tokenizer`), whose KV events carry its ids (docs/peers.md).',
     group: 'Router internals',
   }),
   opt({

@@ -48,6 +48,8 @@ export interface PushProbe {
    * came (a firewall, a wrong host: the router would poll), null when not advertised.
    */
   load: 'live' | 'silent' | null;
+  /** The router would bind the KV events endpoint and the engine connect to it (llm-d-inference-sim); false: the router connects. */
+  bind: boolean;
   /** One address per DP rank; `replay` is [] when no source names a replay endpoint. */
   endpoints: { kvEvents: string[]; load: string[]; replay: string[] };
   /**

@@ -16,7 +16,15 @@ export {
 export type { LoadRead, LoadShape, LoadSource, LoadSummary, RankReading, Readings } from './load-formats.js';
 export { POLL_FAILURE_REASONS, pollEngineLoad } from './load-poll.js';
 export type { LoadPoll, PollFailureReason } from './load-poll.js';
-export { parseJson, parseModels, parseServerInfo, pushEndpoint, replayEndpoints } from './introspection.js';
+export {
+  kvEventsEndpoint,
+  parseJson,
+  parseKvEventSources,
+  parseModels,
+  parseServerInfo,
+  pushEndpoint,
+  replayEndpoints,
+} from './introspection.js';
 export type { ModelsInfo, ServerInfo } from './introspection.js';
 export type { PushInfo } from './push/push-info.js';
 export {

@@ -103,6 +103,62 @@ function parsePushInfo(v: unknown, dpSize: number, kvEventsConfig: unknown): Pus
   };
 }
 
+/**
+ * vLLM's account of its KV event publishers, `GET /kv_event_sources` (docs/engine-push.md
+ * §Discovery): `{"0": {"publisher": "zmq", "endpoint": …, "replay_endpoint": …, "topic": …},
+ * "1": …}`, one resolved `--kv-events-config` per DP rank, its ports already offset by the
+ * rank. vLLM's publisher binds an endpoint whose host is a wildcard, and connects to any
+ * other (its `_is_bind_endpoint`): the router then connects to the worker URL's host for
+ * the first, and binds the address itself for the second (`kvBind`). Its replay socket
+ * is always the engine's to bind. Null when it publishes nothing (`{}`), or the ranks do
+ * not follow one another on consecutive ports of one host.
+ */
+export function parseKvEventSources(body: unknown): PushInfo | null {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return null;
+  const ranks = Object.entries(body as Record<string, unknown>);
+  if (ranks.length === 0 || ranks.length > 1024) return null;
+  const byRank = new Map<number, Record<string, unknown>>();
+  for (const [k, v] of ranks) {
+    if (!/^\d+$/.test(k) || v === null || typeof v !== 'object') return null;
+    byRank.set(Number(k), v as Record<string, unknown>);
+  }
+  const first = byRank.get(0);
+  if (first === undefined || first.publisher !== 'zmq' || first.enable_kv_cache_events === false) return null;
+  const base = rawTcp(first.endpoint);
+  if (base === null) return null;
+  const replay = tcpEndpoint(first.replay_endpoint);
+  const topic = typeof first.topic === 'string' ? first.topic : '';
+  for (let r = 1; r < byRank.size; r++) {
+    const c = byRank.get(r);
+    const e = c === undefined ? null : rawTcp(c.endpoint);
+    if (e === null || e.host !== base.host || e.port !== base.port + r) return null;
+  }
+  const bind = !WILDCARD_HOSTS.has(base.host);
+  return {
+    host: bind ? base.host : null,
+    kvPortBase: base.port,
+    kvTopic: topic,
+    blockSize: null,
+    dpSize: byRank.size,
+    loadPortBase: null,
+    loadTopic: 'load',
+    replayHost: replay?.host ?? null,
+    replayPortBase: replay?.port ?? null,
+    replayFrom: replay ? 'descriptor' : null,
+    snapshotHost: null,
+    snapshotPortBase: null,
+    ...(bind ? { kvBind: true } : {}),
+  };
+}
+
+/** `tcp://host:port` as written, the host kept even when a wildcard; null for anything else. */
+function rawTcp(v: unknown): { host: string; port: number } | null {
+  if (typeof v !== 'string') return null;
+  const m = /^tcp:\/\/(\[[^\]]+\]|[^:/\s]+):(\d+)$/.exec(v.trim());
+  if (!m || !isPort(Number(m[2]))) return null;
+  return { host: m[1]!, port: Number(m[2]) };
+}
+
 /** The engine's `--kv-events-config` as a mapping: parsed when it is a JSON string; null when it is neither. */
 function engineKvEventsConfig(v: unknown): Record<string, unknown> | null {
   const parsed = typeof v === 'string' ? parseJson(v) : v;
@@ -123,6 +179,16 @@ function isPort(v: unknown): v is number {
 /** The ZMQ address of one rank's publisher: the advertised host, else the worker URL's. */
 export function pushEndpoint(workerUrl: string, info: PushInfo, portBase: number, rank: number): string {
   return tcpAddress(workerUrl, info.host, portBase + rank);
+}
+
+/**
+ * The ZMQ address of one rank's KV events: where the router connects, or, when the
+ * router binds it (`kvBind`), the address it binds as written, a wildcard meaning every
+ * interface.
+ */
+export function kvEventsEndpoint(workerUrl: string, info: PushInfo, rank: number): string {
+  if (info.kvBind === true) return `tcp://${info.host ?? '*'}:${info.kvPortBase + rank}`;
+  return pushEndpoint(workerUrl, info, info.kvPortBase, rank);
 }
 
 /**

@@ -131,6 +131,42 @@ const table: Array<[string, string[], { code: string; message: RegExp } | null, 
     { code: 'RCTL_E_VALUE_KV_EVENTS', message: /overlap/ },
   ],
   [
+    'bind: the router binds, the engine connects',
+    ['--kv-events', json({ 'http://10.0.0.5:8000': { endpoint: 'tcp://10.0.0.1:5557', bind: true } })],
+    null,
+  ],
+  [
+    'bind that is not a boolean',
+    ['--kv-events', json({ 'http://10.0.0.5:8000': { endpoint: 'tcp://10.0.0.1:5557', bind: 'yes' } })],
+    { code: 'RCTL_E_PARSE_INVALID_TYPE', message: /bind: expected true or false/ },
+  ],
+  [
+    'bind without an endpoint',
+    ['--kv-events', json({ 'http://10.0.0.5:8000': { 'replay-endpoint': 'tcp://*:5558', bind: true } })],
+    { code: 'RCTL_E_VALUE_KV_EVENTS', message: /bind needs an endpoint/ },
+  ],
+  [
+    'bind for a pattern',
+    ['--kv-events', json({ 'http://10.0.0.*:8000': { endpoint: 'tcp://10.0.0.1:5557', bind: true } })],
+    { code: 'RCTL_E_VALUE_KV_EVENTS', message: /bind names one worker, not a pattern/ },
+  ],
+  [
+    'bind for several ranks',
+    ['--kv-events', json({ 'http://10.0.0.5:8000': { endpoint: 'tcp://10.0.0.1:5557', bind: true, 'dp-size': 2 } })],
+    { code: 'RCTL_E_VALUE_KV_EVENTS', message: /bind takes one rank/ },
+  ],
+  [
+    'one endpoint bound for two workers',
+    [
+      '--kv-events',
+      json({
+        'http://10.0.0.5:8000': { endpoint: 'tcp://10.0.0.1:5557', bind: true },
+        'http://10.0.0.6:8000': { endpoint: 'tcp://10.0.0.1:5557', bind: true },
+      }),
+    ],
+    { code: 'RCTL_E_VALUE_KV_EVENTS', message: /tcp:\/\/10\.0\.0\.1:5557 is already bound for 'http:\/\/10\.0\.0\.5:8000'/ },
+  ],
+  [
     'an entry that matches no worker is a warning',
     ['--kv-events', json({ 'http://10.0.1.*': { endpoint: 'tcp://*:5557' } })],
     null,

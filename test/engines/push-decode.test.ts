@@ -315,6 +315,16 @@ describe('the envelope and its sequence', () => {
     expect(t.observe(1).kind).toBe('in_order');
     expect({ gaps: t.gaps, missed: t.missed, resets: t.resets }).toEqual({ gaps: 1, missed: 2, resets: 1 });
   });
+
+  it('reads a step back to 1 as a restart of a publisher that numbers from 1 (llm-d-inference-sim), and 1 after 0 as the next', () => {
+    const t = new SequenceTracker();
+    expect([1, 2, 3].map((s) => t.observe(s).kind)).toEqual(['in_order', 'in_order', 'in_order']);
+    expect(t.observe(1).kind).toBe('reset');
+    expect(t.observe(2).kind).toBe('in_order');
+    const z = new SequenceTracker();
+    expect([0, 1, 2].map((s) => z.observe(s).kind)).toEqual(['in_order', 'in_order', 'in_order']);
+    expect(z.observe(1).kind).toBe('reset');
+  });
 });
 
 describe('a seeded fuzz of malformed payloads', () => {

@@ -14,6 +14,8 @@ export interface KvFeedSink {
 
 export interface KvEventFeedOptions {
   endpoint: string;
+  /** Bind `endpoint` for the engine to connect to (llm-d-inference-sim), instead of connecting to it. */
+  bind?: boolean;
   topic: string;
   engine: EngineKind;
   /** Keep each BlockStored's token ids (the sink keys blocks by their tokens). */
@@ -108,6 +110,7 @@ export class KvEventFeed {
       opts.topic,
       (f) => this.#onFrame(f),
       (err) => this.#decodeError(err),
+      opts.bind === true ? { bind: true, onBindError: (message) => (this.stats.lastError = message) } : {},
     );
     // Joining late (a router restarted, or started after the engines) misses what the
     // engine already holds, and a SUB misses what is sent while it connects: with a
@@ -143,7 +146,9 @@ export class KvEventFeed {
     this.#tracker.last = last;
     const held = this.#held ?? [];
     this.#held = null;
-    for (const f of held) this.#onFrame(f);
+    // Live batches the replay already gave are dropped here, so that the tracker reads
+    // any step back in the live stream as a restart.
+    for (const f of held) if (f.seq > last) this.#onFrame(f);
   }
 
   close(): void {

@@ -21,6 +21,12 @@ export interface KvEventsRule {
   readonly topic: string;
   /** Ranks publishing, each on its own port (vLLM offsets both ports by the DP rank). */
   readonly dpSize: number;
+  /**
+   * The router binds `endpoint` and the engine's publisher connects to it
+   * (llm-d-inference-sim's `--zmq-endpoint`, llm-d's convention); absent or false, the
+   * engine binds and the router connects (SGLang, vLLM).
+   */
+  readonly bind?: boolean;
 }
 
 /** A parsed `tcp://host:port`; `host` null for a wildcard bind (`*`, `0.0.0.0`, `::`). */
@@ -80,6 +86,7 @@ export function pushInfoFromRule(rule: KvEventsRule): PushInfo | null {
     replayFrom: replay ? 'config' : null,
     snapshotHost: null,
     snapshotPortBase: null,
+    ...(rule.bind === true ? { kvBind: true } : {}),
   };
 }
 

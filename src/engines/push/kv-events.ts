@@ -284,11 +284,17 @@ function readHashes(r: MsgpackReader): BlockHashes {
   return { count, words };
 }
 
+/**
+ * A stored run's parent: nil for a run that starts a prompt. A parent hash of 0 says
+ * the same: it is llm-d's `EmptyBlockHash`, which llm-d-inference-sim writes there in
+ * its positional events (docs/engine-push.md §KV events); no engine's real hash is 0
+ * but once in 2^64.
+ */
 function readParent(r: MsgpackReader): Uint32Array | null {
   if (r.nil()) return null;
   const out = new Uint32Array(2);
   wordOrEventError(r, out, 0);
-  return out;
+  return out[0] === 0 && out[1] === 0 ? null : out;
 }
 
 function wordOrEventError(r: MsgpackReader, out: Uint32Array, at: number): void {

@@ -31,4 +31,10 @@ export interface PushInfo {
   snapshotHost: string | null;
   /** The snapshot ROUTER socket of rank 0 (rank r on port + r); null when the engine has none. */
   snapshotPortBase: number | null;
+  /**
+   * The router binds the KV events endpoint and the engine connects to it, as
+   * llm-d-inference-sim's publisher does (a `--kv-events` entry with `bind: true`);
+   * absent or false: the engine binds and the router connects, as SGLang and vLLM do.
+   */
+  kvBind?: boolean;
 }

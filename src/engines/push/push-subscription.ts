@@ -28,16 +28,31 @@ export class PushSubscription {
     readonly topic: string,
     private readonly onFrame: (frame: PushFrame) => void,
     private readonly onMalformed: (error: PushDecodeError) => void = () => undefined,
+    opts: { bind?: boolean; onBindError?: (message: string) => void } = {},
   ) {
     // linger 0: closing never waits; reconnect every 500 ms, not ZMQ's 100 ms, to spare
     // the logs and the engine a tight loop while it is down.
     this.#socket = new Subscriber({ context: pushContext(), linger: 0, reconnectInterval: 500, receiveHighWaterMark: 100_000 });
-    this.#socket.connect(endpoint);
+    let ready: Promise<boolean> = Promise.resolve(true);
+    if (opts.bind === true) {
+      // The engine connects here (llm-d-inference-sim's publisher dials its --zmq-endpoint).
+      // A bind that fails (the port is taken) is reported, not thrown: the worker stays
+      // routable and its feed stays empty, as with an engine that never publishes. The
+      // socket cannot receive until the bind is done.
+      ready = this.#socket.bind(endpoint).then(
+        () => true,
+        (err: Error) => {
+          if (!this.#closed) opts.onBindError?.(`cannot bind ${endpoint} for the engine to connect to: ${err.message}`);
+          return false;
+        },
+      );
+    } else this.#socket.connect(endpoint);
     this.#socket.subscribe(topic);
-    void this.#loop();
+    void this.#loop(ready);
   }
 
-  async #loop(): Promise<void> {
+  async #loop(ready: Promise<boolean>): Promise<void> {
+    if (!(await ready) || this.#closed) return;
     try {
       for await (const frames of this.#socket) {
         this.received++;

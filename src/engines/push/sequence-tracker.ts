@@ -35,10 +35,11 @@ export class SequenceTracker {
       this.last = seq;
       return { kind: 'gap', from: last + 1, to: seq - 1 };
     }
-    // Back to 0 is a publisher that started over; anything else behind us is a batch seen already.
-    if (seq === 0) {
+    // Back to the start is a publisher that started over: 0, or 1 for one that numbers from 1
+    // (llm-d-inference-sim). Anything else behind us is a batch seen already.
+    if (seq === 0 || (seq === 1 && last > 1)) {
       this.resets++;
-      this.last = 0;
+      this.last = seq;
       return RESET;
     }
     return DUPLICATE;

@@ -30,6 +30,8 @@ export class PrefixState {
       (slot) => (this.source === 'events' ? kvIndex.workerAt(slot) : registered(slot)),
       (w) => table.isInPool(w),
     );
+    // An engine that restarted holds nothing: neither what its events said nor what the router sent it since.
+    kvIndex.onForget = (w) => this.lookup.predicted?.forgetWorker(w);
   }
 
   /** Tokens per block of the index's keys when requests are keyed by engine tokens; null otherwise. */

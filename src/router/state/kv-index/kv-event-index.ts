@@ -1,5 +1,5 @@
 import { foldHash } from '../../../prefix/index.js';
-import { KvEventFeed, pushEndpoint } from '../../../engines/index.js';
+import { KvEventFeed, kvEventsEndpoint } from '../../../engines/index.js';
 import type { EngineKind, KvCatchUp, KvEventBatch, KvFeedStats, PushInfo } from '../../../engines/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { Worker } from '../../upstream/worker.js';
@@ -88,11 +88,12 @@ export class KvEventIndex {
       const slot = this.#free.pop() ?? this.#owners.length;
       this.#index.setOwnerTag(slot, `${worker.url}#${rank}`);
       const replay = a.replayEndpoints[rank];
-      const endpoint = pushEndpoint(worker.url, info, info.kvPortBase, rank);
+      const endpoint = kvEventsEndpoint(worker.url, info, rank);
       const byTokens = a.keying === 'tokens' ? new TokenKeyedBlocks(a.blockSize, this.#opts.maxBlocks) : undefined;
       const feed = new KvEventFeed(
         {
           endpoint,
+          bind: info.kvBind === true,
           topic: info.kvTopic,
           engine: a.engine,
           tokens: byTokens !== undefined,
@@ -202,9 +203,13 @@ export class KvEventIndex {
     }
   }
 
+  /** Called when a rank's holdings are forgotten (its engine restarted): what was predicted of the worker is void too. */
+  onForget: ((worker: Worker) => void) | undefined;
+
   #forget(slot: number, worker: Worker, rank: number, why: string): void {
     this.#index.forgetWorker(slot);
     this.#owners[slot]?.byTokens?.clear();
+    this.onForget?.(worker);
     this.#log.info('KV events: forgot what a rank held', { worker: worker.url, rank, reason: why });
   }
 }
