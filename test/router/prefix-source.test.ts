@@ -115,7 +115,7 @@ describe('the reason a large fleet is not indexed, in one log field', () => {
   it('several causes are each named once, with their counts', () => {
     const c = choosePrefixSource(at(VLLM_SILENT, ...silent(5)), base);
     expect(c.source === 'requests' && c.reason).toBe(
-      'publishes no KV events the router knows of (vLLM does not advertise them: name them with --kv-events): 1 of 6 workers (http://w0); publishes no KV events: 5 of 6 workers (http://w1, http://w2, http://w3 and 2 more)',
+      'publishes no KV events the router knows of (its /kv_event_sources names none: name them with --kv-events): 1 of 6 workers (http://w0); publishes no KV events: 5 of 6 workers (http://w1, http://w2, http://w3 and 2 more)',
     );
   });
 });

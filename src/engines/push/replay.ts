@@ -15,7 +15,9 @@ const MAX_REPLAYED = 20_000;
 /**
  * Ask a publisher's replay socket (a ZMQ ROUTER) for every batch it still holds from
  * `from` on (docs/engine-push.md §Sequence and replay): send `["", from]`, read
- * `["", seq, payload]` until the end marker `["", -1, ""]`. Resolves with what came
+ * `["", seq, payload]` until the end marker `["", -1, ""]`; vLLM (0.32) puts the topic
+ * before the sequence, `["", topic, seq, payload]`, and `["", "", -1, ""]` at the end,
+ * and both shapes are read. Resolves with what came
  * before the end marker or the timeout, oldest first; a publisher that no longer
  * holds `from` answers from its oldest batch, which the caller sees as a shortfall.
  */
@@ -36,9 +38,10 @@ export async function replayFrom(
       } catch {
         return { batches, complete: false }; // timed out
       }
-      // A REQ-style empty delimiter first, then seq and payload.
-      const body = frames[0]?.length === 0 ? frames.slice(1) : frames;
-      if (body.length !== 2 || body[0]!.length !== 8) throw new PushDecodeError(`a replay message of ${body.length} frames`);
+      // A REQ-style empty delimiter first, then (topic,) seq and payload.
+      const rest = frames[0]?.length === 0 ? frames.slice(1) : frames;
+      const body = rest.length === 3 ? rest.slice(1) : rest;
+      if (body.length !== 2 || body[0]!.length !== 8) throw new PushDecodeError(`a replay message of ${rest.length} frames`);
       const seq = body[0]!.readBigInt64BE(0);
       if (seq === -1n) return { batches, complete: true };
       if (seq < 0n || seq > BigInt(Number.MAX_SAFE_INTEGER)) throw new PushDecodeError(`a replayed sequence number ${seq}`);

@@ -1,11 +1,11 @@
 import type { Dispatcher } from 'undici';
-import { getEngineReply, parseJson, parseModels, parseServerInfo, vllmBlockSize } from '../../engines/index.js';
+import { getEngineReply, parseJson, parseKvEventSources, parseModels, parseServerInfo, vllmBlockSize } from '../../engines/index.js';
 import type { WorkerInfo } from '../upstream/worker.js';
 
 /**
  * Ask a worker what it is: its models (/v1/models) and its DP size, schedule policy
- * and push channels (/server_info or /get_server_info, SGLang only), and vLLM's KV block
- * size (`vllm:cache_config_info` on its /metrics). Each call is bounded by
+ * and push channels (/server_info or /get_server_info, SGLang only), and vLLM's KV event
+ * publishers (/kv_event_sources) and block size (`vllm:cache_config_info` on its /metrics). Each call is bounded by
  * `timeoutMs` and every reply by the engine byte cap (docs/engine-load.md, "Bounded
  * reads"); a worker that answers neither is "unknown", not an error: it stays
  * routable.
@@ -45,9 +45,14 @@ export async function introspectWorker(
       break;
     }
   }
-  // vLLM advertises no KV events over HTTP, but says its block size, which its events are keyed at.
+  // vLLM names its KV event publishers at /kv_event_sources (not before 0.2x: a 404), and
+  // says its block size, which its events are keyed at, in /metrics.
   let blockSize: number | null = null;
   if (flavor === 'vllm') {
+    if (push === null) {
+      const k = await get('/kv_event_sources');
+      if (k.kind === 'ok') push = parseKvEventSources(parseJson(k.text));
+    }
     const r = await get('/metrics');
     if (r.kind === 'ok') blockSize = vllmBlockSize(r.text);
   }

@@ -114,7 +114,7 @@ export function eventKeying(
   if (push === null)
     return {
       why: vllm
-        ? 'publishes no KV events the router knows of (vLLM does not advertise them: name them with --kv-events)'
+        ? 'publishes no KV events the router knows of (its /kv_event_sources names none: name them with --kv-events)'
         : 'publishes no KV events',
     };
   const blockSize = push.blockSize ?? o.blockSize;
