@@ -6,9 +6,9 @@ export interface TemplateMessage {
 
 /**
  * What the router needs of `--tokenizer`: the token ids an engine computes for a prompt,
- * so requests are keyed as its KV events name its blocks (docs/engine-push.md §Keying
- * requests). A model's Hugging Face tokenizer (HfChatTokenizer), or a simulator's
- * stand-in (LlmdSimTokenizer).
+ * so requests are keyed as its KV events name its blocks
+ * (docs/engine-push.md §Keying requests). A model's Hugging Face tokenizer
+ * (HfChatTokenizer), or a simulator's stand-in (LlmdSimTokenizer).
  */
 export interface ChatTokenizer {
   /** What `--tokenizer` said, for logs. */
