@@ -11,6 +11,7 @@ const FLAVOUR_FLAGS: ReadonlyArray<[flag: keyof typeof SIM_OPTIONS, flavor: 'sgl
   ['chunked-prefill-size', 'sglang', '--max-num-batched-tokens or --long-prefill-token-threshold'],
   ['max-num-batched-tokens', 'vllm', '--max-prefill-tokens and --chunked-prefill-size'],
   ['long-prefill-token-threshold', 'vllm', '--chunked-prefill-size'],
+  ['max-num-queued-reqs', 'vllm', 'nothing: the SGLang flavour refuses past 1,000 waiting'],
 ];
 
 const sim = defineCommand({
@@ -84,6 +85,7 @@ const sim = defineCommand({
     if (argv['chunked-prefill-size'] !== undefined) params.chunkedPrefillSize = argv['chunked-prefill-size'];
     if (argv['max-num-batched-tokens'] !== undefined) params.maxNumBatchedTokens = argv['max-num-batched-tokens'];
     if (argv['long-prefill-token-threshold'] !== undefined) params.longPrefillTokenThreshold = argv['long-prefill-token-threshold'];
+    if (argv['max-num-queued-reqs'] !== undefined) params.maxNumQueuedReqs = argv['max-num-queued-reqs'];
     // Listening first: a supervisor may signal as soon as it reads the URLs.
     const stops = new StopSignals().listen();
     // Closing aborts whatever the engines hold, so the first request is the whole stop and

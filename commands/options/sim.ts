@@ -80,6 +80,12 @@ export const SIM_OPTIONS = {
     describe: 'vLLM: tokens scheduled per step, decodes and prefill chunks together',
     coerce: wholeNumberAtLeast('max-num-batched-tokens', 1),
   },
+  'max-num-queued-reqs': {
+    type: 'number',
+    defaultDescription: 'none',
+    describe: 'vLLM: unfinished requests (waiting and running) past which a request is refused with 503, as vLLM --max-num-queued-reqs',
+    coerce: wholeNumberAtLeast('max-num-queued-reqs', 0),
+  },
   'long-prefill-token-threshold': {
     type: 'number',
     defaultDescription: `${VLLM_SCHEDULER_DEFAULTS.longPrefillTokenThreshold} (no cap)`,

@@ -555,6 +555,9 @@ Options:
                                                                             [number] [default: 8192]
       --max-num-batched-tokens        vLLM: tokens scheduled per step, decodes and prefill chunks
                                       together                              [number] [default: 8192]
+      --max-num-queued-reqs           vLLM: unfinished requests (waiting and running) past which a
+                                      request is refused with 503, as vLLM --max-num-queued-reqs
+                                                                            [number] [default: none]
       --long-prefill-token-threshold  vLLM: cap on one request's prefill chunk per step
                                                                       [number] [default: 0 (no cap)]
       --speedup                       run simulated time this many times faster than real time

@@ -146,7 +146,15 @@ export class EngineCore {
     // so no request can block the queue forever.
     const refusal = checkLength(this.flavor, p, promptLength, maxTokens);
     if (refusal) return { ok: false, reason: refusal.reason, message: refusal.message };
-    if (this.waitingCount >= p.maxQueued) return { ok: false, reason: 'queue_full' };
+    // vLLM's admission cap counts every unfinished request, and is off unless set; SGLang's flavour caps the waiting queue.
+    const full =
+      this.flavor === 'vllm'
+        ? p.maxNumQueuedReqs !== null && this.waitingCount + this.runningCount >= p.maxNumQueuedReqs
+        : this.waitingCount >= p.maxQueued;
+    if (full) {
+      this.counters.admissionRejectedTotal++;
+      return { ok: false, reason: 'queue_full' };
+    }
 
     const now = this.clock.now();
     const outputLen = input.ignoreEos

@@ -64,6 +64,8 @@ export class Histogram {
 export interface EngineCounters {
   requestsTotal: number;
   abortedTotal: number;
+  /** Requests refused because the queue was full (vLLM's `vllm:admission_rejections_total`). */
+  admissionRejectedTotal: number;
   promptTokensTotal: number;
   cachedTokensTotal: number;
   generationTokensTotal: number;
@@ -80,6 +82,7 @@ export function newEngineCounters(flavor: Flavor): EngineCounters {
   return {
     requestsTotal: 0,
     abortedTotal: 0,
+    admissionRejectedTotal: 0,
     promptTokensTotal: 0,
     cachedTokensTotal: 0,
     generationTokensTotal: 0,

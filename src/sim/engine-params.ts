@@ -17,8 +17,13 @@ export const SCHEDULE_POLICIES: readonly SchedulePolicy[] = ['fcfs', 'lpm'];
 export interface EngineParams {
   /** Running-batch cap (SGLang max_running_requests / vLLM max_num_seqs). */
   maxRunning: number;
-  /** Waiting-queue cap; a request beyond it is refused with 429. */
+  /** SGLang flavour: waiting-queue cap; a request beyond it is refused with 429. */
   maxQueued: number;
+  /**
+   * vLLM flavour: `--max-num-queued-reqs`, a cap on unfinished requests (waiting and
+   * running) past which vLLM refuses with 503; null, vLLM's default, for none.
+   */
+  maxNumQueuedReqs: number | null;
 
   /** SGLang max_prefill_tokens: input-token budget of one new prefill batch. */
   maxPrefillTokens: number;
@@ -69,6 +74,7 @@ export const VLLM_SCHEDULER_DEFAULTS = Object.freeze({
 export const DEFAULT_ENGINE_PARAMS: Readonly<EngineParams> = Object.freeze({
   maxRunning: 32,
   maxQueued: 1000,
+  maxNumQueuedReqs: null,
   ...SGLANG_SCHEDULER_DEFAULTS,
   ...VLLM_SCHEDULER_DEFAULTS,
   kvBlocks: 8192,
@@ -103,6 +109,8 @@ export function invalidEngineParams(p: Readonly<EngineParams>, flavor: Flavor): 
       return `schedulePolicy must be one of ${SCHEDULE_POLICIES.join(', ')} (got ${String(p.schedulePolicy)})`;
   } else {
     if (!whole(p.maxNumBatchedTokens, 1)) return `maxNumBatchedTokens must be a whole number of at least 1 (got ${p.maxNumBatchedTokens})`;
+    if (p.maxNumQueuedReqs !== null && !whole(p.maxNumQueuedReqs, 0))
+      return `maxNumQueuedReqs must be null or a whole number of at least 0 (got ${p.maxNumQueuedReqs})`;
     if (!whole(p.longPrefillTokenThreshold, 0)) {
       return `longPrefillTokenThreshold must be a whole number of at least 0 (got ${p.longPrefillTokenThreshold})`;
     }

@@ -7,7 +7,7 @@ import { RequestValidationError } from './routes/generation-request.js';
 import { chatCompletions, completions } from './routes/openai-routes.js';
 import { generate } from './routes/generate-route.js';
 import { getLoad, v1Loads, vllmLoad } from './routes/load-routes.js';
-import { flushCache, health, healthGenerate, models, serverInfo } from './routes/info-routes.js';
+import { flushCache, health, healthGenerate, kvEventSources, models, serverInfo } from './routes/info-routes.js';
 import { metrics } from './routes/metrics-route.js';
 import { getSimConfig, putSimConfig, putSimLoad, putSimPush } from './routes/control-routes.js';
 import type { RouteContext, RouteHandler } from './routes/route-context.js';
@@ -48,7 +48,12 @@ const SGLANG_ROUTES = table([
   ['/flush_cache', ['GET', 'POST'], flushCache],
 ]);
 
-const VLLM_ROUTES = table([...COMMON, ['/load', ['GET'], vllmLoad], ['/ping', ['GET', 'POST'], health]]);
+const VLLM_ROUTES = table([
+  ...COMMON,
+  ['/load', ['GET'], vllmLoad],
+  ['/ping', ['GET', 'POST'], health],
+  ['/kv_event_sources', ['GET'], kvEventSources],
+]);
 
 export interface EngineServerOptions {
   maxBodyBytes?: number;

@@ -213,6 +213,32 @@ export class SimPushPublisher {
     return { endpoint: `tcp://*:${this.base}`, 'replay-endpoint': `tcp://*:${this.base + dp}`, topic: this.#opts.topic, 'dp-size': dp };
   }
 
+  /**
+   * vLLM's GET /kv_event_sources (0.32): each rank's resolved `--kv-events-config`, its
+   * ports offset by the rank, as the engine answers it; `{}` when KV events are off.
+   * The endpoints are wildcards: this publisher binds, as vLLM's does for a wildcard.
+   */
+  kvEventSources(): Record<string, unknown> {
+    const o = this.#opts;
+    if (!o.kvEvents) return {};
+    const dp = this.#ranks.length;
+    return Object.fromEntries(
+      this.#ranks.map((_, r) => [
+        String(r),
+        {
+          enable_kv_cache_events: true,
+          publisher: 'zmq',
+          endpoint: `tcp://*:${this.base + r}`,
+          replay_endpoint: `tcp://*:${this.base + dp + r}`,
+          buffer_steps: this.#replayBuffer,
+          hwm: 100_000,
+          max_queue_size: 100_000,
+          topic: o.topic,
+        },
+      ]),
+    );
+  }
+
   /** Where rank r's replay socket listens (not in /server_info: SGLang does not advertise it). */
   replayEndpoint(rank: number): string {
     return `tcp://${this.#opts.host}:${this.base + this.#ranks.length + rank}`;

@@ -111,8 +111,18 @@ describe('vLLM KV events named by --kv-events, keyed by their tokens', () => {
     expect(agree).toBe(4);
   });
 
-  it('without an entry a vLLM worker is not indexed, and the router says how to name its events', async () => {
-    const fleet = await vllmFleet(1);
+  it("without an entry the router finds a vLLM worker's events at its /kv_event_sources, as vLLM 0.32 advertises them", async () => {
+    const fleet = await vllmFleet(2);
+    const r = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'auto' });
+    routers.push(r);
+    expect(r.state().prefix_index.source).toBe('events');
+    for (const w of r.state().workers)
+      expect(w.kv_events).toMatchObject({ endpoints_from: 'engine', keying: 'tokens', replay_from: 'descriptor' });
+  });
+
+  it('a vLLM worker whose /kv_event_sources names none is not indexed, and the router says how to name its events', async () => {
+    const fleet = await startSimFleet({ workers: 1, speedup: 50, flavor: 'vllm' });
+    fleets.push(fleet);
     const log = memoryLogger();
     const r = await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'auto' }, log);
     routers.push(r);

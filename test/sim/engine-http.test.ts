@@ -257,4 +257,44 @@ describe('data parallelism and the vLLM flavour', () => {
       await f.close();
     }
   });
+
+  it("vLLM flavour: --max-num-queued-reqs counts running and waiting, and refuses with vLLM's 503 (as vLLM 0.32 answers)", async () => {
+    const f = await startSimFleet({ workers: 1, portBase: 0, flavor: 'vllm', speedup: 1, maxRunning: 1, params: { maxNumQueuedReqs: 2 } });
+    try {
+      const u = f.urls[0]!;
+      const long = (): Promise<unknown> =>
+        post(`${u}/v1/chat/completions`, { model, messages: [{ role: 'user', content: 'x' }], max_tokens: 2000, ignore_eos: true });
+      const held = [long(), long()];
+      void Promise.allSettled(held);
+      await eventually(async () => {
+        const m = parsePrometheusText((await rawRequest(`${u}/metrics`)).text);
+        return sumSamples(m.get('vllm:num_requests_running')) + sumSamples(m.get('vllm:num_requests_waiting')) === 2;
+      });
+      for (const stream of [false, true]) {
+        const refused = await post(`${u}/v1/chat/completions`, {
+          model,
+          messages: [{ role: 'user', content: 'y' }],
+          max_tokens: 1,
+          stream,
+        });
+        expect(refused.status).toBe(503);
+        expect(refused.json()).toEqual({
+          error: {
+            message: 'The engine is currently busy and cannot accept new requests. Please try again later or on a different instance.',
+            type: 'Service Unavailable',
+            param: null,
+            code: 503,
+          },
+        });
+      }
+      const m = parsePrometheusText((await rawRequest(`${u}/metrics`)).text);
+      const rejections = m.get('vllm:admission_rejections_total')!.samples;
+      expect(rejections.map((x) => [x.labels, x.value])).toEqual([
+        [{ model_name: model, reason: 'max_num_queued_reqs' }, 2],
+        [{ model_name: model, reason: 'max_num_queued_tokens' }, 0],
+      ]);
+    } finally {
+      await f.close();
+    }
+  }, 20_000);
 });

@@ -34,7 +34,8 @@ export function sendText(res: ServerResponse, status: number, text: string, cont
  */
 export function errorBody(flavor: Flavor, native: boolean, status: number, message: string): unknown {
   const type = ERROR_TYPES[status] ?? 'Error';
-  if (flavor === 'vllm') return { error: { message, type, param: null, code: status } };
+  // vLLM names a 503 by its HTTP phrase (a GracefulHTTPError), the rest by the exception.
+  if (flavor === 'vllm') return { error: { message, type: status === 503 ? 'Service Unavailable' : type, param: null, code: status } };
   if (native) return { error: { message } };
   return { object: 'error', message, type, param: null, code: status };
 }

@@ -22,6 +22,11 @@ export const models: RouteHandler = (_req, res, _url, ctx) => {
   });
 };
 
+/** vLLM's GET /kv_event_sources: where each rank publishes its KV events, `{}` when it does not (docs/engine-push.md §Discovery). */
+export const kvEventSources: RouteHandler = (_req, res, _url, ctx) => {
+  sendJson(res, 200, ctx.engine.push?.kvEventSources() ?? {});
+};
+
 export const health: RouteHandler = (_req, res) => {
   res.writeHead(200, { 'content-length': 0 });
   res.end();

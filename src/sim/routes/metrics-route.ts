@@ -157,6 +157,19 @@ function vllmMetrics(e: SimEngine): string {
     )
     .counter('vllm:request_success', 'Count of successfully processed requests.', success)
     .counter(
+      'vllm:admission_rejections',
+      'Number of admission attempts rejected by a queue limit, by reason.',
+      // The API server counts these, for the whole engine: no engine label.
+      [
+        {
+          labels: { model_name: e.model, reason: 'max_num_queued_reqs' },
+          value: sum(e.ranks.map((r) => r.counters.admissionRejectedTotal)),
+          created,
+        },
+        { labels: { model_name: e.model, reason: 'max_num_queued_tokens' }, value: 0, created },
+      ],
+    )
+    .counter(
       'vllm:prefix_cache_queries',
       'Prefix cache queries, in terms of number of queried tokens.',
       counter((c) => c.promptTokensTotal),

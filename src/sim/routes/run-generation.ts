@@ -70,7 +70,16 @@ export function runGeneration(
         sendError(res, flavor, format.native, 500, 'Internal server error (failure injected by the simulator)');
         return;
       case 'queue_full':
-        sendError(res, flavor, format.native, 429, 'The waiting queue is full; retry later');
+        // vLLM's words and 503 (its QueueOverflowError), even for a stream: it refuses before any SSE.
+        if (flavor === 'vllm')
+          sendError(
+            res,
+            flavor,
+            format.native,
+            503,
+            'The engine is currently busy and cannot accept new requests. Please try again later or on a different instance.',
+          );
+        else sendError(res, flavor, format.native, 429, 'The waiting queue is full; retry later');
         return;
       case 'context_length':
       case 'kv_capacity':
