@@ -32,6 +32,11 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
   ]),
   benchmark('selection', 'selection.js', 'prefix match + cache-aware selection per request, pools of 8, 128 and 1,024 workers'),
   benchmark('sim', 'sim-engine.js', 'requests per second one `routerctl sim` engine process sustains'),
+  benchmark(
+    'sim-fidelity',
+    'sim-fidelity.js',
+    'routerctl sim beside llm-d-inference-sim, same workload: metrics lag, refusals, queues (needs the peer)',
+  ),
   benchmark('console', 'console-overhead.js', 'router throughput with and without a console on /admin/stream'),
   benchmark('console-cpu', 'console-cpu.js', "the console's own CPU in a terminal of each size (needs tmux)"),
   benchmark('prometheus', 'prometheus-parse.js', 'parse time of a 2,000-line Prometheus exposition'),
