@@ -337,8 +337,10 @@ describe('probe: push channels (docs/engine-push.md §Discovery)', () => {
       expect(workers[0]!.push!.endpoints.kvEvents).toEqual([e.endpoint.replace('*', '127.0.0.1')]);
       expect(workers[0]!.push!.endpoints.replay).toEqual([e['replay-endpoint'].replace('*', '127.0.0.1')]);
       expect(warnings).toEqual([]);
-      // Without an entry, vLLM advertises nothing.
-      expect((await probeWorkers(vllm.urls, config({ blockSize: 32 }))).workers[0]!.push).toBeNull();
+      // Without an entry, the probe reads them where vLLM 0.32 advertises them, /kv_event_sources.
+      const found = (await probeWorkers(vllm.urls, config({ blockSize: 32 }))).workers[0]!.push;
+      expect(found).toMatchObject({ kvEvents: true, blockSize: 32, from: 'engine', replayFrom: 'descriptor', bind: false });
+      expect(found!.endpoints.kvEvents).toEqual([e.endpoint.replace('*', '127.0.0.1')]);
     } finally {
       await vllm.close();
     }
