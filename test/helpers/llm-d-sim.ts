@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from './peer-router.js';
 import { peer } from './peers.js';
 
 /**
@@ -38,14 +38,6 @@ export interface LlmdSim {
   /** Stop it and start it again on the same ports: an engine restart (its cache and its batch numbers start over). */
   restart(): Promise<void>;
   close(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 export function llmdSimArgs(port: number, zmqPort: number, o: LlmdSimOptions = {}): string[] {

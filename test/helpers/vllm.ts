@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { freePort } from './llm-d-sim.js';
+import { freePort } from './peer-router.js';
 import { peer } from './peers.js';
 
 /**

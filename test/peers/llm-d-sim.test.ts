@@ -1,12 +1,12 @@
 import OpenAI from 'openai';
 import { afterEach, expect, it } from 'vitest';
-import type { AdminDecision, AdminDecisions, AdminState } from '../../src/contract/index.js';
 import { LLM_D_SIM_TOKENIZER, LlmdSimTokenizer } from '../../src/tokenizer/index.js';
-import { runCli, startCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import type { RunningCli } from '../helpers/cli.js';
 import { eventually, rawRequest } from '../helpers/http.js';
 import { kvEventsFor, startLlmdSims } from '../helpers/llm-d-sim.js';
 import type { LlmdSim, LlmdSimOptions } from '../helpers/llm-d-sim.js';
+import { adminState, decisionOf, sharedBlocks, startPeerRouter } from '../helpers/peer-router.js';
 import { describeWithPeers } from '../helpers/peers.js';
 
 /**
@@ -37,36 +37,17 @@ const chat = (tag: string, marker: string): OpenAI.Chat.ChatCompletionMessagePar
 
 async function fleet(o: LlmdSimOptions, routerArgs: string[] = []): Promise<{ url: string; client: OpenAI; sims: LlmdSim[] }> {
   sims = await startLlmdSims(3, o);
-  const cli = startCli([
-    'serve',
-    '--no-tui',
-    '--port',
-    '0',
-    '--worker-urls',
-    ...sims.map((s) => s.url),
-    '--kv-events',
-    kvEventsFor(sims),
-    '--tokenizer',
-    LLM_D_SIM_TOKENIZER,
-    '--prefix-source',
-    'events',
-    // The prompts here are about 500 tokens: affinity from 64 matched tokens on.
-    '--cache-affinity-min-matched-tokens',
-    '64',
-    '--cache-switch-margin-tokens',
-    '64',
-    '--load-poll-interval-ms',
-    '100',
-    ...routerArgs,
-  ]);
+  const { cli, url, client } = await startPeerRouter(
+    sims.map((s) => s.url),
+    ['--kv-events', kvEventsFor(sims), '--tokenizer', LLM_D_SIM_TOKENIZER, ...routerArgs],
+  );
   routers.push(cli);
-  const [url] = await cli.waitFor(/^http:\/\/127\.0\.0\.1:\d+$/m, 20_000);
-  await eventually(async () => (await state(url!)).workers.every((w) => w.fresh), 10_000, 50);
+  await eventually(async () => (await state(url)).workers.every((w) => w.fresh), 10_000, 50);
   // Each engine's publisher dials the router's endpoint once a second until it is bound,
   // and what it publishes before that is lost (it keeps no replay): wait until each one's
   // events arrive.
-  await Promise.all(sims.map((s, i) => eventsLive(url!, s, i)));
-  return { url: url!, client: new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }), sims };
+  await Promise.all(sims.map((s, i) => eventsLive(url, s, i)));
+  return { url, client, sims };
 }
 
 async function eventsLive(url: string, sim: LlmdSim, i: number): Promise<void> {
@@ -83,9 +64,8 @@ async function eventsLive(url: string, sim: LlmdSim, i: number): Promise<void> {
   throw new Error(`no KV events from ${sim.url} in 30 s`);
 }
 
-const state = async (url: string): Promise<AdminState> => JSON.parse((await rawRequest(`${url}/admin/state`)).text) as AdminState;
-const decisions = async (url: string): Promise<AdminDecision[]> =>
-  (JSON.parse((await rawRequest(`${url}/admin/decisions`)).text) as AdminDecisions).decisions;
+const state = adminState;
+const recordOf = decisionOf;
 
 /** Send a chat straight to one engine (never routed), so only its KV events can tell the router. */
 async function direct(
@@ -97,13 +77,6 @@ async function direct(
   return c.chat.completions.create({ model: 'tiny', messages, max_tokens: maxTokens });
 }
 
-/** The router's record of the request whose id the response carried. */
-async function recordOf(url: string, requestId: string | null): Promise<AdminDecision> {
-  let found: AdminDecision | undefined;
-  await eventually(async () => (found = (await decisions(url)).find((d) => d.request_id === requestId)) !== undefined, 5000, 20);
-  return found!;
-}
-
 /** Wait until the router has applied a stored run from this engine's KV events for the tag's prefix. */
 async function eventsApplied(url: string, sim: LlmdSim, before: number): Promise<void> {
   await eventually(async () => (await state(url)).workers.find((w) => w.url === sim.url)!.kv_events!.events_total > before, 10_000, 50);
@@ -113,13 +86,6 @@ async function eventsApplied(url: string, sim: LlmdSim, before: number): Promise
 async function engineTokens(sim: LlmdSim, messages: OpenAI.Chat.ChatCompletionMessageParam[]): Promise<number[]> {
   const res = await fetch(`${sim.url}/tokenize`, { method: 'POST', body: JSON.stringify({ model: 'tiny', messages }) });
   return ((await res.json()) as { tokens: number[] }).tokens;
-}
-
-/** Whole blocks of 16 two token lists share from their start: what an engine holding one reuses for the other. */
-function sharedBlocks(a: readonly number[], b: readonly number[]): number {
-  let n = 0;
-  while (n < a.length && n < b.length && a[n] === b[n]) n++;
-  return Math.floor(n / 16);
 }
 
 const eventsOf = async (url: string, sim: LlmdSim): Promise<number> =>
@@ -252,7 +218,7 @@ describeWithPeers(['llm-d-inference-sim'], 'routerctl in front of llm-d-inferenc
       const marker = `mk-routed-${i}`;
       const messages = chat(`kv${i}`, marker);
       // What the owner can reuse, by its own tokenizer: the blocks the two prompts share.
-      const blocks = sharedBlocks(await engineTokens(sims[o]!, chat(`kv${i}`, `mk-warm-${i}`)), await engineTokens(sims[o]!, messages));
+      const blocks = sharedBlocks(await engineTokens(sims[o]!, chat(`kv${i}`, `mk-warm-${i}`)), await engineTokens(sims[o]!, messages), 16);
       expect(blocks).toBeGreaterThan(20);
       const { data, response } = await client.chat.completions.create({ model: 'tiny', messages, max_tokens: 2 }).withResponse();
       // The engine's own log: the request reached the owner and no other engine.
@@ -277,6 +243,7 @@ describeWithPeers(['llm-d-inference-sim'], 'routerctl in front of llm-d-inferenc
     const blocks = sharedBlocks(
       await engineTokens(sims[2]!, chat('maps', 'mk-maps-warm')),
       await engineTokens(sims[2]!, chat('maps', 'mk-maps-routed')),
+      16,
     );
     const { data, response } = await client.chat.completions
       .create({ model: 'tiny', messages: chat('maps', 'mk-maps-routed'), max_tokens: 2 })

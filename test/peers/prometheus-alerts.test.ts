@@ -1,7 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +9,7 @@ import type { Router } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import { eventually, put, rawRequest } from '../helpers/http.js';
+import { freePort } from '../helpers/peer-router.js';
 import { describeWithPeers } from '../helpers/peers.js';
 import { startTestRouter } from '../helpers/router.js';
 
@@ -45,14 +45,6 @@ let promUrl = '';
 let fleet: SimFleet | undefined;
 let router: Router | undefined;
 let target = '';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 async function startAll(): Promise<void> {
   dir = mkdtempSync(path.join(tmpdir(), 'routerctl-prom-'));

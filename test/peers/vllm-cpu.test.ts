@@ -1,10 +1,9 @@
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { AdminDecision, AdminDecisions, AdminState } from '../../src/contract/index.js';
 import { HfChatTokenizer } from '../../src/tokenizer/index.js';
-import { startCli } from '../helpers/cli.js';
 import type { RunningCli } from '../helpers/cli.js';
 import { eventually, rawRequest } from '../helpers/http.js';
+import { adminState, decisionOf, sharedBlocks, startPeerRouter } from '../helpers/peer-router.js';
 import { describeWithPeers } from '../helpers/peers.js';
 import { startVllm } from '../helpers/vllm.js';
 import type { Vllm } from '../helpers/vllm.js';
@@ -38,52 +37,20 @@ const chat = (tag: string, question: string): OpenAI.Chat.ChatCompletionMessageP
 ];
 
 async function router(args: string[] = []): Promise<{ url: string; client: OpenAI }> {
-  const cli = startCli([
-    'serve',
-    '--no-tui',
-    '--port',
-    '0',
-    '--worker-urls',
-    a!.url,
-    b!.url,
-    '--tokenizer',
-    a!.model,
-    '--prefix-source',
-    'events',
-    '--cache-affinity-min-matched-tokens',
-    '64',
-    '--cache-switch-margin-tokens',
-    '64',
-    '--load-poll-interval-ms',
-    '100',
-    ...args,
-  ]);
+  const { cli, url, client } = await startPeerRouter([a!.url, b!.url], ['--tokenizer', a!.model, ...args]);
   routers.push(cli);
-  const [url] = await cli.waitFor(/^http:\/\/127\.0\.0\.1:\d+$/m, 30_000);
   // Both feeds caught up from the engines' replay sockets (or there was nothing to replay).
   await eventually(
-    async () => (await state(url!)).workers.every((w) => w.fresh && w.kv_events !== null && w.kv_events.catch_up !== 'pending'),
+    async () => (await state(url)).workers.every((w) => w.fresh && w.kv_events !== null && w.kv_events.catch_up !== 'pending'),
     20_000,
     50,
   );
-  return { url: url!, client: new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }) };
+  return { url, client };
 }
 
-const state = async (url: string): Promise<AdminState> => JSON.parse((await rawRequest(`${url}/admin/state`)).text) as AdminState;
+const state = adminState;
+const recordOf = decisionOf;
 const workerIn = async (url: string, e: Vllm) => (await state(url)).workers.find((w) => w.url === e.url)!;
-
-async function recordOf(url: string, id: string): Promise<AdminDecision> {
-  let found: AdminDecision | undefined;
-  await eventually(
-    async () =>
-      (found = (JSON.parse((await rawRequest(`${url}/admin/decisions`)).text) as AdminDecisions).decisions.find(
-        (d) => d.request_id === id,
-      )) !== undefined,
-    5000,
-    20,
-  );
-  return found!;
-}
 
 /** Straight to one engine, never routed: only its KV events can tell a router. */
 async function direct(
@@ -104,13 +71,6 @@ async function engineTokens(e: Vllm, messages: OpenAI.Chat.ChatCompletionMessage
     body: JSON.stringify({ model: 'tiny', messages, add_generation_prompt: true }),
   });
   return ((await res.json()) as { tokens: number[] }).tokens;
-}
-
-/** Whole blocks of 32 two token lists share from their start. */
-function sharedBlocks(x: readonly number[], y: readonly number[]): number {
-  let n = 0;
-  while (n < x.length && n < y.length && x[n] === y[n]) n++;
-  return Math.floor(n / 32);
 }
 
 async function prefixHits(e: Vllm): Promise<number> {
@@ -157,7 +117,7 @@ describeWithPeers(['vllm-cpu'], 'routerctl in front of vLLM on the CPU', () => {
       await direct(owner, chat(tag, 'First question?'), `mk-${tag}-warm`);
       await eventually(async () => (await workerIn(url, owner)).kv_events!.events_total > before, 10_000, 50);
       const messages = chat(tag, 'A second question, a little longer than the first?');
-      const blocks = sharedBlocks(await engineTokens(owner, chat(tag, 'First question?')), await engineTokens(owner, messages));
+      const blocks = sharedBlocks(await engineTokens(owner, chat(tag, 'First question?')), await engineTokens(owner, messages), 32);
       expect(blocks).toBeGreaterThan(20);
       const hits = await prefixHits(owner);
       const id = `mk-${tag}-routed`;
