@@ -124,9 +124,13 @@ export class ResponseParser {
           const end = headEnd(buf, at);
           if (end < 0) {
             if (buf.length - at > MAX_HEAD_BYTES) return 'a status line and headers longer than 64 KB';
+            // A head with bare LF line ends would wait for a CRLF CRLF that never comes.
+            if (hasBareLf(buf, at)) return 'a status line or header ended by a bare LF';
             this.#pending = Buffer.from(buf.subarray(at));
             return 'more';
           }
+          // However it arrived: in one write or in many, the limit is the same.
+          if (end - at > MAX_HEAD_BYTES) return 'a status line and headers longer than 64 KB';
           const bad = this.#readHead(buf.toString('latin1', at, end));
           if (bad !== undefined) return bad;
           at = end + 4;
@@ -205,6 +209,7 @@ export class ResponseParser {
           const end = headEnd(buf, at);
           if (end < 0) {
             if (buf.length - at > MAX_HEAD_BYTES) return 'trailers longer than 64 KB';
+            if (hasBareLf(buf, at)) return 'a trailer ended by a bare LF';
             this.#pending = Buffer.from(buf.subarray(at));
             return 'more';
           }
@@ -223,6 +228,9 @@ export class ResponseParser {
     const m = STATUS_LINE.exec(lines[0]!);
     if (!m) return 'a reply that is not HTTP/1.x';
     this.status = Number(m[2]);
+    // Its clients never ask to upgrade: past a 101 the bytes are another protocol's, and
+    // whatever follows is no answer to the request (RFC 9110 section 15.2.2).
+    if (this.status === 101) return 'a 101 Switching Protocols it did not ask for';
     this.keepAlive = m[1] === '1';
     let length = -1;
     let codings: string | undefined;
@@ -302,6 +310,12 @@ export class ResponseParser {
     }
     return undefined;
   }
+}
+
+/** Whether the bytes from `from` hold an LF with no CR before it. */
+function hasBareLf(buf: Buffer, from: number): boolean {
+  for (let i = buf.indexOf(LF, from); i >= 0; i = buf.indexOf(LF, i + 1)) if (i === from || buf[i - 1] !== CR) return true;
+  return false;
 }
 
 /** Where the empty line ending a head is (its CRLF CRLF), from `from`, or -1. */

@@ -22,12 +22,15 @@ async function stream(
   url: string,
   maxTokens: number,
   content = 'fault test',
+  onStart?: () => void,
 ): Promise<{ status: number; tokens: number; errorEvent: boolean }> {
   const res = await request(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model, messages: [{ role: 'user', content }], max_tokens: maxTokens, ignore_eos: true, stream: true }),
   });
+  // The head comes with the stream's first bytes: from here the client has a stream that can only be cut.
+  onStart?.();
   let text = '';
   try {
     for await (const c of res.body) text += (c as Buffer).toString();
@@ -53,8 +56,10 @@ describe('faults', () => {
     router = await startTestRouter(fleet.urls, { policy: 'round_robin', cbThreshold: 1, cbCoolDownSecs: 1 });
     const victim = fleet.servers[0]!;
     const victimUrl = victim.url;
-    const inflight = Array.from({ length: 6 }, (_, i) => stream(router!.url, 400, `long ${i}`));
-    await eventually(async () => router!.state().workers.every((w) => w.inflight > 0));
+    let started = 0;
+    const inflight = Array.from({ length: 6 }, (_, i) => stream(router!.url, 400, `long ${i}`, () => started++));
+    // Every stream under way at the client: a kill now cuts streams, not requests a retry could still serve.
+    await eventually(async () => started === 6 && router!.state().workers.every((w) => w.inflight > 0));
     await victim.close();
     const results = await Promise.all(inflight);
     const cut = results.filter((r) => r.tokens < 400);

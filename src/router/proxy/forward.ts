@@ -72,8 +72,8 @@ export class UpstreamCall {
    * Relay the last response as it arrives, with backpressure (the worker's socket is
    * not read faster than the client drains).
    */
-  relay(extras?: RelayExtras): Promise<RelayOutcome> {
+  relay(extras?: RelayExtras, onCommit?: () => void): Promise<RelayOutcome> {
     const exchange = this.#exchange!;
-    return exchange.relay(endToEndHeaders(exchange.headers), extras);
+    return exchange.relay(endToEndHeaders(exchange.headers), extras, onCommit);
   }
 }

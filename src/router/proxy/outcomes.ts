@@ -10,7 +10,7 @@ export type SendOutcome =
   /** The client went away first. */
   | { readonly kind: 'cancelled' }
   /** The worker could not be reached, or broke the connection or the protocol. */
-  | { readonly kind: 'unreachable'; readonly code: string }
+  | { readonly kind: 'unreachable'; readonly code: string; readonly detail: string }
   /** No response headers within the request timeout. */
   | { readonly kind: 'timeout' }
   /** The router could not even build the request (argument checks, its own bug): not the worker's doing. */
@@ -31,7 +31,12 @@ export type RelayOutcome =
       readonly timedOut: boolean;
       readonly byRouter: boolean;
     }
-  | { readonly kind: 'cancelled'; readonly streamed: boolean };
+  | { readonly kind: 'cancelled'; readonly streamed: boolean }
+  /**
+   * The worker broke its response (a framing error, a close) before any byte of it
+   * reached the client: nothing was relayed, so the request may go to another worker.
+   */
+  | { readonly kind: 'failed'; readonly streamed: boolean; readonly error: Error };
 
 /** The send outcomes that carry nothing: one frozen object each. */
 export const CANCELLED: SendOutcome = Object.freeze({ kind: 'cancelled' });

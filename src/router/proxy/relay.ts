@@ -201,6 +201,11 @@ export class Relay {
         case 'unreachable':
           breaker.failure(performance.now(), gen);
           book.request(model, 'error');
+          // Bytes that are not an answer (a 101 it never asked for, a broken head): the connection is closed; say why.
+          if (sent.code === 'UPSTREAM_MALFORMED') {
+            log.warn('worker answered with a malformed response', { worker: worker.url, error: sent.detail });
+            return { error: ApiErrors.upstreamUnreachable(), cause: 'malformed', retryable: true };
+          }
           return { error: ApiErrors.upstreamUnreachable(), cause: 'connect', retryable: true };
         case 'response':
           break;
@@ -218,12 +223,14 @@ export class Relay {
         return { error: statusError(status), cause: `status_${status}`, retryable: true };
       }
 
-      // Committed: this worker serves the request, so now (and only now) it is the
-      // owner of the prefix — if it accepted the request at all.
-      if (status < 300 && this.recordsOwners)
-        this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints);
-      const relayed = await call.relay(trace);
-      if (relayed.kind !== 'cancelled') trace?.done(status, relayed.firstByteAt);
+      // Committed once the first byte goes to the client: this worker serves the request,
+      // so then (and only then) it is the owner of the prefix, if it accepted it at all.
+      const own =
+        status < 300 && this.recordsOwners
+          ? () => this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints)
+          : undefined;
+      const relayed = await call.relay(trace, own);
+      if (relayed.kind === 'completed' || relayed.kind === 'cut') trace?.done(status, relayed.firstByteAt);
       switch (relayed.kind) {
         case 'completed':
           // Only a response that completed is a success (docs/retries-and-breaker.md).
@@ -255,6 +262,17 @@ export class Relay {
           book.request(model, 'cancelled');
           if (relayed.streamed) book.stream(model, 'client_disconnect');
           return undefined;
+        case 'failed':
+          // Its status line came, then a broken framing or a close before any body byte:
+          // nothing reached the client, so another worker may take it (docs/retries-and-breaker.md).
+          breaker.failure(performance.now(), gen);
+          book.request(model, 'error');
+          log.warn('worker broke its response before the first byte reached the client', {
+            worker: worker.url,
+            status,
+            error: relayed.error.message,
+          });
+          return { error: ApiErrors.upstreamIncomplete(), cause: 'broken_response', retryable: true };
       }
     } catch (err) {
       // Unexpected (a bug, or a response header node refuses to send): the router's

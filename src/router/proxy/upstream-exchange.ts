@@ -1,3 +1,4 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { UpstreamController, UpstreamHandler } from '../upstream/upstream-attempt.js';
 import { ApiErrors, sseErrorEvent } from '../api-error/api-error.js';
@@ -21,6 +22,12 @@ type Phase = 'waiting' | 'held' | 'relaying' | 'discarding' | 'over';
 export interface RelayExtras {
   readonly headers?: Readonly<Record<string, string>> | undefined;
   readonly onChunk?: ((chunk: Buffer) => void) | undefined;
+}
+
+/** A status and headers the client has not been sent yet. */
+interface PendingHead {
+  readonly status: number;
+  readonly headers: Record<string, string | string[]>;
 }
 
 /**
@@ -51,6 +58,25 @@ export class UpstreamExchange implements UpstreamHandler {
   #heldEnd = false;
   #heldError: Error | undefined;
   // While relaying.
+  /**
+   * The head the client is to get, written with the first body byte (or the end): until
+   * then nothing has reached the client, and a worker that breaks its framing or closes
+   * can still be replaced by another (docs/retries-and-breaker.md §Outcomes of one attempt).
+   */
+  #head: PendingHead | undefined;
+  /** Called when the head is written: the worker is committed to (its prefix recorded). */
+  #onCommit: (() => void) | undefined;
+  /**
+   * Body bytes that came before the head was written: kept to the end of the read they
+   * came in, so that a framing error later in the same bytes (a chunk that overruns its
+   * size) is still found before anything reaches the client.
+   */
+  #early: Buffer | undefined;
+  /** More of them, past the first (the common answer has one). */
+  #earlyMore: Buffer[] | undefined;
+  readonly #flushEarly = (): void => {
+    if (this.#phase === 'relaying' && this.#head !== undefined) this.#commit();
+  };
   #streamed = false;
   #firstByteAt: number | undefined;
   #onChunk: ((chunk: Buffer) => void) | undefined;
@@ -99,6 +125,13 @@ export class UpstreamExchange implements UpstreamHandler {
   onResponseData(controller: UpstreamController, chunk: Buffer): void {
     switch (this.#phase) {
       case 'relaying':
+        if (this.#head !== undefined) {
+          if (this.#early === undefined) {
+            this.#early = chunk;
+            queueMicrotask(this.#flushEarly);
+          } else (this.#earlyMore ??= []).push(chunk);
+          return;
+        }
         this.#firstByteAt ??= performance.now();
         this.#onChunk?.(chunk);
         this.#tail = lastTwoBytes(this.#tail, chunk);
@@ -130,6 +163,7 @@ export class UpstreamExchange implements UpstreamHandler {
   onResponseEnd(): void {
     switch (this.#phase) {
       case 'relaying':
+        if (this.#head !== undefined) this.#commit();
         if (!this.#res.writableEnded) this.#res.end();
         this.#finish({ kind: 'completed', streamed: this.#streamed, firstByteAt: this.#firstByteAt });
         return;
@@ -164,22 +198,28 @@ export class UpstreamExchange implements UpstreamHandler {
 
   /**
    * Pass the response on: the worker's end-to-end headers (and the router's), then the
-   * body as it arrives. A failure after bytes reached the client ends an SSE stream
-   * with an error event rather than a silent cut.
+   * body as it arrives. The head goes out with the first body byte, so a worker that
+   * breaks its response before one arrives is a `failed` outcome the relay may retry;
+   * a failure after bytes reached the client ends an SSE stream with an error event
+   * rather than a silent cut. `onCommit` runs when the head is written.
    */
-  relay(headers: Record<string, string | string[]>, extras: RelayExtras | undefined): Promise<RelayOutcome> {
-    const res = this.#res;
+  relay(headers: Record<string, string | string[]>, extras: RelayExtras | undefined, onCommit?: () => void): Promise<RelayOutcome> {
     this.#streamed = String(this.headers['content-type'] ?? '').startsWith('text/event-stream');
     try {
       if (extras?.headers) Object.assign(headers, extras.headers);
-      res.writeHead(this.statusCode, headers);
+      // What node would refuse at writeHead, found now: the head is written later, in the socket's callback.
+      for (const [name, value] of Object.entries(headers)) {
+        validateHeaderName(name);
+        for (const v of Array.isArray(value) ? value : [value]) validateHeaderValue(name, v);
+      }
     } catch (err) {
       // A header node will not send (the worker's, but the router's problem to report).
       this.#phase = 'over';
       this.#controller?.abort(err as Error);
       throw err;
     }
-    if (this.#streamed) res.flushHeaders();
+    this.#head = { status: this.statusCode, headers };
+    this.#onCommit = onCommit;
     this.#onChunk = extras?.onChunk;
     const length = headers['content-length'];
     if (typeof length === 'string' && length !== '0') this.#remaining = Number(length);
@@ -204,8 +244,29 @@ export class UpstreamExchange implements UpstreamHandler {
     return done.then(() => undefined);
   }
 
+  /** Write the head, and the body bytes that waited for it: from here the response is the client's, and this worker's. */
+  #commit(): void {
+    const head = this.#head!;
+    this.#head = undefined;
+    this.#res.writeHead(head.status, head.headers);
+    this.#onCommit?.();
+    const early = this.#early;
+    const more = this.#earlyMore;
+    this.#early = this.#earlyMore = undefined;
+    const c = this.#controller;
+    if (early === undefined || c === undefined) return;
+    this.onResponseData(c, early);
+    if (more !== undefined) for (const chunk of more) this.onResponseData(c, chunk);
+  }
+
   #relayFailed(err: Error): void {
     const res = this.#res;
+    // Not a byte reached the client: another worker may still answer it.
+    if (this.#head !== undefined && !this.#cancelled) {
+      this.#early = this.#earlyMore = undefined;
+      this.#finish({ kind: 'failed', streamed: this.#streamed, error: err });
+      return;
+    }
     // Every byte its Content-Length promised was relayed and the response ended: what
     // failed after that is the connection, not this answer.
     if (this.#remaining === 0 && res.writableEnded) {
@@ -220,7 +281,7 @@ export class UpstreamExchange implements UpstreamHandler {
     // the body was framed by a length, which an extra event would overrun.
     if (this.#streamed && !res.writableEnded && !res.destroyed && !res.hasHeader('content-length'))
       res.end(openEventEnd(this.#tail) + sseErrorEvent(ApiErrors.upstreamIncomplete()));
-    else if (!res.destroyed) res.destroy();
+    else if (!res.destroyed) cutAfterFlush(res);
     const cause = classifyUpstreamError(err);
     this.#finish({
       kind: 'cut',
@@ -238,6 +299,20 @@ export class UpstreamExchange implements UpstreamHandler {
     // discard() resolves with anything; relay() always gets its outcome.
     this.#resolveEnd?.(outcome ?? { kind: 'cancelled', streamed: this.#streamed });
   }
+}
+
+/**
+ * Close the client's connection once what was written of the response has gone out:
+ * a body cut short, which its framing (a length not reached, or no last chunk) tells the
+ * client, rather than a reset that can drop the bytes already sent.
+ */
+function cutAfterFlush(res: ServerResponse): void {
+  const socket = res.socket;
+  if (socket === null || socket.destroyed) return void res.destroy();
+  socket.end();
+  socket.once('finish', () => socket.destroy());
+  // A client that never reads must not hold the socket open.
+  socket.setTimeout(5000, () => socket.destroy());
 }
 
 /** The last two bytes relayed, high byte first, once `chunk` is. */
@@ -262,7 +337,7 @@ function sendFailure(err: Error): SendOutcome {
     case 'timeout':
       return TIMEOUT;
     case 'unreachable':
-      return { kind: 'unreachable', code: (err as { code?: string }).code ?? 'HPE' };
+      return { kind: 'unreachable', code: (err as { code?: string }).code ?? 'HPE', detail: err.message };
     case 'router':
       return { kind: 'router_error', error: err };
   }
