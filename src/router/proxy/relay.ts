@@ -15,6 +15,7 @@ import type { Worker } from '../upstream/worker.js';
 import { UpstreamCall } from './forward.js';
 import type { UpstreamRequest } from './forward.js';
 import { upstreamRequestHeaders } from './hop-by-hop.js';
+import { classifyUpstreamError } from './upstream-error.js';
 
 export interface RelayDeps {
   table: LoadTable;
@@ -263,6 +264,12 @@ export class Relay {
           if (relayed.streamed) book.stream(model, 'client_disconnect');
           return undefined;
         case 'failed':
+          if (classifyUpstreamError(relayed.error) === 'router') {
+            // A header node refused to send (the worker's, but the router's problem): no verdict, no retry.
+            breaker.release(gen);
+            log.error('router error relaying a response', { worker: worker.url, error: relayed.error.message });
+            return { error: ApiErrors.internal(), cause: 'internal', retryable: false };
+          }
           // Its status line came, then a broken framing or a close before any body byte:
           // nothing reached the client, so another worker may take it (docs/retries-and-breaker.md).
           breaker.failure(performance.now(), gen);

@@ -1,4 +1,3 @@
-import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { UpstreamController, UpstreamHandler } from '../upstream/upstream-attempt.js';
 import { ApiErrors, sseErrorEvent } from '../api-error/api-error.js';
@@ -163,7 +162,7 @@ export class UpstreamExchange implements UpstreamHandler {
   onResponseEnd(): void {
     switch (this.#phase) {
       case 'relaying':
-        if (this.#head !== undefined) this.#commit();
+        if (this.#head !== undefined && !this.#commit()) return;
         if (!this.#res.writableEnded) this.#res.end();
         this.#finish({ kind: 'completed', streamed: this.#streamed, firstByteAt: this.#firstByteAt });
         return;
@@ -205,19 +204,7 @@ export class UpstreamExchange implements UpstreamHandler {
    */
   relay(headers: Record<string, string | string[]>, extras: RelayExtras | undefined, onCommit?: () => void): Promise<RelayOutcome> {
     this.#streamed = String(this.headers['content-type'] ?? '').startsWith('text/event-stream');
-    try {
-      if (extras?.headers) Object.assign(headers, extras.headers);
-      // What node would refuse at writeHead, found now: the head is written later, in the socket's callback.
-      for (const [name, value] of Object.entries(headers)) {
-        validateHeaderName(name);
-        for (const v of Array.isArray(value) ? value : [value]) validateHeaderValue(name, v);
-      }
-    } catch (err) {
-      // A header node will not send (the worker's, but the router's problem to report).
-      this.#phase = 'over';
-      this.#controller?.abort(err as Error);
-      throw err;
-    }
+    if (extras?.headers) Object.assign(headers, extras.headers);
     this.#head = { status: this.statusCode, headers };
     this.#onCommit = onCommit;
     this.#onChunk = extras?.onChunk;
@@ -227,6 +214,8 @@ export class UpstreamExchange implements UpstreamHandler {
     this.#phase = 'relaying';
     const held = this.#heldChunks;
     this.#heldChunks = undefined;
+    // The whole answer came with its head (the common short answer): it goes out at once.
+    if (this.#heldEnd && this.#heldError === undefined && !this.#commit()) return done;
     if (held && this.#controller) for (const c of held) this.onResponseData(this.#controller, c);
     if (this.#heldError) this.#relayFailed(this.#heldError);
     else if (this.#heldEnd) this.onResponseEnd();
@@ -244,19 +233,31 @@ export class UpstreamExchange implements UpstreamHandler {
     return done.then(() => undefined);
   }
 
-  /** Write the head, and the body bytes that waited for it: from here the response is the client's, and this worker's. */
-  #commit(): void {
+  /**
+   * Write the head, and the body bytes that waited for it: from here the response is
+   * the client's, and this worker's. False when node refused a header (the worker's, but
+   * the router's problem to report): the request is given up as the router's failure.
+   */
+  #commit(): boolean {
     const head = this.#head!;
     this.#head = undefined;
-    this.#res.writeHead(head.status, head.headers);
+    try {
+      this.#res.writeHead(head.status, head.headers);
+    } catch (err) {
+      this.#early = this.#earlyMore = undefined;
+      this.#finish({ kind: 'failed', streamed: this.#streamed, error: err as Error });
+      this.#controller?.abort(err as Error);
+      return false;
+    }
     this.#onCommit?.();
     const early = this.#early;
     const more = this.#earlyMore;
     this.#early = this.#earlyMore = undefined;
     const c = this.#controller;
-    if (early === undefined || c === undefined) return;
+    if (early === undefined || c === undefined) return true;
     this.onResponseData(c, early);
     if (more !== undefined) for (const chunk of more) this.onResponseData(c, chunk);
+    return true;
   }
 
   #relayFailed(err: Error): void {
