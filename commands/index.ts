@@ -42,13 +42,7 @@ export async function main(argv: string[]): Promise<number> {
   ]);
   const { RouterctlError, UsageError, ErrorCodes } = errors;
   const { packageVersion, usageLine } = cli;
-  // The spellings of bench before its subcommands still run for one release, saying so in one line;
-  // their reader is loaded only for an argv that names bench.
-  const legacy = argv.includes('bench')
-    ? (await import('../src/bench/flags/index.js')).rewriteLegacyBench(argv)
-    : { argv, notice: undefined };
-  if (legacy.notice !== undefined) process.stderr.write(`${legacy.notice}\n`);
-  const parser = yargs(legacy.argv)
+  const parser = yargs(argv)
     .scriptName('routerctl')
     .usage('$0 <command> [options]\n\nOperator CLI and live console for cache-aware routing over SGLang/vLLM fleets.')
     .command(commands)

@@ -22,8 +22,6 @@ const benchCompare = defineCommand({
       )
       .positional('configurations', { type: 'string', array: true, describe: 'serve flags of each configuration, one quoted string each' })
       .options(BENCH_COMPARE_OPTIONS)
-      // The words of the old `bench --compare A B` (docs/bench.md §Old forms), kept for one release.
-      .option('compare', { type: 'string', array: true, hidden: true })
       .example(
         '$0 bench compare "--policy round_robin" "--policy cache_aware" "--worker-queue-limit 6"',
         'three configurations, 8 simulated engines each',
@@ -41,7 +39,7 @@ const benchCompare = defineCommand({
           '2 for invalid options, 130 when interrupted (the report of what ran is still printed). See man routerctl-bench.',
       ),
   handler: async (argv) => {
-    const compare = [...(argv.compare ?? []), ...(argv.configurations ?? [])].map(String);
+    const compare = (argv.configurations ?? []).map(String);
     const sweep = (argv.sweep ?? []).map(String);
     // An unknown flag is taken for a configuration (above); --url is the one a user of the old form reaches for.
     if (compare.some((c) => /^--url(?:[=\s]|$)/.test(c)))

@@ -1,7 +1,6 @@
 import yargs from 'yargs';
 import { describe, expect, it } from 'vitest';
 import benchCompare from '../../commands/bench/compare.js';
-import { rewriteLegacyBench } from '../../src/bench/flags/index.js';
 import { OPTIONS } from '../../src/config/index.js';
 
 /** Parse a `bench compare` command line in-process, without running the benchmark. */
@@ -32,10 +31,4 @@ describe('bench compare configurations', () => {
     expect((await parseCompare(['compare', '', '--policy round_robin'])).configurations).toEqual(['', '--policy round_robin']);
   });
 
-  it.each(routerFlags)('the old form, bench --compare "--%s …", parses as before', async (flag) => {
-    const { argv: rewritten } = rewriteLegacyBench(['bench', '--compare', `--${flag} 1`, `--${flag}=2`, `--${flag}`, '--json']);
-    const argv = await parseCompare(rewritten.slice(1));
-    expect(argv.compare).toEqual([`--${flag} 1`, `--${flag}=2`, `--${flag}`]);
-    expect(argv.json).toBe(true);
-  });
 });

@@ -86,13 +86,9 @@ describe('routerctl bench --capture', () => {
     const bad = await rawRequest(`${router.url}/admin/capture?block_tokens=100`, { headers: { authorization: 'Bearer sekret' } });
     expect(bad.status).toBe(400);
     expect(bad.text).toMatch(/block_tokens must be a whole multiple of the router's --block-size \(16\)/);
-    const denied = await runCli(['bench', '--capture', path.join(tmpdir(), 'never.jsonl'), '--url', router.url, '--duration', '1s']);
+    const denied = await runCli(['bench', 'capture', path.join(tmpdir(), 'never.jsonl'), '--url', router.url, '--duration', '1s']);
     expect(denied.code).not.toBe(0);
     expect(denied.stderr).toMatch(/requires an admin token \(401\); pass it with --token or ROUTERCTL_ADMIN_TOKEN/);
-    // The old form, bench --capture FILE, still runs for one release and says so in one line.
-    expect(denied.stderr).toMatch(
-      /^routerctl: 'bench --capture FILE' is now 'bench capture FILE'; the old form goes in the next release\n/,
-    );
   }, 30_000);
 
   it('a router that stops mid-capture leaves a file with what came before, and a warning', async () => {

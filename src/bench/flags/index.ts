@@ -2,5 +2,4 @@
 // KEY=VALUE specs, the old spellings of bench before its subcommands and the presets' names.
 export { CHAT_DEFAULTS, CHAT_KEYS, CHAT_SPEC_HELP, GSP_SPEC_HELP, GSP_SPEC_KEYS, parseChatSpec, parseGspSpec } from './workload-spec.js';
 export type { ChatKnobs, GspKnobs } from './workload-spec.js';
-export { rewriteLegacyBench } from './legacy-argv.js';
 export { PRESET_NAMES } from '../preset/preset-names.js';
