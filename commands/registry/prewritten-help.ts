@@ -1,15 +1,15 @@
-import { HELP_TEXT } from './help-text.js';
+import { helpTexts } from './help-text.js';
 import { HELP_WIDTH } from './help-width.js';
 
 /**
- * Set (to anything but empty) to send every `--help` to yargs: how `npm run docs` reads
- * the text it writes into help-text.ts, and how the tests compare the two.
+ * Set (to anything but empty) to send every `--help` to yargs: how the build reads the
+ * texts it writes (commands/docs/build-help.ts), and how the tests compare the two.
  */
 export const HELP_FROM_YARGS_ENV = 'ROUTERCTL_HELP_FROM_YARGS';
 
 /**
  * `routerctl [command [subcommand]] --help` (or `-h`) and nothing else, answered from
- * help-text.ts without loading yargs, which alone costs more than the start-up budget
+ * the texts the build wrote (help-text.ts) without loading yargs, which alone costs more than the start-up budget
  * (perf/start-up.ts). The text is what yargs prints into a pipe, so it is given only
  * where yargs would print the same bytes: 100 columns or wider, and a locale whose help
  * words (default, Options:, …) are English. Anything else is undefined, and goes to yargs.
@@ -25,9 +25,10 @@ export function prewrittenHelp(
   const words = argv.slice(0, -1);
   if (!words.every((w) => /^[a-z][a-z-]*$/.test(w))) return undefined;
   const key = words.join(' ');
-  if (!Object.hasOwn(HELP_TEXT, key)) return undefined;
   if ((columns ?? HELP_WIDTH) < HELP_WIDTH || !yargsSpeaksEnglish(env)) return undefined;
-  return HELP_TEXT[key];
+  const texts = helpTexts();
+  if (texts === null || !Object.hasOwn(texts, key)) return undefined;
+  return texts[key];
 }
 
 /**

@@ -1,18 +1,19 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HELP_TEXT } from '../../commands/registry/help-text.js';
+import { helpTexts } from '../../commands/registry/help-text.js';
 import { HELP_FROM_YARGS_ENV, prewrittenHelp } from '../../commands/registry/prewritten-help.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
 
 /**
- * A plain `--help` is answered from commands/registry/help-text.ts without loading
- * yargs (issue 31 item 4; perf/start-up.ts times it). It must print exactly what yargs
- * prints, so each is run from the built binary both ways: as an operator types it, and
- * with ROUTERCTL_HELP_FROM_YARGS set, which sends it to yargs. That the text file
- * itself is what `npm run docs` writes is test/docs/generated-docs.test.ts's check.
+ * A plain `--help` is answered from the texts the build wrote (dist/help-text.json,
+ * commands/registry/help-text.ts) without loading yargs (perf/start-up.ts times it).
+ * It must print exactly what yargs prints, so each is run from the built binary both
+ * ways: as an operator types it, and with ROUTERCTL_HELP_FROM_YARGS set, which sends it
+ * to yargs. That the file is what yargs prints now is test/docs/generated-docs.test.ts's check.
  */
+const HELP_TEXT = helpTexts() ?? {};
 const KEYS = Object.keys(HELP_TEXT);
 const FROM_YARGS = { [HELP_FROM_YARGS_ENV]: '1' };
 const argvOf = (key: string, flag = '--help'): string[] => [...(key === '' ? [] : key.split(' ')), flag];
@@ -29,6 +30,7 @@ async function bothWays(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ 
 
 describe('the pre-written --help (built binary)', () => {
   it('covers routerctl, every command and every bench subcommand', () => {
+    expect(helpTexts(), 'dist/help-text.json is missing: npm run build').not.toBeNull();
     expect(KEYS).toEqual(
       expect.arrayContaining([
         '',
@@ -51,7 +53,7 @@ describe('the pre-written --help (built binary)', () => {
     async (key, flag) => {
       const { fast, yargs } = await bothWays(argvOf(key, flag));
       expect(fast.stdout).toBe(yargs.stdout);
-      expect(fast.stdout, 'dist/ is older than help-text.ts, or help-text.ts than the option tables: npm run docs').toBe(HELP_TEXT[key]);
+      expect(fast.stdout, 'dist/help-text.json is older than the build: npm run build').toBe(HELP_TEXT[key]);
     },
   );
 

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { generateDocs } from '../../commands/docs/generate.js';
 import { replaceBlock } from '../../commands/docs/generated-block.js';
-import { HELP_MODULE_PATH, generateHelpModule } from '../../commands/docs/help-module.js';
+import { helpPaths, yargsHelp } from '../../commands/docs/help-module.js';
+import { HELP_TEXT_FILE } from '../../commands/registry/help-text.js';
 import { OPTIONS } from '../../src/config/index.js';
 import type { OptionSpec } from '../../src/config/index.js';
 
@@ -30,12 +31,13 @@ describe('generated docs (npm run docs)', () => {
     expect(readFileSync(path.join(ROOT, file), 'utf8'), `${file} differs from its sources: run npm run docs`).toBe(want);
   });
 
-  // The pre-written --help texts come from what the built binary's yargs prints (npm test builds first), so that
-  // an option whose text or default changed without npm run docs fails here, not only in the terminal.
-  it(`${HELP_MODULE_PATH} is as npm run docs writes it, from what yargs prints`, async () => {
-    const help = await generateHelpModule(ROOT);
-    expect(help.path).toBe(HELP_MODULE_PATH);
-    expect(readFileSync(path.join(ROOT, help.path), 'utf8'), `${help.path} differs from yargs' --help: run npm run docs`).toBe(help.text);
+  // The pre-written --help texts are the build's (npm test builds first): each is what the built binary's yargs prints,
+  // so a build that skipped the step, or a text left from an older build, fails here and not only in the terminal.
+  it(`${HELP_TEXT_FILE} is what yargs prints for every --help, as npm run build writes it`, async () => {
+    const written = JSON.parse(readFileSync(path.join(ROOT, HELP_TEXT_FILE), 'utf8')) as Record<string, string>;
+    const paths = helpPaths();
+    expect(Object.keys(written).sort()).toEqual(paths.map((w) => w.join(' ')).sort());
+    for (const words of paths) expect(written[words.join(' ')], `${HELP_TEXT_FILE}: npm run build`).toBe(await yargsHelp(ROOT, words));
   }, 60_000);
 
   it('fail when a default in OPTIONS changes without the docs', () => {
