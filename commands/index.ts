@@ -8,8 +8,9 @@ type Cli = typeof import('../src/cli/index.js');
 /**
  * `main`, the entry bin/routerctl.js calls. yargs and the commands are loaded only once
  * `--version` and a plain `--help` are ruled out: alone, they need neither, and start-up
- * is most of their cost (perf/start-up.ts). `--help` then prints the text `npm run docs`
- * took from yargs at build time (dist/help-text.json, registry/help-text.ts). The commands are listed in command-list.ts.
+ * is most of their cost (perf/start-up.ts). `--help` then prints the text the build
+ * took from yargs (dist/help-text.json, registry/help-text.ts). The commands are listed
+ * in command-list.ts.
  */
 
 /** `routerctl --version` (or `-V`) alone, answered before yargs loads, as yargs would answer it. */
