@@ -593,7 +593,7 @@ export const OPTIONS = [
     describe:
       "what the prefix index is built from: 'requests' (what the router sent where), 'events' (the engines' KV events: what they hold; without --tokenizer only token-id requests are keyed), 'auto' (events when every worker publishes them and the router can key text prompts too, else requests)",
     details:
-      "Needs `--policy cache_aware`. Under `events`, requests are keyed by their tokens, in blocks of the size the workers advertise; workers that publish no events the router knows of, or name their blocks otherwise than the rest, never count as prefix owners; vLLM's blocks are keyed by their tokens, with endpoints from `--kv-events`. Without `--tokenizer`, `events` routes text prompts without prefix affinity (`sgl_router_prefix_unkeyed_requests_total`).",
+      "Needs `--policy cache_aware`. Under `events`, requests are keyed by their tokens, in blocks of the size the workers advertise; workers that publish no events the router knows of, or name their blocks otherwise than the rest, never count as prefix owners; vLLM's blocks are keyed by their tokens, with endpoints from its `/kv_event_sources` or `--kv-events`. Without `--tokenizer`, `events` routes text prompts without prefix affinity (`sgl_router_prefix_unkeyed_requests_total`).",
     group: 'Router internals',
     policyFamily: 'cache-tuning',
   }),

@@ -125,12 +125,12 @@ class AutoGate implements QueueGate {
   }
 
   isQueued(waiting: number): boolean {
-    return waiting >= this.limit;
+    return isQueued(waiting, this.limit);
   }
 
   admits(load: LoadView, worker: PolicyWorker): boolean {
     const basic = load.basic(worker);
-    return basic === undefined || basic.waiting < this.limit;
+    return basic === undefined || !isQueued(basic.waiting, this.limit);
   }
 
   allQueued(pool: PoolState): boolean {

@@ -1,4 +1,5 @@
 import { Box } from 'ink';
+import { isQueued } from '../../contract/index.js';
 import type { ReactElement } from 'react';
 import { DASH, bar, fmtAge, fmtInt, fmtRate, pad, shortUrl, waitingLevel } from '../../fleet/index.js';
 import type { SortKey } from '../../fleet/index.js';
@@ -171,7 +172,7 @@ function sparkline(values: ReadonlyArray<number | null>, limit: number | null, w
     else
       out.push({
         text: SPARKS[Math.min(7, Math.round((v / top) * 7))]!,
-        ...(limit !== null && v >= limit ? { color: 'red' as const } : {}),
+        ...(isQueued(v, limit) ? { color: 'red' as const } : {}),
       });
   }
   return out;

@@ -1,3 +1,4 @@
+import { defaultConfig } from '../../../config/index.js';
 import type { RouterConfig } from '../../../config/index.js';
 import { NO_QUEUE_GATE, type QueueGate } from '../queue-gate.js';
 
@@ -31,20 +32,15 @@ export type CacheAwareConfig = Readonly<
   readonly gate: QueueGate;
 };
 
-export const DEFAULT_CACHE_AWARE_CONFIG: CacheAwareConfig = Object.freeze({
-  cacheAffinityMinMatchedTokens: 1024,
-  cacheAffinityMinMatchRatio: null,
-  cacheCandidateMinWorkers: 8,
-  cacheCandidateRatio: 0.05,
-  cacheCandidateMaxWorkers: 32,
-  cacheSwitchMarginTokens: 1024,
-  disablePressureGuard: false,
-  pressureAbsThresholdTokens: 1024,
-  pressureAbsThresholdMs: null,
-  pressureRelThreshold: 1.5,
-  minLoadChoices: 2,
-  gate: NO_QUEUE_GATE,
-});
+/** The cache-aware settings of a router configuration, with a gate. */
+function settingsOf(config: RouterConfig, gate: QueueGate): CacheAwareConfig {
+  const settings: Partial<Record<(typeof CACHE_AWARE_SETTINGS)[number], unknown>> = {};
+  for (const key of CACHE_AWARE_SETTINGS) settings[key] = config[key];
+  return Object.freeze({ ...(settings as Pick<RouterConfig, (typeof CACHE_AWARE_SETTINGS)[number]>), gate });
+}
+
+/** The schema's defaults (one value per fact: they are written there, not again here), with no gate. */
+export const DEFAULT_CACHE_AWARE_CONFIG: CacheAwareConfig = settingsOf(defaultConfig(), NO_QUEUE_GATE);
 
 /**
  * Defaults overlaid with the given fields. An explicit `undefined` for an optional
@@ -56,7 +52,5 @@ export function cacheAwareConfig(overrides: Partial<CacheAwareConfig> = {}): Cac
 
 /** The policy's config as the router's config and gate set it. */
 export function cacheAwareConfigFrom(config: RouterConfig, gate: QueueGate): CacheAwareConfig {
-  const settings: Partial<Record<(typeof CACHE_AWARE_SETTINGS)[number], unknown>> = {};
-  for (const key of CACHE_AWARE_SETTINGS) settings[key] = config[key];
-  return cacheAwareConfig({ ...(settings as Pick<RouterConfig, (typeof CACHE_AWARE_SETTINGS)[number]>), gate });
+  return settingsOf(config, gate);
 }
