@@ -1,8 +1,8 @@
 export { Router } from './router.js';
-export { DnsDiscovery } from './workers/dns-discovery.js';
-export type { Resolution } from './workers/dns-discovery.js';
-export { KubernetesDiscovery } from './workers/kubernetes-discovery.js';
-export { kubernetesOptions } from './workers/discovery-for.js';
+export { DnsDiscovery } from './discovery/dns-discovery.js';
+export type { Resolution } from './discovery/dns-discovery.js';
+export { KubernetesDiscovery } from './discovery/kubernetes-discovery.js';
+export { kubernetesOptions } from './discovery/discovery-for.js';
 export type { RouterOptions } from './router.js';
 export type { AdminState, AdminWorker } from '../contract/index.js';
 export { createLogger, silentLogger } from './logging/logger.js';

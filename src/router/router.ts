@@ -34,8 +34,8 @@ import { WorkerStatus } from './status/worker-status.js';
 import { discoverModel } from './workers/discover-model.js';
 import { registryOptions } from './workers/registry-options.js';
 import { WorkerRegistry } from './workers/worker-registry.js';
-import type { Discovery, DiscoveryMode } from './workers/discovery.js';
-import { discoveryFor } from './workers/discovery-for.js';
+import type { Discovery, DiscoveryMode } from './discovery/discovery.js';
+import { discoveryFor } from './discovery/discovery-for.js';
 import type { Worker } from './upstream/worker.js';
 
 export interface RouterOptions {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadKubeCredentials } from '../../src/router/workers/kube-credentials.js';
+import { loadKubeCredentials } from '../../src/router/discovery/kube-credentials.js';
 
 /** The kubeconfig subset --kubeconfig reads, and what it refuses (docs/http-edge.md §Kubernetes discovery). */
 let dir = '';

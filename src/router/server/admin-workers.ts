@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiErrors } from '../api-error/api-error.js';
 import { readRequestBody } from '../request/read-body.js';
-import type { DiscoveryMode } from '../workers/discovery.js';
+import type { DiscoveryMode } from '../discovery/discovery.js';
 import { sendJson } from './send-json.js';
 
 /** A membership change's body is one URL: anything larger is not one. */
