@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 /** What to answer on the raw socket for a protocol-level error (no request object exists). */
@@ -76,6 +76,22 @@ export function checkingIntervalMs(headersTimeoutMs: number, requestTimeoutMs: n
  * ignored rather than refused with a bare 417; an `Upgrade` is answered as plain
  * HTTP/1.1 and the connection closed after it.
  */
+/** Listen on `host:port`; resolves with the address bound (port 0 picks one), rejects with the listen error. */
+export function listenOn(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+/** The http:// URL of a bound address (IPv6 in brackets). */
+export function urlOf(address: AddressInfo): string {
+  return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+}
+
 export function createTrackedServer(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   options: number | TrackedServerOptions,

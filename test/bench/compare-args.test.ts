@@ -30,5 +30,4 @@ describe('bench compare configurations', () => {
   it('an empty configuration means the defaults', async () => {
     expect((await parseCompare(['compare', '', '--policy round_robin'])).configurations).toEqual(['', '--policy round_robin']);
   });
-
 });

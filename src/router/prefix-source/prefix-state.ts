@@ -22,7 +22,7 @@ export class PrefixState {
     table: LoadTable,
     /** The registry's worker in a slot, when the index is built from requests. */
     registered: (slot: number) => Worker | undefined,
-    blockSize: number,
+    private readonly blockSize: number,
   ) {
     this.keying = { by: 'text', blockSize };
     this.lookup = new PrefixLookup(
@@ -32,6 +32,11 @@ export class PrefixState {
     );
     // An engine that restarted holds nothing: neither what its events said nor what the router sent it since.
     kvIndex.onForget = (w) => this.lookup.predicted?.forgetWorker(w);
+  }
+
+  /** Tokens per block of the index's keys: the workers' advertised size under events, else --block-size. */
+  get keyBlockSize(): number {
+    return this.keying.by === 'none' ? this.blockSize : this.keying.blockSize;
   }
 
   /** Tokens per block of the index's keys when requests are keyed by engine tokens; null otherwise. */

@@ -1,6 +1,5 @@
 import type { RouterConfig } from '../../config/index.js';
 import type { AdminDecisions, AdminState } from '../../contract/index.js';
-import { UNKNOWN_MODEL } from '../metrics/index.js';
 import type { RouterMetrics } from '../metrics/index.js';
 import type { QueueGate } from '../policies/index.js';
 import type { DecisionFilter, DecisionRing } from '../state/decisions/index.js';
@@ -11,6 +10,7 @@ import type { WorkerReading } from '../status/worker-status.js';
 import type { AdminStateCache, AdminStateInput, AdminStateParts, WorkerPart } from './admin-state.js';
 import { WorkerLatencyJson, adminStateBody, adminStateParts, assembleParts, workerPart } from './admin-state.js';
 import { WorkerFieldsJson } from './worker-fields-json.js';
+import type { ServedModel } from '../workers/served-model.js';
 
 /**
  * Workers read between two turns of the event loop when the stream reads the fleet: some
@@ -25,10 +25,8 @@ export interface DocumentParts {
   readonly metrics: RouterMetrics;
   readonly index: PrefixIndex;
   readonly decisions: DecisionRing;
-  /** The model this router serves; null until known. */
-  readonly model: string | null;
-  /** Tokens per block of the prefix index's keys. */
-  readonly keyBlockSize: number;
+  /** The model this router serves. */
+  readonly served: ServedModel;
 }
 
 export interface DocumentSources {
@@ -104,15 +102,15 @@ export class AdminDocuments {
       metrics: p.metrics,
       readings,
       version: d.version,
-      modelId: p.model,
-      metricsModel: p.model ?? UNKNOWN_MODEL,
+      modelId: p.served.id,
+      metricsModel: p.served.label,
       simulated: d.simulated,
       startedAt: d.startedAt,
       url: d.url(),
       ready: d.ready(),
       alerts: d.watch.alerts(now),
       prefixIndex: this.prefixIndexSummary(),
-      blockSize: p.keyBlockSize,
+      blockSize: d.prefix.keyBlockSize,
       events: d.watch.recentEvents(),
       now,
     };
@@ -122,7 +120,7 @@ export class AdminDocuments {
     const ring = this.p.decisions;
     return {
       worker_queue_limit: this.p.gate.mode === 'fixed' ? this.p.gate.limit : null,
-      block_size: this.p.keyBlockSize,
+      block_size: this.d.prefix.keyBlockSize,
       queue_gate_mode: this.p.gate.mode,
       capacity: ring.capacity,
       recorded_total: ring.total,

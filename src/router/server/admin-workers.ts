@@ -1,22 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiErrors } from '../api-error/api-error.js';
 import { readRequestBody } from '../request/read-body.js';
-import type { DiscoveryMode } from '../discovery/discovery.js';
+import type { Membership } from '../membership/fleet-membership.js';
 import { sendJson } from './send-json.js';
 
 /** A membership change's body is one URL: anything larger is not one. */
 const MAX_BODY_BYTES = 16 * 1024;
-
-/** What /admin/workers changes (the Router): who owns the fleet, and the two changes. */
-export interface Membership {
-  /** `static`: the configured list and this API; otherwise the discovery mode that owns the fleet. */
-  owner(): 'static' | DiscoveryMode;
-  /** Whether the router was started with --admin-token: without one, membership cannot change over HTTP. */
-  readonly tokenConfigured: boolean;
-  add(url: string): 'added' | 'exists';
-  /** Out of the pool now; gone once its in-flight requests end. Undefined when no such worker. */
-  remove(url: string): { inflight: number } | undefined;
-}
 
 /**
  * `POST /admin/workers {"url": …}` and `DELETE /admin/workers?url=…` (docs/http-edge.md

@@ -1,6 +1,5 @@
 import type { RouterConfig } from '../../config/index.js';
 import type { Logger } from '../logging/logger.js';
-import { UNKNOWN_MODEL } from '../metrics/index.js';
 import type { RouterMetrics } from '../metrics/index.js';
 import { SelectionBooker } from '../metrics/selection-booker.js';
 import type { Policy, QueueGate } from '../policies/index.js';
@@ -17,7 +16,8 @@ import { GenerationPath } from './generation.js';
 import { HttpFront } from './http-front.js';
 import type { InflightRequests } from './inflight.js';
 import { routeTable } from './routes.js';
-import type { Membership } from './admin-workers.js';
+import type { Membership } from '../membership/fleet-membership.js';
+import type { ServedModel } from '../workers/served-model.js';
 
 /** The router's parts the front reads (the Router holds them all). */
 export interface FrontParts {
@@ -28,9 +28,8 @@ export interface FrontParts {
   readonly policy: Policy;
   readonly decisions: DecisionRing;
   readonly capture: RequestCapture;
-  /** The model this router serves; null until known (any model name is accepted). */
-  readonly model: string | null;
-  readonly keyBlockSize: number;
+  /** The model this router serves; its id null until known (any model name is accepted). */
+  readonly served: ServedModel;
 }
 
 export interface FrontSources {
@@ -51,8 +50,8 @@ export interface FrontSources {
 export function createHttpFront(p: FrontParts, s: FrontSources): HttpFront {
   const { config, gate, table, metrics, policy, decisions, capture } = p;
   const { relay, log, ready, prefix } = s;
-  const model = (): string => p.model ?? UNKNOWN_MODEL;
-  const modelId = (): string | null => p.model;
+  const model = (): string => p.served.label;
+  const modelId = (): string | null => p.served.id;
   const unkeyed = new UnkeyedRequests(metrics, log);
   const generation = new GenerationPath({
     config,
@@ -86,7 +85,7 @@ export function createHttpFront(p: FrontParts, s: FrontSources): HttpFront {
     ready,
     poolSize: () => table.view(performance.now()).workers.length,
     documents: s.documents,
-    keyBlockSize: () => p.keyBlockSize,
+    keyBlockSize: () => prefix.keyBlockSize,
     membership: s.membership,
   });
   return new HttpFront({ routes, metrics, log, ready, adminTokenDigest: config.adminToken ? tokenDigest(config.adminToken) : undefined });

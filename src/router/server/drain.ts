@@ -17,6 +17,8 @@ export interface DrainOptions {
   skipPause?: Promise<void> | undefined;
   /** Resolves to cut what is left at once (a second stop request). */
   cutNow?: Promise<void> | undefined;
+  /** After a cut: the upstream requests are being aborted, so their connections are dropped rather than waited for. */
+  afterCut?: () => void;
   log: Logger;
 }
 
@@ -71,5 +73,9 @@ export async function drainServer(o: DrainOptions): Promise<number> {
   for (const s of o.sockets) s.destroy();
   // Every connection is gone, so this is prompt; bounded all the same.
   await Promise.race([closed, new Promise((r) => setTimeout(r, 1000).unref())]);
+  if (left > 0) o.afterCut?.();
+  // Cut requests unwind on the next turns of the event loop (their upstream aborts
+  // settle); let them, within a bound, so that a caller sees nothing in flight.
+  if (o.inflight() > 0) await Promise.race([o.idle(), new Promise((r) => setTimeout(r, 500).unref())]);
   return left;
 }

@@ -9,7 +9,7 @@ import { decisionFilter, streamState } from './admin-api.js';
 import type { AdminDocuments } from './admin-documents.js';
 import { streamCapture } from './admin-capture.js';
 import { changeMembership } from './admin-workers.js';
-import type { Membership } from './admin-workers.js';
+import type { Membership } from '../membership/fleet-membership.js';
 import type { GenerationPath } from './generation.js';
 import { sendJson } from './send-json.js';
 
