@@ -48,6 +48,12 @@ export interface RelayJob {
   readonly trace?: RequestTrace | undefined;
 }
 
+/** A selection, and the prefix signal the policy read for it. */
+export interface Selected {
+  readonly outcome: SelectionOutcome;
+  readonly prefix: PrefixSignal | undefined;
+}
+
 /** Why one attempt did not answer the client, and whether another worker may try. */
 interface AttemptFailure {
   readonly error: ApiError;
@@ -78,30 +84,21 @@ export class Relay {
   }
 
   /**
-   * One selection through the configured policy. The first one (nothing excluded) is
-   * booked by the caller; a retry's (`exclude` set) is not: the reference books a
-   * decision at selection, once per request.
+   * One selection through the configured policy, with the prefix signal it read (the
+   * decision record tells it). The first one (nothing excluded) is booked by the
+   * caller; a retry's (`exclude` set) is not: the reference books a decision at
+   * selection, once per request.
    */
-  select(parsed: InferenceRequest, view: PoolState & LoadView, exclude?: Worker): SelectionOutcome {
+  select(parsed: InferenceRequest, view: PoolState & LoadView, exclude?: Worker): Selected {
     const policy = this.deps.policy;
     let prefix: PrefixSignal | undefined;
     if (policy.usesPrefix) {
       if (this.recordsOwners && parsed.prefixHashes.length > 0) parsed.prefixHints ??= new Int32Array(parsed.prefixHashes.length);
       prefix = this.deps.prefix.signal(parsed.prefixHashes, parsed.prefixHints);
     }
-    this.lastPrefix = prefix;
-    return policy.select({
-      pool: view,
-      load: view,
-      inputTokens: parsed.inputTokens,
-      prefix,
-      random: this.deps.random,
-      exclude,
-    });
+    const outcome = policy.select({ pool: view, load: view, inputTokens: parsed.inputTokens, prefix, random: this.deps.random, exclude });
+    return { outcome, prefix };
   }
-
-  /** The prefix signal of the last selection (read right after it, for its decision record). */
-  lastPrefix: PrefixSignal | undefined;
 
   /**
    * Send to the chosen worker; if it refuses or fails before any byte reached the
@@ -150,7 +147,7 @@ export class Relay {
   private retryTarget(parsed: InferenceRequest, failed: Worker): Worker | undefined {
     const view = this.deps.table.view(performance.now());
     if (view.workers.length === 0) return undefined;
-    const outcome = this.select(parsed, view, failed);
+    const { outcome } = this.select(parsed, view, failed);
     return outcome.ok && outcome.worker !== failed ? (outcome.worker as Worker) : undefined;
   }
 

@@ -55,12 +55,10 @@ export class GenerationPath {
     const view = d.table.view(performance.now());
     if (view.workers.length === 0) throw ApiErrors.noHealthyWorkers();
     // The one booked selection; a retry selects again inside the relay, unbooked.
-    const selection = d.relay.select(parsed, view);
+    const { outcome: selection, prefix } = d.relay.select(parsed, view);
     d.booker.book(selection, view.workers.length);
     if (!selection.ok) throw ApiErrors.selectionFailed();
-    const recorded = d.decisions.active
-      ? d.decisions.begin(req, selection, d.relay.lastPrefix, view, parsed.inputTokens, startedAt)
-      : undefined;
+    const recorded = d.decisions.active ? d.decisions.begin(req, selection, prefix, view, parsed.inputTokens, startedAt) : undefined;
     const trace = capturing
       ? d.capture.trace(recorded, Date.now() - (performance.now() - startedAt), parsed.inputTokens, parsed.prefixHashes)
       : recorded;
