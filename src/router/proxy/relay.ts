@@ -1,12 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BodyChunks } from '../../net/index.js';
 import type { Logger } from '../logging/logger.js';
-import { outcomeFromStatus, WorkerBookings } from '../metrics/index.js';
+import { WorkerBookings } from '../metrics/index.js';
 import type { RouterMetrics } from '../metrics/index.js';
 import type { LoadView, Policy, PoolState, PrefixSignal, SelectionOutcome, SelectionSuccess } from '../policies/index.js';
 import type { InferenceRequest } from '../request/inference-request.js';
 import { ApiErrors } from '../api-error/api-error.js';
-import type { ApiError } from '../api-error/api-error.js';
 import type { RequestTrace } from '../state/decisions/index.js';
 import type { LoadTable } from '../state/load-monitor/index.js';
 import type { PrefixIndex } from '../state/prefix-index/index.js';
@@ -15,7 +14,9 @@ import type { Worker } from '../upstream/worker.js';
 import { UpstreamCall } from './forward.js';
 import type { UpstreamRequest } from './forward.js';
 import { upstreamRequestHeaders } from './hop-by-hop.js';
-import { classifyUpstreamError } from './upstream-error.js';
+import type { RelayOutcome } from './outcomes.js';
+import { settle } from './settlement.js';
+import type { AttemptEnd, AttemptFailure } from './settlement.js';
 
 export interface RelayDeps {
   table: LoadTable;
@@ -52,14 +53,6 @@ export interface RelayJob {
 export interface Selected {
   readonly outcome: SelectionOutcome;
   readonly prefix: PrefixSignal | undefined;
-}
-
-/** Why one attempt did not answer the client, and whether another worker may try. */
-interface AttemptFailure {
-  readonly error: ApiError;
-  /** sgl_router_retries_total{reason} if a retry follows. */
-  readonly cause: string;
-  readonly retryable: boolean;
 }
 
 /**
@@ -174,110 +167,46 @@ export class Relay {
     if (!this.recordsOwners && parsed.prefixHashes.length > 0) this.deps.prefix.predicted?.record(parsed.prefixHashes, worker);
     try {
       const sent = await call.send(worker, request);
-      switch (sent.kind) {
-        case 'cancelled':
-          breaker.release(gen);
-          book.request(model, 'cancelled');
-          if (parsed.stream) book.stream(model, 'client_disconnect');
-          return undefined;
-        case 'router_error':
-          breaker.release(gen);
-          // The worker left the fleet under it (its drain time ran out): nothing reached the client, so another worker takes it.
-          if (worker.removed) return { error: ApiErrors.upstreamUnreachable(), cause: 'worker_removed', retryable: true };
-          // Not the worker's failure: no breaker verdict, no retry (it would fail alike anywhere).
-          log.error('router error sending a request to a worker', {
-            worker: worker.url,
-            error: (sent.error as Error)?.message ?? String(sent.error),
-          });
-          return { error: ApiErrors.internal(), cause: 'internal', retryable: false };
-        case 'timeout':
-          // Not retried: the worker may still be working on it, and a second wait would
-          // take the client past --request-timeout-secs.
-          breaker.failure(performance.now(), gen);
-          book.request(model, 'error');
-          return { error: ApiErrors.upstreamTimeout(), cause: 'timeout', retryable: false };
-        case 'unreachable':
-          breaker.failure(performance.now(), gen);
-          book.request(model, 'error');
-          // Bytes that are not an answer (a 101 it never asked for, a broken head): the connection is closed; say why.
-          if (sent.code === 'UPSTREAM_MALFORMED') {
-            log.warn('worker answered with a malformed response', { worker: worker.url, error: sent.detail });
-            return { error: ApiErrors.upstreamUnreachable(), cause: 'malformed', retryable: true };
-          }
-          return { error: ApiErrors.upstreamUnreachable(), cause: 'connect', retryable: true };
-        case 'response':
-          break;
-      }
-
-      const response = sent.response;
-      const status = response.statusCode;
-      if (status === 429 || status >= 500) {
-        // A failure status is never relayed: the client gets the router's envelope,
-        // from whichever attempt was last, never a mix of worker and router bodies.
+      let end: AttemptEnd;
+      let relayed: RelayOutcome | undefined;
+      if (sent.kind !== 'response') end = { at: 'send', sent, workerRemoved: worker.removed };
+      else if (sent.response.statusCode === 429 || sent.response.statusCode >= 500) {
+        // Read away, so the connection can carry the next request.
         await call.discard();
-        book.request(model, outcomeFromStatus(status));
-        if (status === 429 || status === 503) breaker.backpressure(gen);
-        else breaker.failure(performance.now(), gen);
-        return { error: statusError(status), cause: `status_${status}`, retryable: true };
+        end = { at: 'status', status: sent.response.statusCode };
+      } else {
+        const status = sent.response.statusCode;
+        // Committed once the first byte goes to the client: this worker serves the request,
+        // so then (and only then) it is the owner of the prefix, if it accepted it at all.
+        const own =
+          status < 300 && this.recordsOwners
+            ? () => this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints)
+            : undefined;
+        relayed = await call.relay(trace, own);
+        if (relayed.kind === 'completed' || relayed.kind === 'cut') trace?.done(status, relayed.firstByteAt);
+        end = { at: 'relay', status, relayed };
       }
-
-      // Committed once the first byte goes to the client: this worker serves the request,
-      // so then (and only then) it is the owner of the prefix, if it accepted it at all.
-      const own =
-        status < 300 && this.recordsOwners
-          ? () => this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints)
-          : undefined;
-      const relayed = await call.relay(trace, own);
-      if (relayed.kind === 'completed' || relayed.kind === 'cut') trace?.done(status, relayed.firstByteAt);
-      switch (relayed.kind) {
-        case 'completed':
-          // Only a response that completed is a success (docs/retries-and-breaker.md).
-          breaker.success(gen);
-          book.request(model, outcomeFromStatus(status));
-          if (relayed.streamed) {
-            book.stream(model, 'ok');
-            if (status === 200 && relayed.firstByteAt !== undefined) {
-              const ttft = (relayed.firstByteAt - started) / 1000;
-              metrics.ttft.observe([model], ttft);
-              book.ttft(ttft);
-            }
-          }
-          observeDuration(metrics, book, model, started);
-          return undefined;
-        case 'cut':
-          // Cut by the worker or silent past the timeout after the headers: a failure,
-          // and never retried, since bytes may already have reached the client. A cut
-          // the router made itself (its pool torn down) is no verdict on the worker.
-          if (relayed.byRouter) breaker.release(gen);
-          else breaker.failure(performance.now(), gen);
-          book.request(model, relayed.byRouter ? 'cancelled' : 'error');
-          if (relayed.streamed) book.stream(model, 'upstream_error');
-          observeDuration(metrics, book, model, started);
-          if (relayed.timedOut) log.warn('worker went silent mid-response; cut after the request timeout', { worker: worker.url });
-          return undefined;
-        case 'cancelled':
-          breaker.release(gen);
-          book.request(model, 'cancelled');
-          if (relayed.streamed) book.stream(model, 'client_disconnect');
-          return undefined;
-        case 'failed':
-          if (classifyUpstreamError(relayed.error) === 'router') {
-            // A header node refused to send (the worker's, but the router's problem): no verdict, no retry.
-            breaker.release(gen);
-            log.error('router error relaying a response', { worker: worker.url, error: relayed.error.message });
-            return { error: ApiErrors.internal(), cause: 'internal', retryable: false };
-          }
-          // Its status line came, then a broken framing or a close before any body byte:
-          // nothing reached the client, so another worker may take it (docs/retries-and-breaker.md).
-          breaker.failure(performance.now(), gen);
-          book.request(model, 'error');
-          log.warn('worker broke its response before the first byte reached the client', {
-            worker: worker.url,
-            status,
-            error: relayed.error.message,
-          });
-          return { error: ApiErrors.upstreamIncomplete(), cause: 'broken_response', retryable: true };
+      const s = settle(end, parsed.stream);
+      if (s.verdict === 'success') breaker.success(gen);
+      else if (s.verdict === 'failure') breaker.failure(performance.now(), gen);
+      else if (s.verdict === 'backpressure') breaker.backpressure(gen);
+      else breaker.release(gen);
+      if (s.booking !== null) book.request(model, s.booking);
+      if (s.stream !== null) book.stream(model, s.stream);
+      if (
+        relayed?.kind === 'completed' &&
+        relayed.streamed &&
+        end.at === 'relay' &&
+        end.status === 200 &&
+        relayed.firstByteAt !== undefined
+      ) {
+        const ttft = (relayed.firstByteAt - started) / 1000;
+        metrics.ttft.observe([model], ttft);
+        book.ttft(ttft);
       }
+      if (s.duration) observeDuration(metrics, book, model, started);
+      if (s.log !== undefined) log[s.log.level](s.log.msg, { worker: worker.url, ...s.log.fields });
+      return s.failure;
     } catch (err) {
       // Unexpected (a bug, or a response header node refuses to send): the router's
       // failure, so no verdict, but a claimed probe must not stay claimed.
@@ -287,13 +216,6 @@ export class Relay {
       worker.inflight--;
     }
   }
-}
-
-/** The router's answer when a worker's failure status is the last word. */
-function statusError(status: number): ApiError {
-  if (status === 429 || status === 503) return ApiErrors.upstreamOverloaded(status);
-  if (status === 504) return ApiErrors.upstreamTimeout();
-  return ApiErrors.upstreamError(status);
 }
 
 /** End-to-end duration, for the model and for the worker that served it. */
