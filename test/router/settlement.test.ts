@@ -4,9 +4,10 @@ import type { AttemptEnd } from '../../src/router/proxy/settlement.js';
 import { UpstreamFailure } from '../../src/router/upstream/upstream-failure.js';
 
 /**
- * Each way one attempt ends, and what it means (docs/retries-and-breaker.md §Outcomes of
- * one attempt): the breaker's verdict, the worker's booking, a stream's, and what the
- * client gets if it is the last attempt (its status and error code), retried or not.
+ * Each way one attempt ends, and what it means
+ * (docs/retries-and-breaker.md §Outcomes of one attempt): the breaker's verdict, the
+ * worker's booking, a stream's, and what the client gets if it is the last attempt
+ * (its status and error code), retried or not.
  */
 type Row = [
   name: string,
