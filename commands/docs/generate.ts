@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigCodes, PROBLEM_CLASSES } from '../../src/config/index.js';
+import { ROUTER_FIELDS, WORKER_FIELDS, fieldTableMarkdown } from '../../src/contract/index.js';
 import { RUNTIME_ERRORS, catalogueEntries } from '../../src/errors/index.js';
 import type { ApiErrorEntry, ErrorEntry } from '../../src/errors/index.js';
 import { API_ERROR_CODES } from '../../src/router/index.js';
@@ -75,6 +76,14 @@ function configurationBlocks(): Block[] {
   ];
 }
 
+/** The admin document's tables, from the contract's field tables. */
+function adminStateBlocks(): Block[] {
+  return [
+    { style: 'markdown', name: 'admin router fields', body: () => fieldTableMarkdown(ROUTER_FIELDS) },
+    { style: 'markdown', name: 'admin worker fields', body: () => fieldTableMarkdown(WORKER_FIELDS) },
+  ];
+}
+
 /** A file as `npm run docs` would leave it: path relative to the repository, and its text. */
 export interface GeneratedFile {
   path: string;
@@ -83,7 +92,7 @@ export interface GeneratedFile {
 
 /**
  * Every generated file, computed in memory from the files under `root`: the man
- * pages' and docs/configuration.md's generated blocks filled in, .routerrc.example
+ * pages', docs/configuration.md's and docs/metrics-and-admin.md's generated blocks filled in, .routerrc.example
  * whole. Nothing is written; `write.ts` does that, and the test compares.
  */
 export function generateDocs(root: string): GeneratedFile[] {
@@ -95,6 +104,7 @@ export function generateDocs(root: string): GeneratedFile[] {
   return [
     ...MAN_PAGES.map((page) => fill(`man/${page}`, manBlocks(page))),
     fill('docs/configuration.md', configurationBlocks()),
+    fill('docs/metrics-and-admin.md', adminStateBlocks()),
     { path: '.routerrc.example', text: rcExample() },
   ];
 }

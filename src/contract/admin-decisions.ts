@@ -59,7 +59,11 @@ export interface AdminDecision {
 }
 
 export interface AdminDecisions {
-  /** The router's --worker-queue-limit (null: gate off) and --block-size, so a record can be read alone. */
+  /**
+   * The router's --worker-queue-limit as given (null: not set), the value /admin/state's
+   * `router.worker_queue_limit` holds, and --block-size, so a record can be read alone;
+   * under `auto` and `tokens` the rule in force is each record's `gate_rule`.
+   */
   worker_queue_limit: number | null;
   block_size: number;
   /** Added: --queue-gate (docs/routing.md §Gate modes): fixed, auto or tokens. */

@@ -1,4 +1,5 @@
-import type { AdminState, AdminWorker } from './admin-state.js';
+import type { AdminState } from './admin-state.js';
+import type { AdminWorker } from './worker-fields.js';
 
 /**
  * One `event: state_delta` of `/admin/stream?delta=1` (docs/metrics-and-admin.md

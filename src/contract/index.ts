@@ -8,7 +8,22 @@ export type { Decision } from './decisions.js';
 export { METRIC_NAMES, ROUTER_METRIC_PREFIX } from './metric-names.js';
 export type { MetricName } from './metric-names.js';
 export { ADMIN_STATE_FIELDS, auditAdminDocument } from './admin-state.js';
-export type { AdminEvent, AdminEventKind, AdminRouter, AdminState, AdminWorker } from './admin-state.js';
+export type { AdminEvent, AdminEventKind, AdminState } from './admin-state.js';
+export { WORKER_FIELDS, WORKER_FIELD_ROWS } from './worker-fields.js';
+export type {
+  AdminWorker,
+  FieldCompare,
+  HistogramJson,
+  KvEventsJson,
+  LoadPushJson,
+  PollErrorJson,
+  WorkerFieldRow,
+  WorkerFields,
+} from './worker-fields.js';
+export { ROUTER_FIELDS } from './router-fields.js';
+export type { AdminRouter } from './router-fields.js';
+export { fieldTableMarkdown, isKind, readFields } from './json-kind.js';
+export type { Checked, FieldRow, FieldsOf, JsonKind, TypeOf } from './json-kind.js';
 export type { AdminStateDelta } from './admin-state-delta.js';
 export { isBelowFloor, isQueued } from './queue-rule.js';
 export type { AdminDecision, AdminDecisionCandidate, AdminDecisions } from './admin-decisions.js';

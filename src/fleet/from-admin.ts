@@ -1,5 +1,6 @@
-import type { AdminRouter, AdminState, AdminWorker } from '../contract/index.js';
-import type { Breaker, DecisionCounts, Histogram, ReplicaSnapshot, WorkerSnapshot } from './view-model.js';
+import { ROUTER_FIELDS, WORKER_FIELDS, readFields } from '../contract/index.js';
+import type { AdminState, AdminWorker } from '../contract/index.js';
+import type { DecisionCounts, Histogram, ReplicaSnapshot, WorkerSnapshot } from './view-model.js';
 import { DECISION_LABELS, sumKnown } from './view-model.js';
 
 /**
@@ -11,35 +12,31 @@ import { DECISION_LABELS, sumKnown } from './view-model.js';
  * `auto` can fall back to Prometheus).
  */
 export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now()): ReplicaSnapshot | undefined {
-  // Read through the contract's field names: reading a field the router does not
-  // write is a compile error, and what it writes is checked by a test.
+  // Read through the contract's field tables: each field is checked against its kind
+  // (absent stays undefined, mistyped reads null), and a field the router does not
+  // write is a compile error.
   if (!isObject(raw) || !isObject(raw.router) || !Array.isArray(raw.workers)) return undefined;
   const doc = raw as Fields<AdminState>;
-  const r = raw.router as Fields<AdminRouter>;
+  const r = readFields(ROUTER_FIELDS, raw.router);
   const workers: WorkerSnapshot[] = [];
   for (const item of raw.workers) {
     if (!isObject(item) || typeof item.url !== 'string') continue;
-    const w = item as Fields<AdminWorker> & { url: string };
+    const w = readFields(WORKER_FIELDS, item);
     workers.push({
-      url: w.url,
-      healthy: bool(w.healthy),
-      breaker: breaker(w.breaker),
-      waiting: num(w.waiting),
-      running: num(w.running),
-      sampleAgeMs: num(w.sample_age_ms),
-      loadSource: w.load_source === 'push' || w.load_source === 'poll' ? w.load_source : null,
-      fresh: bool(w.fresh),
-      gated: bool(w.gated),
-      inflight: num(w.inflight),
-      requestsTotal: num(w.requests_total),
-      gateRejectionsTotal: num(w.gate_rejections_total),
-      ...('kv_usage' in w ? { kvUsage: num(w.kv_usage) } : {}),
-      ...(isObject(w.latency)
-        ? {
-            ttft: histogram((w.latency as Record<string, unknown>).ttft_seconds),
-            duration: histogram((w.latency as Record<string, unknown>).duration_seconds),
-          }
-        : {}),
+      url: item.url,
+      healthy: w.healthy ?? null,
+      breaker: w.breaker ?? null,
+      waiting: w.waiting ?? null,
+      running: w.running ?? null,
+      sampleAgeMs: w.sample_age_ms ?? null,
+      loadSource: w.load_source ?? null,
+      fresh: w.fresh ?? null,
+      gated: w.gated ?? null,
+      inflight: w.inflight ?? null,
+      requestsTotal: w.requests_total ?? null,
+      gateRejectionsTotal: w.gate_rejections_total ?? null,
+      ...(w.kv_usage !== undefined ? { kvUsage: w.kv_usage } : {}),
+      ...(w.latency ? { ttft: histogram(w.latency.ttft_seconds), duration: histogram(w.latency.duration_seconds) } : {}),
     });
   }
   const alerts: Fields<AdminState['alerts']> = isObject(doc.alerts) ? doc.alerts : {};
@@ -48,22 +45,22 @@ export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now())
     source: 'admin',
     at: num(doc.timestamp_ms) ?? receivedAt,
     router: {
-      version: str(r.version),
-      policy: str(r.policy),
+      version: r.version ?? null,
+      policy: r.policy ?? null,
       policyInferred: false,
-      modelId: str(r.model_id),
+      modelId: r.model_id ?? null,
       // The limit in force, which an auto gate moves; routers before the gate modes report only the flag.
-      workerQueueLimit: 'queue_gate_limit' in r ? num(r.queue_gate_limit) : num(r.worker_queue_limit),
-      gateMode: gateMode(r.queue_gate_mode),
+      workerQueueLimit: r.queue_gate_limit !== undefined ? r.queue_gate_limit : (r.worker_queue_limit ?? null),
+      gateMode: r.queue_gate_mode ?? null,
       // Only the tokens gate has a token threshold; elsewhere the field is absent, not unknown.
-      ...(r.queue_gate_mode === 'tokens' ? { gateTokens: num(r.queue_gate_tokens) } : {}),
-      saturationQueueFloor: num(r.saturation_queue_floor),
-      minLoadChoices: num(r.min_load_choices),
-      uptimeS: num(r.uptime_s),
+      ...(r.queue_gate_mode === 'tokens' ? { gateTokens: r.queue_gate_tokens ?? null } : {}),
+      saturationQueueFloor: r.saturation_queue_floor ?? null,
+      minLoadChoices: r.min_load_choices ?? null,
+      uptimeS: r.uptime_s ?? null,
       simulated: r.simulated === true,
-      loadFreshnessMs: num(r.load_freshness_ms),
-      blockSize: num(r.block_size),
-      ready: bool(r.ready),
+      loadFreshnessMs: r.load_freshness_ms ?? null,
+      blockSize: r.block_size ?? null,
+      ready: r.ready ?? null,
     },
     workers,
     decisions: decisions(doc.decisions),
@@ -127,10 +124,6 @@ function readHistogram(v: Record<string, unknown>): Histogram | null {
   return { buckets, count: num(v.count) ?? buckets.at(-1)?.count ?? 0, sum: num(v.sum) ?? 0 };
 }
 
-function breaker(v: unknown): Breaker | null {
-  return v === 'closed' || v === 'open' || v === 'half_open' ? v : null;
-}
-
 /** A document from the network: the contract's keys, values not yet checked. */
 type Fields<T> = Partial<Record<keyof T, unknown>>;
 
@@ -150,8 +143,4 @@ function kvNotes(workers: unknown[]): string[] {
     if (typeof note === 'string') out.push(`${item.url}: ${note}`);
   }
   return out;
-}
-
-function gateMode(v: unknown): 'fixed' | 'auto' | 'tokens' | null {
-  return v === 'fixed' || v === 'auto' || v === 'tokens' ? v : null;
 }

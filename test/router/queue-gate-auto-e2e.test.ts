@@ -83,6 +83,14 @@ describe('--queue-gate auto over real HTTP', () => {
     expect(record(r, 'saturated').candidates.every((x) => x.gate === 'admitted')).toBe(true);
   });
 
+  it('both admin documents write --worker-queue-limit as given, the one value, whatever the mode', async () => {
+    fleet = await startSimFleet({ workers: 2, speedup: 50 });
+    const r = (router = await startTestRouter(fleet.urls, { queueGate: 'auto', workerQueueLimit: 8 }));
+    const decisions = (await getJson(`${r.url}/admin/decisions`)) as { worker_queue_limit: number | null; queue_gate_mode: string };
+    expect(await gateFields(r)).toMatchObject({ queue_gate_mode: 'auto', worker_queue_limit: 8, queue_gate_limit: 8 });
+    expect(decisions).toMatchObject({ queue_gate_mode: 'auto', worker_queue_limit: 8 });
+  });
+
   it('leaves the fixed gate exactly as the reference has it: no limit, no gate', async () => {
     fleet = await startSimFleet({ workers: 2, speedup: 50 });
     const r = (router = await startTestRouter(fleet.urls));

@@ -8,7 +8,15 @@ import type { PrefixState } from '../prefix-source/prefix-state.js';
 import type { FleetWatch } from '../status/fleet-watch.js';
 import type { WorkerReading } from '../status/worker-status.js';
 import type { AdminStateCache, AdminStateInput, AdminStateParts, WorkerPart } from './admin-state.js';
-import { WorkerLatencyJson, adminStateBody, adminStateParts, assembleParts, workerPart } from './admin-state.js';
+import {
+  WorkerLatencyJson,
+  adminStateBody,
+  adminStateObject,
+  adminStateParts,
+  assembleParts,
+  configuredQueueLimit,
+  workerPart,
+} from './admin-state.js';
 import { WorkerFieldsJson } from './worker-fields-json.js';
 import type { ServedModel } from '../workers/served-model.js';
 
@@ -53,7 +61,7 @@ export class AdminDocuments {
 
   /** /admin/state, as the object a client would parse (in-process readers and tests). */
   state(): AdminState {
-    return JSON.parse(this.stateBody().toString()) as AdminState;
+    return adminStateObject(this.parts());
   }
 
   /** /admin/state as it is sent. */
@@ -119,7 +127,7 @@ export class AdminDocuments {
   decisions(filter: DecisionFilter = {}): AdminDecisions {
     const ring = this.p.decisions;
     return {
-      worker_queue_limit: this.p.gate.mode === 'fixed' ? this.p.gate.limit : null,
+      worker_queue_limit: configuredQueueLimit(this.p.config),
       block_size: this.d.prefix.keyBlockSize,
       queue_gate_mode: this.p.gate.mode,
       capacity: ring.capacity,

@@ -1,15 +1,13 @@
 import type { RouterConfig } from '../../config/index.js';
 import { DECISIONS } from '../../contract/index.js';
-import type { AdminState } from '../../contract/index.js';
+import type { AdminRouter, AdminState, WorkerFields } from '../../contract/index.js';
 import type { KvCatchUp } from '../../engines/index.js';
 import type { HistogramReading, RouterMetrics } from '../metrics/index.js';
 import type { QueueGate } from '../policies/index.js';
 import type { WorkerReading } from '../status/worker-status.js';
 import type { Worker } from '../upstream/worker.js';
 import { JsonBuffer } from './json-buffer.js';
-import type { FieldsJson, WorkerFields, WorkerFieldsJson } from './worker-fields-json.js';
-
-export type { WorkerFields } from './worker-fields-json.js';
+import type { FieldsJson, WorkerFieldsJson } from './worker-fields-json.js';
 
 /** What the admin document is assembled from, beyond the per-worker readings. */
 export interface AdminStateInput {
@@ -165,7 +163,7 @@ export function workerPart(reading: WorkerReading, gate: QueueGate, now: number,
  * sample is newer than the clock its age is counted from.
  */
 export function assembleParts(s: AdminStateInput, workers: WorkerPart[]): AdminStateParts {
-  const { gate, metrics: m } = s;
+  const m = s.metrics;
   const decisions = Object.fromEntries(DECISIONS.map((d) => [d, m.cacheDecisions.get([s.metricsModel, d])])) as AdminState['decisions'];
   const policyDecisions: Record<string, number> = {};
   m.policyDecisions.forEach((labels, v) => (policyDecisions[labels[1]!] = v));
@@ -173,24 +171,7 @@ export function assembleParts(s: AdminStateInput, workers: WorkerPart[]): AdminS
   for (const w of workers) requestsTotal += w.fields.requests_total;
   return {
     head: {
-      router: {
-        version: s.version,
-        policy: s.config.policy,
-        model_id: s.modelId,
-        worker_queue_limit: s.config.workerQueueLimit,
-        saturation_queue_floor: gate.floor,
-        min_load_choices: s.config.minLoadChoices,
-        uptime_s: Math.round((Date.now() - s.startedAt) / 100) / 10,
-        simulated: s.simulated,
-        url: s.url,
-        ready: s.ready,
-        load_freshness_ms: s.config.loadFreshnessMs,
-        block_size: s.blockSize,
-        queue_gate_mode: gate.mode,
-        queue_gate_limit: gate.limit,
-        queue_gate_tokens: gate.tokenLimit,
-        queue_gate_rule: gate.rule(),
-      },
+      router: routerFields(s),
       decisions,
       selection_failures_total: m.selectionFailures.sum(),
       diverted_overlap_blocks: m.divertedOverlap.snapshot([s.metricsModel]),
@@ -217,6 +198,21 @@ function ageJson(p: WorkerPart): string {
 /** One worker's entry as JSON, from its parts. */
 export function workerJson(p: WorkerPart): string {
   return `${p.json.text.slice(0, -1)}${ageJson(p)}${p.latency.text}}`;
+}
+
+/**
+ * The whole document as the object a client parses from adminStateBody: for in-process
+ * readers (tests, the embedded console), which need not parse back the bytes written
+ * for the wire. A test holds the two equal on live documents.
+ */
+export function adminStateObject(p: AdminStateParts): AdminState {
+  const { router, ...rest } = p.head;
+  const workers = p.workers.map((w) => ({
+    ...w.fields,
+    sample_age_ms: w.sampleAgeMs,
+    latency: { ttft_seconds: w.latency.readings.ttft_seconds.snapshot(), duration_seconds: w.latency.readings.duration_seconds.snapshot() },
+  }));
+  return { router, workers, ...rest };
 }
 
 /** The bytes a worker's entry takes in the whole document (adminStateBody), its comma included, without writing it. */
@@ -256,7 +252,43 @@ export function adminStateBody(p: AdminStateParts): Buffer {
   return body;
 }
 
-/** A worker's fields but its sample's age and latency; `clock` is epoch ms now on the monotonic clock. */
+/**
+ * The `router` object: each field of the contract's ROUTER_FIELDS as the router reads
+ * it (the compiler holds this to the table). `worker_queue_limit` is the flag as given,
+ * the value /admin/decisions writes too (configuredQueueLimit).
+ */
+function routerFields(s: AdminStateInput): AdminRouter {
+  const { config, gate } = s;
+  return {
+    version: s.version,
+    policy: config.policy,
+    model_id: s.modelId,
+    worker_queue_limit: configuredQueueLimit(config),
+    saturation_queue_floor: gate.floor,
+    min_load_choices: config.minLoadChoices,
+    uptime_s: Math.round((Date.now() - s.startedAt) / 100) / 10,
+    simulated: s.simulated,
+    url: s.url,
+    ready: s.ready,
+    load_freshness_ms: config.loadFreshnessMs,
+    block_size: s.blockSize,
+    queue_gate_mode: gate.mode,
+    queue_gate_limit: gate.limit,
+    queue_gate_tokens: gate.tokenLimit,
+    queue_gate_rule: gate.rule(),
+  };
+}
+
+/** `worker_queue_limit` in both admin documents: --worker-queue-limit as given (the rule in force is `queue_gate_limit`). */
+export function configuredQueueLimit(config: RouterConfig): number | null {
+  return config.workerQueueLimit;
+}
+
+/**
+ * A worker's fields but its sample's age and latency, each field of the contract's
+ * WORKER_FIELDS as the router reads it (the compiler holds this to the table); `clock`
+ * is epoch ms now on the monotonic clock.
+ */
 function workerFields(r: WorkerReading, gate: QueueGate, clock: number): WorkerFields {
   const { worker: w, fresh, sampleAgeMs, healthy, unreachable, polls, loadSource, push, kvEvents } = r;
   return {

@@ -1,6 +1,8 @@
 import type { AdminStateParts, LatencyJson, WorkerPart } from './admin-state.js';
 import { workerBytes, workerJson } from './admin-state.js';
-import type { FieldsJson, WorkerFields } from './worker-fields-json.js';
+import { WORKER_FIELD_ROWS } from '../../contract/index.js';
+import type { WorkerFields } from '../../contract/index.js';
+import type { FieldsJson } from './worker-fields-json.js';
 
 /** What a stream last sent of one worker: its fields' JSON (which holds the fields it was written from) and its latency's. */
 interface SentWorker {
@@ -260,16 +262,17 @@ function sentSamples(parts: AdminStateParts, sent: ReadonlyMap<string, SentWorke
   return out;
 }
 
+/** The fields whose change is one of what a worker is (WORKER_FIELDS' `state`). */
+const STATE_KEYS = WORKER_FIELD_ROWS.filter(([, row]) => row.state).map(([key]) => key as keyof WorkerFields);
+/** The fields a patch may carry, and how each compares. */
+const PATCH_ROWS = WORKER_FIELD_ROWS.filter(([, row]) => row.compare !== 'apart') as ReadonlyArray<
+  readonly [keyof WorkerFields, (typeof WORKER_FIELD_ROWS)[number][1]]
+>;
+
 /** A change of what a worker is, rather than of how much it did: what an operator must see at once. */
 function stateMoved(was: WorkerFields, now: WorkerFields): boolean {
-  return (
-    was.healthy !== now.healthy ||
-    was.breaker !== now.breaker ||
-    was.gated !== now.gated ||
-    was.fresh !== now.fresh ||
-    was.load_unreachable !== now.load_unreachable ||
-    was.load_source !== now.load_source
-  );
+  for (const key of STATE_KEYS) if (was[key] !== now[key]) return true;
+  return false;
 }
 
 /** The moved workers from document index `from` on, then those before it. */
@@ -295,15 +298,16 @@ function patchJson(m: Moved, column: boolean): string | null {
  * Both readings are snapshots (the router's workerFields copies what it reads), so
  * what was sent can be compared as it stands.
  */
-function changedFields(was: SentWorker, part: WorkerPart): Record<string, unknown> {
+function changedFields(was: SentWorker, part: WorkerPart): Partial<WorkerFields> & { url: string } {
   const patch: Record<string, unknown> = { url: part.fields.url };
-  const before = was.json.fields as unknown as Record<string, unknown>;
-  for (const [key, value] of Object.entries(part.fields)) {
+  const before = was.json.fields;
+  for (const [key, row] of PATCH_ROWS) {
+    const value = part.fields[key];
     const old = before[key];
-    const same = typeof value === 'object' && value !== null ? JSON.stringify(value) === JSON.stringify(old) : value === old;
+    const same = row.compare === 'value' ? value === old : value === old || JSON.stringify(value) === JSON.stringify(old);
     if (!same) patch[key] = value;
   }
-  return patch;
+  return patch as Partial<WorkerFields> & { url: string };
 }
 
 /**

@@ -1,8 +1,6 @@
-import type { AdminWorker } from '../../contract/index.js';
+import { WORKER_FIELD_ROWS } from '../../contract/index.js';
+import type { WorkerFieldRow, WorkerFields } from '../../contract/index.js';
 import type { Worker } from '../upstream/worker.js';
-
-/** A worker's entry apart from its sample's age and its latency, which the document keeps separately. */
-export type WorkerFields = Omit<AdminWorker, 'sample_age_ms' | 'latency'>;
 
 /**
  * A worker's fields as JSON, and encoded without the closing brace (its age and latency
@@ -43,75 +41,95 @@ export class WorkerFieldsJson {
 }
 
 /**
- * Whether two readings of a worker's fields write the same JSON. The fields hold their
- * own copies of the poll counts; the push and event feeds' counters move with every
- * frame, so a worker with either is written again each time.
+ * Whether two readings of a worker's fields write the same JSON, and a worker's fields
+ * as JSON: both compiled once, at load, from the contract's WORKER_FIELDS, as
+ * fast-json-stringify compiles a schema. At thousands of workers per document,
+ * JSON.stringify walking each entry, and a loop over the rows reading each field by a
+ * computed key, were most of what was left of the document's cost; the compiled code
+ * is what a hand-written comparison and writer would be, and a new row is in both.
+ * The output is what JSON.stringify would write (same keys, same order); a test holds
+ * the two together over live documents (test/router/worker-fields.test.ts).
  */
-function sameFields(a: WorkerFields, b: WorkerFields): boolean {
-  if (a.load_push !== null || b.load_push !== null || a.kv_events !== null || b.kv_events !== null) return false;
-  if (
-    a.url !== b.url ||
-    a.healthy !== b.healthy ||
-    a.breaker !== b.breaker ||
-    a.waiting !== b.waiting ||
-    a.running !== b.running ||
-    a.kv_usage !== b.kv_usage ||
-    a.sample_at_ms !== b.sample_at_ms ||
-    a.fresh !== b.fresh ||
-    a.gated !== b.gated ||
-    a.inflight !== b.inflight ||
-    a.requests_total !== b.requests_total ||
-    a.gate_rejections_total !== b.gate_rejections_total ||
-    a.dp_size !== b.dp_size ||
-    a.load_poll_failures_total !== b.load_poll_failures_total ||
-    a.load_poll_unanswered !== b.load_poll_unanswered ||
-    a.load_unreachable !== b.load_unreachable ||
-    a.load_source !== b.load_source
-  )
-    return false;
-  const fa = a.load_poll_failures;
-  const fb = b.load_poll_failures;
-  for (const reason in fa) if (fa[reason as keyof typeof fa] !== fb[reason as keyof typeof fb]) return false;
-  if (Object.keys(fa).length !== Object.keys(fb).length) return false;
-  const ea = a.last_poll_error;
-  const eb = b.last_poll_error;
-  return ea === eb || (ea !== null && eb !== null && ea.reason === eb.reason && ea.message === eb.message && ea.at_ms === eb.at_ms);
-}
+const compiled = compileWorkerFields(WORKER_FIELD_ROWS);
 
 /**
- * A worker's fields as JSON, written field by field: at thousands of workers per
- * document, JSON.stringify walking each entry was most of what was left of the
- * document's cost. The output is what JSON.stringify would write (same keys, same
- * order); a test holds a live document's workers against the contract's field list.
- * The rare nested objects (push and KV event feeds) go through JSON.stringify.
+ * The fields hold their own copies of the poll counts; the push and event feeds'
+ * counters move with every frame, so a worker with either is taken as changed.
  */
-export function workerFieldsJson(f: WorkerFields): string {
-  const failures = f.load_poll_failures;
-  let failuresJson = '{';
-  let first = true;
-  for (const reason in failures) {
-    failuresJson += `${first ? '' : ','}${JSON.stringify(reason)}:${num(failures[reason as keyof typeof failures])}`;
-    first = false;
-  }
-  failuresJson += '}';
-  return (
-    `{"url":${JSON.stringify(f.url)},"healthy":${f.healthy},"breaker":${JSON.stringify(f.breaker)}` +
-    `,"waiting":${num(f.waiting)},"running":${num(f.running)},"kv_usage":${num(f.kv_usage)}` +
-    `,"sample_at_ms":${num(f.sample_at_ms)},"fresh":${f.fresh},"gated":${f.gated},"inflight":${num(f.inflight)}` +
-    `,"requests_total":${num(f.requests_total)},"gate_rejections_total":${num(f.gate_rejections_total)},"dp_size":${num(f.dp_size)}` +
-    `,"load_poll_failures_total":${num(f.load_poll_failures_total)},"load_poll_failures":${failuresJson}` +
-    `,"last_poll_error":${lastErrorJson(f.last_poll_error)},"load_poll_unanswered":${num(f.load_poll_unanswered)}` +
-    `,"load_unreachable":${f.load_unreachable},"load_source":${JSON.stringify(f.load_source)}` +
-    `,"load_push":${f.load_push === null ? 'null' : JSON.stringify(f.load_push)}` +
-    `,"kv_events":${f.kv_events === null ? 'null' : JSON.stringify(f.kv_events)}}`
+export const sameFields: (a: WorkerFields, b: WorkerFields) => boolean = compiled.same;
+
+export const workerFieldsJson: (f: WorkerFields) => string = compiled.json;
+
+/** The comparison and the writer, as code over the rows (field names are the contract's identifiers, never input). */
+function compileWorkerFields(rows: typeof WORKER_FIELD_ROWS): { same: typeof sameFields; json: typeof workerFieldsJson } {
+  const written = rows.filter(([, row]) => row.compare !== 'apart');
+  const feeds = written.filter(([, row]) => row.compare === 'whole').map(([key]) => `a.${key} !== null || b.${key} !== null`);
+  const compares = written.flatMap(([key, row]) => {
+    if (row.compare === 'value') return [`a.${key} !== b.${key}`];
+    if (row.compare === 'entries') return [`!h.sameEntries(a.${key}, b.${key})`];
+    return [];
+  });
+  const same = `return !(${[...feeds, ...compares].join(' || ')});`;
+  const parts = written.map(
+    ([key, row], i) => `${JSON.stringify(`${i === 0 ? '{' : ','}${JSON.stringify(key)}:`)} + ${writerOf(row, `f.${key}`)}`,
   );
+  const json = `return ${parts.join(' + ')} + '}';`;
+  // Compiled from the contract's own table, once: no input reaches this code.
+  const sameFn = new Function('h', 'a', 'b', same) as (h: Helpers, a: WorkerFields, b: WorkerFields) => boolean;
+  const jsonFn = new Function('h', 'f', json) as (h: Helpers, f: WorkerFields) => string;
+  return { same: (a, b) => sameFn(HELPERS, a, b), json: (f) => jsonFn(HELPERS, f) };
 }
+
+/** The expression that writes one field's value, `v`, by its kind. */
+function writerOf(row: WorkerFieldRow, v: string): string {
+  const k = row.kind;
+  switch (k.json) {
+    case 'number':
+      return `h.num(${v})`;
+    case 'boolean':
+      return k.nullable ? `String(${v})` : `(${v} ? 'true' : 'false')`;
+    case 'counts':
+      return k.nullable ? `(${v} === null ? 'null' : h.counts(${v}))` : `h.counts(${v})`;
+    case 'string':
+    case 'object':
+      return k.nullable ? `(${v} === null ? 'null' : JSON.stringify(${v}))` : `JSON.stringify(${v})`;
+  }
+}
+
+interface Helpers {
+  num(v: number | null): string;
+  counts(v: Readonly<Record<string, number>>): string;
+  sameEntries(a: object | null, b: object | null): boolean;
+}
+
+const HELPERS: Helpers = { num, counts: countsJson, sameEntries };
 
 /** A number as JSON writes it: non-finite ones (and null) are null. */
 function num(v: number | null): string {
   return v !== null && Number.isFinite(v) ? String(v) : 'null';
 }
 
-function lastErrorJson(e: WorkerFields['last_poll_error']): string {
-  return e === null ? 'null' : `{"reason":${JSON.stringify(e.reason)},"message":${JSON.stringify(e.message)},"at_ms":${num(e.at_ms)}}`;
+function countsJson(counts: Readonly<Record<string, number>>): string {
+  let out = '{';
+  let first = true;
+  for (const name in counts) {
+    out += `${first ? '' : ','}${JSON.stringify(name)}:${num(counts[name]!)}`;
+    first = false;
+  }
+  return `${out}}`;
+}
+
+/** Two flat objects (or nulls) with the same entries, in any order. */
+function sameEntries(a: object | null, b: object | null): boolean {
+  if (a === b) return true;
+  if (a === null || b === null) return false;
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  let n = 0;
+  for (const key in ra) {
+    if (ra[key] !== rb[key]) return false;
+    n++;
+  }
+  for (const _key in rb) n--;
+  return n === 0;
 }
