@@ -60,10 +60,12 @@ export class TableLoad implements LoadView {
   constructor(rows: readonly Row[], version = 1) {
     this.version = version;
     for (const [w, running, waiting, used, capacity, extras] of rows) {
-      const basic: BasicLoad = { running, waiting, usedTokens: used, maxTotalTokens: capacity, capturedAt: 0 };
+      // Native data needs a known capacity (docs/routing.md §Fresh load); an engine with it reports its queued tokens too.
+      const hasNative = extras?.basicOnly !== true && capacity > 0;
+      const queuedTokens = hasNative ? (extras?.waitingUncached ?? waiting) : undefined;
+      const basic: BasicLoad = { running, waiting, usedTokens: used, maxTotalTokens: capacity, capturedAt: 0, queuedTokens };
       this.#basic.set(w.id, basic);
-      // Native data needs a known capacity (docs/routing.md §Fresh load).
-      if (extras?.basicOnly !== true && capacity > 0) {
+      if (hasNative) {
         const native: SchedulingNativeLoad = {
           ...basic,
           waitingUncachedTokens: extras?.waitingUncached ?? waiting,

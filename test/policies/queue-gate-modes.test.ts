@@ -150,4 +150,44 @@ describe('the tokens gate reads the engine-reported queued prompt tokens', () =>
     sample([2, 2, 2]);
     expect(gate.admits(t.view(1), workers[0]!)).toBe(true);
   });
+
+  it('reads them whether or not the engine reports its capacity, and not at all when a rank leaves them out: every reader the same', () => {
+    const gate = queueGate({ queueGate: 'tokens', queueGateTokens: 100_000, workerQueueLimit: null, saturationQueueFloor: null });
+    const t = new LoadTable(5000);
+    t.setGate(gate);
+    const [bare, partial, whole] = [w(0), w(1), w(2)];
+    for (const [x, ranks] of [
+      [bare, 1],
+      [partial, 2],
+      [whole, 2],
+    ] as const) {
+      t.register(x);
+      t.setExpectedRanks(x, ranks);
+      t.setInPool(x, true);
+    }
+    // Queued tokens and no capacity fields; a DP 2 engine one of whose ranks does not say; one whose ranks both do.
+    t.apply(bare, [[0, { running: 1, waiting: 1, waitingUncachedTokens: 150_000 }]], 0);
+    t.apply(
+      partial,
+      [
+        [0, native(1, 150_000)],
+        [1, native(1)],
+      ],
+      0,
+    );
+    t.apply(
+      whole,
+      [
+        [0, native(1, 60_000)],
+        [1, native(1, 60_000)],
+      ],
+      0,
+    );
+    const view = t.view(1);
+    const read = (x: PolicyWorker) => view.basic(x)!.queuedTokens;
+    expect([read(bare), read(partial), read(whole)]).toEqual([150_000, undefined, 120_000]);
+    for (const x of [bare, partial, whole]) expect(gate.admits(view, x)).toBe(!gate.isQueued(1, read(x)));
+    expect([bare, partial, whole].map((x) => gate.admits(view, x))).toEqual([false, true, false]);
+    expect(view.queued).toBe(2);
+  });
 });

@@ -176,7 +176,7 @@ function tokensGate(tokenLimit: number | null): QueueGate {
     tokenLimit,
     floor: null,
     isQueued: (_waiting: number, queuedTokens: number | undefined) => queued(queuedTokens),
-    admits: (load: LoadView, worker: PolicyWorker) => !queued(load.native(worker)?.waitingUncachedTokens),
+    admits: (load: LoadView, worker: PolicyWorker) => !queued(load.basic(worker)?.queuedTokens),
     allQueued: (pool: PoolState) => on && pool.workers.length > 0 && pool.queued === pool.workers.length,
     inert: (pool: PoolState) => on && pool.workers.length > 0 && pool.sampled === 0,
     follow: () => false,

@@ -27,8 +27,14 @@ export interface BasicLoad {
   readonly maxTotalTokens: number;
   /** Receive time of the oldest rank sample (ms, router clock). */
   readonly capturedAt: number;
-  /** Prompt tokens waiting, uncached where the engine can tell (SGLang's lpm), when it reports them: the tokens gate reads it. */
-  readonly waitingUncachedTokens?: number;
+  /**
+   * Prompt tokens waiting to be prefilled (SGLang's num_waiting_uncached_tokens: uncached
+   * under lpm, raw prompt lengths under fcfs), summed, when every rank reported them;
+   * undefined when one did not (vLLM reports none). The one value the tokens gate reads,
+   * wherever it is asked (the pool's counters, a selection, a decision record, the
+   * admin document), so that none of them takes "not reported" for 0.
+   */
+  readonly queuedTokens: number | undefined;
 }
 
 /** Native scheduling data, for capacity admission and the pressure guard. */

@@ -300,7 +300,7 @@ function workerFields(r: WorkerReading, gate: QueueGate, clock: number): WorkerF
     kv_usage: fresh && fresh.maxTotalTokens > 0 ? Math.min(1, fresh.usedTokens / fresh.maxTotalTokens) : null,
     sample_at_ms: sampleAgeMs === undefined ? null : Math.round(clock - sampleAgeMs),
     fresh: fresh !== undefined,
-    gated: fresh !== undefined && gate.isQueued(fresh.waiting, fresh.waitingUncachedTokens),
+    gated: fresh !== undefined && gate.isQueued(fresh.waiting, fresh.queuedTokens),
     inflight: w.inflight,
     requests_total: w.requestsTotal,
     gate_rejections_total: w.gateRejectionsTotal,

@@ -89,7 +89,7 @@ export class EventWatcher {
     for (const r of workers) {
       seen++;
       const worker = r.worker;
-      const gated = r.fresh !== undefined && gate.isQueued(r.fresh.waiting, r.fresh.waitingUncachedTokens);
+      const gated = r.fresh !== undefined && gate.isQueued(r.fresh.waiting, r.fresh.queuedTokens);
       const breaker = worker.breaker.state;
       const mark = this.#marks[worker.slot];
       if (mark === undefined || mark.worker !== worker) {

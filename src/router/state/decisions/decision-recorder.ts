@@ -61,7 +61,7 @@ export class DecisionRecorder {
     const verdict = (w: PolicyWorker): { waiting: number; verdict: GateVerdict } => {
       const b = load.basic(w);
       if (!b) return { waiting: -1, verdict: 'unknown' };
-      return { waiting: b.waiting, verdict: gate.isQueued(b.waiting, b.waitingUncachedTokens) ? 'gated' : 'admitted' };
+      return { waiting: b.waiting, verdict: gate.isQueued(b.waiting, b.queuedTokens) ? 'gated' : 'admitted' };
     };
     const cacheAware = selection.cacheAware;
     const owners = ownerSummary(matches, selection.worker.id);

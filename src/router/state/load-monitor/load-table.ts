@@ -14,6 +14,7 @@ interface MutableNative extends SchedulingNativeLoad {
   maxTotalTokens: number;
   capturedAt: number;
   waitingUncachedTokens: number;
+  queuedTokens: number | undefined;
   totalTokens: number;
   maxRunningRequests: number;
   estimatedPrefillQueueMs: number | undefined;
@@ -261,6 +262,7 @@ export class LoadTable implements LoadView, PoolState {
     let previous = -1;
     let native = true;
     let uncached = e.uncachedTrusted;
+    let reported = true;
     b.running = b.waiting = b.usedTokens = b.maxTotalTokens = 0;
     b.waitingUncachedTokens = b.totalTokens = b.maxRunningRequests = 0;
     for (const [rank, r] of e.readings) {
@@ -282,8 +284,9 @@ export class LoadTable implements LoadView, PoolState {
         native = false;
       }
       if (r.waitingUncachedTokens !== undefined) b.waitingUncachedTokens += r.waitingUncachedTokens;
-      else uncached = false;
+      else uncached = reported = false;
     }
+    b.queuedTokens = reported && counted > 0 ? b.waitingUncachedTokens : undefined;
     // Ranks ascending and unique (anything else is no sample), so counting them is
     // enough to know every required one is here.
     const complete = ordered && (n === undefined ? counted > 0 : counted === n);
@@ -303,7 +306,7 @@ export class LoadTable implements LoadView, PoolState {
   /** Recompute a worker's status at the current time and patch the counters. */
   private recount(e: Entry): void {
     const fresh = e.complete && this.now <= e.freshUntil;
-    const queued = fresh && this.gate.isQueued(e.basic.waiting, e.hasNative ? e.basic.waitingUncachedTokens : undefined);
+    const queued = fresh && this.gate.isQueued(e.basic.waiting, e.basic.queuedTokens);
     const below = fresh && isBelowFloor(e.basic.waiting, this.gate.floor);
     const waiting = fresh ? e.basic.waiting : 0;
     if (fresh && e.freshUntil < this.nextExpiry) this.nextExpiry = e.freshUntil;
@@ -364,6 +367,7 @@ function blankNative(): MutableNative {
     maxTotalTokens: 0,
     capturedAt: 0,
     waitingUncachedTokens: 0,
+    queuedTokens: undefined,
     totalTokens: 0,
     maxRunningRequests: 0,
     estimatedPrefillQueueMs: undefined,
