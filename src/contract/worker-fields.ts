@@ -120,6 +120,10 @@ export const WORKER_FIELDS = {
   breaker: row(oneOf('closed', 'open', 'half_open'), '`closed`, `open`, `half_open`', { state: true }),
   waiting: row(nullable(number), 'engine-reported waiting requests, summed over DP ranks; null without a fresh sample'),
   running: row(nullable(number), 'engine-reported running requests, summed; null without a fresh sample'),
+  queued_tokens: row(
+    nullable(number),
+    "engine-reported prompt tokens waiting to be prefilled (SGLang's `num_waiting_uncached_tokens`), summed over DP ranks: what `--queue-gate tokens` compares with `--queue-gate-tokens`; null without a fresh sample or when the engine does not report them (vLLM)",
+  ),
   kv_usage: row(
     nullable(number),
     "the share of the engine's KV cache in use, used over capacity tokens summed over its ranks, from the fresh sample; null without one or when the engine does not report its capacity",

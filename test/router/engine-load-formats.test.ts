@@ -13,6 +13,9 @@ import type { LoadShape, LoadSource } from '../../src/engines/index.js';
 import { LoadSampler, LoadTable } from '../../src/router/state/load-monitor/index.js';
 import type { SampleStatus } from '../../src/router/state/load-monitor/index.js';
 import type { Worker } from '../../src/router/upstream/worker.js';
+import type { AdminState } from '../../src/contract/index.js';
+import { eventually } from '../helpers/http.js';
+import { startTestRouter } from '../helpers/router.js';
 
 // ------------------------------------------------------------ prometheus_client spellings
 
@@ -447,6 +450,19 @@ describe('one reader for every engine load shape: reader, sampler and probe agre
       expect(s.native).toBeUndefined();
     }
     expect(s.stats.failuresTotal).toBe(0);
+
+    // 4. What an operator reads of it in /admin/state, over HTTP from a router polling it.
+    const router = await startTestRouter([url], { modelId: MODEL });
+    try {
+      const worker = await eventually(async () => {
+        const doc = (await (await fetch(`${router.url}/admin/state`)).json()) as AdminState;
+        const w = doc.workers[0]!;
+        return w.fresh ? w : undefined;
+      });
+      expect(worker).toMatchObject({ waiting: want.waiting, running: want.running, queued_tokens: want.waitingUncachedTokens });
+    } finally {
+      await router.close();
+    }
   });
 
   it('a legacy {"load": N} alone: the probe names it, the sampler has no sample, both without a queue length', async () => {

@@ -19,6 +19,7 @@ const base: WorkerFields = {
   breaker: 'closed',
   waiting: 1,
   running: 2,
+  queued_tokens: 640,
   kv_usage: 0.25,
   sample_at_ms: 1_000,
   fresh: true,

@@ -297,6 +297,7 @@ function workerFields(r: WorkerReading, gate: QueueGate, clock: number): WorkerF
     breaker: w.breaker.state,
     waiting: fresh ? fresh.waiting : null,
     running: fresh ? fresh.running : null,
+    queued_tokens: fresh?.queuedTokens ?? null,
     kv_usage: fresh && fresh.maxTotalTokens > 0 ? Math.min(1, fresh.usedTokens / fresh.maxTotalTokens) : null,
     sample_at_ms: sampleAgeMs === undefined ? null : Math.round(clock - sampleAgeMs),
     fresh: fresh !== undefined,
