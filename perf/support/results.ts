@@ -64,14 +64,39 @@ function git(args: string[]): string | null {
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
-/** Write perf/results/<name>.json and say where; returns the path. */
-export function writeResult(name: string, result: { figures: Figures; goals?: readonly GoalVerdict[]; bottleneck?: string }): string {
+/** The paths of tracked files with uncommitted changes; null outside a git checkout. */
+export function uncommittedChanges(): string[] | null {
+  // Not trimmed: each porcelain line starts with its two status columns, the first often a space.
+  const r = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) return null;
+  return r.stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => l.slice(3));
+}
+
+/**
+ * Write perf/results/<name>.json and say where; returns the path. A figure names the
+ * committed tree it came from, so a run on uncommitted changes (`npm run perf -- <name>
+ * --dirty`, or a benchmark started by hand) writes nothing and says so: returns null.
+ */
+export function writeResult(
+  name: string,
+  result: { figures: Figures; goals?: readonly GoalVerdict[]; bottleneck?: string },
+): string | null {
+  const commit = git(['rev-parse', '--short=12', 'HEAD']);
+  const changed = uncommittedChanges();
+  if (commit === null || changed === null || changed.length > 0) {
+    const why = commit === null || changed === null ? 'not a git checkout' : `${changed.length} tracked file(s) changed`;
+    process.stderr.write(`results: not written (${why}): a figure names the committed tree it came from\n`);
+    return null;
+  }
   const doc: PerfResult = {
     name,
     source: 'run',
     date: new Date().toISOString(),
-    commit: git(['rev-parse', '--short=12', 'HEAD']),
-    dirty: (git(['status', '--porcelain', '--untracked-files=no']) ?? '') !== '',
+    commit,
+    dirty: false,
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, platform: process.platform },
     args: process.argv.slice(2),
     figures: result.figures,

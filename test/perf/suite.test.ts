@@ -1,4 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -40,6 +42,48 @@ describe('the performance suite', () => {
       expect(r.machine.cpus, f).toBeGreaterThan(0);
       expect(Object.keys(r.figures).length, f).toBeGreaterThan(0);
       for (const g of r.goals) expect(typeof g.met, `${f}: ${g.claim}`).toBe('boolean');
+    }
+  });
+});
+
+describe('the runner', () => {
+  /** The built suite in a git checkout of its own, one tracked file, committed or not. */
+  function checkout(dirty: boolean): string {
+    const dir = mkdtempSync(path.join(tmpdir(), 'routerctl-perf-runner-'));
+    cpSync(path.join(ROOT, 'dist', 'perf'), path.join(dir, 'dist', 'perf'), { recursive: true });
+    writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}\n');
+    const git = (...args: string[]) =>
+      expect(spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: dir }).status).toBe(0);
+    git('init', '-q');
+    writeFileSync(path.join(dir, 'tracked.txt'), 'one\n');
+    git('add', '.');
+    git('commit', '-qm', 'one');
+    if (dirty) writeFileSync(path.join(dir, 'tracked.txt'), 'two\n');
+    return dir;
+  }
+
+  it('refuses a tree with uncommitted changes before it runs anything, and names the way out', () => {
+    const dir = checkout(true);
+    try {
+      const r = spawnSync(process.execPath, [path.join(dir, 'dist', 'perf', 'run.js'), 'selection'], { encoding: 'utf8' });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toBe(
+        'perf: 1 tracked file(s) have uncommitted changes (tracked.txt); commit or stash them so the results name the tree they came from, or add --dirty to run without writing perf/results\n',
+      );
+      expect(r.stdout).toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('lists the suite whatever the tree', () => {
+    const dir = checkout(true);
+    try {
+      const r = spawnSync(process.execPath, [path.join(dir, 'dist', 'perf', 'run.js')], { encoding: 'utf8' });
+      expect(r.status).toBe(0);
+      expect(r.stdout).toContain('usage: npm run perf -- <name> [flags]');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
