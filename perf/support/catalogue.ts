@@ -14,14 +14,27 @@ export interface PerfBenchmark {
   readonly nodeFlags: readonly string[];
   /** One line: the question it answers. */
   readonly measures: string;
+  /** Results it writes under a second name, for a mode of its own (perf/results/<name>.json). */
+  readonly alsoWrites: readonly string[];
 }
 
-const benchmark = (name: string, file: string, measures: string, nodeFlags: readonly string[] = []): PerfBenchmark => ({
+const benchmark = (
+  name: string,
+  file: string,
+  measures: string,
+  nodeFlags: readonly string[] = [],
+  alsoWrites: readonly string[] = [],
+): PerfBenchmark => ({
   name,
   file,
   nodeFlags,
   measures,
+  alsoWrites,
 });
+
+/** The benchmark that writes perf/results/<result>.json; undefined for a file no benchmark writes. */
+export const benchmarkWriting = (result: string): PerfBenchmark | undefined =>
+  PERF_BENCHMARKS.find((b) => b.name === result || b.alsoWrites.includes(result));
 
 export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
   benchmark('routing', 'routing-quality.js', 'routing quality on shared-prefix chat: what --worker-queue-limit buys (bench --compare)'),
@@ -38,7 +51,7 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
     'routerctl sim beside llm-d-inference-sim, same workload: metrics lag, refusals, queues (needs the peer)',
   ),
   benchmark('console', 'console-overhead.js', 'router throughput with and without a console on /admin/stream'),
-  benchmark('console-cpu', 'console-cpu.js', "the console's own CPU in a terminal of each size (needs tmux)"),
+  benchmark('console-cpu', 'console-cpu.js', "the console's own CPU in a terminal of each size (needs tmux)", [], ['console-cpu-fleet']),
   benchmark('prometheus', 'prometheus-parse.js', 'parse time of a 2,000-line Prometheus exposition'),
   benchmark('soak', 'soak.js', "a soak with engine faults: answered, lost, the router's memory trend"),
   benchmark(
@@ -51,6 +64,8 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
     'replicas',
     'replica-agreement.js',
     'do two replicas agree on who holds what; --late (replicas-late.json): how soon a late replica agrees',
+    [],
+    ['replicas-late'],
   ),
   benchmark('load-push', 'load-push-latency.js', "from an engine's queue change to the router's load table: push against poll"),
   benchmark('push', 'push-decode.js', 'decoding cost of KV-event and LoadStat frames'),
@@ -90,5 +105,7 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
     'gate-modes',
     'gate-modes.js',
     'the gate modes side by side: fixed limits, the floor, --queue-gate auto and llm-d τ on a trace, b2b-saas and gsp',
+    [],
+    ['gate-modes-trace2'],
   ),
 ];

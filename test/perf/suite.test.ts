@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { PERF_BENCHMARKS } from '../../perf/support/catalogue.js';
+import { PERF_BENCHMARKS, benchmarkWriting } from '../../perf/support/catalogue.js';
 import type { PerfResult } from '../../perf/support/results.js';
 
 /**
@@ -14,12 +14,6 @@ import type { PerfResult } from '../../perf/support/results.js';
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PERF = path.join(ROOT, 'perf');
-/** Results a benchmark writes under a second name, for a mode of its own. */
-const EXTRA_RESULTS: Record<string, string> = {
-  'replicas-late': 'replicas',
-  'gate-modes-trace2': 'gate-modes',
-  'console-cpu-fleet': 'console-cpu',
-};
 
 describe('the performance suite', () => {
   it('names every program at the top of perf/, once, and nothing else', () => {
@@ -32,9 +26,8 @@ describe('the performance suite', () => {
   });
 
   it('keeps one results file per benchmark, each naming itself, its commit and its goals', () => {
-    const names = new Set(PERF_BENCHMARKS.map((b) => b.name));
     const files = readdirSync(path.join(PERF, 'results')).filter((f) => f.endsWith('.json'));
-    expect(files.map((f) => f.replace(/\.json$/, '')).filter((n) => !names.has(n) && !(n in EXTRA_RESULTS))).toEqual([]);
+    expect(files.map((f) => f.replace(/\.json$/, '')).filter((n) => benchmarkWriting(n) === undefined)).toEqual([]);
     for (const f of files) {
       const r = JSON.parse(readFileSync(path.join(PERF, 'results', f), 'utf8')) as PerfResult;
       expect(r.name, f).toBe(f.replace(/\.json$/, ''));
