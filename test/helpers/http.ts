@@ -18,10 +18,12 @@ export function rawRequest(
   opts: { method?: string; body?: string | Buffer; headers?: Record<string, string> } = {},
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = httpRequest(
       url,
       { method: opts.method ?? 'GET', headers: { 'content-type': 'application/json', ...opts.headers } },
       (res) => {
+        answered = true;
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
@@ -32,8 +34,11 @@ export function rawRequest(
       },
     );
     req.on('error', (err) => {
-      // EPIPE/ECONNRESET after the server already answered are expected for refused bodies.
+      // EPIPE/ECONNRESET while a refused body is still being written are expected: the
+      // server's answer is read all the same. With no answer a second later (a kept-alive
+      // connection the server had closed, say) it is the request's failure, not a hang.
       if (!(err as NodeJS.ErrnoException).code?.match(/EPIPE|ECONNRESET/)) reject(err);
+      else setTimeout(() => answered || reject(err), 1000);
     });
     if (opts.body !== undefined) req.end(opts.body);
     else req.end();

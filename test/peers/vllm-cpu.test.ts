@@ -73,8 +73,12 @@ async function engineTokens(e: Vllm, messages: OpenAI.Chat.ChatCompletionMessage
   return ((await res.json()) as { tokens: number[] }).tokens;
 }
 
+/** The engine's own waiting count; 0 for a look that failed (a busy engine's connection reset), so the caller looks again. */
 async function engineWaiting(e: Vllm): Promise<number> {
-  const text = (await rawRequest(`${e.url}/metrics`)).text;
+  const text = await rawRequest(`${e.url}/metrics`).then(
+    (r) => r.text,
+    () => '',
+  );
   return Number(/^vllm:num_requests_waiting\{[^}]*\} (\S+)$/m.exec(text)?.[1] ?? 0);
 }
 
