@@ -64,7 +64,12 @@ function git(args: string[]): string | null {
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
-/** The paths of tracked files with uncommitted changes; null outside a git checkout. */
+/**
+ * The paths of tracked files with uncommitted changes, results aside; null outside a git
+ * checkout. perf/results/ is what the suite writes, not what it measures: one run's new
+ * result does not make the next run's tree another, so a sequence of runs can go on
+ * before their results are committed together.
+ */
 export function uncommittedChanges(): string[] | null {
   // Not trimmed: each porcelain line starts with its two status columns, the first often a space.
   const r = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' });
@@ -72,7 +77,8 @@ export function uncommittedChanges(): string[] | null {
   return r.stdout
     .split('\n')
     .filter((l) => l !== '')
-    .map((l) => l.slice(3));
+    .map((l) => l.slice(3))
+    .filter((p) => !p.startsWith('perf/results/'));
 }
 
 /**

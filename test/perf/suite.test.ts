@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,8 +40,8 @@ describe('the performance suite', () => {
 });
 
 describe('the runner', () => {
-  /** The built suite in a git checkout of its own, one tracked file, committed or not. */
-  function checkout(dirty: boolean): string {
+  /** The built suite in a git checkout of its own, a tracked file and a tracked result, each committed or not. */
+  function checkout(dirty: boolean | 'a result'): string {
     const dir = mkdtempSync(path.join(tmpdir(), 'routerctl-perf-runner-'));
     cpSync(path.join(ROOT, 'dist', 'perf'), path.join(dir, 'dist', 'perf'), { recursive: true });
     writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}\n');
@@ -49,9 +49,14 @@ describe('the runner', () => {
       expect(spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: dir }).status).toBe(0);
     git('init', '-q');
     writeFileSync(path.join(dir, 'tracked.txt'), 'one\n');
+    mkdirSync(path.join(dir, 'perf', 'results'), { recursive: true });
+    writeFileSync(path.join(dir, 'perf', 'results', 'selection.json'), '{}\n');
+    // Without its program the benchmark fails at once, once the runner lets it start.
+    if (dirty === 'a result') rmSync(path.join(dir, 'dist', 'perf', 'selection.js'));
     git('add', '.');
     git('commit', '-qm', 'one');
-    if (dirty) writeFileSync(path.join(dir, 'tracked.txt'), 'two\n');
+    if (dirty === true) writeFileSync(path.join(dir, 'tracked.txt'), 'two\n');
+    if (dirty === 'a result') writeFileSync(path.join(dir, 'perf', 'results', 'selection.json'), '{"new": true}\n');
     return dir;
   }
 
@@ -64,6 +69,18 @@ describe('the runner', () => {
         'perf: 1 tracked file(s) have uncommitted changes (tracked.txt); commit or stash them so the results name the tree they came from, or add --dirty to run without writing perf/results\n',
       );
       expect(r.stdout).toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('takes a result written since the last commit for what it is, an output: the next run goes ahead', () => {
+    const dir = checkout('a result');
+    try {
+      const r = spawnSync(process.execPath, [path.join(dir, 'dist', 'perf', 'run.js'), 'selection'], { encoding: 'utf8' });
+      expect(r.stderr).not.toContain('uncommitted changes');
+      expect(r.stderr).toContain('Cannot find module');
+      expect(r.status).toBe(1);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
