@@ -227,6 +227,58 @@ describe('UpstreamPool', () => {
     expect(closed).toBe(true);
   });
 
+  // Every way a connection ends goes through its one teardown (docs/dependencies.md §What
+  // the router's own HTTP/1.1 client leaves out): the worker sees its socket closed, the
+  // pool counts no connection, and the next request gets a new one.
+  const ENDINGS: ReadonlyArray<{
+    how: string;
+    reply: (so: Socket) => void;
+    opts?: Parameters<typeof send>[1];
+    error: string | undefined;
+  }> = [
+    { how: 'malformed bytes', reply: (so) => so.write('HTTP/1.1 200 OK\r\ncontent-length: x\r\n\r\n'), error: 'UPSTREAM_MALFORMED' },
+    {
+      how: 'an unasked 101',
+      reply: (so) => so.write(`HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: websocket\r\n\r\n${ok('{}')}`),
+      error: 'UPSTREAM_MALFORMED',
+    },
+    { how: 'no status line in time', reply: () => undefined, opts: { timeoutMs: 100 }, error: 'UPSTREAM_HEADERS_TIMEOUT' },
+    {
+      how: 'no body byte in time',
+      reply: (so) => so.write('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n'),
+      opts: { timeoutMs: 100 },
+      error: 'UPSTREAM_BODY_TIMEOUT',
+    },
+    { how: 'a close mid-head', reply: (so) => so.end('HTTP/1.1 200 OK\r\ncontent-'), error: 'UPSTREAM_CLOSED' },
+    { how: 'a reset', reply: (so) => so.resetAndDestroy(), error: 'ECONNRESET' },
+    {
+      how: 'an abort by the handler',
+      reply: (so) => so.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n'),
+      opts: { onStart: (c) => setTimeout(() => c.abort(Object.assign(new Error('gone'), { code: 'GONE' })), 20) },
+      error: 'GONE',
+    },
+    { how: 'Connection: close', reply: (so) => so.write(ok('{}', 'connection: close\r\n')), error: undefined },
+    { how: 'bytes past the answer', reply: (so) => so.write(`${ok('{}')}HTTP/1.1 200 OK\r\n`), error: undefined },
+  ];
+
+  it.each(ENDINGS)(
+    'one teardown, after $how: the worker sees the close, the pool holds no connection, the next request opens one',
+    async (e) => {
+      let closed = 0;
+      const s = await rawServer((_n, so, conn) => {
+        so.on('close', () => closed++);
+        if (conn === 0) e.reply(so);
+        else so.write(ok('{"next":1}'));
+      });
+      const p = pool(s.url);
+      expect((await send(p, e.opts)).error?.code).toBe(e.error);
+      await sleep(50);
+      expect([closed, p.connections]).toEqual([1, 0]);
+      expect((await send(p)).body).toBe('{"next":1}');
+      expect(s.requests.map((r) => r.conn)).toEqual([0, 1]);
+    },
+  );
+
   it('malformed bytes fail as such and the connection is not reused', async () => {
     const s = await rawServer((_n, so, conn) => so.write(conn === 0 ? 'HTTP/1.1 200 OK\r\ncontent-length: x\r\n\r\n' : ok('{}')));
     const p = pool(s.url);
