@@ -17,6 +17,7 @@ import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
 import { eventually, rawRequest } from '../helpers/http.js';
 import { startTestRouter } from '../helpers/router.js';
+import { workerFields } from '../helpers/worker-fields.js';
 
 /**
  * /admin/state written from parts, and /admin/stream?delta=1 (docs/metrics-and-admin.md
@@ -25,31 +26,7 @@ import { startTestRouter } from '../helpers/router.js';
  * event, the document the router would have sent whole.
  */
 
-const fields = (url: string, over: Partial<WorkerFields> = {}): WorkerFields => ({
-  url,
-  healthy: true,
-  breaker: 'closed',
-  waiting: 1,
-  running: 2,
-  queued_tokens: 640,
-  kv_usage: 0.25,
-  sample_at_ms: 1_000,
-  fresh: true,
-  gated: false,
-  inflight: 0,
-  requests_total: 5,
-  gate_rejections_total: 0,
-  dp_size: null,
-  load_poll_failures_total: 0,
-  load_poll_failures: { connect: 0, http_status: 0, timeout: 0, too_large: 0, unreadable: 0 },
-  last_poll_error: null,
-  load_poll_unanswered: 0,
-  load_unreachable: false,
-  load_source: 'poll',
-  load_push: null,
-  kv_events: null,
-  ...over,
-});
+const fields = workerFields;
 
 const TTFT = new HistogramFamily('ttft', '', ['worker'], [0.1, 0.5]);
 const DURATION = new HistogramFamily('duration', '', ['worker'], [1]);

@@ -6,6 +6,7 @@ import type { AdminStateParts, LatencyJson } from '../../src/router/server/admin
 import { adminStateBody, adminStateObject } from '../../src/router/server/admin-state.js';
 import { FieldsJson, WorkerFieldsJson, sameFields, workerFieldsJson } from '../../src/router/server/worker-fields-json.js';
 import type { Worker } from '../../src/router/upstream/worker.js';
+import { workerFields } from '../helpers/worker-fields.js';
 
 /**
  * A worker's entry from the contract's one table (src/contract/worker-fields.ts): the
@@ -13,30 +14,12 @@ import type { Worker } from '../../src/router/upstream/worker.js';
  * here, changed one at a time, against what JSON.stringify writes and what changed.
  */
 
-const base: WorkerFields = {
-  url: 'http://a:30000',
-  healthy: true,
-  breaker: 'closed',
-  waiting: 1,
-  running: 2,
-  queued_tokens: 640,
-  kv_usage: 0.25,
-  sample_at_ms: 1_000,
-  fresh: true,
-  gated: false,
-  inflight: 0,
-  requests_total: 5,
-  gate_rejections_total: 0,
+const base: WorkerFields = workerFields('http://a:30000', {
   dp_size: 2,
   load_poll_failures_total: 1,
   load_poll_failures: { connect: 0, http_status: 0, timeout: 1, too_large: 0, unreadable: 0 },
   last_poll_error: { reason: 'timeout', message: 'no answer in 1000 ms', at_ms: 1_767_225_600_000 },
-  load_poll_unanswered: 0,
-  load_unreachable: false,
-  load_source: 'poll',
-  load_push: null,
-  kv_events: null,
-};
+});
 
 /** A copy of `base`, deep enough that no object is shared: the router's readings are snapshots. */
 const copy = (): WorkerFields => structuredClone(base);
