@@ -227,9 +227,9 @@ describe('UpstreamPool', () => {
     expect(closed).toBe(true);
   });
 
-  // Every way a connection ends goes through its one teardown (docs/dependencies.md §What
-  // the router's own HTTP/1.1 client leaves out): the worker sees its socket closed, the
-  // pool counts no connection, and the next request gets a new one.
+  // Every way a connection ends goes through its one teardown: the worker sees its
+  // socket closed, the pool counts no connection, and the next request gets a new one.
+  // (docs/dependencies.md §What the router's own HTTP/1.1 client leaves out)
   const ENDINGS: ReadonlyArray<{
     how: string;
     reply: (so: Socket) => void;
