@@ -1,13 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigCodes, PROBLEM_CLASSES } from '../../src/config/index.js';
 import { ROUTER_FIELDS, WORKER_FIELDS, fieldTableMarkdown } from '../../src/contract/index.js';
 import { RUNTIME_ERRORS, catalogueEntries } from '../../src/errors/index.js';
 import type { ApiErrorEntry, ErrorEntry } from '../../src/errors/index.js';
 import { API_ERROR_CODES } from '../../src/router/index.js';
-import { benchmarkWriting } from '../../perf/support/catalogue.js';
-import { claimsTableMarkdown } from '../../perf/support/claims.js';
-import type { PerfResult } from '../../perf/support/results.js';
 import { OPTION_TABLES } from '../options/index.js';
 import { codeTableMarkdown, flagTablesMarkdown } from './configuration-tables.js';
 import { replaceBlock } from './generated-block.js';
@@ -87,17 +84,6 @@ function adminStateBlocks(): Block[] {
   ];
 }
 
-/** BENCHMARKS.md's claims table, from the claims' rows and the results under `root`'s perf/results. */
-function benchmarkBlocks(root: string): Block[] {
-  const dir = path.join(root, 'perf', 'results');
-  const results = new Map<string, PerfResult>();
-  for (const f of readdirSync(dir).filter((n) => n.endsWith('.json'))) {
-    const r = JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as PerfResult;
-    results.set(f.replace(/\.json$/, ''), r);
-  }
-  return [{ style: 'markdown', name: 'claims', body: () => claimsTableMarkdown(results, (n) => benchmarkWriting(n)?.name) }];
-}
-
 /** A file as `npm run docs` would leave it: path relative to the repository, and its text. */
 export interface GeneratedFile {
   path: string;
@@ -106,7 +92,7 @@ export interface GeneratedFile {
 
 /**
  * Every generated file, computed in memory from the files under `root`: the man
- * pages', docs/configuration.md's, docs/metrics-and-admin.md's and BENCHMARKS.md's generated blocks filled in, .routerrc.example
+ * pages', docs/configuration.md's and docs/metrics-and-admin.md's generated blocks filled in, .routerrc.example
  * whole. Nothing is written; `write.ts` does that, and the test compares.
  */
 export function generateDocs(root: string): GeneratedFile[] {
@@ -119,7 +105,6 @@ export function generateDocs(root: string): GeneratedFile[] {
     ...MAN_PAGES.map((page) => fill(`man/${page}`, manBlocks(page))),
     fill('docs/configuration.md', configurationBlocks()),
     fill('docs/metrics-and-admin.md', adminStateBlocks()),
-    fill('BENCHMARKS.md', benchmarkBlocks(root)),
     { path: '.routerrc.example', text: rcExample() },
   ];
 }

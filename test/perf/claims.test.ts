@@ -1,27 +1,27 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { benchmarkWriting } from '../../perf/support/catalogue.js';
+import { claimsPage, readResults } from '../../perf/support/claims-page.js';
 import { CLAIMS, claimCells, claimsTableMarkdown, runCell } from '../../perf/support/claims.js';
 import type { PerfResult } from '../../perf/support/results.js';
 
 /**
  * BENCHMARKS.md's claims table is written from perf/results (perf/support/claims.ts):
- * every figure a run's, every run at a committed tree, every seeded one marked. That
- * the committed page equals what `npm run docs` writes is test/docs' check; this one
- * holds the rows to their results.
+ * every figure a run's, every run at a committed tree, every seeded one marked. This
+ * holds the committed page to what `npm run docs` writes, and each row to its result.
  */
-const RESULTS = path.join(fileURLToPath(new URL('../../', import.meta.url)), 'perf', 'results');
-const results = new Map<string, PerfResult>(
-  readdirSync(RESULTS)
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => [f.replace(/\.json$/, ''), JSON.parse(readFileSync(path.join(RESULTS, f), 'utf8')) as PerfResult]),
-);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const results = readResults(ROOT);
 const table = claimsTableMarkdown(results, (n) => benchmarkWriting(n)?.name);
 const rows = table.split('\n').slice(2);
 
 describe('the claims table', () => {
+  it('stands in BENCHMARKS.md as npm run docs writes it', () => {
+    expect(readFileSync(path.join(ROOT, 'BENCHMARKS.md'), 'utf8')).toBe(claimsPage(ROOT));
+  });
+
   it('has a row per claim, each reading a result a benchmark writes', () => {
     expect(rows).toHaveLength(CLAIMS.length);
     for (const c of CLAIMS) {
