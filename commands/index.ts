@@ -13,9 +13,6 @@ type Cli = typeof import('../src/cli/index.js');
  * in command-list.ts.
  */
 
-/** The generated blocks `npm run docs` fills: the benchmarks fill BENCHMARKS.md's with it (perf/support/claims-page.ts). */
-export { replaceBlock } from './docs/generated-block.js';
-
 /** `routerctl --version` (or `-V`) alone, answered before yargs loads, as yargs would answer it. */
 const VERSION_ONLY = new Set(['--version', '-V']);
 

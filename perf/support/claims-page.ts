@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { replaceBlock } from '../../commands/index.js';
+import { replaceBlock } from '../../commands/docs/index.js';
 import { benchmarkWriting } from './catalogue.js';
 import { claimsTableMarkdown } from './claims.js';
 import type { PerfResult } from './results.js';
