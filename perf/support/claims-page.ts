@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { replaceBlock } from '../../commands/docs/index.js';
 import { benchmarkWriting } from './catalogue.js';
-import { claimsTableMarkdown } from './claims.js';
+import { bottlenecksMarkdown, claimsTableMarkdown } from './claims.js';
 import type { PerfResult } from './results.js';
 
 /** Every result under `root`'s perf/results, by name. */
@@ -24,6 +24,7 @@ export function readResults(root: string): Map<string, PerfResult> {
 export function claimsPage(root: string): string {
   const file = 'BENCHMARKS.md';
   const text = readFileSync(path.join(root, file), 'utf8');
-  const table = claimsTableMarkdown(readResults(root), (n) => benchmarkWriting(n)?.name);
-  return replaceBlock(text, file, 'markdown', 'claims', table);
+  const results = readResults(root);
+  const table = claimsTableMarkdown(results, (n) => benchmarkWriting(n)?.name);
+  return replaceBlock(replaceBlock(text, file, 'markdown', 'claims', table), file, 'markdown', 'bottlenecks', bottlenecksMarkdown(results));
 }

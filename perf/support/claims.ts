@@ -440,3 +440,18 @@ export function claimsTableMarkdown(results: ReadonlyMap<string, PerfResult>, be
   }
   return lines.join('\n');
 }
+
+/**
+ * What limited each run the table names, in the benchmark's own words (a result's
+ * `bottleneck`), and the client that drove it: one line a result, in the table's order.
+ */
+export function bottlenecksMarkdown(results: ReadonlyMap<string, PerfResult>): string {
+  const named = [...new Set(CLAIMS.map((c) => c.result))];
+  return named
+    .map((name) => {
+      const r = results.get(name);
+      if (r?.bottleneck === undefined) throw new Error(`perf/results/${name}.json names no bottleneck`);
+      return `- \`${name}\` (${runCell(r)}): ${r.bottleneck}.`;
+    })
+    .join('\n');
+}
