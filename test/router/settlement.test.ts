@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { settle } from '../../src/router/proxy/settlement.js';
+import { isFailureStatus, settle } from '../../src/router/proxy/settlement.js';
 import type { AttemptEnd } from '../../src/router/proxy/settlement.js';
 import { UpstreamFailure } from '../../src/router/upstream/upstream-failure.js';
 
@@ -151,5 +151,33 @@ describe("settle: one attempt's end, as the outcomes table has it", () => {
     expect(s.failure!.error.code).toBe(want.code);
     expect(s.failure!.retryable).toBe(want.retryable);
     if (want.cause !== undefined) expect(s.failure!.cause).toBe(want.cause);
+  });
+});
+
+describe('settle: which answers give a TTFT', () => {
+  // Only a streamed 200 that completed times its first byte: a cut stream, a 4xx stream or a plain answer do not.
+  it.each([
+    ['a streamed 200 completed', relay(200, { kind: 'completed', streamed: true, firstByteAt: 7 }), 7],
+    ['a plain 200 completed', relay(200, { kind: 'completed', streamed: false, firstByteAt: 7 }), undefined],
+    ['a streamed 400 completed', relay(400, { kind: 'completed', streamed: true, firstByteAt: 7 }), undefined],
+    ['a stream cut after bytes', relay(200, { ...cut, firstByteAt: 7 }), undefined],
+    ['a failure status read away', { at: 'status', status: 503 } as AttemptEnd, undefined],
+  ])('%s', (_name, end, want) => {
+    expect(settle(end, true).ttftAt).toBe(want);
+  });
+});
+
+describe('isFailureStatus: what is read away rather than relayed', () => {
+  it.each([
+    [200, false],
+    [404, false],
+    [428, false],
+    [429, true],
+    [499, false],
+    [500, true],
+    [503, true],
+    [599, true],
+  ])('%i → %s', (status, want) => {
+    expect(isFailureStatus(status)).toBe(want);
   });
 });

@@ -1,12 +1,5 @@
-/** A worker's answer once its status line and headers arrived; its body waits for the relay's decision. */
-export interface UpstreamResponse {
-  readonly statusCode: number;
-}
-
-/** How sending to one worker ended, before anything reached the client. */
+/** How sending to one worker ended when no status line came: nothing reached the client. */
 export type SendOutcome =
-  /** The worker answered with a status line and headers; nothing was relayed yet. */
-  | { readonly kind: 'response'; readonly response: UpstreamResponse }
   /** The client went away first. */
   | { readonly kind: 'cancelled' }
   /** The worker could not be reached, or broke the connection or the protocol. */

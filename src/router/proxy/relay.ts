@@ -14,9 +14,8 @@ import type { Worker } from '../upstream/worker.js';
 import { UpstreamCall } from './upstream-exchange.js';
 import type { UpstreamRequest } from './upstream-exchange.js';
 import { upstreamRequestHeaders } from './hop-by-hop.js';
-import type { RelayOutcome } from './outcomes.js';
 import { settle } from './settlement.js';
-import type { AttemptEnd, AttemptFailure } from './settlement.js';
+import type { AttemptFailure } from './settlement.js';
 
 export interface RelayDeps {
   table: LoadTable;
@@ -166,26 +165,14 @@ export class Relay {
     // Under an events index the engine announces the prefix only once it has computed it: until then, the router remembers where it sent it.
     if (!this.recordsOwners && parsed.prefixHashes.length > 0) this.deps.prefix.predicted?.record(parsed.prefixHashes, worker);
     try {
-      const sent = await call.send(worker, request);
-      let end: AttemptEnd;
-      let relayed: RelayOutcome | undefined;
-      if (sent.kind !== 'response') end = { at: 'send', sent, workerRemoved: worker.removed };
-      else if (sent.response.statusCode === 429 || sent.response.statusCode >= 500) {
-        // Read away, so the connection can carry the next request.
-        await call.discard();
-        end = { at: 'status', status: sent.response.statusCode };
-      } else {
-        const status = sent.response.statusCode;
-        // Committed once the first byte goes to the client: this worker serves the request,
-        // so then (and only then) it is the owner of the prefix, if it accepted it at all.
-        const own =
-          status < 300 && this.recordsOwners
-            ? () => this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints)
-            : undefined;
-        relayed = await call.relay(trace, own);
-        if (relayed.kind === 'completed' || relayed.kind === 'cut') trace?.done(status, relayed.firstByteAt);
-        end = { at: 'relay', status, relayed };
-      }
+      // Committed once the first byte of a 2xx goes to the client: this worker serves the
+      // request, so then (and only then) it is the owner of the prefix.
+      const own = this.recordsOwners
+        ? () => this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints)
+        : undefined;
+      const end = await call.attempt(worker, request, trace, own);
+      if (end.at === 'relay' && (end.relayed.kind === 'completed' || end.relayed.kind === 'cut'))
+        trace?.done(end.status, end.relayed.firstByteAt);
       const s = settle(end, parsed.stream);
       if (s.verdict === 'success') breaker.success(gen);
       else if (s.verdict === 'failure') breaker.failure(performance.now(), gen);
@@ -193,14 +180,9 @@ export class Relay {
       else breaker.release(gen);
       if (s.booking !== null) book.request(model, s.booking);
       if (s.stream !== null) book.stream(model, s.stream);
-      if (
-        relayed?.kind === 'completed' &&
-        relayed.streamed &&
-        end.at === 'relay' &&
-        end.status === 200 &&
-        relayed.firstByteAt !== undefined
-      ) {
-        const ttft = (relayed.firstByteAt - started) / 1000;
+      const ttftAt = s.ttftAt;
+      if (ttftAt !== undefined) {
+        const ttft = (ttftAt - started) / 1000;
         metrics.ttft.observe([model], ttft);
         book.ttft(ttft);
       }

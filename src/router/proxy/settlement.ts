@@ -15,7 +15,7 @@ export interface AttemptFailure {
 
 /** Where an attempt ended: before its status line, at a failure status read away, or relaying. */
 export type AttemptEnd =
-  | { readonly at: 'send'; readonly sent: Exclude<SendOutcome, { kind: 'response' }>; readonly workerRemoved: boolean }
+  | { readonly at: 'send'; readonly sent: SendOutcome; readonly workerRemoved: boolean }
   | { readonly at: 'status'; readonly status: number }
   | { readonly at: 'relay'; readonly status: number; readonly relayed: RelayOutcome };
 
@@ -31,11 +31,18 @@ export interface Settlement {
   readonly booking: RequestOutcome | null;
   readonly stream: StreamOutcome | null;
   readonly duration: boolean;
+  /** When the first byte of a streamed 200 reached the client: its TTFT counts from the request's start. */
+  readonly ttftAt?: number | undefined;
   readonly failure: AttemptFailure | undefined;
   readonly log?: { readonly level: 'warn' | 'error'; readonly msg: string; readonly fields: Record<string, unknown> };
 }
 
 const ANSWERED = undefined;
+
+/** A status the client never gets from the worker: read away, and answered with the router's envelope. */
+export function isFailureStatus(status: number): boolean {
+  return status === 429 || status >= 500;
+}
 
 /** Each way an attempt can end, as a row: pure, so each is a table test (test/router/settlement.test.ts). */
 export function settle(end: AttemptEnd, streamRequested: boolean): Settlement {
@@ -56,13 +63,13 @@ export function settle(end: AttemptEnd, streamRequested: boolean): Settlement {
   }
 }
 
-type SendRow<K extends Exclude<SendOutcome, { kind: 'response' }>['kind']> = (
+type SendRow<K extends SendOutcome['kind']> = (
   sent: Extract<SendOutcome, { kind: K }>,
   workerRemoved: boolean,
   streamRequested: boolean,
 ) => Settlement;
 
-const SEND: { readonly [K in Exclude<SendOutcome, { kind: 'response' }>['kind']]: SendRow<K> } = {
+const SEND: { readonly [K in SendOutcome['kind']]: SendRow<K> } = {
   cancelled: (_s, _r, stream) => ({
     verdict: 'release',
     booking: 'cancelled',
@@ -120,6 +127,7 @@ const RELAY: { readonly [K in RelayOutcome['kind']]: RelayRow<K> } = {
     booking: outcomeFromStatus(status),
     stream: r.streamed ? 'ok' : null,
     duration: true,
+    ttftAt: r.streamed && status === 200 ? r.firstByteAt : undefined,
     failure: ANSWERED,
   }),
   // Cut after the head: never retried, since bytes may have reached the client. A cut the router

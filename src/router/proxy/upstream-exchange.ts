@@ -6,6 +6,8 @@ import { ApiErrors, sseErrorEvent } from '../api-error/api-error.js';
 import { classifyUpstreamError } from './upstream-error.js';
 import { CANCELLED, TIMEOUT } from './outcomes.js';
 import type { RelayOutcome, SendOutcome } from './outcomes.js';
+import { isFailureStatus } from './settlement.js';
+import type { AttemptEnd } from './settlement.js';
 
 /**
  * A failure response's body is read to keep the connection for the next request;
@@ -14,10 +16,10 @@ import type { RelayOutcome, SendOutcome } from './outcomes.js';
 const DISCARD_LIMIT_BYTES = 128 * 1024;
 
 /**
- * Where the exchange is: waiting for the status line; holding the body (paused) until
- * the relay decides; relaying it to the client; reading it away; over.
+ * Where the exchange is: waiting for the status line; relaying the response to the
+ * client; reading a failure response away; over.
  */
-type Phase = 'waiting' | 'held' | 'relaying' | 'discarding' | 'over';
+type Phase = 'waiting' | 'relaying' | 'discarding' | 'over';
 
 /** What the relay adds to a response: its own headers, and a look at every byte. */
 export interface RelayExtras {
@@ -32,40 +34,33 @@ interface PendingHead {
 }
 
 /**
- * One request to one worker, as the handler of the router's upstream pool: the response body goes
- * from the worker's socket straight into the client's response, with no stream and
- * no promise in between (docs/http-edge.md §Relay). The status and headers arrive
- * first and the body waits, paused, until the relay says whether to pass it on or
- * read it away — a failure status is never relayed, and only a relayed response
- * makes the worker the owner of the prefix.
+ * One attempt on one worker, as the handler of the router's upstream pool: it settles
+ * with where the attempt ended (`AttemptEnd`), decided here as the response arrives, so
+ * the relay makes one call and reads one answer (docs/architecture.md §The request walk).
+ * The body goes from the worker's socket straight into the client's response, with no
+ * stream and no promise in between (docs/http-edge.md §Relay). A failure status (429,
+ * 5xx) is never relayed: it is read away so the connection can carry the next request,
+ * and only a relayed 2xx makes the worker the owner of the prefix (`onCommit`).
  *
  * Backpressure is the worker socket's: when the client stops draining, the exchange
  * pauses the upstream parser until it does.
  */
 export class UpstreamExchange implements UpstreamHandler {
-  /** Set when the phase leaves `waiting` with a response (a 1xx is skipped). */
-  statusCode = 0;
-  headers: Record<string, string | string[]> = {};
-  /** Settles when the status line arrived, or the request failed before it. */
-  readonly started: Promise<SendOutcome>;
+  /** Settles once, with where the attempt ended. */
+  readonly ended: Promise<AttemptEnd>;
 
   #phase: Phase = 'waiting';
+  #status = 0;
   #controller: UpstreamController | undefined;
-  #resolveStart!: (o: SendOutcome) => void;
-  #resolveEnd: ((o: RelayOutcome) => void) | undefined;
+  #resolveEnd!: (end: AttemptEnd) => void;
   #cancelled = false;
-  // While held: what came before the relay decided (normally nothing; the parser is paused).
-  #heldChunks: Buffer[] | undefined;
-  #heldEnd = false;
-  #heldError: Error | undefined;
-  // While relaying.
   /**
    * The head the client is to get, written with the first body byte (or the end): until
    * then nothing has reached the client, and a worker that breaks its framing or closes
    * can still be replaced by another (docs/retries-and-breaker.md §Outcomes of one attempt).
    */
   #head: PendingHead | undefined;
-  /** Called when the head is written: the worker is committed to (its prefix recorded). */
+  /** Called when a 2xx head is written: the worker is committed to (its prefix recorded). */
   #onCommit: (() => void) | undefined;
   /**
    * Body bytes that came before the head was written: kept to the end of the read they
@@ -80,7 +75,7 @@ export class UpstreamExchange implements UpstreamHandler {
   };
   #streamed = false;
   #firstByteAt: number | undefined;
-  #onChunk: ((chunk: Buffer) => void) | undefined;
+  readonly #extras: RelayExtras | undefined;
   #awaitingDrain = false;
   /** Body bytes still to come under a Content-Length; -1 when the body is not framed by one. */
   #remaining = -1;
@@ -89,14 +84,18 @@ export class UpstreamExchange implements UpstreamHandler {
   #tail = 0x0a0a;
 
   readonly #res: ServerResponse;
+  readonly #worker: Worker;
   readonly #onDrain = (): void => {
     this.#awaitingDrain = false;
     this.#controller?.resume();
   };
 
-  constructor(res: ServerResponse) {
+  constructor(res: ServerResponse, worker: Worker, extras: RelayExtras | undefined, onCommit: (() => void) | undefined) {
     this.#res = res;
-    this.started = new Promise((resolve) => (this.#resolveStart = resolve));
+    this.#worker = worker;
+    this.#extras = extras;
+    this.#onCommit = onCommit;
+    this.ended = new Promise((resolve) => (this.#resolveEnd = resolve));
   }
 
   /** The client went away: abort at once (or, if still queued in the pool, as soon as it starts). */
@@ -113,14 +112,23 @@ export class UpstreamExchange implements UpstreamHandler {
     if (this.#cancelled) controller.abort(new Error('the client went away'));
   }
 
-  onResponseStart(controller: UpstreamController, statusCode: number, headers: Record<string, string | string[]>): void {
+  onResponseStart(_controller: UpstreamController, statusCode: number, headers: Record<string, string | string[]>): void {
     // An informational 1xx precedes the real status line.
     if (statusCode < 200 || this.#phase !== 'waiting') return;
-    this.statusCode = statusCode;
-    this.headers = headers;
-    this.#phase = 'held';
-    controller.pause();
-    this.#resolveStart({ kind: 'response', response: this });
+    this.#status = statusCode;
+    if (isFailureStatus(statusCode)) {
+      this.#phase = 'discarding';
+      return;
+    }
+    this.#streamed = String(headers['content-type'] ?? '').startsWith('text/event-stream');
+    const head = endToEndHeaders(headers);
+    const extra = this.#extras?.headers;
+    if (extra) Object.assign(head, extra);
+    this.#head = { status: statusCode, headers: head };
+    if (statusCode >= 300) this.#onCommit = undefined;
+    const length = head['content-length'];
+    if (typeof length === 'string' && length !== '0') this.#remaining = Number(length);
+    this.#phase = 'relaying';
   }
 
   onResponseData(controller: UpstreamController, chunk: Buffer): void {
@@ -134,7 +142,7 @@ export class UpstreamExchange implements UpstreamHandler {
           return;
         }
         this.#firstByteAt ??= performance.now();
-        this.#onChunk?.(chunk);
+        this.#extras?.onChunk?.(chunk);
         this.#tail = lastTwoBytes(this.#tail, chunk);
         // The last bytes of a framed body end the response with them: node then sends
         // headers and body in one write, without a tick in between.
@@ -148,13 +156,10 @@ export class UpstreamExchange implements UpstreamHandler {
           this.#res.once('drain', this.#onDrain);
         }
         return;
-      case 'held':
-        (this.#heldChunks ??= []).push(chunk);
-        return;
       case 'discarding':
         this.#discarded += chunk.length;
         if (this.#discarded > DISCARD_LIMIT_BYTES) {
-          this.#finish(undefined);
+          this.#statusEnd();
           controller.abort(new Error('failure body too long to read away'));
         }
         return;
@@ -166,13 +171,10 @@ export class UpstreamExchange implements UpstreamHandler {
       case 'relaying':
         if (this.#head !== undefined && !this.#commit()) return;
         if (!this.#res.writableEnded) this.#res.end();
-        this.#finish({ kind: 'completed', streamed: this.#streamed, firstByteAt: this.#firstByteAt });
-        return;
-      case 'held':
-        this.#heldEnd = true;
+        this.#relayEnd({ kind: 'completed', streamed: this.#streamed, firstByteAt: this.#firstByteAt });
         return;
       case 'discarding':
-        this.#finish(undefined);
+        this.#statusEnd();
         return;
     }
   }
@@ -180,60 +182,19 @@ export class UpstreamExchange implements UpstreamHandler {
   onResponseError(_controller: UpstreamController, err: Error): void {
     switch (this.#phase) {
       case 'waiting':
-        this.#phase = 'over';
-        this.#resolveStart(this.#cancelled ? CANCELLED : sendFailure(err));
-        return;
-      case 'held':
-        this.#heldError = err;
+        this.#finish({ at: 'send', sent: this.#cancelled ? CANCELLED : sendFailure(err), workerRemoved: this.#worker.removed });
         return;
       case 'relaying':
         this.#relayFailed(err);
         return;
       case 'discarding':
-        this.#finish(undefined);
+        // The failure status stands; the connection it came on is dropped with the error.
+        this.#statusEnd();
         return;
     }
   }
 
-  // ------------------------------------------------------------ the relay's side
-
-  /**
-   * Pass the response on: the worker's end-to-end headers (and the router's), then the
-   * body as it arrives. The head goes out with the first body byte, so a worker that
-   * breaks its response before one arrives is a `failed` outcome the relay may retry;
-   * a failure after bytes reached the client ends an SSE stream with an error event
-   * rather than a silent cut. `onCommit` runs when the head is written.
-   */
-  relay(headers: Record<string, string | string[]>, extras: RelayExtras | undefined, onCommit?: () => void): Promise<RelayOutcome> {
-    this.#streamed = String(this.headers['content-type'] ?? '').startsWith('text/event-stream');
-    if (extras?.headers) Object.assign(headers, extras.headers);
-    this.#head = { status: this.statusCode, headers };
-    this.#onCommit = onCommit;
-    this.#onChunk = extras?.onChunk;
-    const length = headers['content-length'];
-    if (typeof length === 'string' && length !== '0') this.#remaining = Number(length);
-    const done = new Promise<RelayOutcome>((resolve) => (this.#resolveEnd = resolve));
-    this.#phase = 'relaying';
-    const held = this.#heldChunks;
-    this.#heldChunks = undefined;
-    // The whole answer came with its head (the common short answer): it goes out at once.
-    if (this.#heldEnd && this.#heldError === undefined && !this.#commit()) return done;
-    if (held && this.#controller) for (const c of held) this.onResponseData(this.#controller, c);
-    if (this.#heldError) this.#relayFailed(this.#heldError);
-    else if (this.#heldEnd) this.onResponseEnd();
-    else if (!this.#awaitingDrain) this.#controller?.resume();
-    return done;
-  }
-
-  /** Read a response that will not be relayed (a failure status before a retry). */
-  discard(): Promise<void> {
-    const done = new Promise<RelayOutcome>((resolve) => (this.#resolveEnd = resolve));
-    this.#phase = 'discarding';
-    this.#heldChunks = undefined;
-    if (this.#heldError || this.#heldEnd) this.#finish(undefined);
-    else this.#controller?.resume();
-    return done.then(() => undefined);
-  }
+  // ------------------------------------------------------------ the client's side
 
   /**
    * Write the head, and the body bytes that waited for it: from here the response is
@@ -247,7 +208,7 @@ export class UpstreamExchange implements UpstreamHandler {
       this.#res.writeHead(head.status, head.headers);
     } catch (err) {
       this.#early = this.#earlyMore = undefined;
-      this.#finish({ kind: 'failed', streamed: this.#streamed, error: err as Error });
+      this.#relayEnd({ kind: 'failed', streamed: this.#streamed, error: err as Error });
       this.#controller?.abort(err as Error);
       return false;
     }
@@ -267,17 +228,17 @@ export class UpstreamExchange implements UpstreamHandler {
     // Not a byte reached the client: another worker may still answer it.
     if (this.#head !== undefined && !this.#cancelled) {
       this.#early = this.#earlyMore = undefined;
-      this.#finish({ kind: 'failed', streamed: this.#streamed, error: err });
+      this.#relayEnd({ kind: 'failed', streamed: this.#streamed, error: err });
       return;
     }
     // Every byte its Content-Length promised was relayed and the response ended: what
     // failed after that is the connection, not this answer.
     if (this.#remaining === 0 && res.writableEnded) {
-      this.#finish({ kind: 'completed', streamed: this.#streamed, firstByteAt: this.#firstByteAt });
+      this.#relayEnd({ kind: 'completed', streamed: this.#streamed, firstByteAt: this.#firstByteAt });
       return;
     }
     if (this.#cancelled) {
-      this.#finish({ kind: 'cancelled', streamed: this.#streamed });
+      this.#relayEnd({ kind: 'cancelled', streamed: this.#streamed });
       return;
     }
     // The worker failed mid-body: tell a streaming client in-band, then end — unless
@@ -286,7 +247,7 @@ export class UpstreamExchange implements UpstreamHandler {
       res.end(openEventEnd(this.#tail) + sseErrorEvent(ApiErrors.upstreamIncomplete()));
     else if (!res.destroyed) cutAfterFlush(res);
     const cause = classifyUpstreamError(err);
-    this.#finish({
+    this.#relayEnd({
       kind: 'cut',
       streamed: this.#streamed,
       firstByteAt: this.#firstByteAt,
@@ -295,12 +256,19 @@ export class UpstreamExchange implements UpstreamHandler {
     });
   }
 
-  #finish(outcome: RelayOutcome | undefined): void {
+  #relayEnd(relayed: RelayOutcome): void {
+    this.#finish({ at: 'relay', status: this.#status, relayed });
+  }
+
+  #statusEnd(): void {
+    this.#finish({ at: 'status', status: this.#status });
+  }
+
+  #finish(end: AttemptEnd): void {
     if (this.#phase === 'over') return;
     this.#phase = 'over';
     if (this.#awaitingDrain) this.#res.off('drain', this.#onDrain);
-    // discard() resolves with anything; relay() always gets its outcome.
-    this.#resolveEnd?.(outcome ?? { kind: 'cancelled', streamed: this.#streamed });
+    this.#resolveEnd(end);
   }
 }
 
@@ -349,18 +317,11 @@ function sendFailure(err: Error): SendOutcome {
 /** One request as sent to any worker; built once, reused by a retry. */
 export type UpstreamRequest = UpstreamRequestOptions;
 
-/** A call whose client already left settles at once. */
-const ALREADY_CANCELLED: Promise<SendOutcome> = Promise.resolve(CANCELLED);
-
 /**
- * One client request's calls to workers, at most one at a time. A client that
+ * One client request's attempts on workers, at most one at a time. A client that
  * disconnects at any point — during an attempt, while its response streams, or
  * between an attempt and the retry — aborts the upstream request at once, which
  * frees the engine's slot.
- *
- * Sending and relaying are separate steps so the relay sees the status before
- * committing: a failure status is read away (and may be retried), and only a
- * response the router relays can make the worker the owner of the request's prefix.
  */
 export class UpstreamCall {
   readonly #res: ServerResponse;
@@ -384,35 +345,25 @@ export class UpstreamCall {
 
   /**
    * Detach from the client response; call once, when the request is done. An exchange
-   * still under way (the relay threw before relaying or reading its answer) is given up,
-   * so that its connection is never left paused for ever.
+   * still under way (the relay threw before its answer) is given up, so that its
+   * connection is never left for ever.
    */
   done(): void {
     this.#res.off('close', this.#onClose);
     this.#exchange?.cancel();
   }
 
-  /** Send to `worker`; settles with its status line, or with why there is none. */
-  send(worker: Worker, r: UpstreamRequest): Promise<SendOutcome> {
-    if (this.#cancelled) return ALREADY_CANCELLED;
-    const exchange = new UpstreamExchange(this.#res);
+  /**
+   * Send to `worker` and take its answer to the client (or read a failure status
+   * away): settles with where the attempt ended. `onCommit` runs when a 2xx head
+   * goes to the client.
+   */
+  attempt(worker: Worker, r: UpstreamRequest, extras?: RelayExtras, onCommit?: () => void): Promise<AttemptEnd> {
+    if (this.#cancelled) return Promise.resolve({ at: 'send', sent: CANCELLED, workerRemoved: worker.removed });
+    const exchange = new UpstreamExchange(this.#res, worker, extras, onCommit);
     this.#exchange = exchange;
     // The pool reports every failure, its own argument checks included, through the handler.
     worker.pool.dispatch(r, exchange);
-    return exchange.started;
-  }
-
-  /** Read away the last response, which will not be relayed (a failure status before a retry). */
-  discard(): Promise<void> {
-    return this.#exchange!.discard();
-  }
-
-  /**
-   * Relay the last response as it arrives, with backpressure (the worker's socket is
-   * not read faster than the client drains).
-   */
-  relay(extras?: RelayExtras, onCommit?: () => void): Promise<RelayOutcome> {
-    const exchange = this.#exchange!;
-    return exchange.relay(endToEndHeaders(exchange.headers), extras, onCommit);
+    return exchange.ended;
   }
 }
