@@ -27,7 +27,8 @@ const MANIFEST = path.join(PEERS_DIR, 'installed.json');
  * - `debian`: apt packages; `commands` must then be on the PATH (or in /usr/sbin);
  * - `go`: a module at a pinned version, built into .peers/bin;
  * - `python`: a venv of its own in .peers/NAME from a fully pinned requirements file
- *   (installed with --no-deps, so pip resolves nothing and installs exactly the list).
+ *   (installed with --no-deps, so pip resolves nothing and installs exactly the list);
+ *   `command`, when given, is the program the venv's bin holds.
  */
 export const PEERS = [
   {
@@ -83,6 +84,31 @@ export const PEERS = [
     model: { script: 'scripts/peers/tiny-model.py', dir: 'models/tiny-llama' },
     for: 'vLLM itself on the CPU with a tiny random-weight Llama: real KV events, cached_tokens, scheduler queue, /tokenize (test/peers/vllm-cpu)',
   },
+  {
+    name: 'smg',
+    kind: 'python',
+    version: '1.13.0',
+    requirements: 'scripts/peers/smg.txt',
+    command: 'smg',
+    for: 'the Shepherd Model Gateway, the sgl-router successor: a peer router with cache_aware (test/peers/peer-routers, perf peers)',
+  },
+  {
+    name: 'vllm-router',
+    kind: 'python',
+    version: '0.1.17',
+    requirements: 'scripts/peers/vllm-router.txt',
+    command: 'vllm-router',
+    for: 'the vLLM router: a peer router with cache_aware (test/peers/peer-routers, perf peers)',
+  },
+  {
+    name: 'aiperf',
+    kind: 'python',
+    version: '0.13.0',
+    requirements: 'scripts/peers/aiperf.txt',
+    command: 'aiperf',
+    benchmarksOnly: true,
+    for: "NVIDIA's load client: TTFT and request percentiles from a client routerctl did not write (perf aiperf)",
+  },
 ];
 
 export function peerNamed(name) {
@@ -128,7 +154,12 @@ export function peerPaths(p) {
   if (p.kind === 'go') return { bin: path.join(PEERS_DIR, 'bin', p.command) };
   if (p.kind === 'python') {
     const venv = path.join(PEERS_DIR, p.name);
-    return { venv, python: path.join(venv, 'bin', 'python'), model: p.model ? path.join(PEERS_DIR, p.model.dir) : undefined };
+    return {
+      venv,
+      python: path.join(venv, 'bin', 'python'),
+      bin: p.command ? path.join(venv, 'bin', p.command) : undefined,
+      model: p.model ? path.join(PEERS_DIR, p.model.dir) : undefined,
+    };
   }
   return {};
 }
@@ -146,7 +177,7 @@ export function peerStatus(p, manifest = readManifest()) {
   }
   const paths = peerPaths(p);
   const rec = manifest[p.name];
-  const main = p.kind === 'go' ? paths.bin : paths.python;
+  const main = paths.bin ?? paths.python;
   if (!existsSync(main)) return { ok: false, why: `not installed in ${path.relative(ROOT, PEERS_DIR) || PEERS_DIR}` };
   if (!rec || rec.version !== p.version)
     return { ok: false, why: `installed at ${rec?.version ?? 'an unknown version'}, pinned at ${p.version}` };
