@@ -1,5 +1,5 @@
 import { isQueued } from '../contract/index.js';
-import type { FleetView } from './view-model.js';
+import type { FleetView, OwnCounter } from './view-model.js';
 /** Text helpers shared by the console and the plain `--once` table. */
 
 export const DASH = '–';
@@ -125,4 +125,10 @@ export function sourceName(view: FleetView): string {
   if (view.source === 'engine') return "engines' load endpoints (no router)";
   if (view.source === 'mixed') return 'mixed (admin API and /metrics)';
   return 'none';
+}
+
+/** Another router's own counter as one phrase: `metric{by}` and its totals, then what it means. */
+export function ownCounterText(c: OwnCounter): string {
+  const totals = Object.entries(c.counts).map(([k, v]) => (k === '' ? fmtInt(v) : `${k} ${fmtInt(v)}`));
+  return `${c.metric}${c.by !== null ? `{${c.by}}` : ''} ${totals.join(' · ')} (${c.means})`;
 }

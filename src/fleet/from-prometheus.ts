@@ -1,7 +1,8 @@
 import { METRIC_NAMES } from '../contract/index.js';
 import type { MetricName } from '../contract/index.js';
 import { ENGINE_RUNNING_FAMILY, ENGINE_TOKEN_USAGE_FAMILY, RouterMetricsPage } from './router-metrics-page.js';
-import type { Breaker, ReplicaSnapshot, WorkerSnapshot } from './view-model.js';
+import type { RouterDialect } from './router-metrics-page.js';
+import type { Breaker, OwnCounter, ReplicaSnapshot, WorkerSnapshot } from './view-model.js';
 import { emptyRouterInfo } from './view-model.js';
 
 /**
@@ -75,8 +76,11 @@ export function snapshotFromPrometheus(text: string, receivedAt: number = Date.n
 
   const router = emptyRouterInfo();
   const dialect = page.dialect();
-  if (dialect === 'smg') router.foreign = 'SGLang Model Gateway';
+  if (dialect === 'smg') router.foreign = 'Shepherd Model Gateway';
+  else if (dialect === 'vllm-router') router.foreign = 'vLLM router';
   else if (dialect === 'sgl-router-classic') router.foreign = 'classic sgl-router';
+  const own = ownCounters(page, OWN_COUNTERS[dialect]);
+  if (own.length > 0) router.ownCounters = own;
   router.policy = inferPolicy(page);
   router.policyInferred = router.policy !== null;
   // The console shows one fleet: decisions and diversions are summed over model_id, and every model is named.
@@ -121,12 +125,48 @@ export function snapshotFromPrometheus(text: string, receivedAt: number = Date.n
   };
 }
 
+/**
+ * Another router's own families worth an operator's eye, read under their real names
+ * (taken from the running processes: test/prometheus/fixtures/*-1.13.0-*, *-0.1.17-*).
+ */
+const OWN_COUNTERS: Partial<Record<RouterDialect, ReadonlyArray<Omit<OwnCounter, 'counts'>>>> = {
+  smg: [
+    { metric: 'smg_workers_overloaded', by: null, means: 'workers its overload gate leaves out now' },
+    { metric: 'smg_worker_overload_fallback_total', by: 'stage', means: 'every worker over: sent to the least loaded' },
+    { metric: 'smg_worker_overload_shed_total', by: 'stage', means: 'every worker over: refused (503)' },
+    { metric: 'smg_cache_aware_policy_branch_total', by: 'branch', means: 'cache_aware branches' },
+  ],
+  'vllm-router': [
+    { metric: 'vllm_router_prefix_routing_decisions_total', by: 'outcome', means: 'cache_aware outcomes' },
+    { metric: 'vllm_router_kv_routing_inputs_total', by: 'result', means: "where cache_aware's tokens came from" },
+  ],
+};
+
+function ownCounters(page: RouterMetricsPage, wanted: ReadonlyArray<Omit<OwnCounter, 'counts'>> | undefined): OwnCounter[] {
+  const out: OwnCounter[] = [];
+  for (const w of wanted ?? []) {
+    const samples = page.foreign(w.metric);
+    if (samples.length === 0) continue;
+    const counts: Record<string, number> = {};
+    for (const s of samples) {
+      const k = w.by === null ? '' : (s.labels[w.by] ?? '');
+      counts[k] = (counts[k] ?? 0) + s.value;
+    }
+    out.push({ ...w, counts });
+  }
+  return out;
+}
+
+/** The generation routes, as routers that count every route (the vLLM router counts its /metrics scrapes too) name them. */
+const GENERATION_ROUTES = new Set(['/generate', '/v1/chat/completions', '/v1/completions', '/v1/responses']);
+
 /** Intake: POSTs to the generation routes (both routers count them per route and method). */
 function requestsTotal(page: RouterMetricsPage): number | null {
   if (!page.has(METRIC_NAMES.requests)) return null;
   return page
     .values(METRIC_NAMES.requests)
     .filter((s) => s.labels.method === undefined || s.labels.method === 'POST')
+    .filter((s) => s.labels.route === undefined || GENERATION_ROUTES.has(s.labels.route))
     .reduce((a, s) => a + s.value, 0);
 }
 

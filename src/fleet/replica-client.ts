@@ -51,7 +51,13 @@ export async function fetchSnapshot(o: ReplicaOptions, signal?: AbortSignal): Pr
   const res = await getText(`${o.url}/metrics`, common);
   if (res.status !== 200) {
     const tried = adminStatus === undefined ? '' : `/admin/state answered HTTP ${adminStatus}, `;
-    throw new RouterctlError(ErrorCodes.NOT_A_ROUTER, `${o.url} does not look like a router: ${tried}/metrics answered HTTP ${res.status}`);
+    // The Shepherd Model Gateway and the vLLM router serve Prometheus on a port of their own.
+    const elsewhere =
+      res.status === 404 ? '; a router with a --prometheus-port (SMG, the vLLM router: 29000 by default) is read there' : '';
+    throw new RouterctlError(
+      ErrorCodes.NOT_A_ROUTER,
+      `${o.url} does not look like a router: ${tried}/metrics answered HTTP ${res.status}${elsewhere}`,
+    );
   }
   let snap: ReplicaSnapshot;
   try {

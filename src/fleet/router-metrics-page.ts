@@ -6,20 +6,29 @@ import type { Histogram } from './view-model.js';
 
 /**
  * The same facts under other routers' names: the classic sgl-router (before its
- * metrics were renamed, per-worker series labelled `worker`) and the SGLang Model
- * Gateway (`smg_*`); docs/metrics-and-admin.md §Other routers' metrics. A family is
- * read under its routerctl name first, then under these, in order.
+ * metrics were renamed, per-worker series labelled `worker`), the Shepherd Model
+ * Gateway (`smg_*`) and the vLLM router (`vllm_router_*`, the classic router's names
+ * under its own prefix); docs/metrics-and-admin.md §Other routers' metrics. A family
+ * is read under its routerctl name first, then under these, in order.
  */
 const ALIASES: Partial<Record<MetricName, readonly string[]>> = {
-  [METRIC_NAMES.workerInflight]: ['sgl_router_running_requests', 'smg_worker_requests_active'],
-  [METRIC_NAMES.workerHealth]: ['smg_worker_health'],
-  [METRIC_NAMES.workerBreakerState]: ['sgl_router_cb_state', 'smg_worker_cb_state'],
+  [METRIC_NAMES.workerInflight]: ['sgl_router_running_requests', 'smg_worker_requests_active', 'vllm_router_running_requests'],
+  [METRIC_NAMES.workerHealth]: ['smg_worker_health', 'vllm_router_worker_health'],
+  [METRIC_NAMES.workerBreakerState]: ['sgl_router_cb_state', 'smg_worker_cb_state', 'vllm_router_cb_state'],
   [METRIC_NAMES.workerWaiting]: ['smg_engine_waiting_requests'],
-  [METRIC_NAMES.workerRequests]: ['sgl_router_processed_requests_total'],
-  [METRIC_NAMES.requests]: ['smg_router_requests_total'],
-  [METRIC_NAMES.requestDuration]: ['smg_router_request_duration_seconds', 'sgl_router_generate_duration_seconds'],
+  [METRIC_NAMES.workerRequests]: [
+    'sgl_router_processed_requests_total',
+    'smg_worker_requests_total',
+    'vllm_router_processed_requests_total',
+  ],
+  [METRIC_NAMES.requests]: ['smg_router_requests_total', 'vllm_router_requests_total'],
+  [METRIC_NAMES.requestDuration]: [
+    'smg_router_request_duration_seconds',
+    'sgl_router_generate_duration_seconds',
+    'vllm_router_generate_duration_seconds',
+  ],
   [METRIC_NAMES.ttft]: ['smg_router_ttft_seconds'],
-  [METRIC_NAMES.policyDecisions]: ['smg_worker_selection_total'],
+  [METRIC_NAMES.policyDecisions]: ['smg_worker_selection_total', 'vllm_router_policy_decisions_total'],
 };
 
 /** Engine-reported running requests per worker and DP rank: only the model gateway re-exports them. */
@@ -27,21 +36,21 @@ export const ENGINE_RUNNING_FAMILY = 'smg_engine_running_requests';
 /** Engine-reported KV token usage (a share) per worker and DP rank: the model gateway's. */
 export const ENGINE_TOKEN_USAGE_FAMILY = 'smg_engine_token_usage';
 
-/** Prefixes of the routers whose pages are read: routerctl's and the Rust router's, and the model gateway's. */
-const ROUTER_PREFIXES = [ROUTER_METRIC_PREFIX, 'smg_'];
+/** Prefixes of the routers whose pages are read: routerctl's and the Rust router's, the model gateway's, the vLLM router's. */
+const ROUTER_PREFIXES = [ROUTER_METRIC_PREFIX, 'smg_', 'vllm_router_'];
 
 /** Which router wrote a page, by the names it uses. */
-export type RouterDialect = 'sgl-router' | 'sgl-router-classic' | 'smg';
+export type RouterDialect = 'sgl-router' | 'sgl-router-classic' | 'smg' | 'vllm-router';
 
 /** Why a /metrics page is not a router's, for the one-line error. */
 export class NotARouterMetricsError extends Error {
   constructor(readonly looksLike: 'sglang-engine' | 'vllm-engine' | 'other') {
     super(
       looksLike === 'sglang-engine'
-        ? "this is an SGLang engine's /metrics (sglang: names), not a router's; point --url at the router"
+        ? "this is an SGLang engine's /metrics (sglang: names), not a router's; point --url at the router (a vLLM router answers /metrics on its serving port with an engine's page: point --url at its --prometheus-port)"
         : looksLike === 'vllm-engine'
-          ? "this is a vLLM engine's /metrics (vllm: names), not a router's; point --url at the router"
-          : `its /metrics has no ${ROUTER_METRIC_PREFIX}* or smg_* metrics`,
+          ? "this is a vLLM engine's /metrics (vllm: names), not a router's; point --url at the router (a vLLM router answers /metrics on its serving port with an engine's page: point --url at its --prometheus-port)"
+          : `its /metrics has no ${ROUTER_METRIC_PREFIX}*, smg_* or vllm_router_* metrics`,
     );
     this.name = 'NotARouterMetricsError';
   }
@@ -74,12 +83,14 @@ export class RouterMetricsPage {
   }
 
   /**
-   * Which router wrote the page: the model gateway's `smg_*` names, the classic
+   * Which router wrote the page: the model gateway's `smg_*` names, the vLLM router's
+   * `vllm_router_*`, the classic
    * router's per-worker `sgl_router_cb_state` / `sgl_router_running_requests`, or the
    * Rust router's (and routerctl's) current ones.
    */
   dialect(): RouterDialect {
     if ([...this.fams.keys()].some((n) => n.startsWith('smg_'))) return 'smg';
+    if ([...this.fams.keys()].some((n) => n.startsWith('vllm_router_'))) return 'vllm-router';
     if (
       this.fams.has('sgl_router_cb_state') ||
       this.fams.has('sgl_router_running_requests') ||

@@ -77,8 +77,26 @@ export interface RouterInfo {
    * `ready`, or a /readyz that says `draining`); absent or null when the source does not say.
    */
   ready?: boolean | null;
-  /** Another router read from its /metrics: the classic sgl-router or the SGLang Model Gateway; null for routerctl and the Rust router. */
-  foreign?: 'classic sgl-router' | 'SGLang Model Gateway';
+  /** Another router read from its /metrics: the classic sgl-router, the Shepherd Model Gateway or the vLLM router; absent for routerctl and the Rust router. */
+  foreign?: ForeignRouter;
+  /**
+   * What another router counts that routerctl has no name for, under the router's own
+   * metric names (docs/metrics-and-admin.md §Other routers' metrics): its own gate, its
+   * cache-aware branches. Absent for routerctl and the Rust router.
+   */
+  ownCounters?: OwnCounter[];
+}
+
+export type ForeignRouter = 'classic sgl-router' | 'Shepherd Model Gateway' | 'vLLM router';
+
+/** One family of another router's, summed by one label (or whole, when `by` is null). */
+export interface OwnCounter {
+  readonly metric: string;
+  readonly by: string | null;
+  /** Totals by the label's value, in order of first appearance; `{ "": n }` when `by` is null. */
+  readonly counts: Readonly<Record<string, number>>;
+  /** What it means, in a few words for the console. */
+  readonly means: string;
 }
 
 export interface WorkerSnapshot {

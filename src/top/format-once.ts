@@ -11,6 +11,7 @@ import {
   fmtTokens,
   lastAnswerAgeMs,
   nonEmptySpan,
+  ownCounterText,
   replicaState,
   pad,
   shortUrl,
@@ -123,6 +124,7 @@ export function formatOnce(view: FleetView, o: OnceOptions): string {
   } else if (h) {
     lines.push('diverted overlap  no diversions yet');
   }
+  for (const c of r.ownCounters ?? []) lines.push(`its own: ${ownCounterText(c)}`);
   if (view.blind.length > 0) lines.push(`cannot show (${sourceName(view)}): ${view.blind.join(', ')}`);
   return `${lines.join('\n')}\n`;
 }

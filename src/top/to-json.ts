@@ -65,6 +65,7 @@ export function fleetJson(
     mismatched: view.mismatched,
     prefix_index: { source: view.prefixIndex.source, replicas_agree: view.prefixIndex.agree, notes: view.prefixIndex.notes },
     latency_seconds: { overall: latencyJson(view.latency.overall) },
+    own_counters: (view.router.ownCounters ?? []).map((c) => ({ metric: c.metric, by: c.by, counts: c.counts })),
     cannot_show: view.blind,
     timestamp_ms: view.at,
   };

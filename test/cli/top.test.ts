@@ -203,19 +203,24 @@ describe("routerctl top against a Prometheus endpoint with the reference router'
 
 describe("routerctl top against other routers' recorded /metrics", () => {
   it.each([
-    ['sgl-router-classic-metrics.txt', 'classic sgl-router', 'http://10.0.0.2:30000', /half_open\s*$/],
-    ['smg-metrics.txt', 'SGLang Model Gateway', 'http://10.0.1.2:30000', /11\/?\S*\s+21\s+22\s/],
-  ])('%s: the header names the router, workers show what it reports, the rest is listed as missing', async (file, name, url, row) => {
-    const served = await serveText({ '/metrics': readFileSync(path.join(root, 'test/prometheus/fixtures', file), 'utf8') });
-    const r = await runCli(['top', '--url', served, '--once']);
-    expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`source prometheus /metrics (${name})`);
-    expect(rowOf(r.stdout, url)).toMatch(row);
-    expect(r.stdout).toMatch(/cannot show \(prometheus \/metrics[^)]*\)\): .*queue limit/);
-    const j = JSON.parse((await runCli(['top', '--url', served, '--json'])).stdout) as { workers: unknown[]; latency?: unknown };
-    expect(j.workers.length).toBe(3);
-  });
+    ['sgl-router-classic-metrics.txt', 'classic sgl-router', 'http://10.0.0.2:30000', /half_open\s*$/, 3],
+    ['smg-metrics.txt', 'Shepherd Model Gateway', 'http://10.0.1.2:30000', /11\/?\S*\s+21\s+22\s/, 3],
+    ['smg-1.13.0-metrics.txt', 'Shepherd Model Gateway', 'http://127.0.0.1:41001', /\s0\s+0\s+0\s.*closed\s*$/, 2],
+    ['vllm-router-0.1.17-metrics.txt', 'vLLM router', 'http://127.0.0.1:41001', /\s0\s.*closed\s*$/, 2],
+  ])(
+    '%s: the header names the router, workers show what it reports, the rest is listed as missing',
+    async (file, name, url, row, workers) => {
+      const served = await serveText({ '/metrics': readFileSync(path.join(root, 'test/prometheus/fixtures', file), 'utf8') });
+      const r = await runCli(['top', '--url', served, '--once']);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`source prometheus /metrics (${name})`);
+      expect(rowOf(r.stdout, url)).toMatch(row);
+      expect(r.stdout).toMatch(/cannot show \(prometheus \/metrics[^)]*\)\): .*queue limit/);
+      const j = JSON.parse((await runCli(['top', '--url', served, '--json'])).stdout) as { workers: unknown[]; latency?: unknown };
+      expect(j.workers.length).toBe(workers);
+    },
+  );
 });
 
 describe('routerctl top failures: one line, non-zero', () => {

@@ -507,9 +507,9 @@ describe("other routers' /metrics (docs/metrics-and-admin.md §Other routers' me
     expect(s.blind).not.toContain('latency');
   });
 
-  it('the SGLang Model Gateway: smg_* names, engine queues summed over DP ranks, latency with TTFT', () => {
+  it('the Shepherd Model Gateway: smg_* names, engine queues summed over DP ranks, latency with TTFT', () => {
     const s = snapshotFromPrometheus(prometheusFixture('smg-metrics.txt'), 0);
-    expect(s.router.foreign).toBe('SGLang Model Gateway');
+    expect(s.router.foreign).toBe('Shepherd Model Gateway');
     expect(s.router.policy).toBe('cache_aware');
     expect(s.workers.map((w) => [w.url, w.waiting, w.running, w.inflight, w.breaker, w.healthy])).toEqual([
       ['http://10.0.1.1:30000', 7, 17, 17, 'closed', true],
@@ -527,8 +527,45 @@ describe("other routers' /metrics (docs/metrics-and-admin.md §Other routers' me
     expect(view.latency.overall.e2eP50).not.toBeNull();
     expect(view.latency.overall.ttftP50).not.toBeNull();
     expect(formatOnce(view, { color: false, sort: 'waiting', filter: '', blockSize: 16 })).toContain(
-      'source prometheus /metrics (SGLang Model Gateway)',
+      'source prometheus /metrics (Shepherd Model Gateway)',
     );
+  });
+
+  it('smg 1.13.0 as the running process wrote it: per-worker requests, its own gate and branches under its own names', () => {
+    const s = snapshotFromPrometheus(prometheusFixture('smg-1.13.0-metrics.txt'), 0);
+    expect(s.router.foreign).toBe('Shepherd Model Gateway');
+    expect(s.router.policy).toBe('cache_aware');
+    expect(s.workers.map((w) => [w.url, w.requestsTotal, w.waiting, w.running, w.inflight, w.breaker, w.healthy])).toEqual([
+      ['http://127.0.0.1:41000', 3, 0, 0, 0, 'closed', true],
+      ['http://127.0.0.1:41001', 4, 0, 0, 0, 'closed', true],
+    ]);
+    expect(s.requestsTotal).toBe(7);
+    expect(s.duration?.count).toBe(7);
+    // Its TTFT histogram times only gRPC workers: over HTTP it is exported empty.
+    expect(s.ttft?.count ?? 0).toBe(0);
+    expect(s.router.ownCounters?.map((c) => [c.metric, c.counts])).toEqual([
+      ['smg_worker_overload_fallback_total', { selection: 0 }],
+      ['smg_worker_overload_shed_total', { pd_admission: 0, dispatch: 0, selection: 0 }],
+      ['smg_cache_aware_policy_branch_total', { expected_wait_fallback: 7 }],
+    ]);
+  });
+
+  it('vllm-router 0.1.17 as the running process wrote it: only the workers it used, intake without its /metrics scrapes', () => {
+    const s = snapshotFromPrometheus(prometheusFixture('vllm-router-0.1.17-metrics.txt'), 0);
+    expect(s.router.foreign).toBe('vLLM router');
+    expect(s.router.policy).toBe('cache_aware');
+    expect(s.workers.map((w) => [w.url, w.requestsTotal, w.inflight, w.breaker, w.healthy, w.waiting])).toEqual([
+      ['http://127.0.0.1:41001', 9, 0, 'closed', true, null],
+      ['http://127.0.0.1:41000', null, null, null, true, null],
+    ]);
+    // Two GET /metrics on its serving port are counted by route beside the seven chats.
+    expect(s.requestsTotal).toBe(7);
+    expect(s.duration?.count).toBe(9);
+    expect(s.blind).toEqual(expect.arrayContaining(['engine queues', 'queue limit', 'gate rejections']));
+    expect(s.router.ownCounters?.map((c) => [c.metric, c.counts])).toEqual([
+      ['vllm_router_prefix_routing_decisions_total', { missing_tokens: 9 }],
+      ['vllm_router_kv_routing_inputs_total', { render_unavailable: 14 }],
+    ]);
   });
 
   it("routerctl's own page carries its latency histograms", () => {

@@ -1,7 +1,7 @@
 import { Box } from 'ink';
 import type { ReactElement } from 'react';
 import { DASH, fmtAge, fmtDuration, fmtInt, fmtQuantileSeconds, fmtRate } from '../../fleet/index.js';
-import { RATE_WINDOW_MS, lastAnswerAgeMs, replicaState, sourceName } from '../../fleet/index.js';
+import { RATE_WINDOW_MS, lastAnswerAgeMs, ownCounterText, replicaState, sourceName } from '../../fleet/index.js';
 import type { FleetView, ReplicaStatus } from '../../fleet/index.js';
 import { Line } from './Line.js';
 import type { SegmentInput } from './Line.js';
@@ -80,6 +80,7 @@ export function Header({ view, title, target, intervalMs, now, lines }: HeaderPr
           : { text: `index (${from}) differs between replicas`, color: from === 'events' ? 'yellow' : undefined },
       );
     }
+    for (const c of view.router.ownCounters ?? []) second.push({ text: `  its own: ${ownCounterText(c)}`, dim: true });
     if (view.blind.length > 0) second.push({ text: `  cannot show: ${view.blind.join(', ')}`, dim: true });
   }
   return (
