@@ -22,14 +22,24 @@
  * says so instead of giving a ratio. The ramp also gives each proxy's CPU per request,
  * user space and kernel apart. Everything shares one machine's cores, so read the ratios.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { systemPrompt } from '../src/workload/index.js';
 import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
 import { benchArg, benchWords } from './support/args.js';
+import {
+  CAN_PIN,
+  HAS_WRK,
+  RequestPathRig,
+  SATURATED,
+  cpuUs,
+  fmtRatio,
+  median,
+  pct,
+  perRequestCell,
+  round2,
+  spread,
+} from './support/request-path.js';
+import type { Run, Spread } from './support/request-path.js';
 import { atLeast, atMost, writeResult } from './support/results.js';
 import type { Figures, GoalVerdict } from './support/results.js';
 
@@ -48,138 +58,15 @@ const bareApi = benchArg('bare-api', 'request');
 if (bareApi !== 'request' && bareApi !== 'dispatch' && bareApi !== 'pool')
   throw new Error(`--bare-api must be request, dispatch or pool, not ${bareApi}`);
 const here = (f: string): string => fileURLToPath(new URL(f, import.meta.url));
-
-/** Share of one core a process used past this is saturated: it, not the proxy, set the pace. */
-const SATURATED = 0.9;
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-const HAS_WRK = spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error === undefined;
-const CORES = availableParallelism();
-const CAN_PIN = CORES >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-const pin = benchArg('pin', CAN_PIN ? 'on' : 'off') === 'on';
-if (pin && !CAN_PIN) throw new Error('--pin on needs taskset and at least two cores');
-/** Cores for the proxy under test (the last one), and for everything else. */
-const PROXY_CPUS = pin ? String(CORES - 1) : undefined;
-const OTHER_CPUS = pin ? `0-${CORES - 2}` : undefined;
-/** The cores the upstream and the client share when pinned. */
-const SHARED_CORES = Array.from({ length: CORES - 1 }, (_, i) => i);
-
-/** CPU seconds a process has used so far in user space and in the kernel, from /proc. */
-function cpuTimes(pid: number): { user: number; kernel: number } {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return { user: Number(fields[11]) / CLK_TCK, kernel: Number(fields[12]) / CLK_TCK };
-  } catch {
-    return { user: NaN, kernel: NaN };
-  }
-}
-
-/** Busy and total ticks of the given cores so far, from /proc/stat (idle and iowait are not busy). */
-function coreTicks(cores: number[]): { busy: number; total: number } {
-  let busy = 0;
-  let total = 0;
-  try {
-    for (const line of readFileSync('/proc/stat', 'utf8').split('\n')) {
-      const m = /^cpu(\d+) (.*)$/.exec(line);
-      if (!m || !cores.includes(Number(m[1]))) continue;
-      const t = m[2]!.trim().split(/\s+/).map(Number);
-      const all = t.slice(0, 8).reduce((a, x) => a + x, 0);
-      total += all;
-      busy += all - t[3]! - t[4]!;
-    }
-  } catch {
-    return { busy: NaN, total: NaN };
-  }
-  return { busy, total };
-}
-
-function cpuSeconds(pid: number): number {
-  const t = cpuTimes(pid);
-  return t.user + t.kernel;
-}
-
-interface Run {
-  rps: number;
-  p50Ms: number;
-  errors: number;
-  /** Share of one core over the run, per process name. */
-  cpu: Record<string, number>;
-  /** Each proxy's CPU per request of this run, in µs, user space and kernel apart (read the one the run drove). */
-  perRequestUs: Record<'proxy' | 'router', { user: number; kernel: number }>;
-  /**
-   * Pinned: how busy the cores the upstream and the client share were, all work on
-   * them counted (the kernel's network processing too, which no process is charged for).
-   */
-  sharedBusy: number;
-}
-
-const work = mkdtempSync(path.join(tmpdir(), 'routerctl-overhead-'));
-
-function bodyFile(size: string): string {
-  const system = size === 'short' ? '' : systemPrompt(5, 0, size === '16k' ? 4_000 : 100_000);
-  const messages = system ? [{ role: 'system', content: system }] : [];
-  messages.push({ role: 'user', content: 'Say hello in one word.' });
-  const file = path.join(work, `${size}.json`);
-  writeFileSync(file, JSON.stringify({ model: 'fast', messages, max_tokens: 8 }));
-  return file;
-}
-
-const LUA = path.join(work, 'post.lua');
-writeFileSync(
-  LUA,
-  'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nlocal f = io.open(os.getenv("BODY_FILE"), "rb")\nwrk.body = f:read("*a")\nf:close()\n',
-);
-
-function parseWrk(out: string): { rps: number; p50Ms: number; errors: number } {
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
-  const m = /\s50%\s+([\d.]+)(us|ms|s)\b/.exec(out);
-  const p50Ms = m ? Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1) : NaN;
-  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  const errors = non2xx + (sock ? sock.slice(1).reduce((a, x) => a + Number(x), 0) : 0);
-  return { rps, p50Ms, errors };
-}
-
-/** One client run against `url`, with every named process's CPU share over it. */
-async function drive(url: string, file: string, conns: number, secs: number, watch: Record<string, number>): Promise<Run> {
-  const target = `${url}/v1/chat/completions`;
-  const [client, clientArgs] = HAS_WRK
-    ? ['wrk', ['-t1', `-c${conns}`, `-d${secs}s`, '--timeout', '10s', '--latency', '-s', LUA, target]]
-    : [process.execPath, [here('./support/load-client.js'), url, file, String(secs), String(conns)]];
-  const [cmd, args] = OTHER_CPUS === undefined ? [client, clientArgs] : ['taskset', ['-c', OTHER_CPUS, client, ...clientArgs]];
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, BODY_FILE: file } });
-  const pids: Record<string, number> = { ...watch, client: child.pid! };
-  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTimes(pid)]));
-  const sharedBefore = coreTicks(SHARED_CORES);
-  const t0 = performance.now();
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  // Sample the client's CPU just before it exits: /proc forgets it after.
-  let clientCpu = NaN;
-  const sampler = setInterval(() => {
-    const v = cpuSeconds(child.pid!);
-    if (Number.isFinite(v)) clientCpu = v;
-  }, 100);
-  await new Promise<void>((r) => child.once('exit', () => r()));
-  clearInterval(sampler);
-  const wall = (performance.now() - t0) / 1000;
-  const after = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTimes(pid)]));
-  const cpu: Record<string, number> = {};
-  for (const k of Object.keys(pids))
-    cpu[k] = ((k === 'client' ? clientCpu : after[k]!.user + after[k]!.kernel) - before[k]!.user - before[k]!.kernel) / wall;
-  const sharedAfter = coreTicks(SHARED_CORES);
-  const sharedBusy = pin ? (sharedAfter.busy - sharedBefore.busy) / (sharedAfter.total - sharedBefore.total) : NaN;
-  const result = HAS_WRK ? parseWrk(out) : loadClientResult(out);
-  const perRequest = (p: 'proxy' | 'router'): { user: number; kernel: number } => ({
-    user: ((after[p]!.user - before[p]!.user) * 1e6) / (result.rps * wall),
-    kernel: ((after[p]!.kernel - before[p]!.kernel) * 1e6) / (result.rps * wall),
-  });
-  return { ...result, cpu, sharedBusy, perRequestUs: { proxy: perRequest('proxy'), router: perRequest('router') } };
-}
-
-function loadClientResult(out: string): { rps: number; p50Ms: number; errors: number } {
-  const j = JSON.parse(out) as { requests: number; errors: number; seconds: number; p50Ms: number };
-  return { rps: j.requests / j.seconds, p50Ms: j.p50Ms, errors: j.errors };
-}
+const rig = new RequestPathRig(benchArg('pin', CAN_PIN ? 'on' : 'off'));
+const pin = rig.pin;
+const PROXY_CPUS = rig.proxyCpus;
+const OTHER_CPUS = rig.otherCpus;
+const drive = (url: string, file: string, conns: number, secs: number, watch: Record<string, number>): Promise<Run> =>
+  rig.drive(url, file, conns, secs, watch);
+const bodyFile = (size: string): string => rig.bodyFile(size);
+const pacedBy = (runs: Run[]): string[] => rig.pacedBy(runs);
+const sharedCores = (runs: Run[]): string => rig.sharedCoresCell(runs);
 
 const upstream = await startProcess([here('./support/fast-upstream.js'), '3'], /^(http:\/\/.+)$/m, OTHER_CPUS);
 const upstreams = upstream.out.trim().split(' ');
@@ -189,18 +76,6 @@ if (policy === 'cache_aware') routerArgs.push('--worker-queue-limit', '64');
 const router = await startProcess([...routerNodeFlags, ROUTERCTL_BIN, ...routerArgs], /^(http:\/\/\S+)$/m, PROXY_CPUS);
 const pidOf = { upstream: upstream.child.pid!, proxy: proxy.child.pid!, router: router.child.pid! };
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-interface Spread {
-  median: number;
-  min: number;
-  max: number;
-}
-const spread = (xs: number[]): Spread => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
-/** A proxy's CPU per request in one run, user space and kernel together, in µs. */
-const cpuUs = (run: Run, p: 'proxy' | 'router'): number => run.perRequestUs[p].user + run.perRequestUs[p].kernel;
 /**
  * The router's rate over the bare proxy's, round by round: the two runs of a round are
  * back to back, so a machine that slows down for a while slows both. The median of the
@@ -214,26 +89,6 @@ const pairedRatio = (router: Run[], bare: Run[]): Spread => spread(router.map((r
  * the proxies when something else set the pace of the runs, which the rate ratio does not.
  */
 const costRatio = (router: Run[], bare: Run[]): Spread => spread(router.map((r, k) => cpuUs(bare[k]!, 'proxy') / cpuUs(r, 'router')));
-const fmtRatio = (r: Spread): string => `${r.median.toFixed(2)}× (${r.min.toFixed(2)}–${r.max.toFixed(2)})`;
-const pct = (x: number): string => `${Math.round(x * 100)}%`;
-/**
- * What set the pace of these runs instead of the proxy, if anything: the upstream or
- * the client at (nearly) a whole core, or, pinned, the cores they share (nearly) full.
- * Empty when the proxy was the limit.
- */
-function pacedBy(runs: Run[]): string[] {
-  const most = (p: string): number => Math.max(...runs.map((r) => r.cpu[p] ?? NaN));
-  const found = (['upstream', 'client'] as const).filter((p) => most(p) >= SATURATED) as string[];
-  const shared = Math.max(...runs.map((r) => r.sharedBusy));
-  if (pin && found.length === 0 && shared >= SATURATED)
-    found.push(`core${SHARED_CORES.length === 1 ? '' : 's'} ${OTHER_CPUS} (${pct(shared)} busy)`);
-  return found;
-}
-/** A proxy's median CPU per request over its runs: "72 + 25 µs" (user + kernel). */
-const perRequestCell = (runs: Run[], p: 'proxy' | 'router'): string =>
-  `${median(runs.map((x) => x.perRequestUs[p].user)).toFixed(0)} + ${median(runs.map((x) => x.perRequestUs[p].kernel)).toFixed(0)} µs`;
-/** The busiest the shared cores were over these runs, for the tables; empty unpinned. */
-const sharedCores = (runs: Run[]): string => (pin ? `, ${pct(Math.max(...runs.map((r) => r.sharedBusy)))}` : '');
 
 const figures: Figures = { bare_api: bareApi, policy, rounds, seconds, connections, pinned: pin };
 const goals: GoalVerdict[] = [];
@@ -243,7 +98,6 @@ const RATE_GOALS: Record<string, [claim: string, min: number]> = {
   '16k': ['16 KB prompts (4K tokens): router rate over the bare proxy', 0.85],
   '400k': ['100K-token prompts: router rate over the bare proxy', 0.5],
 };
-const round2 = (x: number): number => Number(x.toFixed(2));
 
 try {
   console.log(
@@ -379,5 +233,5 @@ try {
   });
 } finally {
   await Promise.all([stopProcess(router.child), stopProcess(proxy.child), stopProcess(upstream.child)]);
-  rmSync(work, { recursive: true, force: true });
+  rig.close();
 }

@@ -39,6 +39,11 @@ export const benchmarkWriting = (result: string): PerfBenchmark | undefined =>
 export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
   benchmark('routing', 'routing-quality.js', 'routing quality on shared-prefix chat: what --worker-queue-limit buys (bench --compare)'),
   benchmark('overhead', 'router-overhead.js', "the router's own cost against a bare proxy: rate, added latency, CPU per request, ramp"),
+  benchmark(
+    'peers',
+    'peer-routers.js',
+    'the request path beside smg and vllm-router (cache_aware) and a bare proxy: rate, CPU and added latency per prompt size (needs the peers)',
+  ),
   benchmark('second-process', 'second-process.js', 'what a second router process would give on this machine (needs wrk)'),
   benchmark('prefix', 'prefix-match.js', "prefix key and match per request, 1K-100K tokens; the index's memory at 1M blocks", [
     '--expose-gc',

@@ -1,8 +1,9 @@
 /**
  * Upstreams that cost (almost) nothing: servers that read a generation request and
  * answer one fixed 200-byte completion, plus the few GET routes a router asks an
- * engine (`/v1/models`, `/v1/loads` with an idle rank), so the router's introspection,
- * load sampling and gate run as they would against SGLang. Measuring a router in
+ * engine (`/v1/models` naming SGLang, `/v1/loads` with an idle rank, `/health`), so a
+ * router's introspection, load sampling, health checks and gate run as they would
+ * against SGLang. Measuring a router in
  * front of these measures the router, not the engines.
  *
  * They speak HTTP/1.1 over node:net with a parser that reads only the request line
@@ -34,7 +35,12 @@ const COMPLETION = (() => {
   base.choices[0]!.message.content = 'x'.repeat(Math.max(0, pad));
   return response('200 OK', Buffer.from(JSON.stringify(base)));
 })();
-const MODELS = response('200 OK', Buffer.from(JSON.stringify({ object: 'list', data: [{ id: 'fast', object: 'model' }] })));
+// owned_by names the engine for the routers that ask (the Shepherd Model Gateway refuses a worker it cannot name).
+const MODELS = response(
+  '200 OK',
+  Buffer.from(JSON.stringify({ object: 'list', data: [{ id: 'fast', object: 'model', owned_by: 'sglang' }] })),
+);
+const HEALTHY = response('200 OK', Buffer.alloc(0));
 const LOADS = response(
   '200 OK',
   Buffer.from(JSON.stringify({ loads: [{ dp_rank: 0, num_running_reqs: 0, num_waiting_reqs: 0, num_used_tokens: 0 }] })),
@@ -44,12 +50,17 @@ const UNSUPPORTED = Buffer.from('HTTP/1.1 501 Not Implemented\r\ncontent-length:
 const MAX_HEAD = 64 * 1024;
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 
+/** The generation routes: any other POST is one SGLang does not serve (the vLLM router's /v1/chat/completions/render). */
+const GENERATION = new Set(['/v1/chat/completions', '/v1/completions', '/generate']);
+
 /** The answer to a request, from its head (request line and headers). */
 function answerFor(head: string): Buffer {
-  if (!head.startsWith('GET ')) return COMPLETION;
-  const path = head.slice(4, head.indexOf(' ', 4)).split('?', 1)[0];
+  const space = head.indexOf(' ');
+  const path = head.slice(space + 1, head.indexOf(' ', space + 1)).split('?', 1)[0]!;
+  if (!head.startsWith('GET ')) return GENERATION.has(path) ? COMPLETION : NOT_FOUND;
   if (path === '/v1/models') return MODELS;
   if (path === '/v1/loads') return LOADS;
+  if (path === '/health') return HEALTHY;
   return NOT_FOUND;
 }
 
