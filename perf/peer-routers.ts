@@ -10,7 +10,8 @@
  *
  * Per prompt size: requests per second at `--connections`, CPU per request, and p50 and
  * p99 added over calling the upstream directly, at one connection (where a proxy's own
- * time is the latency, not a queue). A peer that is not installed is left out, named.
+ * time is the latency, not a queue), each the median of rounds that alternate the
+ * order. A peer that is not installed is left out, named.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -98,19 +99,27 @@ try {
       const order = k % 2 === 0 ? targets : [...targets].reverse();
       for (const t of order) runs.get(t.name)!.push(await rig.drive(t.url, file, connections, seconds, watch));
     }
-    // Latency at one connection, the upstream called directly first: what each proxy adds to it.
+    // Latency at one connection, in rounds of their own: the upstream called directly, then
+    // each proxy, the order alternating; what a proxy adds is its figure minus the direct
+    // one of the same round, and the table gives the median of the rounds.
     const latencySeconds = Math.min(3, seconds);
-    const direct = await rig.drive(upstreams[0]!, file, 1, latencySeconds, watch);
-    const one = new Map<string, Run>();
-    for (const t of targets) one.set(t.name, await rig.drive(t.url, file, 1, latencySeconds, watch));
+    const added = new Map<string, { p50: number[]; p99: number[] }>(targets.map((t) => [t.name, { p50: [], p99: [] }]));
+    for (let k = 0; k < rounds; k++) {
+      const direct = await rig.drive(upstreams[0]!, file, 1, latencySeconds, watch);
+      for (const t of k % 2 === 0 ? targets : [...targets].reverse()) {
+        const one = await rig.drive(t.url, file, 1, latencySeconds, watch);
+        added.get(t.name)!.p50.push(one.p50Ms - direct.p50Ms);
+        added.get(t.name)!.p99.push(one.p99Ms - direct.p99Ms);
+      }
+    }
     const rps = (n: string): number => median(runs.get(n)!.map((r) => r.rps));
     const ours = runs.get('routerctl')!;
     for (const t of targets) {
       const r = runs.get(t.name)!;
       const paced = [...new Set(rig.pacedBy(r))];
       const errs = r.reduce((a, x) => a + x.errors, 0);
-      const addedP50 = one.get(t.name)!.p50Ms - direct.p50Ms;
-      const addedP99 = one.get(t.name)!.p99Ms - direct.p99Ms;
+      const addedP50 = median(added.get(t.name)!.p50);
+      const addedP99 = median(added.get(t.name)!.p99);
       // routerctl's rate over this target's, round by round (the runs of a round are back to back).
       const ratio = median(ours.map((x, k) => x.rps / r[k]!.rps));
       Object.assign(figures, {
@@ -124,7 +133,7 @@ try {
       });
       if (peerNames.includes(t.name as never)) {
         goals.push(atLeast(`${size}: routerctl's rate over ${t.name}'s`, round2(ratio), 1, '×'));
-        const ourAdded = one.get('routerctl')!.p50Ms - direct.p50Ms;
+        const ourAdded = median(added.get('routerctl')!.p50);
         goals.push(atMost(`${size}: routerctl's added p50 minus ${t.name}'s`, Number((ourAdded - addedP50).toFixed(3)), 0, ' ms'));
       }
       console.log(
