@@ -367,6 +367,21 @@ export const CLAIMS: readonly Claim[] = [
       `${fmt(decisions(r, 'sim').all_queued ?? 0)} against ${fmt(decisions(r, 'llmd').all_queued ?? 0)}; ` +
       `the ${fmt(r.num('sim_first_refused_of_40'))}th against the ${fmt(r.num('llmd_first_refused_of_40'))}th`,
   },
+  ...(['short', '16k', '400k'] as const).map((size): Claim => ({
+    result: 'peers',
+    section: 17,
+    claim: `${{ short: 'short', '16k': '16 KB', '400k': '100K-token' }[size]} prompts beside smg and vllm-router (cache_aware), at their pins`,
+    figure: (r) =>
+      `${fmt(r.num(`${size}_routerctl_rps`))} req/s: ${fmt(r.num(`${size}_routerctl_over_smg`))}× smg ${r.text('smg_version')}, ` +
+      `${fmt(r.num(`${size}_routerctl_over_vllm-router`))}× vllm-router ${r.text('vllm-router_version')}; ` +
+      `added p50 ${fmt(r.num(`${size}_routerctl_added_p50_ms`))} ms against ${fmt(r.num(`${size}_smg_added_p50_ms`))} and ${fmt(r.num(`${size}_vllm-router_added_p50_ms`))}`,
+    goal: {
+      judged: ['smg', 'vllm-router'].flatMap((p) => [
+        `${size}: routerctl's rate over ${p}'s`,
+        `${size}: routerctl's added p50 minus ${p}'s`,
+      ]),
+    },
+  })),
 ];
 
 /** The accessors a row reads its result through; `where` names the row in the error. */
