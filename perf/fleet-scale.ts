@@ -32,7 +32,6 @@
  *
  *   npm run perf -- fleet-scale [--workers 4096] [--seconds 8] [--rounds 1]
  */
-import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,6 +41,7 @@ import { request } from 'undici';
 import { pollIntervalMs } from '../src/router/index.js';
 import { benchArg } from './support/args.js';
 import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
+import { HAS_CURL, HAS_WRK, cpuSeconds, latency as fleetLatency, rssMiB, timed } from './support/fleet-probe.js';
 import { atMost, writeResult } from './support/results.js';
 import type { Figures, GoalVerdict } from './support/results.js';
 
@@ -50,14 +50,8 @@ const SECONDS = Number(benchArg('seconds', '8'));
 /** Rounds of 8 workers then WORKERS, alternated so that the machine's drift hits both: a ratio is the median of the rounds'. */
 const ROUNDS = Math.max(1, Number(benchArg('rounds', '1')));
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
-const HAS_WRK = spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error === undefined;
-const HAS_CURL = spawnSync('curl', ['--version'], { encoding: 'utf8' }).error === undefined;
 const TICKS = 100; // USER_HZ on Linux
 
-function cpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / TICKS;
-}
 /** Busy and total jiffies of the whole machine, from /proc/stat. */
 function machineTicks(): { busy: number; total: number } {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
@@ -65,32 +59,10 @@ function machineTicks(): { busy: number; total: number } {
   const total = f.reduce((a, b) => a + b, 0);
   return { busy: total - idle, total };
 }
-const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-/**
- * Time to fetch `url` whole, median of 5, by curl when it is there (an independent
- * client, as a Prometheus scraper is), else by undici.
- */
-async function timed(url: string): Promise<{ ms: number; first_ms: number; bytes: number }> {
-  const runs: number[] = [];
-  let bytes = 0;
-  for (let i = 0; i < 5; i++) {
-    if (HAS_CURL) {
-      const r = spawnSync('curl', ['-s', '-o', '/dev/null', '-w', '%{time_total} %{size_download}', url], { encoding: 'utf8' });
-      const [total, size] = r.stdout.trim().split(' ').map(Number);
-      runs.push(total! * 1000);
-      bytes = size!;
-      continue;
-    }
-    const t0 = performance.now();
-    const res = await request(url);
-    const body = await res.body.arrayBuffer();
-    runs.push(performance.now() - t0);
-    bytes = body.byteLength;
-  }
-  return { ms: Number(median(runs).toFixed(1)), first_ms: Number(runs[0]!.toFixed(1)), bytes };
-}
+/** Short chats at 8 connections (or `connections`) for SECONDS. */
+const latency = (url: string, dir: string, connections = 8): ReturnType<typeof fleetLatency> =>
+  fleetLatency(url, dir, SECONDS, connections);
 
 /**
  * The sizes of /admin/stream events as `routerctl top` asks for them (every second, deltas and
@@ -161,66 +133,6 @@ interface StreamFigures {
   wholeMs: number | undefined;
   /** State events up to it, the first and the completing one included: 1 when the first held it all (or a single delta completed it). */
   wholeEvents: number | undefined;
-}
-
-const BODY = JSON.stringify({ model: 'fast', messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 });
-
-/** wrk's report, with the event loop free while it runs. */
-function runWrk(args: string[]): Promise<{ stdout: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let stdout = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.once('error', reject);
-    child.once('exit', () => resolve({ stdout }));
-  });
-}
-
-/** Percentiles of short chats at `connections` connections (8, or 1 for an unloaded router), in ms. */
-async function latency(
-  url: string,
-  dir: string,
-  connections = 8,
-): Promise<{ p50: number; p99: number; p999: number; max: number; rps: number }> {
-  if (HAS_WRK) {
-    const lua = path.join(dir, 'post.lua');
-    // wrk prints p99 at most; its done() hook reads the rest of the same histogram (µs).
-    writeFileSync(
-      lua,
-      `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = '${BODY}'\n` +
-        `done = function(summary, latency, requests)\n  io.write(string.format("tail p99.9=%.0f max=%.0f\\n", latency:percentile(99.9), latency.max))\nend\n`,
-    );
-    // Not spawnSync: the stream reader and the GC counter read while wrk runs.
-    const r = await runWrk(['-t1', `-c${connections}`, `-d${SECONDS}s`, '--latency', '-s', lua, `${url}/v1/chat/completions`]);
-    const pick = (q: string): number => {
-      const m = new RegExp(`\\s${q}%\\s+([\\d.]+)(us|ms|s)`).exec(r.stdout);
-      if (!m) return NaN;
-      const v = Number(m[1]);
-      return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
-    };
-    const tail = /tail p99\.9=(\d+) max=(\d+)/.exec(r.stdout);
-    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(r.stdout)?.[1] ?? NaN);
-    return { p50: pick('50'), p99: pick('99'), p999: Number(tail?.[1] ?? NaN) / 1000, max: Number(tail?.[2] ?? NaN) / 1000, rps };
-  }
-  const times: number[] = [];
-  const end = performance.now() + SECONDS * 1000;
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      while (performance.now() < end) {
-        const t0 = performance.now();
-        const res = await request(`${url}/v1/chat/completions`, {
-          method: 'POST',
-          body: BODY,
-          headers: { 'content-type': 'application/json' },
-        });
-        await res.body.text();
-        times.push(performance.now() - t0);
-      }
-    }),
-  );
-  times.sort((a, b) => a - b);
-  const at = (q: number): number => times[Math.floor(times.length * q)]!;
-  return { p50: at(0.5), p99: at(0.99), p999: at(0.999), max: times[times.length - 1]!, rps: times.length / SECONDS };
 }
 
 /** Young-generation pauses a `--trace-gc` child prints while `counting` is on, in ms. */

@@ -44,6 +44,11 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
     'peer-routers.js',
     'the request path beside smg and vllm-router (cache_aware) and a bare proxy: rate, CPU and added latency per prompt size (needs the peers)',
   ),
+  benchmark(
+    'peers-fleet',
+    'peer-fleet.js',
+    '1,024 and 4,096 workers behind routerctl, smg and vllm-router: start, idle CPU, p50/p99 at 8 connections, /metrics (needs the peers)',
+  ),
   benchmark('second-process', 'second-process.js', 'what a second router process would give on this machine (needs wrk)'),
   benchmark('prefix', 'prefix-match.js', "prefix key and match per request, 1K-100K tokens; the index's memory at 1M blocks", [
     '--expose-gc',

@@ -94,6 +94,11 @@ const SPECS: Record<PeerRouterName, Spec> = {
   },
 };
 
+/** The version the peers tier pins. */
+export function peerRouterVersion(name: PeerRouterName): string {
+  return SPECS[name].version;
+}
+
 /** Why this peer router cannot run here (with the command that installs it), or null. */
 export function peerRouterMissing(name: PeerRouterName): string | null {
   const s = SPECS[name];
