@@ -576,10 +576,10 @@ export const OPTIONS = [
     type: 'integer',
     default: 2000,
     describe:
-      'under an events index, how long a prefix the router sent to a worker counts as held there before its engine announces it (the event gap: a burst of requests sharing a new prompt); 0 turns it off',
+      'how long a prefix the router sent to a worker counts as held there before the index learns it (the gap: a burst of requests sharing a new prompt); 0 turns it off',
     placeholder: 'MS',
     details:
-      "An engine publishes a prefix's blocks only once its prefill is done, so without this a burst of requests sharing a new prompt is routed blind. A prediction lasts until the engine's events confirm it, or for MS; needs `--policy cache_aware`.",
+      "An engine publishes a prefix's blocks only once its prefill is done, and an index built from requests records a worker as the owner at its answer's first byte, so without this a burst of requests sharing a new prompt is routed blind. A prediction lasts until the index holds as much, or for MS; needs `--policy cache_aware`.",
     group: 'Router internals',
     range: { atLeast: 0 },
     policyFamily: 'cache-tuning',

@@ -70,6 +70,23 @@ describe('the event gap', () => {
   });
 });
 
+describe('the gap of an index built from requests', () => {
+  // A served request makes its worker the owner at its first byte: until then its
+  // siblings find nothing either. Before the gap was covered for this index too, a
+  // burst of gsp prompts sent at once was 17.6 % cached against the vLLM router's 73.5 %.
+  it('siblings sent at once follow the first to its engine; with predictions off they scatter', async () => {
+    const fleet = closing(await startSimFleet({ workers: 4, speedup: 1 }));
+    const on = closing(await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'requests' }));
+    const off = closing(await startTestRouter(fleet.urls, { policy: 'cache_aware', prefixSource: 'requests', predictedPrefixTtlMs: 0 }));
+    const a = await burst(on, 3);
+    const b = await burst(off, 4);
+    expect(a.engines.size).toBe(1);
+    expect(b.engines.size).toBeGreaterThan(1);
+    expect(a.reused / a.prompt).toBeGreaterThan(0.8);
+    expect(b.reused).toBeLessThan(a.reused);
+  });
+});
+
 describe('PredictedPrefixes', () => {
   const w = (id: string): PolicyWorker => ({ id, slot: 0, inflight: 0 }) as unknown as PolicyWorker;
   const [x, y] = [w('x'), w('y')];

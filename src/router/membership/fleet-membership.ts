@@ -64,6 +64,7 @@ export class FleetMembership implements Membership {
     registry.onReturned = (w) => {
       if (prefix.source !== 'requests') return;
       index.forgetWorker(w.slot);
+      prefix.lookup.predicted?.forgetWorker(w);
       log.info('worker is back after unanswered load polls: the prefixes routed to it are forgotten (it may have restarted)', {
         worker: w.url,
       });

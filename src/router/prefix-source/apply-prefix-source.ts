@@ -35,6 +35,15 @@ export function applyPrefixSource(prefix: PrefixState, d: PrefixSourceDeps): voi
   const c = d.config;
   const inputs = { wanted: c.prefixSource, usesPrefix: d.relay.usesPrefix, tokenizer: d.tokenizer !== undefined, blockSize: c.blockSize };
   const choice = choosePrefixSource(d.registry.workers, inputs);
+  // Either index learns a prefix only some time after the request is sent (an engine's
+  // event after its prefill, a served request at its first byte): until then the router
+  // remembers where it sent what (docs/routing.md §The event gap).
+  if (c.predictedPrefixTtlMs > 0 && d.relay.usesPrefix)
+    prefix.lookup.predicted = new PredictedPrefixes({
+      ttlMs: c.predictedPrefixTtlMs,
+      capacity: PREDICTED_PREFIXES,
+      now: () => performance.now(),
+    });
   if (choice.source === 'requests') {
     if (choice.reason !== null)
       (c.prefixSource === 'events' ? d.log.warn : d.log.info)('prefix index built from requests, not KV events', {
@@ -53,12 +62,6 @@ export function applyPrefixSource(prefix: PrefixState, d: PrefixSourceDeps): voi
     keys: (tokens) => engineBlockKeys(tokens, blockSize, scheme),
   };
   d.relay.recordsOwners = false;
-  if (c.predictedPrefixTtlMs > 0)
-    prefix.lookup.predicted = new PredictedPrefixes({
-      ttlMs: c.predictedPrefixTtlMs,
-      capacity: PREDICTED_PREFIXES,
-      now: () => performance.now(),
-    });
   if (unindexed.length > 0)
     d.log.warn('KV events: some workers are not indexed (they never count as prefix owners)', { workers: unindexedText });
   d.log.info('prefix index built from KV events', {

@@ -46,8 +46,8 @@ export class PrefixState {
 
   /** Forget what the index says a removed worker holds. */
   forget(w: Worker): void {
+    this.lookup.predicted?.forgetWorker(w);
     if (this.source === 'requests') return this.index.forgetWorker(w.slot);
     this.kvIndex.detach(w);
-    this.lookup.predicted?.forgetWorker(w);
   }
 }

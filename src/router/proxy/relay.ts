@@ -163,7 +163,7 @@ export class Relay {
     worker.inflight++;
     worker.requestsTotal++;
     // Under an events index the engine announces the prefix only once it has computed it: until then, the router remembers where it sent it.
-    if (!this.recordsOwners && parsed.prefixHashes.length > 0) this.deps.prefix.predicted?.record(parsed.prefixHashes, worker);
+    if (parsed.prefixHashes.length > 0) this.deps.prefix.predicted?.record(parsed.prefixHashes, worker);
     try {
       // Committed once the first byte of a 2xx goes to the client: this worker serves the
       // request, so then (and only then) it is the owner of the prefix.
