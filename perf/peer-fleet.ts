@@ -1,6 +1,6 @@
 /**
- * Thousands of workers behind each router that accepts them (docs/peers.md §Peer
- * routers): routerctl (`cache_aware`, gate at 6), the Shepherd Model Gateway and the
+ * Thousands of workers behind each router that accepts them
+ * (docs/peers.md §Peer routers): routerctl (`cache_aware`, gate at 6), the Shepherd Model Gateway and the
  * vLLM router (`cache_aware`, their defaults otherwise), in turn, in front of the same
  * loopback fleet the `fleet-scale` benchmark uses (one fast stub process answering on
  * every port: perf/support/fast-upstream.ts), read by the same probes
@@ -24,7 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchArg } from './support/args.js';
 import { HAS_WRK, cpuSeconds, latency, rssMiB, timed } from './support/fleet-probe.js';
-import { PEER_ROUTER_NAMES, peerRouterMissing, peerRouterVersion, startPeerRouter } from './support/peer-routers.js';
+import { PEER_ROUTER_NAMES, peerRouterMissing, peerRouterVersion, startPeerRouter } from '../src/bench/index.js';
 import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
 import { writeResult } from './support/results.js';
 import type { Figures } from './support/results.js';

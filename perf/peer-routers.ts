@@ -16,8 +16,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { benchArg } from './support/args.js';
-import { PEER_ROUTER_NAMES, peerRouterMissing, startPeerRouter } from './support/peer-routers.js';
-import type { RunningPeerRouter } from './support/peer-routers.js';
+import { PEER_ROUTER_NAMES, peerRouterMissing, startPeerRouter } from '../src/bench/index.js';
+import type { RunningPeerRouter } from '../src/bench/index.js';
 import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
 import { CAN_PIN, HAS_WRK, RequestPathRig, cpuUs, median, pct, perRequestCell, round2 } from './support/request-path.js';
 import type { Run } from './support/request-path.js';

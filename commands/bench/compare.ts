@@ -18,7 +18,9 @@ const benchCompare = defineCommand({
           'Each configuration (one quoted string of serve flags; "" = defaults) gets a fresh simulated fleet and router ' +
           "(separate processes, same seed, same arrivals) and the results are printed side by side with the routers' " +
           'decision counters and charts. --trace and --workload gsp replay the same requests through each, on the wall ' +
-          "clock or the virtual one (the router's own code on a simulated clock, no sockets).",
+          "clock or the virtual one (the router's own code on a simulated clock, no sockets). A configuration that starts " +
+          'with a peer router\'s name ("smg", "vllm-router", then its own flags) runs that router instead: cache_aware, ' +
+          'its defaults otherwise, on the wall clock.',
       )
       .positional('configurations', { type: 'string', array: true, describe: 'serve flags of each configuration, one quoted string each' })
       .options(BENCH_COMPARE_OPTIONS)
@@ -27,6 +29,7 @@ const benchCompare = defineCommand({
         'three configurations, 8 simulated engines each',
       )
       .example('$0 bench compare "" --sweep worker-queue-limit=2,4,6,8,12 --duration 60s', 'what each queue limit buys, against no limit')
+      .example('$0 bench compare "" "--worker-queue-limit 6" smg vllm-router', 'beside the Shepherd Model Gateway and the vLLM router')
       .example('$0 bench compare --trace trace.jsonl --clock virtual "" "--worker-queue-limit 4"', 'a trace through two configurations')
       .example(
         '$0 bench compare --trace trace.jsonl --clock virtual --recommend "" --sweep worker-queue-limit=4,8',

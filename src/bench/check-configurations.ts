@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import type { Configuration } from './configurations.js';
 import { ConfigurationError } from './configurations.js';
+import { peerRouterProgram } from './peer-routers.js';
 import { routerctlBin } from './routerctl-bin.js';
 
 /** The settings of a configuration that explain its results, as serve will resolve them. */
@@ -27,6 +28,20 @@ export async function checkConfigurations(configs: readonly Configuration[], wor
   const urls = Array.from({ length: workers }, (_, i) => `http://127.0.0.1:${i + 1}`);
   return Promise.all(
     configs.map(async (c) => {
+      if (c.peer !== undefined) {
+        if (peerRouterProgram(c.peer) === undefined)
+          throw new ConfigurationError(
+            `configuration ${c.letter} (${c.label}): ${c.peer} is not installed: npm run peers -- install ${c.peer}, or pip install ${c.peer}`,
+          );
+        // A peer's settings are its own: its policy as given, and no routerctl gate.
+        const at = c.args.indexOf('--policy');
+        return {
+          policy: at >= 0 ? (c.args[at + 1] ?? 'cache_aware') : 'cache_aware',
+          worker_queue_limit: null,
+          saturation_queue_floor: null,
+          min_load_choices: 2,
+        };
+      }
       const report = await runCheck([...c.args, '--worker-urls', ...urls]);
       if (!report.valid) {
         throw new ConfigurationError(`configuration ${c.letter} (${c.label}): ${report.errors[0]?.message ?? 'invalid'}`);

@@ -1,6 +1,6 @@
 import type { EffectiveSettings } from './check-configurations.js';
 import type { Configuration } from './configurations.js';
-import { startRouterProcess, startSimProcess } from './fleet-processes.js';
+import { startArmRouter, startSimProcess } from './fleet-processes.js';
 import type { FleetShape } from './fleet-shape.js';
 import type { ProgressLine } from './progress.js';
 import { runAgainst } from './run.js';
@@ -42,10 +42,10 @@ export async function runComparison(s: CompareSettings, hooks: CompareHooks = {}
     const tag = `${config.letter} ${i + 1}/${s.configs.length}`;
     hooks.progress?.status(`${tag} starting ${s.fleet.workers} simulated engines and a router (${config.label})`);
     const sim = await startSimProcess(s.fleet);
-    let router: Awaited<ReturnType<typeof startRouterProcess>> | undefined;
+    let router: Awaited<ReturnType<typeof startArmRouter>> | undefined;
     try {
       try {
-        router = await startRouterProcess(sim.value, config.args);
+        router = await startArmRouter(sim.value, config);
       } catch (err) {
         throw new Error(`configuration ${config.letter} (${config.label}): ${(err as Error).message}`, { cause: err });
       }
@@ -58,8 +58,7 @@ export async function runComparison(s: CompareSettings, hooks: CompareHooks = {}
       );
     } finally {
       hooks.progress?.status(`${tag} stopping`);
-      // A second SIGTERM cuts a drain pause a configuration may have asked for.
-      await router?.process.stop({ signals: 2 });
+      await router?.stop();
       await sim.process.stop();
       hooks.progress?.stop();
     }

@@ -1,7 +1,9 @@
 import { request } from 'undici';
 import { spawnRouterctl } from './child-process.js';
 import type { RouterctlChild } from './child-process.js';
+import type { Configuration } from './configurations.js';
 import type { FleetShape } from './fleet-shape.js';
+import { startPeerRouter } from './peer-routers.js';
 
 export interface StartedProcess<T> {
   value: T;
@@ -84,4 +86,19 @@ async function waitReady(url: string, timeoutMs: number): Promise<void> {
     if (performance.now() > deadline) throw new Error(`router at ${url} did not become ready within ${Math.round(timeoutMs / 1000)} s`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * The router of one arm in front of its engines: `routerctl serve` with the arm's flags,
+ * or the peer router it names (docs/bench.md §Peer routers as arms). Resolves once it
+ * can route to every engine.
+ */
+export async function startArmRouter(workerUrls: string[], c: Configuration): Promise<{ value: string; stop(): Promise<void> }> {
+  if (c.peer !== undefined) {
+    const p = await startPeerRouter(c.peer, { workerUrls, extra: c.args });
+    return { value: p.url, stop: () => p.close() };
+  }
+  const r = await startRouterProcess(workerUrls, c.args);
+  // A second SIGTERM cuts a drain pause a configuration may have asked for.
+  return { value: r.value, stop: () => r.process.stop({ signals: 2 }) };
 }

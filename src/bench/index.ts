@@ -15,3 +15,12 @@ export { PRESETS } from './preset/b2b-saas.js';
 export type { Preset, PresetArm } from './preset/b2b-saas.js';
 export { runPreset } from './preset/preset-run.js';
 export type { PresetResult, PresetArmResult } from './preset/preset-run.js';
+export {
+  PEER_ROUTER_NAMES,
+  isPeerRouterName,
+  peerRouterMissing,
+  peerRouterProgram,
+  peerRouterVersion,
+  startPeerRouter,
+} from './peer-routers.js';
+export type { PeerRouterName, PeerRouterOptions, RunningPeerRouter } from './peer-routers.js';

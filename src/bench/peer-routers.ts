@@ -6,11 +6,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The routers an operator would pick instead of routerctl, as the peers tier installs
- * them (docs/peers.md §Peer routers): how each is started in front of a fleet with its
- * maintainers' recommended settings, and what keeps it on this machine. The tests
- * (test/peers/peer-routers.test.ts) and the benchmarks (perf/peer-routers.ts, bench
- * `--peer`) start them through here alone.
+ * The routers an operator would pick instead of routerctl (docs/peers.md §Peer routers):
+ * how each is started in front of a fleet with its maintainers' recommended settings,
+ * and what keeps it on this machine. `bench compare --peer`, the peer tests
+ * (test/peers/peer-routers.test.ts) and the benchmarks (perf/peer-routers.ts,
+ * perf/peer-fleet.ts) start them through here alone. The program is the peers tier's
+ * (`ROUTERCTL_PEERS_DIR`, else `.peers/` of this checkout), else the one on the PATH.
  */
 export type PeerRouterName = 'smg' | 'vllm-router';
 
@@ -39,6 +40,7 @@ export interface PeerRouterOptions {
 
 export interface RunningPeerRouter {
   readonly name: PeerRouterName;
+  /** The peers tier's pinned version, or "from the PATH". */
   readonly version: string;
   /** The serving port: the OpenAI routes. */
   readonly url: string;
@@ -53,9 +55,12 @@ export interface RunningPeerRouter {
 }
 
 interface Spec {
+  /** The version the peers tier pins (docs/peers.md), which the tests and benchmarks require. */
   readonly version: string;
-  /** Where the installer puts its program. */
+  /** Where the peers tier puts its program. */
   readonly bin: string;
+  /** Its name on the PATH, where pip puts it. */
+  readonly command: string;
   /**
    * Its command line. Both are Rust binaries reached through a Python launcher; neither
    * is told to reach off the machine. SMG would load a tokenizer from the hub for the
@@ -70,6 +75,7 @@ const SPECS: Record<PeerRouterName, Spec> = {
   smg: {
     version: '1.13.0',
     bin: path.join(PEERS_DIR, 'smg', 'bin', 'smg'),
+    command: 'smg',
     args: (o, port, metricsPort) => [
       'launch',
       ...['--worker-urls', ...o.workerUrls],
@@ -83,6 +89,7 @@ const SPECS: Record<PeerRouterName, Spec> = {
   'vllm-router': {
     version: '0.1.17',
     bin: path.join(PEERS_DIR, 'vllm-router', 'bin', 'vllm-router'),
+    command: 'vllm-router',
     args: (o, port, metricsPort) => [
       ...['--worker-urls', ...o.workerUrls],
       ...['--policy', o.policy ?? 'cache_aware'],
@@ -99,7 +106,23 @@ export function peerRouterVersion(name: PeerRouterName): string {
   return SPECS[name].version;
 }
 
-/** Why this peer router cannot run here (with the command that installs it), or null. */
+/** The peers tier's program when it is installed, else the one on the PATH; undefined when neither is there. */
+export function peerRouterProgram(name: PeerRouterName): string | undefined {
+  const s = SPECS[name];
+  if (existsSync(s.bin)) return s.bin;
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const f = path.join(dir, s.command);
+    if (dir !== '' && existsSync(f)) return f;
+  }
+  return undefined;
+}
+
+/** Whether a name is a peer router's. */
+export function isPeerRouterName(name: string): name is PeerRouterName {
+  return (PEER_ROUTER_NAMES as readonly string[]).includes(name);
+}
+
+/** Why the peers tier's pinned program is not here (with the command that installs it), or null: what the tests and benchmarks require. */
 export function peerRouterMissing(name: PeerRouterName): string | null {
   const s = SPECS[name];
   if (!existsSync(s.bin)) return `${name} is not installed: npm run peers -- install ${name}`;
@@ -132,12 +155,12 @@ export async function freePort(): Promise<number> {
  * worker healthy (both routers serve it: `{"healthy_workers": n, "total_workers": n}`).
  */
 export async function startPeerRouter(name: PeerRouterName, o: PeerRouterOptions): Promise<RunningPeerRouter> {
-  const missing = peerRouterMissing(name);
-  if (missing !== null) throw new Error(missing);
   const spec = SPECS[name];
+  const bin = peerRouterProgram(name);
+  if (bin === undefined) throw new Error(`${name} is not installed: npm run peers -- install ${name} (or pip install ${spec.command})`);
   const [port, metricsPort] = [await freePort(), await freePort()];
   const args = spec.args(o, port, metricsPort);
-  const [file, argv] = o.cpus === undefined ? [spec.bin, args] : ['taskset', ['-c', o.cpus, spec.bin, ...args]];
+  const [file, argv] = o.cpus === undefined ? [bin, args] : ['taskset', ['-c', o.cpus, bin, ...args]];
   // Its Python launcher must not read a user's site or config; the Rust side logs plainly.
   const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', PYTHONNOUSERSITE: '1' } });
   let out = '';
@@ -149,10 +172,10 @@ export async function startPeerRouter(name: PeerRouterName, o: PeerRouterOptions
   const url = `http://127.0.0.1:${port}`;
   const running: RunningPeerRouter = {
     name,
-    version: spec.version,
+    version: bin === spec.bin ? spec.version : 'from the PATH',
     url,
     metricsUrl: `http://127.0.0.1:${metricsPort}`,
-    argv: [spec.bin, ...args],
+    argv: [bin, ...args],
     child,
     output: () => out,
     close: () => stop(child),

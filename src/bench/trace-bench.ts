@@ -3,14 +3,14 @@ import yargs from 'yargs';
 import { addConfigOptions, resolveConfig } from '../config/index.js';
 import type { RouterConfig } from '../config/index.js';
 import { usageError } from '../errors/index.js';
-import { DEFAULT_ENGINE_PARAMS } from '../sim/index.js';
+import { DEFAULT_ENGINE_PARAMS, DEFAULT_SIM_MODEL } from '../sim/index.js';
 import { runTraceVirtual } from '../virtual/index.js';
 import type { RefusalCounts, TraceRunResult } from '../virtual/index.js';
 import { GSP_BLOCK_TOKENS, gspTrace, parseMooncakeTrace, selectTrace, traceDigest } from '../workload/index.js';
 import type { TraceRequest } from '../workload/index.js';
 import { ConfigurationError, buildConfigurations } from './configurations.js';
 import type { Configuration } from './configurations.js';
-import { startRouterProcess, startSimProcess } from './fleet-processes.js';
+import { startArmRouter, startSimProcess } from './fleet-processes.js';
 import { colorEnabled } from '../cli/index.js';
 import { configurationChart } from './charts.js';
 import { percentiles } from './percentiles.js';
@@ -63,7 +63,12 @@ export async function runTraceBench(o: TraceBenchOptions, out: NodeJS.WritableSt
     if (err instanceof ConfigurationError) throw usageError(err.message);
     throw err;
   }
-  const resolved = await Promise.all(configs.map((c) => routerConfig(c)));
+  if (o.clock === 'virtual' && configs.some((c) => c.peer !== undefined))
+    throw usageError('a peer router runs as a program of its own: on the wall clock only (leave out --clock virtual)');
+  if (o.recommend && configs.some((c) => c.peer !== undefined))
+    throw usageError('--recommend picks among routerctl configurations: leave the peer routers out');
+  // A peer's flags are its own: only routerctl's configurations resolve to a RouterConfig.
+  const resolved = await Promise.all(configs.map((c) => (c.peer === undefined ? routerConfig(c) : undefined)));
   const bounds = traceBounds(trace, o.traceBlockSize, {
     workers: o.workers,
     kvBlocks: o.kvBlocks,
@@ -87,7 +92,8 @@ export async function runTraceBench(o: TraceBenchOptions, out: NodeJS.WritableSt
     fleet: { workers: o.workers, kv_blocks: o.kvBlocks, max_running: o.maxRunning, context_length: o.contextLength },
     slo_ttft_ms: o.sloTtftMs,
   };
-  if (o.recommend) return runTraceRecommendation(o, { trace, header, bounds, configs, resolved }, out);
+  // --recommend refused peers above: every configuration resolved.
+  if (o.recommend) return runTraceRecommendation(o, { trace, header, bounds, configs, resolved: resolved as RouterConfig[] }, out);
   const arms: TraceArmReport[] = [];
   const wallMs: number[] = [];
   for (const [i, c] of configs.entries()) {
@@ -173,11 +179,12 @@ async function replayOverHttp(o: TraceBenchOptions, c: Configuration, trace: rea
     seed: o.seed,
     contextLength: o.contextLength,
   });
-  let router: Awaited<ReturnType<typeof startRouterProcess>> | undefined;
+  let router: Awaited<ReturnType<typeof startArmRouter>> | undefined;
   try {
-    router = await startRouterProcess(sim.value, c.args);
+    router = await startArmRouter(sim.value, c);
     const r = await runTraceWall({
       url: router.value,
+      model: DEFAULT_SIM_MODEL,
       trace,
       traceBlockSize: o.traceBlockSize,
       speedup: o.simSpeedup,
@@ -186,7 +193,7 @@ async function replayOverHttp(o: TraceBenchOptions, c: Configuration, trace: rea
     o.note?.(`bench: ${c.letter} ${c.label}: ${r.finished} finished, ${r.refused} refused, ${r.failures} failed`);
     return r;
   } finally {
-    await router?.process.stop({ signals: 2 });
+    await router?.stop();
     await sim.process.stop();
   }
 }

@@ -23,6 +23,8 @@ export interface WallTraceOptions {
    */
   speedup: number;
   timeoutMs: number;
+  /** The model the engines serve, named in each request: the Shepherd Model Gateway refuses a /generate that names none. */
+  model?: string;
   signal?: AbortSignal;
 }
 
@@ -51,6 +53,7 @@ export async function runTraceWall(o: WallTraceOptions): Promise<TraceRunResult>
     if (o.signal?.aborted) return;
     const sent = performance.now();
     const body = JSON.stringify({
+      ...(o.model !== undefined ? { model: o.model } : {}),
       input_ids: tracePromptTokens(r, o.traceBlockSize),
       sampling_params: { max_new_tokens: r.outputLength, ignore_eos: true },
       stream: true,

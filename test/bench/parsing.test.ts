@@ -85,6 +85,24 @@ describe('buildConfigurations', () => {
     expect(parseSweep('--min-load-choices=1, 2 ,8')).toEqual({ flag: '--min-load-choices', values: ['1', '2', '8'] });
   });
 
+  it("a configuration that starts with a peer router's name is that router with its own flags, in its place; --router-args is routerctl's", () => {
+    const c = buildConfigurations(
+      ['', 'smg --disable-worker-overload-protection', 'vllm-router', '--worker-queue-limit 6'],
+      [],
+      '--policy cache_aware',
+    );
+    expect(c).toEqual([
+      { letter: 'A', label: '--policy cache_aware', args: ['--policy', 'cache_aware'] },
+      { letter: 'B', label: 'smg --disable-worker-overload-protection', args: ['--disable-worker-overload-protection'], peer: 'smg' },
+      { letter: 'C', label: 'vllm-router', args: [], peer: 'vllm-router' },
+      { letter: 'D', label: '--policy cache_aware --worker-queue-limit 6', args: ['--policy', 'cache_aware', '--worker-queue-limit', '6'] },
+    ]);
+    expect(() => buildConfigurations(['smg --port 9'], [], '')).toThrow(/--port is set by the benchmark/);
+    expect(() => buildConfigurations(['smg --worker-urls http://x:1'], [], '')).toThrow(ConfigurationError);
+    // Not a peer's name: serve's flags, which check-config then judges.
+    expect(buildConfigurations(['sglang-router'], [], '')[0]!.peer).toBeUndefined();
+  });
+
   it('quotes labels that need it, so they can be pasted back', () => {
     expect(buildConfigurations(["--model-id 'a b'"], [], '')[0]!.label).toBe("--model-id 'a b'");
   });

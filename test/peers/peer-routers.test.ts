@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterEach, expect, it } from 'vitest';
-import { startPeerRouter } from '../../perf/support/peer-routers.js';
-import type { PeerRouterName, RunningPeerRouter } from '../../perf/support/peer-routers.js';
+import { startPeerRouter } from '../../src/bench/index.js';
+import type { PeerRouterName, RunningPeerRouter } from '../../src/bench/index.js';
 import { parsePrometheusText, sumSamples } from '../../src/prometheus/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
@@ -142,5 +142,33 @@ describeWithPeers(['vllm-router'], 'vllm-router cache_aware without the engine r
     const top = JSON.parse((await runCli(['top', '--url', r.metricsUrl, '--json'])).stdout) as TopJson;
     const outcomes = top.own_counters.find((c) => c.metric === 'vllm_router_prefix_routing_decisions_total')!.counts;
     expect(outcomes.missing_tokens).toBe(3);
+  });
+});
+
+describeWithPeers(['smg', 'vllm-router'], 'bench compare with peer routers as arms', () => {
+  it('each peer arm gets its own fleet and the same arrivals; the engines report what each reused', async () => {
+    const r = await runCli(['bench', 'compare', '', 'smg', 'vllm-router', '--duration', '4s', '--sim-workers', '3', '--json'], {
+      timeoutMs: 120_000,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as {
+      same_arrivals: boolean;
+      runs: Array<{ label: string; router: unknown; summary: { requests: { ok: number }; cache: { ratio: number | null } } }>;
+    };
+    expect(report.same_arrivals).toBe(true);
+    expect(report.runs.map((x) => x.label)).toEqual(['(defaults)', 'smg', 'vllm-router']);
+    for (const run of report.runs) {
+      expect(run.summary.requests.ok).toBeGreaterThan(0);
+      expect(run.summary.cache.ratio).not.toBeNull();
+    }
+    // A peer books no routerctl decisions: its counters are its own.
+    expect(report.runs[0]!.router).not.toBeNull();
+    expect(report.runs[1]!.router).toBeNull();
+  });
+
+  it('refuses a peer arm on the virtual clock, in one line', async () => {
+    const r = await runCli(['bench', 'compare', '', 'smg', '--workload', 'gsp', '--clock', 'virtual']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error \S+: a peer router runs as a program of its own: on the wall clock only/);
   });
 });
