@@ -5,13 +5,17 @@
  * command operators run) and prints the command, the fleet and workload, a Markdown
  * table, and the ratios the claims rest on.
  *
- *   npm run perf -- routing [--shape hot-prefix|flat] [--set policies|sweep]
+ *   npm run perf -- routing [--shape hot-prefix|flat|gsp] [--set policies|sweep|peers]
  *       [--duration 60s] [--warmup 10s] [--out run.json] [--from run.json]
  *
  * --shape picks the traffic (every workload and fleet flag is spelled out, so the
  * command stands on its own); --set picks the configurations: the four policies of
- * the published table (plus a higher limit on the flat shape), or a sweep of
- * --worker-queue-limit; --from formats a saved JSON report again without rerunning.
+ * the published table (plus a higher limit on the flat shape), a sweep of
+ * --worker-queue-limit, or routerctl beside the peer routers (round robin, cache_aware
+ * with and without the gate, smg with and without its own gate, vllm-router: written
+ * to perf/results/peers-routing-<shape>.json); --from formats a saved JSON report
+ * again without rerunning. The gsp shape is SGLang's generated-shared-prefix dataset,
+ * replayed as a trace on the wall clock.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -35,6 +39,7 @@ interface Run {
     throughput: { requests_per_s: number };
     errors: { total: number };
     cache: { ratio: number | null };
+    goodput?: { ratio: number | null };
   };
   router: { decisions: Record<string, number>; diverted: number; gate_rejections: number } | null;
   arrivals: { count: number; digest: string };
@@ -49,6 +54,61 @@ interface Report {
   runs: Run[];
 }
 
+/** A replay's arm (`bench compare --workload gsp --json`: src/bench/trace-bench.ts TraceArmReport). */
+interface TraceArm {
+  letter: string;
+  label: string;
+  failures: number;
+  refused: number;
+  decisions: Record<string, number>;
+  cached_token_ratio: number | null;
+  ttft_ms: Percentiles;
+  itl_ms: { p50: number | null; p99: number | null };
+  requests_per_s: number | null;
+  goodput: number | null;
+}
+
+/** A replay's report: the trace, its ceiling and the arms. */
+interface TraceReport {
+  trace: { requests: number; digest: string; ceiling: { cached_token_share: number } };
+  fleet: { workers: number; kv_blocks: number; max_running: number };
+  runs: TraceArm[];
+}
+
+/** A replay's arms as the chat report's runs, so one table and one set of figures serve both. */
+function fromTrace(t: TraceReport): Report {
+  return {
+    fleet: {
+      workers: t.fleet.workers,
+      max_running: t.fleet.max_running,
+      speedup: 1,
+      kv_blocks: t.fleet.kv_blocks,
+      flavor: 'sglang',
+      capacity_rps: NaN,
+    },
+    workload: { rate_per_s: NaN, trace_requests: t.trace.requests, ceiling: t.trace.ceiling.cached_token_share },
+    duration_s: NaN,
+    warmup_s: 0,
+    same_arrivals: true,
+    runs: t.runs.map((a) => ({
+      letter: a.letter,
+      label: a.label,
+      summary: {
+        requests: { ok: 0, failed: a.failures + a.refused, held: 0 },
+        ttft_ms: a.ttft_ms,
+        itl_ms: { p50: a.itl_ms.p50, p90: null, p99: a.itl_ms.p99 },
+        latency_ms: { p50: null, p90: null, p99: null },
+        throughput: { requests_per_s: a.requests_per_s ?? 0 },
+        errors: { total: a.failures + a.refused },
+        cache: { ratio: a.cached_token_ratio },
+        goodput: { ratio: a.goodput },
+      },
+      router: Object.values(a.decisions).some((v) => v > 0) ? { decisions: a.decisions, diverted: 0, gate_rejections: 0 } : null,
+      arrivals: { count: t.trace.requests, digest: t.trace.digest },
+    })),
+  };
+}
+
 const FLEET = ['--sim-workers', '8', '--sim-max-running', '8', '--sim-speedup', '0.5', '--sim-kv-blocks', '1024', '--fleet-load', '0.9'];
 /** The chat workload's knobs, after each shape's own (`--chat KEY=VALUE,…`, docs/bench.md). */
 const CHAT = 'system-tokens=1000-4000,sessions=128,turns=4,output-tokens=48,burst=3x3s/15s';
@@ -59,6 +119,8 @@ const CA = '--policy cache_aware';
 const GATE = '--policy cache_aware --worker-queue-limit 6';
 const FLOOR = '--policy cache_aware --worker-queue-limit 6 --saturation-queue-floor 2';
 const GATE16 = '--policy cache_aware --worker-queue-limit 16';
+/** The peer routers at their defaults (cache_aware), the gateway also with its own gate off: docs/peers.md §Peer routers. */
+const PEERS = ['smg', 'smg --disable-worker-overload-protection', 'vllm-router'];
 
 /** Traffic shapes: what each looks like, its flags, and its policy set. */
 const SHAPES: Record<string, { describe: string; flags: string[]; policies: string[] }> = {
@@ -76,6 +138,27 @@ const SHAPES: Record<string, { describe: string; flags: string[]; policies: stri
     flags: ['--chat', `families=32,zipf=0.6,${CHAT}`, ...SEED, ...FLEET],
     policies: [RR, CA, GATE, FLOOR, GATE16],
   },
+  gsp: {
+    describe:
+      "SGLang bench_serving's generated-shared-prefix dataset: 16 groups of 16 prompts, each a 2,048-token system prompt and a 128-token question, " +
+      '256 tokens out, 8 prompts a second (Poisson), replayed on the wall clock',
+    flags: [
+      '--workload',
+      'gsp',
+      '--gsp',
+      'num-groups=16,prompts-per-group=16',
+      '--rate',
+      '8',
+      ...SEED,
+      '--sim-workers',
+      '8',
+      '--sim-max-running',
+      '8',
+      '--sim-kv-blocks',
+      '1024',
+    ],
+    policies: [RR, CA, GATE],
+  },
 };
 
 const args = new Map<string, string>();
@@ -92,31 +175,31 @@ for (let i = 2; i < process.argv.length; i++) {
 const shapeName = args.get('shape') ?? 'hot-prefix';
 const shape = SHAPES[shapeName];
 const set = args.get('set') ?? 'policies';
-if (!shape || (set !== 'policies' && set !== 'sweep')) {
+if (!shape || (set !== 'policies' && set !== 'sweep' && set !== 'peers') || (shapeName === 'gsp' && set === 'sweep')) {
   process.stderr.write(
-    `usage: routing-quality [--shape ${Object.keys(SHAPES).join('|')}] [--set policies|sweep] [--duration 60s] [--warmup 10s] [--out F] [--from F]\n`,
+    `usage: routing-quality [--shape ${Object.keys(SHAPES).join('|')}] [--set policies|sweep|peers] [--duration 60s] [--warmup 10s] [--out F] [--from F]\n`,
   );
   process.exit(2);
 }
 
-const configs = set === 'sweep' ? [RR, '--sweep', 'worker-queue-limit=off,2,4,6,8,12,16'] : [...shape.policies];
-const benchArgs = [
-  'bench',
-  'compare',
-  ...configs,
-  ...shape.flags,
-  '--duration',
-  args.get('duration') ?? '60s',
-  '--warmup',
-  args.get('warmup') ?? '10s',
-];
+const configs =
+  set === 'sweep'
+    ? [RR, '--sweep', 'worker-queue-limit=off,2,4,6,8,12,16']
+    : set === 'peers'
+      ? [RR, CA, GATE, ...PEERS]
+      : [...shape.policies];
+// A replay lasts as long as its dataset; a chat run as long as --duration.
+const timing = shapeName === 'gsp' ? [] : ['--duration', args.get('duration') ?? '60s', '--warmup', args.get('warmup') ?? '10s'];
+const benchArgs = ['bench', 'compare', ...configs, ...shape.flags, ...timing];
 
-const report: Report = args.has('from')
-  ? (JSON.parse(readFileSync(args.get('from')!, 'utf8')) as Report)
-  : await runBench([...benchArgs, '--json']);
-if (args.has('out')) writeFileSync(args.get('out')!, `${JSON.stringify(report, null, 2)}\n`);
+const raw = args.has('from') ? (JSON.parse(readFileSync(args.get('from')!, 'utf8')) as unknown) : await runBench([...benchArgs, '--json']);
+const report: Report = shapeName === 'gsp' ? fromTrace(raw as TraceReport) : (raw as Report);
+if (args.has('out')) writeFileSync(args.get('out')!, `${JSON.stringify(raw, null, 2)}\n`);
 process.stdout.write(format(report));
-writeResult('routing', { figures: figuresOf(report), bottleneck: 'the simulated engines: client, router and engines share the machine' });
+writeResult(set === 'peers' ? `peers-routing-${shapeName}` : 'routing', {
+  figures: figuresOf(report),
+  bottleneck: 'the simulated engines: client, router and engines share the machine',
+});
 
 /** Per configuration, the figures the table prints, named by its flags. */
 function figuresOf(r: Report): Record<string, number | string | null> {
@@ -128,6 +211,7 @@ function figuresOf(r: Report): Record<string, number | string | null> {
       [`${k}_ttft_p50_ms`]: s.ttft_ms.p50,
       [`${k}_ttft_p99_ms`]: s.ttft_ms.p99,
       [`${k}_cached_pct`]: s.cache.ratio === null ? null : Number((100 * s.cache.ratio).toFixed(1)),
+      [`${k}_goodput_pct`]: s.goodput?.ratio === null || s.goodput?.ratio === undefined ? null : Number((100 * s.goodput.ratio).toFixed(1)),
       [`${k}_requests_per_s`]: Number(s.throughput.requests_per_s.toFixed(1)),
       [`${k}_errors`]: s.errors.total,
     });
@@ -135,7 +219,7 @@ function figuresOf(r: Report): Record<string, number | string | null> {
   return out;
 }
 
-async function runBench(argv: string[]): Promise<Report> {
+async function runBench(argv: string[]): Promise<unknown> {
   const bin = fileURLToPath(new URL('../../bin/routerctl.js', import.meta.url));
   const child = spawn(process.execPath, [bin, ...argv], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
@@ -145,7 +229,7 @@ async function runBench(argv: string[]): Promise<Report> {
     process.stderr.write(`routerctl bench exited with status ${code}\n`);
     process.exit(1);
   }
-  return JSON.parse(out) as Report;
+  return JSON.parse(out) as unknown;
 }
 
 function quote(a: string): string {
@@ -160,17 +244,18 @@ function format(r: Report): string {
   lines.push('```', `routerctl ${benchArgs.map(quote).join(' ')}`, '```', '');
   const f = r.fleet;
   const first = r.runs[0];
+  if (shapeName !== 'gsp')
+    lines.push(
+      `Fleet: ${f.workers} simulated ${f.flavor} engines (FCFS), max-running ${f.max_running}, speedup ${f.speedup}, ${f.kv_blocks} KV blocks of 16 tokens; ` +
+        `capacity ≈ ${f.capacity_rps} req/s when prompts are mostly cached. Arrivals: ${r.workload.rate_per_s}/s between bursts (×3 for 3 s every 15 s), ` +
+        `${r.duration_s} s per configuration, the first ${r.warmup_s} s left out of the figures. Same arrivals in every configuration: ` +
+        `${r.same_arrivals && first ? `yes (${first.arrivals.count} requests, sha256 ${first.arrivals.digest.slice(0, 12)}…)` : 'NO'}.`,
+      '',
+    );
   lines.push(
-    `Fleet: ${f.workers} simulated ${f.flavor} engines (FCFS), max-running ${f.max_running}, speedup ${f.speedup}, ${f.kv_blocks} KV blocks of 16 tokens; ` +
-      `capacity ≈ ${f.capacity_rps} req/s when prompts are mostly cached. Arrivals: ${r.workload.rate_per_s}/s between bursts (×3 for 3 s every 15 s), ` +
-      `${r.duration_s} s per configuration, the first ${r.warmup_s} s left out of the figures. Same arrivals in every configuration: ` +
-      `${r.same_arrivals && first ? `yes (${first.arrivals.count} requests, sha256 ${first.arrivals.digest.slice(0, 12)}…)` : 'NO'}.`,
-    '',
+    '| configuration | TTFT p50 ms | TTFT p90 ms | TTFT p99 ms | ITL p50 ms | latency p99 ms | cached tokens | goodput | req/s | errors | cache_hit / miss / worker_queued / all_queued |',
   );
-  lines.push(
-    '| configuration | TTFT p50 ms | TTFT p90 ms | TTFT p99 ms | ITL p50 ms | latency p99 ms | cached tokens | req/s | errors | cache_hit / miss / worker_queued / all_queued |',
-  );
-  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const run of r.runs) {
     const s = run.summary;
     const d = run.router?.decisions;
@@ -178,7 +263,7 @@ function format(r: Report): string {
       d && Object.values(d).some((v) => v > 0) ? `${d.cache_hit} / ${d.cache_miss} / ${d.cache_worker_queued} / ${d.all_queued}` : '–';
     lines.push(
       `| \`${run.label}\` | ${ms(s.ttft_ms.p50)} | ${ms(s.ttft_ms.p90)} | ${ms(s.ttft_ms.p99)} | ${ms(s.itl_ms.p50)} | ${ms(s.latency_ms.p99)} | ` +
-        `${pct(s.cache.ratio)} | ${s.throughput.requests_per_s.toFixed(1)} | ${s.errors.total} | ${decisions} |`,
+        `${pct(s.cache.ratio)} | ${pct(s.goodput?.ratio ?? null)} | ${s.throughput.requests_per_s.toFixed(1)} | ${s.errors.total} | ${decisions} |`,
     );
   }
   lines.push('');

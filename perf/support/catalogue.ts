@@ -37,7 +37,13 @@ export const benchmarkWriting = (result: string): PerfBenchmark | undefined =>
   PERF_BENCHMARKS.find((b) => b.name === result || b.alsoWrites.includes(result));
 
 export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
-  benchmark('routing', 'routing-quality.js', 'routing quality on shared-prefix chat: what --worker-queue-limit buys (bench --compare)'),
+  benchmark(
+    'routing',
+    'routing-quality.js',
+    'routing quality on shared-prefix chat: what --worker-queue-limit buys (bench --compare); --set peers: beside smg and vllm-router',
+    [],
+    ['peers-routing-hot-prefix', 'peers-routing-flat', 'peers-routing-gsp'],
+  ),
   benchmark('overhead', 'router-overhead.js', "the router's own cost against a bare proxy: rate, added latency, CPU per request, ramp"),
   benchmark(
     'peers',

@@ -27,6 +27,8 @@ export interface BenchOptions {
   /** Undefined = the default for the mode. */
   graceMs: number | undefined;
   timeoutMs: number;
+  /** --slo-ttft-ms: goodput's TTFT bound. */
+  sloTtftMs: number;
   maxInFlight: number;
   model: string | undefined;
   workload: Omit<WorkloadOptions, 'rate'>;
@@ -73,6 +75,7 @@ function runSettings(o: BenchOptions, rate: number, durationMs: number, defaultG
     timeoutMs: o.timeoutMs,
     maxInFlight: o.maxInFlight,
     model: o.model,
+    sloTtftMs: o.sloTtftMs,
   };
 }
 

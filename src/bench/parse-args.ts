@@ -18,6 +18,7 @@ export interface BenchArgv {
   grace?: string;
   timeout: string;
   seed: number;
+  'slo-ttft-ms'?: number;
   chat: ChatKnobs;
   'model-name'?: string;
   'max-in-flight': number;
@@ -88,6 +89,7 @@ export function parseBenchArgs(a: BenchArgv): BenchOptions {
     timeoutMs: duration('timeout', a.timeout, false),
     maxInFlight: a['max-in-flight'],
     model: a['model-name'],
+    sloTtftMs: a['slo-ttft-ms'] ?? 2000,
     workload: {
       // No pasted documents: bench's workload is the shared-prompt chat of its flags.
       ...DEFAULT_WORKLOAD,

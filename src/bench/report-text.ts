@@ -137,6 +137,7 @@ export function renderCompareReport(
     ['throughput req/s', ...col((r) => r.summary.throughput.requests_per_s.toFixed(1))],
     ['output tokens/s', ...col((r) => r.summary.throughput.output_tokens_per_s.toFixed(0))],
     ['cached tokens', ...col((r) => pct(r.summary.cache.ratio))],
+    [`goodput (TTFT ≤ ${runs[0]?.summary.goodput.slo_ttft_ms ?? 2000} ms)`, ...col((r) => pct(r.summary.goodput.ratio))],
     ['requests ok', ...col((r) => String(r.summary.requests.ok))],
     ['errors', ...col((r) => String(r.summary.errors.total))],
     ...DECISIONS.map((d) => [d, ...col((r) => (r.router ? int(r.router.decisions[d]) : '-'))]),

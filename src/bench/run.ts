@@ -18,6 +18,8 @@ export interface RunSettings {
   maxInFlight: number;
   /** The `model` to send; discovered from /v1/models when undefined. */
   model: string | undefined;
+  /** --slo-ttft-ms: goodput counts requests whose TTFT is at most this. */
+  sloTtftMs: number;
 }
 
 /** One run of the workload against one endpoint. */
@@ -91,7 +93,7 @@ export async function runAgainst(url: string, s: RunSettings, hooks: RunHooks = 
   return {
     url: base,
     model: model ?? null,
-    summary: summarize({ results, counts: driver.counts(), startedAt: driver.startedAt, warmupMs: s.warmupMs }),
+    summary: summarize({ results, counts: driver.counts(), startedAt: driver.startedAt, warmupMs: s.warmupMs, sloTtftMs: s.sloTtftMs }),
     arrivals: { count: driver.digest.count, digest: driver.digest.hex() },
     router: after ? counterDelta(before, after) : null,
     interrupted,

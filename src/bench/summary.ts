@@ -42,6 +42,8 @@ export interface BenchSummary {
     ratio: number | null;
     requests_with_usage: number;
   };
+  /** Requests answered with a first token within the SLO, over every measured request (failures count against it). */
+  goodput: { slo_ttft_ms: number; ratio: number | null };
 }
 
 export interface SummaryInput {
@@ -50,12 +52,14 @@ export interface SummaryInput {
   /** performance.now() at arrival time 0. */
   startedAt: number;
   warmupMs: number;
+  /** --slo-ttft-ms: goodput's TTFT bound. */
+  sloTtftMs: number;
 }
 
 const bump = (m: Record<string, number>, k: string): void => void (m[k] = (m[k] ?? 0) + 1);
 
 /** Turn per-request results into the figures an operator compares. */
-export function summarize({ results, counts, startedAt, warmupMs }: SummaryInput): BenchSummary {
+export function summarize({ results, counts, startedAt, warmupMs, sloTtftMs }: SummaryInput): BenchSummary {
   const measureFrom = startedAt + warmupMs;
   const ttft: number[] = [];
   const itl: number[] = [];
@@ -69,6 +73,7 @@ export function summarize({ results, counts, startedAt, warmupMs }: SummaryInput
   let promptTokens = 0;
   let cachedTokens = 0;
   let withUsage = 0;
+  let withinSlo = 0;
   let lastEnd = measureFrom;
   for (const r of results) {
     if (r.startedAt < measureFrom) {
@@ -86,6 +91,7 @@ export function summarize({ results, counts, startedAt, warmupMs }: SummaryInput
       continue;
     }
     ok++;
+    if (r.ttftMs !== undefined && r.ttftMs <= sloTtftMs) withinSlo++;
     latency.push(r.latencyMs);
     for (const gap of r.itlMs) itl.push(gap);
     outputTokens += r.completionTokens ?? r.itlMs.length + (r.ttftMs === undefined ? 0 : 1);
@@ -122,6 +128,7 @@ export function summarize({ results, counts, startedAt, warmupMs }: SummaryInput
       ratio: promptTokens > 0 ? round(cachedTokens / promptTokens, 4) : null,
       requests_with_usage: withUsage,
     },
+    goodput: { slo_ttft_ms: sloTtftMs, ratio: ok + failed > 0 ? round(withinSlo / (ok + failed), 4) : null },
   };
 }
 

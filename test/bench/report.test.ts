@@ -48,7 +48,7 @@ function run(letter: string, label: string, ttft: number, cached: number, digest
     url: 'http://127.0.0.1:1',
     workerUrls: ['http://127.0.0.1:2'],
     model: 'sim',
-    summary: summarize({ results: [ok(ttft, cached), ok(ttft * 2, cached), failed], counts, startedAt: 0, warmupMs: 0 }),
+    summary: summarize({ results: [ok(ttft, cached), ok(ttft * 2, cached), failed], counts, startedAt: 0, warmupMs: 0, sloTtftMs: 2000 }),
     arrivals: { count: 3, digest },
     router: {
       decisions: { cache_hit: 10, cache_miss: 2, cache_worker_queued: 3, all_queued: 0 },

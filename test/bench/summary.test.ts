@@ -64,7 +64,7 @@ describe('summarize', () => {
     // Sent in the warm-up: left out.
     result({ ttftMs: 9999, startedAt: 500 }),
   ];
-  const s = summarize({ results, counts, startedAt: 0, warmupMs: 900 });
+  const s = summarize({ results, counts, startedAt: 0, warmupMs: 900, sloTtftMs: 2000 });
 
   it('counts successes, failures by status and by cause, and the warm-up apart', () => {
     expect(s.requests).toMatchObject({ scheduled: 10, sent: 9, ok: 3, failed: 4, shed: 1, held: 2, warmup: 1 });
@@ -93,8 +93,26 @@ describe('summarize', () => {
   });
 
   it('has null figures, not zeros, when nothing succeeded', () => {
-    const none = summarize({ results: [result({ status: 503, error: 'x', ttftMs: undefined })], counts, startedAt: 0, warmupMs: 0 });
+    const none = summarize({
+      results: [result({ status: 503, error: 'x', ttftMs: undefined })],
+      counts,
+      startedAt: 0,
+      warmupMs: 0,
+      sloTtftMs: 2000,
+    });
     expect(none.ttft_ms.p50).toBeNull();
     expect(none.cache.ratio).toBeNull();
+  });
+
+  it.each([
+    // [name, results, slo, goodput]: failures count against it, a first token past the SLO too.
+    ['all within', [result({ ttftMs: 100 }), result({ ttftMs: 2000 })], 2000, 1],
+    ['one past the SLO', [result({ ttftMs: 100 }), result({ ttftMs: 2001 })], 2000, 0.5],
+    ['a failure counts against', [result({ ttftMs: 100 }), result({ status: 503, error: 'x', ttftMs: undefined })], 2000, 0.5],
+    ['a stream cut after its first token is no good answer', [result({ ttftMs: 50, status: 200, error: 'stream_error' })], 2000, 0],
+    ['a tighter SLO', [result({ ttftMs: 100 }), result({ ttftMs: 300 }), result({ ttftMs: 500 })], 250, 0.3333],
+  ] as const)('goodput: %s', (_name, rs, slo, want) => {
+    const g = summarize({ results: [...rs], counts, startedAt: 0, warmupMs: 0, sloTtftMs: slo }).goodput;
+    expect(g).toEqual({ slo_ttft_ms: slo, ratio: want });
   });
 });
