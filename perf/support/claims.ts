@@ -382,6 +382,70 @@ export const CLAIMS: readonly Claim[] = [
       ]),
     },
   })),
+  ...([1024, 4096] as const).flatMap((n): Claim[] => {
+    const of = (r: Reading, who: string, what: string): number => r.num(`${n}_${who}_${what}`);
+    const workers = fmt(n);
+    return [
+      {
+        result: 'peers-fleet',
+        section: 17,
+        claim: `${workers} workers behind each router: p50 / p99 at 8 connections`,
+        figure: (r) =>
+          `routerctl ${fmt(of(r, 'routerctl', 'p50_ms'))} / ${fmt(of(r, 'routerctl', 'p99_ms'))} ms; smg ${fmt(of(r, 'smg', 'p50_ms'))} / ` +
+          `${fmt(of(r, 'smg', 'p99_ms'))}; vllm-router ${fmt(of(r, 'vllm-router', 'p50_ms'))} / ${fmt(of(r, 'vllm-router', 'p99_ms'))}`,
+        goal: {
+          text: "p50 ≤ each peer's",
+          met: (r) => ['smg', 'vllm-router'].every((p) => of(r, 'routerctl', 'p50_ms') <= of(r, p, 'p50_ms')),
+        },
+      },
+      {
+        result: 'peers-fleet',
+        section: 17,
+        claim: `${workers} workers: start to every worker ready; /metrics by curl`,
+        figure: (r) =>
+          `start ${fmt(of(r, 'routerctl', 'start_s'))} s (smg ${fmt(of(r, 'smg', 'start_s'))}, vllm-router ${fmt(of(r, 'vllm-router', 'start_s'))}); ` +
+          `/metrics ${fmt(of(r, 'routerctl', 'metrics_ms'))} ms (${fmt(of(r, 'smg', 'metrics_ms'))}, ${fmt(of(r, 'vllm-router', 'metrics_ms'))})`,
+      },
+      {
+        result: 'peers-fleet',
+        section: 17,
+        claim: `${workers} workers: an idle router's CPU`,
+        figure: (r) =>
+          `${pct(of(r, 'routerctl', 'idle_core'))} % of a core; smg ${pct(of(r, 'smg', 'idle_core'))} % (polls every 10 s); ` +
+          `vllm-router ${pct(of(r, 'vllm-router', 'idle_core'))} % (polls no load)`,
+      },
+    ];
+  }),
+  ...(['hot-prefix', 'gsp'] as const).flatMap((shape): Claim[] => {
+    const workload = shape === 'gsp' ? 'the gsp dataset (16 × 16 prompts)' : 'hot-prefix chat';
+    const [ca, gate, rr] = ['policy_cache_aware', 'policy_cache_aware_worker_queue_limit_6', 'policy_round_robin'];
+    const [smg, smgOff, vr] = ['smg', 'smg_disable_worker_overload_protection', 'vllm_router'];
+    const at = (r: Reading, arm: string, what: string): number => r.num(`${arm}_${what}`);
+    const both = (r: Reading, what: string, unit: string): string =>
+      `routerctl ${fmt(at(r, ca, what))}${unit} (gate 6: ${fmt(at(r, gate, what))}${unit}); smg ${fmt(at(r, smg, what))}${unit} (own gate off: ` +
+      `${fmt(at(r, smgOff, what))}${unit}); vllm-router ${fmt(at(r, vr, what))}${unit}`;
+    return [
+      {
+        result: `peers-routing-${shape}`,
+        section: 17,
+        claim: `${workload}: cached tokens beside smg and vllm-router`,
+        figure: (r) => `${both(r, 'cached_pct', ' %')}; round robin ${fmt(at(r, rr, 'cached_pct'))} %`,
+        goal: {
+          text: "routerctl's best ≥ the best peer's",
+          met: (r) =>
+            Math.max(at(r, ca, 'cached_pct'), at(r, gate, 'cached_pct')) >=
+            Math.max(at(r, smg, 'cached_pct'), at(r, smgOff, 'cached_pct'), at(r, vr, 'cached_pct')),
+        },
+      },
+      {
+        result: `peers-routing-${shape}`,
+        section: 17,
+        claim: `${workload}: TTFT p99 ms, and goodput`,
+        figure: (r) =>
+          `${both(r, 'ttft_p99_ms', '')}; goodput ${fmt(at(r, ca, 'goodput_pct'))} % against ${fmt(at(r, smg, 'goodput_pct'))} and ${fmt(at(r, vr, 'goodput_pct'))}`,
+      },
+    ];
+  }),
 ];
 
 /** The accessors a row reads its result through; `where` names the row in the error. */
