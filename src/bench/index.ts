@@ -16,6 +16,7 @@ export type { Preset, PresetArm } from './preset/b2b-saas.js';
 export { runPreset } from './preset/preset-run.js';
 export type { PresetResult, PresetArmResult } from './preset/preset-run.js';
 export {
+  freePort,
   PEER_ROUTER_NAMES,
   isPeerRouterName,
   peerRouterMissing,

@@ -1,18 +1,11 @@
-import { createServer } from 'node:net';
 import OpenAI from 'openai';
 import type { AdminDecision, AdminDecisions, AdminState } from '../../src/contract/index.js';
 import { startCli } from './cli.js';
 import type { RunningCli } from './cli.js';
 import { eventually, rawRequest } from './http.js';
 
-/** A TCP port free on 127.0.0.1 now (an engine that takes a port number, not 0). */
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+/** A TCP port free on 127.0.0.1 now (an engine that takes a port number, not 0): the one the peer routers' launcher uses. */
+export { freePort } from '../../src/bench/index.js';
 
 /**
  * The built `routerctl serve` in front of real engines (test/peers/): the KV events
