@@ -4,6 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 
+/** A virtual-clock run is CPU-bound: on a CI machine shared with real engines it may take several times its usual seconds. */
+const runSlow = (args: string[]): ReturnType<typeof runCli> => runCli(args, { timeoutMs: 90_000 });
+
 /**
  * `routerctl bench run|compare --trace --clock virtual` (docs/bench.md): a small trace in the
  * Mooncake format, made here (the published traces are not shipped), replayed by the
@@ -52,8 +55,8 @@ describe('routerctl bench run|compare --trace --clock virtual', () => {
       'worker-queue-limit=4',
       '--json',
     ];
-    const a = await runCli(args);
-    const b = await runCli(args);
+    const a = await runSlow(args);
+    const b = await runSlow(args);
     expect(a.stderr).toBe('');
     expect(a.code).toBe(0);
     expect(a.stdout).toBe(b.stdout);
@@ -68,12 +71,12 @@ describe('routerctl bench run|compare --trace --clock virtual', () => {
     expect(report.runs[1]!.cached_token_ratio).toBeGreaterThan(report.runs[0]!.cached_token_ratio);
     expect(report.runs[1]!.decisions.cache_hit).toBeGreaterThan(150);
     // Another seed is another run of the engines (output lengths are the trace's, timings the engines').
-    const c = await runCli([...args, '--seed', '8']);
+    const c = await runSlow([...args, '--seed', '8']);
     expect(JSON.parse(c.stdout).seed).toBe(8);
-  }, 60_000);
+  }, 240_000);
 
   it('the text report has one row per configuration and names the digest', async () => {
-    const r = await runCli(['bench', 'run', '--trace', trace, '--clock', 'virtual', '--trace-limit', '50']);
+    const r = await runSlow(['bench', 'run', '--trace', trace, '--clock', 'virtual', '--trace-limit', '50']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
       /^trace trace\.jsonl: 50 requests \(digest [0-9a-f]{16}\), blocks of 512 tokens; 8 simulated engines; virtual clock\n/,
@@ -82,7 +85,7 @@ describe('routerctl bench run|compare --trace --clock virtual', () => {
     // The TTFT chart under the table, plain under NO_COLOR.
     expect(r.stdout).toMatch(/\nTTFT by configuration \(simulated ms\) {3}lines: p99 {3}p90 {3}p50\n/);
     expect(r.stdout).not.toMatch(/\x1b\[/);
-  }, 30_000);
+  }, 240_000);
 
   it.each([
     [['--clock', 'virtual'], /^error RCTL_E_USAGE: --clock virtual replays a trace: give it with --trace FILE \(or --workload gsp\)/],
@@ -91,7 +94,7 @@ describe('routerctl bench run|compare --trace --clock virtual', () => {
     [['--workload', 'gsp', '--url', 'http://127.0.0.1:9'], /--workload gsp runs simulated fleets of its own: it takes no --url/],
     [['--trace', 'T', '--clock', 'virtual', '--trace-window', '5..2'], /--trace-window takes START\.\.END seconds with END after START/],
   ])('%j is refused in one line', async (args, message) => {
-    const r = await runCli(['bench', 'run', ...args.map((a) => (a === 'T' ? trace : a))]);
+    const r = await runSlow(['bench', 'run', ...args.map((a) => (a === 'T' ? trace : a))]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
   });
@@ -99,7 +102,7 @@ describe('routerctl bench run|compare --trace --clock virtual', () => {
   it('a trace with a bad line stops before anything runs, naming the line', async () => {
     const bad = path.join(dir, 'bad.jsonl');
     await writeFile(bad, `${JSON.stringify({ timestamp: 0, input_length: 10, output_length: 1, hash_ids: [1] })}\n{"timestamp": 5}\n`);
-    const r = await runCli(['bench', 'run', '--trace', bad, '--clock', 'virtual']);
+    const r = await runSlow(['bench', 'run', '--trace', bad, '--clock', 'virtual']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^error RCTL_E_USAGE: 1 line of the trace cannot be replayed: .*bad\.jsonl:2: input_length is missing/);
   });
@@ -110,9 +113,9 @@ describe('routerctl bench run|compare --trace --clock virtual', () => {
     const lines = (await readFile(trace, 'utf8')).trim().split('\n').slice(0, 40);
     await writeFile(small, lines.map((l, i) => JSON.stringify({ ...JSON.parse(l), timestamp: i * 50 })).join('\n') + '\n');
     const args = ['bench', 'compare', '--trace', small, '--json', '--sim-speedup', '1', ''];
-    const wall = await runCli([...args, '--clock', 'wall']);
+    const wall = await runSlow([...args, '--clock', 'wall']);
     expect(wall.code).toBe(0);
-    const virtual = await runCli([...args, '--clock', 'virtual']);
+    const virtual = await runSlow([...args, '--clock', 'virtual']);
     type Report = {
       clock: string;
       trace: { digest: string };
@@ -128,7 +131,7 @@ describe('routerctl bench run|compare --trace --clock virtual', () => {
     // Within 5 points of the virtual clock's mix (2 of 40): real time may reorder a close call.
     expect(Math.abs(w.runs[0]!.decisions.cache_hit! - v.runs[0]!.decisions.cache_hit!)).toBeLessThanOrEqual(2);
     expect(Math.abs(w.runs[0]!.cached_token_ratio - v.runs[0]!.cached_token_ratio)).toBeLessThan(0.05);
-  }, 60_000);
+  }, 240_000);
 
   it("--workload gsp replays SGLang's shared-prefix dataset, multi-turn included, byte-identically for a seed", async () => {
     const args = [
@@ -146,8 +149,8 @@ describe('routerctl bench run|compare --trace --clock virtual', () => {
       '',
       '--json',
     ];
-    const a = await runCli(args);
-    const b = await runCli(args);
+    const a = await runSlow(args);
+    const b = await runSlow(args);
     expect(a.code).toBe(0);
     expect(a.stdout).toBe(b.stdout);
     const report = JSON.parse(a.stdout) as {
@@ -158,10 +161,10 @@ describe('routerctl bench run|compare --trace --clock virtual', () => {
     for (const r of report.runs) expect(r.finished).toBe(32);
     // The second turn resends the first with its answer: cache-aware routing finds it.
     expect(report.runs[1]!.cached_token_ratio).toBeGreaterThan(report.runs[0]!.cached_token_ratio);
-  }, 60_000);
+  }, 240_000);
 
   it('bench compare --recommend picks on trace windows 1-3, checks on 4-6, and says what it found in plain words', async () => {
-    const r = await runCli([
+    const r = await runSlow([
       'bench',
       'compare',
       '--trace',
@@ -183,7 +186,7 @@ describe('routerctl bench run|compare --trace --clock virtual', () => {
     expect(r.stdout).toMatch(/^best: [ABC] \(/m);
     expect(r.stdout).toMatch(/^gate: (keep --worker-queue-limit off|set it as C)/m);
     expect(r.stdout).toMatch(/^held-out check: /m);
-    const json = await runCli([
+    const json = await runSlow([
       'bench',
       'compare',
       '--trace',
@@ -202,7 +205,7 @@ describe('routerctl bench run|compare --trace --clock virtual', () => {
     expect(report.recommend.samples.map((s) => s.role)).toEqual(['pick', 'pick', 'pick', 'check', 'check', 'check']);
     expect(report.recommend.samples.reduce((a, s) => a + s.requests, 0)).toBe(200);
     expect(['holds', 'too_short_to_tell']).toContain(report.recommend.verdict);
-  }, 60_000);
+  }, 240_000);
 
   it.each([
     [
@@ -212,7 +215,7 @@ describe('routerctl bench run|compare --trace --clock virtual', () => {
     [['--trace', 'T', '--clock', 'virtual', '--recommend', ''], /--recommend picks among configurations: give at least two/],
     [['--recommend', '', '--policy round_robin'], /--recommend ranks configurations on a replay: give --trace FILE \(or --workload gsp\)/],
   ])('bench compare %j is refused in one line', async (args, message) => {
-    const r = await runCli(['bench', 'compare', ...args.map((a) => (a === 'T' ? trace : a))]);
+    const r = await runSlow(['bench', 'compare', ...args.map((a) => (a === 'T' ? trace : a))]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
   });

