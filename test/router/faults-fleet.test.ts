@@ -31,6 +31,8 @@ const CONCURRENCY = 12;
 const STREAM_TOKENS = 30;
 const PLAIN_TOKENS = 6;
 const ROUTER_ERRORS = new Set([
+  // A worker killed after its head and before any body byte, and the one retry failing too (docs/retries-and-breaker.md).
+  'upstream_body_incomplete',
   'upstream_timeout',
   'upstream_unreachable',
   'upstream_error',
