@@ -26,6 +26,9 @@ export const DECISION_HEADERS = ['off', 'on', 'urls'] as const;
 /** How the queue gate decides that an engine is queued (docs/routing.md §Gate modes). */
 export const QUEUE_GATE_MODES = ['fixed', 'auto', 'tokens'] as const;
 export type QueueGateMode = (typeof QUEUE_GATE_MODES)[number];
+/** Which published limits hard capacity admission holds a worker to (docs/routing.md §Hard capacity admission). */
+export const CAPACITY_ADMISSION_MODES = ['reference', 'running', 'off'] as const;
+export type CapacityAdmissionMode = (typeof CAPACITY_ADMISSION_MODES)[number];
 /** `--dns-discovery-scheme`: how the worker URLs DNS discovery makes begin. */
 export const DISCOVERY_SCHEMES = ['http', 'https'] as const;
 export type DecisionHeader = (typeof DECISION_HEADERS)[number];
@@ -196,6 +199,17 @@ export const OPTIONS = [
     group: CACHE,
     policyFamily: 'cache-tuning',
     range: { atLeast: 1 },
+  }),
+  opt({
+    key: 'capacityAdmission',
+    flag: 'capacity-admission',
+    type: 'enum',
+    choices: CAPACITY_ADMISSION_MODES,
+    default: 'reference',
+    describe:
+      'hard capacity admission of prefix owners and pair members: reference (one more running request within the running cap and the whole prompt within free KV), running (the running cap only), off (every worker; only the queue gate turns an owner away)',
+    group: CACHE,
+    policyFamily: 'cache-tuning',
   }),
   opt({
     key: 'powerOfNChoices',

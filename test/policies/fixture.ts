@@ -152,6 +152,7 @@ export function proposal(
     candidates,
     switchMarginTokens: 0,
     guard: GUARD_OFF,
+    capacity: 'reference',
     gate: gateAt(workerQueueLimit, saturationQueueFloor),
     ...rest,
   };

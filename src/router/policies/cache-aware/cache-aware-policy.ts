@@ -97,7 +97,7 @@ export class CacheAwarePolicy implements Policy {
     // Rung 2: the pair fallback over the single global domain.
     const pair = proposePair(pool, load, gate, choices, ctx.random);
     if (pair === undefined) return this.#fail(failure, resolution, inertWarning);
-    let decision = resolvePrefillAdmitted(pool.workers, pair, ctx.inputTokens, load, gate);
+    let decision = resolvePrefillAdmitted(pool.workers, pair, ctx.inputTokens, load, gate, this.config.capacityAdmission);
     if (decision === undefined) {
       failure = 'prefill_admission_exhausted';
       // Pass 2 (resolve_prefill) would first re-run the strict pass on identical

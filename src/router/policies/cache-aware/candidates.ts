@@ -1,6 +1,7 @@
 /**
  * Turning a prefix signal into bounded cache candidates (docs/routing.md §Candidates).
  */
+import type { CapacityAdmissionMode } from '../../../config/index.js';
 import type { QueueGate } from '../queue-gate.js';
 import type { LoadView, PolicyWorker, PoolState, PrefixSignal } from '../types.js';
 import type { CacheAwareConfig } from './config.js';
@@ -21,6 +22,8 @@ export interface CacheCandidateProposal {
   readonly switchMarginTokens: number;
   readonly guard: PressureGuard;
   readonly gate: QueueGate;
+  /** --capacity-admission: the limits hard admission holds each candidate to. */
+  readonly capacity: CapacityAdmissionMode;
 }
 
 export interface CandidateInputs {
@@ -115,6 +118,7 @@ export function buildCacheCandidates(
     candidates: keepBest(passing, cap, lookup),
     switchMarginTokens: config.cacheSwitchMarginTokens,
     guard,
+    capacity: config.capacityAdmission,
     gate: config.gate,
   };
 }

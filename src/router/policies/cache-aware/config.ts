@@ -15,6 +15,7 @@ export const CACHE_AWARE_SETTINGS = [
   'pressureAbsThresholdMs',
   'pressureRelThreshold',
   'minLoadChoices',
+  'capacityAdmission',
 ] as const satisfies ReadonlyArray<keyof RouterConfig>;
 
 /**

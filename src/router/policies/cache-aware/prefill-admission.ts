@@ -5,6 +5,7 @@
  * policy) and the pair is always drawn from it: the reference's "primary not in
  * range" and eligible_workers checks cannot fire and are omitted.
  */
+import type { CapacityAdmissionMode } from '../../../config/index.js';
 import type { QueueGate } from '../queue-gate.js';
 import type { LoadView, PolicyWorker } from '../types.js';
 import { capacityAdmits } from './capacity.js';
@@ -14,8 +15,14 @@ import { scanPowerOfK } from './pair-proposal.js';
 import { comparePressure, materiallyMorePressured, pressureData, type PressureLookup } from './pressure.js';
 
 /** A pair member is admitted by capacity AND the gate: the gate demotes, it does not hard-reject. */
-function pairMemberAdmitted(load: LoadView, w: PolicyWorker, inputTokens: number, gate: QueueGate): boolean {
-  return capacityAdmits(load, w, inputTokens) && gate.admits(load, w);
+function pairMemberAdmitted(
+  load: LoadView,
+  w: PolicyWorker,
+  inputTokens: number,
+  gate: QueueGate,
+  capacity: CapacityAdmissionMode,
+): boolean {
+  return capacityAdmits(load, w, inputTokens, capacity) && gate.admits(load, w);
 }
 
 function decide(
@@ -42,10 +49,11 @@ export function resolvePrefillAdmitted(
   inputTokens: number,
   load: LoadView,
   gate: QueueGate,
+  capacity: CapacityAdmissionMode = 'reference',
 ): PrefillDecision | undefined {
   const { primary, backup, guard } = proposal;
-  const primaryOk = pairMemberAdmitted(load, primary, inputTokens, gate);
-  const backupOk = backup !== undefined && pairMemberAdmitted(load, backup, inputTokens, gate);
+  const primaryOk = pairMemberAdmitted(load, primary, inputTokens, gate, capacity);
+  const backupOk = backup !== undefined && pairMemberAdmitted(load, backup, inputTokens, gate, capacity);
   if (primaryOk && backupOk) {
     if (guard.enabled) {
       const np = pressureData(load, primary);
@@ -58,7 +66,7 @@ export function resolvePrefillAdmitted(
   }
   if (primaryOk) return decide(proposal, primary, DecisionReason.Primary, load, undefined);
   if (backupOk) return decide(proposal, backup, DecisionReason.BackupPrimaryAdmission, load, undefined);
-  return rangeFallback(range, proposal, inputTokens, load, gate);
+  return rangeFallback(range, proposal, inputTokens, load, gate, capacity);
 }
 
 /**
@@ -78,6 +86,7 @@ export function rangeFallback(
   inputTokens: number,
   load: LoadView,
   gate: QueueGate,
+  capacity: CapacityAdmissionMode = 'reference',
 ): PrefillDecision | undefined {
   let anyAdmitted = false;
   let anyGateAdmitted = false;
@@ -86,7 +95,7 @@ export function rangeFallback(
   let gateNative = true;
   let gateEstimates = true;
   for (const w of range) {
-    if (!capacityAdmits(load, w, inputTokens)) continue;
+    if (!capacityAdmits(load, w, inputTokens, capacity)) continue;
     anyAdmitted = true;
     const native = pressureData(load, w);
     const hasNative = native !== undefined;
@@ -112,7 +121,7 @@ export function rangeFallback(
 
   let best: PolicyWorker | undefined;
   for (const w of range) {
-    if (!capacityAdmits(load, w, inputTokens)) continue;
+    if (!capacityAdmits(load, w, inputTokens, capacity)) continue;
     if (gateTier && !gate.admits(load, w)) continue;
     if (best === undefined || comparePressure(lookup, w, best) < 0) best = w;
   }
@@ -148,6 +157,9 @@ export function resolvePrefill(
   gate: QueueGate,
   choices: number,
   random: () => number,
+  capacity: CapacityAdmissionMode = 'reference',
 ): PrefillDecision | undefined {
-  return resolvePrefillAdmitted(range, proposal, inputTokens, load, gate) ?? capacityFallback(range, proposal, load, choices, random);
+  return (
+    resolvePrefillAdmitted(range, proposal, inputTokens, load, gate, capacity) ?? capacityFallback(range, proposal, load, choices, random)
+  );
 }

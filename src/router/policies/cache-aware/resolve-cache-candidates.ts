@@ -68,7 +68,7 @@ export function resolveCacheCandidates(
 
   const admitted: CacheCandidate[] = [];
   for (const c of evaluated) {
-    if (capacityAdmits(load, c.worker, inputTokens)) admitted.push(c);
+    if (capacityAdmits(load, c.worker, inputTokens, proposal.capacity)) admitted.push(c);
   }
 
   let comparedPairs = 0;
@@ -82,7 +82,7 @@ export function resolveCacheCandidates(
     // are not idle here (pool.belowFloor counts fresh samples only), the reverse of
     // the gate's fail-open.
     if (rejected.length > 0 && floor !== null && pool.belowFloor === 0) {
-      winner = pickPin(rejected, inputTokens, load);
+      winner = pickPin(rejected, inputTokens, load, proposal);
       if (winner !== undefined) reason = DecisionReason.SaturationPin;
     }
   } else {
@@ -136,11 +136,16 @@ export function resolveCacheCandidates(
  * The lookup spans all rejected owners; the pin ranks by pressure alone, not by
  * uncached work, because every owner is queueing anyway.
  */
-function pickPin(rejected: readonly CacheCandidate[], inputTokens: number, load: LoadView): CacheCandidate | undefined {
+function pickPin(
+  rejected: readonly CacheCandidate[],
+  inputTokens: number,
+  load: LoadView,
+  proposal: CacheCandidateProposal,
+): CacheCandidate | undefined {
   const lookup = lookupOver(load, rejected, candidateWorker);
   let pick: CacheCandidate | undefined;
   for (const c of rejected) {
-    if (!capacityAdmits(load, c.worker, inputTokens)) continue;
+    if (!capacityAdmits(load, c.worker, inputTokens, proposal.capacity)) continue;
     if (pick === undefined || (comparePressure(lookup, c.worker, pick.worker) || compareIds(c.worker, pick.worker)) < 0) {
       pick = c;
     }
