@@ -119,6 +119,9 @@ const CA = '--policy cache_aware';
 const GATE = '--policy cache_aware --worker-queue-limit 6';
 const FLOOR = '--policy cache_aware --worker-queue-limit 6 --saturation-queue-floor 2';
 const GATE16 = '--policy cache_aware --worker-queue-limit 16';
+/** No hard capacity admission, alone and with the gate at 2 (docs/routing.md §Hard capacity admission). */
+const NO_ADMISSION = '--policy cache_aware --capacity-admission off';
+const NO_ADMISSION_GATE = '--policy cache_aware --capacity-admission off --worker-queue-limit 2';
 /** The peer routers at their defaults (cache_aware), the gateway also with its own gate off: docs/peers.md §Peer routers. */
 const PEERS = ['smg', 'smg --disable-worker-overload-protection', 'vllm-router'];
 
@@ -186,7 +189,7 @@ const configs =
   set === 'sweep'
     ? [RR, '--sweep', 'worker-queue-limit=off,2,4,6,8,12,16']
     : set === 'peers'
-      ? [RR, CA, GATE, ...PEERS]
+      ? [RR, CA, GATE, NO_ADMISSION, NO_ADMISSION_GATE, ...PEERS]
       : [...shape.policies];
 // A replay lasts as long as its dataset; a chat run as long as --duration.
 const timing = shapeName === 'gsp' ? [] : ['--duration', args.get('duration') ?? '60s', '--warmup', args.get('warmup') ?? '10s'];

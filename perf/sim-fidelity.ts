@@ -16,20 +16,13 @@
  *   run (its peak, and the share of samples at or past the gate's limit).
  */
 import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parsePrometheusText, sumSamples } from '../src/prometheus/index.js';
 import { benchArg } from './support/args.js';
 import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
+import { startLlmdFleet } from './support/llmd-fleet.js';
 import { writeResult } from './support/results.js';
 import type { Figures } from './support/results.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const PEERS = process.env.ROUTERCTL_PEERS_DIR ? path.resolve(process.env.ROUTERCTL_PEERS_DIR) : path.join(ROOT, '.peers');
-const SIM_BIN = path.join(PEERS, 'bin', 'llm-d-inference-sim');
 
 const SECONDS = Number(benchArg('seconds', '40'));
 const RATE = Number(benchArg('rate', '6'));
@@ -47,46 +40,18 @@ interface Arm {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
-
-async function waitUp(url: string): Promise<void> {
-  const until = Date.now() + 20_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/v1/models`)).ok) return;
-    } catch {
-      // not yet
-    }
-    if (Date.now() > until) throw new Error(`${url} did not start`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 async function llmdFleet(): Promise<Arm> {
-  if (!existsSync(SIM_BIN)) throw new Error(`llm-d-inference-sim is not installed: npm run peers -- install llm-d-inference-sim`);
-  const children: ChildProcess[] = [];
-  const urls: string[] = [];
-  for (let i = 0; i < 3; i++) {
-    const port = await freePort();
-    // Its per-request model, set from routerctl sim's step costs at the same speed-up.
-    const args = [
-      ...['--model', 'tiny', '--port', String(port), '--force-dummy-tokenizer', '--max-model-len', '32768'],
-      ...['--max-num-seqs', String(RUNNING), '--max-waiting-queue-length', String(WAITING)],
-      ...['--enable-kvcache', '--kv-cache-size', String(KV_BLOCKS), '--block-size', '16'],
-      ...['--latency-calculator', 'per-token', '--prefill-overhead', '11.5ms', '--prefill-time-per-token', '34.5us'],
-      ...['--inter-token-latency', '11.6ms', '--seed', '7'],
-    ];
-    children.push(spawn(SIM_BIN, args, { stdio: 'ignore', env: { ...process.env, POD_IP: '127.0.0.1' } }));
-    urls.push(`http://127.0.0.1:${port}`);
-  }
-  await Promise.all(urls.map(waitUp));
-  return { name: 'llm-d-inference-sim', urls, stop: async () => void (await Promise.all(children.map((c) => stopProcess(c)))) };
+  // Its per-request model, set from routerctl sim's step costs at the same speed-up.
+  const fleet = await startLlmdFleet({
+    engines: 3,
+    maxNumSeqs: RUNNING,
+    maxWaiting: WAITING,
+    kvBlocks: KV_BLOCKS,
+    prefillOverhead: '11.5ms',
+    prefillPerToken: '34.5us',
+    interToken: '11.6ms',
+  });
+  return { name: 'llm-d-inference-sim', urls: fleet.urls, stop: fleet.stop };
 }
 
 async function routerctlFleet(): Promise<Arm> {

@@ -46,6 +46,16 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
   ),
   benchmark('overhead', 'router-overhead.js', "the router's own cost against a bare proxy: rate, added latency, CPU per request, ramp"),
   benchmark(
+    'peers-llm-d',
+    'peer-engines.js',
+    'routing quality beside smg and vllm-router in front of three llm-d-inference-sim engines: cached tokens, TTFT, goodput (needs the peers)',
+  ),
+  benchmark(
+    'aiperf',
+    'aiperf.js',
+    "an independent client: AIPerf's TTFT and latency percentiles beside bench run's, same requests, same target (needs the peers)",
+  ),
+  benchmark(
     'peers',
     'peer-routers.js',
     'the request path beside smg and vllm-router (cache_aware) and a bare proxy: rate, CPU and added latency per prompt size (needs the peers)',

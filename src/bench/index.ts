@@ -22,6 +22,7 @@ export {
   peerRouterMissing,
   peerRouterProgram,
   peerRouterVersion,
+  peersTierPath,
   startPeerRouter,
 } from './peer-routers.js';
 export type { PeerRouterName, PeerRouterOptions, RunningPeerRouter } from './peer-routers.js';

@@ -26,6 +26,11 @@ function repoRoot(): string {
 const ROOT = repoRoot();
 const PEERS_DIR = process.env.ROUTERCTL_PEERS_DIR ? path.resolve(process.env.ROUTERCTL_PEERS_DIR) : path.join(ROOT, '.peers');
 
+/** A path inside the peers tier (`ROUTERCTL_PEERS_DIR`, else `.peers/` of this checkout): where a benchmark finds AIPerf and the tiny model. */
+export function peersTierPath(...parts: string[]): string {
+  return path.join(PEERS_DIR, ...parts);
+}
+
 export interface PeerRouterOptions {
   readonly workerUrls: readonly string[];
   /** `cache_aware` (both routers' default) unless said. */
