@@ -455,8 +455,8 @@ export const CLAIMS: readonly Claim[] = [
     const [smg, smgOff, vr] = ['smg', 'smg_disable_worker_overload_protection', 'vllm_router'];
     const at = (r: Reading, arm: string, what: string): number => r.num(`${arm}_${what}`);
     const both = (r: Reading, what: string, unit: string): string =>
-      `routerctl ${fmt(at(r, ca, what))}${unit} (gate 6: ${fmt(at(r, gate, what))}${unit}; no capacity admission: ${fmt(at(r, off, what))}${unit}, ` +
-      `and gate 2: ${fmt(at(r, offGate, what))}${unit}); smg ${fmt(at(r, smg, what))}${unit} (own gate off: ` +
+      `routerctl ${fmt(at(r, ca, what))}${unit} (gate 6: ${fmt(at(r, gate, what))}; no capacity admission: ${fmt(at(r, off, what))}, ` +
+      `with gate 2: ${fmt(at(r, offGate, what))}); smg ${fmt(at(r, smg, what))}${unit} (own gate off: ` +
       `${fmt(at(r, smgOff, what))}${unit}); vllm-router ${fmt(at(r, vr, what))}${unit}`;
     return [
       {
@@ -474,12 +474,16 @@ export const CLAIMS: readonly Claim[] = [
       {
         result: `peers-routing-${shape}`,
         section: 17,
-        claim: `${workload}: TTFT p99 ms, and goodput`,
-        figure: (r) =>
-          `${both(r, 'ttft_p99_ms', '')}; goodput ${fmt(at(r, ca, 'goodput_pct'))} % (no capacity admission, gate 2: ${fmt(at(r, offGate, 'goodput_pct'))} %) ` +
-          `against smg ${fmt(at(r, smg, 'goodput_pct'))} (own gate off: ${fmt(at(r, smgOff, 'goodput_pct'))}) and vllm-router ${fmt(at(r, vr, 'goodput_pct'))}`,
+        claim: `${workload}: TTFT p99 ms`,
+        figure: (r) => both(r, 'ttft_p99_ms', ''),
+      },
+      {
+        result: `peers-routing-${shape}`,
+        section: 17,
+        claim: `${workload}: goodput (TTFT ≤ 2 s)`,
+        figure: (r) => both(r, 'goodput_pct', ' %'),
         goal: {
-          text: "routerctl's best goodput ≥ the best peer's",
+          text: "routerctl's best ≥ the best peer's",
           met: (r) =>
             Math.max(...[ca, gate, off, offGate].map((arm) => at(r, arm, 'goodput_pct'))) >=
             Math.max(at(r, smg, 'goodput_pct'), at(r, smgOff, 'goodput_pct'), at(r, vr, 'goodput_pct')),
