@@ -23,7 +23,6 @@ import { startLlmdFleet } from './support/llmd-fleet.js';
 import { writeResult } from './support/results.js';
 import type { Figures } from './support/results.js';
 
-
 const SECONDS = Number(benchArg('seconds', '40'));
 const RATE = Number(benchArg('rate', '6'));
 const LIMIT = 4;
