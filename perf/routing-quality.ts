@@ -5,15 +5,16 @@
  * command operators run) and prints the command, the fleet and workload, a Markdown
  * table, and the ratios the claims rest on.
  *
- *   npm run perf -- routing [--shape hot-prefix|flat|gsp] [--set policies|sweep|peers]
- *       [--duration 60s] [--warmup 10s] [--out run.json] [--from run.json]
+ *   npm run perf -- routing [--shape hot-prefix|flat|gsp] [--set policies|sweep|peers|peers-seeds]
+ *       [--seeds 7,8,9] [--duration 60s] [--warmup 10s] [--out run.json] [--from run.json]
  *
  * --shape picks the traffic (every workload and fleet flag is spelled out, so the
  * command stands on its own); --set picks the configurations: the four policies of
  * the published table (plus a higher limit on the flat shape), a sweep of
  * --worker-queue-limit, or routerctl beside the peer routers (round robin, cache_aware
  * with and without the gate, smg with and without its own gate, vllm-router: written
- * to perf/results/peers-routing-<shape>.json); --from formats a saved JSON report
+ * to perf/results/peers-routing-<shape>.json), or (peers-seeds) routerctl's best chat arm beside smg's over several
+ * seeds (perf/results/peers-routing-<shape>-seeds.json); --from formats a saved JSON report
  * again without rerunning. The gsp shape is SGLang's generated-shared-prefix dataset,
  * replayed as a trace on the wall clock.
  */
@@ -178,12 +179,16 @@ for (let i = 2; i < process.argv.length; i++) {
 const shapeName = args.get('shape') ?? 'hot-prefix';
 const shape = SHAPES[shapeName];
 const set = args.get('set') ?? 'policies';
-if (!shape || (set !== 'policies' && set !== 'sweep' && set !== 'peers') || (shapeName === 'gsp' && set === 'sweep')) {
+const SETS = ['policies', 'sweep', 'peers', 'peers-seeds'];
+if (!shape || !SETS.includes(set) || (shapeName === 'gsp' && (set === 'sweep' || set === 'peers-seeds'))) {
   process.stderr.write(
-    `usage: routing-quality [--shape ${Object.keys(SHAPES).join('|')}] [--set policies|sweep|peers] [--duration 60s] [--warmup 10s] [--out F] [--from F]\n`,
+    `usage: routing-quality [--shape ${Object.keys(SHAPES).join('|')}] [--set ${SETS.join('|')}] [--seeds 7,8,9] [--duration 60s] [--warmup 10s] [--out F] [--from F]\n`,
   );
   process.exit(2);
 }
+// A replay lasts as long as its dataset; a chat run as long as --duration.
+const timing = shapeName === 'gsp' ? [] : ['--duration', args.get('duration') ?? '60s', '--warmup', args.get('warmup') ?? '10s'];
+if (set === 'peers-seeds') await seedSpread();
 
 const configs =
   set === 'sweep'
@@ -191,8 +196,6 @@ const configs =
     : set === 'peers'
       ? [RR, CA, GATE, NO_ADMISSION, NO_ADMISSION_GATE, ...PEERS]
       : [...shape.policies];
-// A replay lasts as long as its dataset; a chat run as long as --duration.
-const timing = shapeName === 'gsp' ? [] : ['--duration', args.get('duration') ?? '60s', '--warmup', args.get('warmup') ?? '10s'];
 const benchArgs = ['bench', 'compare', ...configs, ...shape.flags, ...timing];
 
 const raw = args.has('from') ? (JSON.parse(readFileSync(args.get('from')!, 'utf8')) as unknown) : await runBench([...benchArgs, '--json']);
@@ -203,6 +206,41 @@ writeResult(set === 'peers' ? `peers-routing-${shapeName}` : 'routing', {
   figures: figuresOf(report),
   bottleneck: 'the simulated engines: client, router and engines share the machine',
 });
+
+/**
+ * `--set peers-seeds`: routerctl's best hot-prefix arm against the best peer arm (smg with its own gate off), each seed
+ * its own `bench compare` (fresh fleets, the seed's own arrivals): is the goodput gap between them larger than
+ * the spread between seeds? Written to perf/results/peers-routing-<shape>-seeds.json.
+ */
+async function seedSpread(): Promise<never> {
+  const seeds = (args.get('seeds') ?? '7,8,9').split(',').map(Number);
+  const arms = [NO_ADMISSION_GATE, 'smg --disable-worker-overload-protection'];
+  const keys = ['routerctl', 'smg'];
+  const flags = shape!.flags.filter((f, i, all) => f !== '--seed' && all[i - 1] !== '--seed');
+  const figures: Record<string, number | string | null> = { shape: shapeName, seeds: seeds.join(',') };
+  const gaps: number[] = [];
+  for (const seed of seeds) {
+    const r = (await runBench(['bench', 'compare', ...arms, ...flags, '--seed', String(seed), ...timing, '--json'])) as Report;
+    const goodput = r.runs.map((run) => 100 * (run.summary.goodput?.ratio ?? 0));
+    r.runs.forEach((run, i) => {
+      figures[`seed_${seed}_${keys[i]}_goodput_pct`] = Number(goodput[i]!.toFixed(1));
+      figures[`seed_${seed}_${keys[i]}_cached_pct`] = Number((100 * (run.summary.cache.ratio ?? 0)).toFixed(1));
+    });
+    gaps.push(goodput[1]! - goodput[0]!);
+    console.log(`seed ${seed}: goodput routerctl ${goodput[0]!.toFixed(1)} %, smg ${goodput[1]!.toFixed(1)} %`);
+  }
+  const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
+  Object.assign(figures, {
+    gap_mean_points: Number(mean.toFixed(1)),
+    gap_min_points: Number(Math.min(...gaps).toFixed(1)),
+    gap_max_points: Number(Math.max(...gaps).toFixed(1)),
+  });
+  writeResult(`peers-routing-${shapeName}-seeds`, {
+    figures,
+    bottleneck: 'the simulated engines: client, router and engines share the machine',
+  });
+  process.exit(0);
+}
 
 /** Per configuration, the figures the table prints, named by its flags. */
 function figuresOf(r: Report): Record<string, number | string | null> {

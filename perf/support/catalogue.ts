@@ -42,7 +42,7 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
     'routing-quality.js',
     'routing quality on shared-prefix chat: what --worker-queue-limit buys (bench --compare); --set peers: beside smg and vllm-router',
     [],
-    ['peers-routing-hot-prefix', 'peers-routing-flat', 'peers-routing-gsp'],
+    ['peers-routing-hot-prefix', 'peers-routing-flat', 'peers-routing-gsp', 'peers-routing-hot-prefix-seeds'],
   ),
   benchmark('overhead', 'router-overhead.js', "the router's own cost against a bare proxy: rate, added latency, CPU per request, ramp"),
   benchmark(

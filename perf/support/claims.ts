@@ -435,6 +435,16 @@ export const CLAIMS: readonly Claim[] = [
       },
     };
   }),
+  {
+    result: 'peers-routing-hot-prefix-seeds',
+    section: 17,
+    claim: "hot-prefix chat, seed by seed: smg's goodput (own gate off) over routerctl's best arm (no capacity admission, gate 2)",
+    figure: (r) => {
+      const seeds = r.text('seeds').split(',');
+      const per = seeds.map((s) => `${fmt(r.num(`seed_${s}_smg_goodput_pct`))} against ${fmt(r.num(`seed_${s}_routerctl_goodput_pct`))}`);
+      return `${fmt(r.num('gap_mean_points'))} points on average (${fmt(r.num('gap_min_points'))} to ${fmt(r.num('gap_max_points'))}): ${per.join('; ')} %`;
+    },
+  },
   ...(['serve', 'fleet'] as const).map((target): Claim => {
     const cells = ['ttft_p50', 'ttft_p99', 'latency_p50', 'latency_p99'];
     const gaps = (r: Reading, kind: string): string => cells.map((c) => fmt(r.num(`${target}_${c}${kind}_gap_pct`))).join(' / ');
