@@ -8,6 +8,8 @@ export { startRouterProcess, startSimProcess } from './fleet-processes.js';
 export { runTraceBench } from './trace-bench.js';
 export type { TraceArmReport, TraceBenchOptions } from './trace-bench.js';
 export { parseDuration } from './duration.js';
+// bench's nearest-rank percentiles, which the AIPerf benchmark ranks AIPerf's own records by.
+export { percentiles } from './percentiles.js';
 export { runCapture } from './capture.js';
 export { runPresetCommand } from './preset/run-preset-command.js';
 export { PRESET_NAMES } from './preset/preset-names.js';
