@@ -19,7 +19,7 @@
  * percentile) and by bench's nearest-rank rule over AIPerf's own per-request records, so
  * a difference of method is told apart from a difference of measurement.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -28,7 +28,8 @@ import { ArrivalDigest, Workload } from '../src/workload/index.js';
 import type { WorkloadOptions } from '../src/workload/index.js';
 import { DEFAULT_WORKLOAD } from '../src/workload/index.js';
 import { benchArg } from './support/args.js';
-import { ROUTERCTL_BIN, startProcess, stopProcess } from './support/processes.js';
+import { ROUTERCTL_BIN, routerctlJson, startProcess, stopProcess } from './support/processes.js';
+import { median, round2 } from './support/request-path.js';
 import { atMost, writeResult } from './support/results.js';
 import type { Figures, GoalVerdict } from './support/results.js';
 
@@ -137,12 +138,10 @@ function runBench(url: string): { cell: Cell; digest: string; count: number } {
     ...['bench', 'run', '--url', url, '--chat', chatFlag, '--rate', String(rate), '--seed', String(seed)],
     ...['--duration', `${durationS}s`, '--grace', '60s', '--json'],
   ];
-  const r = spawnSync(process.execPath, [ROUTERCTL_BIN, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (r.status !== 0) throw new Error(`bench run exited ${r.status}: ${r.stderr.slice(-400)}`);
-  const j = JSON.parse(r.stdout) as {
+  const j = routerctlJson<{
     summary: { ttft_ms: { p50: number; p99: number }; latency_ms: { p50: number; p99: number }; requests: { ok: number } };
     arrivals: { count: number; digest: string };
-  };
+  }>(args);
   const s = j.summary;
   return {
     cell: {
@@ -218,11 +217,6 @@ const input = path.join(work, 'workload.jsonl');
 const exported = exportWorkload(input);
 console.log(`workload: ${exported.count} arrivals in ${durationS} s at ${rate}/s between bursts, sha256 ${exported.digest.slice(0, 16)}`);
 
-const r2 = (x: number): number => Math.round(x * 100) / 100;
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const figures: Figures = { duration_s: durationS, rate_per_s: rate, arrivals: exported.count, rounds };
 const goals: GoalVerdict[] = [];
 
@@ -250,22 +244,23 @@ try {
         }
         const last = client === 'bench' ? cells.bench.at(-1)! : cells.aiperf.at(-1)!;
         console.log(
-          `${kind} round ${round + 1} ${client}: TTFT p50 ${r2(last.ttft.p50)} p99 ${r2(last.ttft.p99)} ms; latency p50 ${r2(last.latency.p50)} p99 ${r2(last.latency.p99)} ms; ${last.ok} ok`,
+          `${kind} round ${round + 1} ${client}: TTFT p50 ${round2(last.ttft.p50)} p99 ${round2(last.ttft.p99)} ms; latency p50 ${round2(last.latency.p50)} p99 ${round2(last.latency.p99)} ms; ${last.ok} ok`,
         );
       }
     }
     for (const [client, list] of Object.entries(cells))
       for (const metric of ['ttft', 'latency'] as const)
-        for (const q of ['p50', 'p99'] as const) figures[`${kind}_${client}_${metric}_${q}_ms`] = r2(median(list.map((c) => c[metric][q])));
+        for (const q of ['p50', 'p99'] as const)
+          figures[`${kind}_${client}_${metric}_${q}_ms`] = round2(median(list.map((c) => c[metric][q])));
     for (const metric of ['ttft', 'latency'] as const)
       for (const q of ['p50', 'p99'] as const) {
         const b = figures[`${kind}_bench_${metric}_${q}_ms`] as number;
         const a = figures[`${kind}_aiperf_${metric}_${q}_ms`] as number;
         const rank = figures[`${kind}_aiperfRank_${metric}_${q}_ms`] as number;
-        const gap = r2((Math.abs(a - b) / b) * 100);
+        const gap = round2((Math.abs(a - b) / b) * 100);
         figures[`${kind}_${metric}_${q}_gap_pct`] = gap;
         // The same records under bench's rule: what is left is measurement, not method.
-        figures[`${kind}_${metric}_${q}_rank_gap_pct`] = r2((Math.abs(rank - b) / b) * 100);
+        figures[`${kind}_${metric}_${q}_rank_gap_pct`] = round2((Math.abs(rank - b) / b) * 100);
         goals.push(atMost(`${kind}: AIPerf's ${metric} ${q} beside bench's, % apart`, gap, 10, ' %'));
       }
   }

@@ -13,13 +13,12 @@
  * started fresh (empty caches), the router, the same arrivals (bench's digest is
  * checked), engines and router stopped.
  */
-import { spawnSync } from 'node:child_process';
 import { PEER_ROUTER_NAMES, peerRouterMissing, startPeerRouter, startRouterProcess } from '../src/bench/index.js';
 import type { PeerRouterName } from '../src/bench/index.js';
 import { benchArg } from './support/args.js';
 import { startLlmdFleet } from './support/llmd-fleet.js';
 import type { LlmdFleet } from './support/llmd-fleet.js';
-import { ROUTERCTL_BIN } from './support/processes.js';
+import { routerctlJson } from './support/processes.js';
 import { writeResult } from './support/results.js';
 import type { Figures } from './support/results.js';
 
@@ -103,9 +102,7 @@ function bench(url: string): BenchReport {
     ...['bench', 'run', '--url', url, '--model-name', 'tiny', '--chat', CHAT, '--rate', String(rate), '--seed', '7'],
     ...['--duration', `${durationS}s`, '--warmup', `${warmupS}s`, '--grace', '30s', '--json'],
   ];
-  const r = spawnSync(process.execPath, [ROUTERCTL_BIN, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (r.status !== 0) throw new Error(`bench run exited ${r.status}: ${r.stderr.slice(-400)}`);
-  return JSON.parse(r.stdout) as BenchReport;
+  return routerctlJson<BenchReport>(args);
 }
 
 const figures: Figures = { engines: ENGINES.engines, rate_per_s: rate, duration_s: durationS, warmup_s: warmupS };

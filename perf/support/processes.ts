@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 
@@ -22,6 +22,13 @@ export function startProcess(cmd: string[], match: RegExp, cpus?: string): Promi
     });
     child.once('exit', (code) => reject(new Error(`${cmd.join(' ')} exited ${code}`)));
   });
+}
+
+/** The built CLI run to its end with `args` (ending in `--json`), its stdout parsed; a non-zero exit throws with the tail of its stderr. */
+export function routerctlJson<T>(args: readonly string[]): T {
+  const r = spawnSync(process.execPath, [ROUTERCTL_BIN, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`routerctl ${args[0]} ${args[1] ?? ''} exited ${r.status}: ${r.stderr.slice(-400)}`);
+  return JSON.parse(r.stdout) as T;
 }
 
 export function stopProcess(c: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
