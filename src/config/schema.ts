@@ -441,6 +441,17 @@ export const OPTIONS = [
     range: { atLeast: 1, atMost: 65535 },
   }),
   opt({
+    key: 'inferencePool',
+    flag: 'inference-pool',
+    type: 'string',
+    default: null,
+    defaultLabel: 'none',
+    describe:
+      'under --service-discovery, watch this inference.networking.k8s.io/v1 InferencePool: its selector picks the pods, its first targetPort is the engines\' port',
+    example: 'llama-pool',
+    group: 'Discovery',
+  }),
+  opt({
     key: 'kubeconfig',
     flag: 'kubeconfig',
     type: 'string',
@@ -512,6 +523,29 @@ export const OPTIONS = [
     describe: 'port the router listens on; 0 picks a free one',
     group: 'Server',
     range: { atLeast: 0, atMost: 65535 },
+  }),
+  opt({
+    key: 'epp',
+    flag: 'epp',
+    type: 'integer',
+    default: null,
+    defaultLabel: 'off',
+    describe:
+      'also serve the endpoint-picker protocol of the Gateway API Inference Extension (Envoy ext_proc over gRPC, with gRPC health) on this port; --port keeps the admin API, /metrics and health',
+    details:
+      'The gateway (Envoy) carries the bytes: the picker answers each request with x-gateway-destination-endpoint and the envoy.lb metadata, and watches the response pass for its decision record. 0 picks a free port.',
+    placeholder: 'PORT',
+    example: 9002,
+    group: 'Server',
+    range: { atLeast: 0, atMost: 65535 },
+  }),
+  opt({
+    key: 'eppHost',
+    flag: 'epp-host',
+    type: 'string',
+    default: '127.0.0.1',
+    describe: 'address the endpoint picker (--epp) listens on',
+    group: 'Server',
   }),
   opt({
     key: 'decisionLogSize',
