@@ -191,7 +191,7 @@ export const ConfigCodes = errorCatalogue({
     'RCTL_E_CROSS_DISCOVERY_CONFLICT',
     'cross-flag',
     'error',
-    'two sources of the fleet at once: --worker-urls, --sim-workers, --dns-discovery or --service-discovery (and, under it, --selector with --service-discovery-service)',
+    'two sources of the fleet at once: --worker-urls, --sim-workers, --dns-discovery or --service-discovery (and, under it, two of --selector, --service-discovery-service and --inference-pool, or --inference-pool with --service-discovery-port)',
   ),
   CROSS_SIM_ONLY: entry('RCTL_E_CROSS_SIM_ONLY', 'cross-flag', 'error', '--sim-rate together with --worker-urls (it would be ignored)'),
   CROSS_COOL_DOWN_REQUIRES_THRESHOLD: entry(
@@ -222,13 +222,13 @@ export const ConfigCodes = errorCatalogue({
     'RCTL_E_CROSS_KUBE_TARGET_REQUIRED',
     'cross-flag',
     'error',
-    '--service-discovery with neither --selector nor --service-discovery-service: nothing to watch',
+    '--service-discovery with none of --selector, --service-discovery-service and --inference-pool: nothing to watch',
   ),
   CROSS_KUBE_ONLY: entry(
     'RCTL_E_CROSS_KUBE_ONLY',
     'cross-flag',
     'error',
-    'a Kubernetes discovery setting (--selector, --service-discovery-service, --service-discovery-namespace, --service-discovery-port, --kubeconfig) without --service-discovery',
+    'a Kubernetes discovery setting (--selector, --service-discovery-service, --inference-pool, --service-discovery-namespace, --service-discovery-port, --kubeconfig) without --service-discovery',
   ),
   CROSS_GATE_TOKENS_REQUIRED: entry(
     'RCTL_E_CROSS_GATE_TOKENS_REQUIRED',

@@ -172,11 +172,19 @@ export function checkCrossFlags(ctx: RuleContext): void {
   }
 }
 
-/** `--service-discovery` and its settings (docs/http-edge.md §Kubernetes discovery): one source of the fleet, and something to watch. */
+/** `--service-discovery` and its settings (docs/http-edge.md §Kubernetes discovery): one source of the fleet, and one thing to watch. */
 function checkKubernetes(ctx: RuleContext, staticFleet: boolean): void {
   const { config } = ctx;
   if (!config.serviceDiscovery) {
-    for (const key of ['selector', 'serviceDiscoveryService', 'serviceDiscoveryNamespace', 'serviceDiscoveryPort', 'kubeconfig'] as const) {
+    const keys = [
+      'selector',
+      'serviceDiscoveryService',
+      'inferencePool',
+      'serviceDiscoveryNamespace',
+      'serviceDiscoveryPort',
+      'kubeconfig',
+    ] as const;
+    for (const key of keys) {
       if (!ctx.isSet(key) || (key === 'selector' && config.selector.length === 0)) continue;
       ctx.push(problem('CROSS_KUBE_ONLY', `${ctx.flag(key)} has no effect without --service-discovery; add it or drop this`, ctx.at(key)));
     }
@@ -193,6 +201,24 @@ function checkKubernetes(ctx: RuleContext, staticFleet: boolean): void {
   }
   const bySelector = config.selector.length > 0;
   const byService = config.serviceDiscoveryService !== null;
+  const byPool = config.inferencePool !== null;
+  // The pool names its pods and their port (spec.selector, spec.targetPorts).
+  if (byPool) {
+    const named: [boolean, Parameters<RuleContext['at']>[0], string][] = [
+      [bySelector, 'selector', "--inference-pool and --selector are mutually exclusive: the pool's selector picks the pods"],
+      [
+        byService,
+        'serviceDiscoveryService',
+        "--inference-pool and --service-discovery-service are mutually exclusive: the pool's pods, or a Service's EndpointSlices",
+      ],
+      [
+        ctx.isSet('serviceDiscoveryPort'),
+        'serviceDiscoveryPort',
+        "--inference-pool and --service-discovery-port are mutually exclusive: the pool's targetPorts name the engines' port",
+      ],
+    ];
+    for (const [set, key, message] of named) if (set) ctx.push(problem('CROSS_DISCOVERY_CONFLICT', message, ctx.at(key)));
+  }
   if (bySelector && byService) {
     ctx.push(
       problem(
@@ -202,11 +228,12 @@ function checkKubernetes(ctx: RuleContext, staticFleet: boolean): void {
       ),
     );
   }
-  if (!bySelector && !byService && !ctx.invalid.has('selector') && !ctx.invalid.has('serviceDiscoveryService')) {
+  const unsure = ctx.invalid.has('selector') || ctx.invalid.has('serviceDiscoveryService') || ctx.invalid.has('inferencePool');
+  if (!bySelector && !byService && !byPool && !unsure) {
     ctx.push(
       problem(
         'CROSS_KUBE_TARGET_REQUIRED',
-        '--service-discovery needs --selector k=v (pods by label) or --service-discovery-service NAME (its EndpointSlices)',
+        '--service-discovery needs --selector k=v (pods by label), --service-discovery-service NAME (its EndpointSlices) or --inference-pool NAME (its pods)',
         ctx.at('serviceDiscovery'),
       ),
     );

@@ -395,7 +395,8 @@ const table: [string, string[], FirstError | null][] = [
     ['--service-discovery'],
     {
       code: 'RCTL_E_CROSS_KUBE_TARGET_REQUIRED',
-      message: '--service-discovery needs --selector k=v (pods by label) or --service-discovery-service NAME (its EndpointSlices)',
+      message:
+        '--service-discovery needs --selector k=v (pods by label), --service-discovery-service NAME (its EndpointSlices) or --inference-pool NAME (its pods)',
       flag: '--service-discovery',
     },
   ],
@@ -466,6 +467,76 @@ const table: [string, string[], FirstError | null][] = [
     'a Kubernetes port out of range',
     ['--service-discovery', '--selector', 'app=sglang', '--service-discovery-port', '70000'],
     { code: 'RCTL_E_VALUE_RANGE', message: '--service-discovery-port must be at most 65535 (got 70000)', flag: '--service-discovery-port' },
+  ],
+  // --inference-pool: the pool's selector and targetPorts name the pods and their port (docs/http-edge.md §Kubernetes discovery)
+  ['an InferencePool is accepted', ['--service-discovery', '--inference-pool', 'llama-pool'], null],
+  [
+    'an InferencePool in a namespace, through a kubeconfig, is accepted',
+    [
+      '--service-discovery',
+      '--inference-pool',
+      'llama-pool',
+      '--service-discovery-namespace',
+      'inference',
+      '--kubeconfig',
+      'kubeconfig.yaml',
+    ],
+    null,
+  ],
+  [
+    'an InferencePool without Kubernetes discovery',
+    ['--inference-pool', 'llama-pool'],
+    {
+      code: 'RCTL_E_CROSS_KUBE_ONLY',
+      message: '--inference-pool has no effect without --service-discovery; add it or drop this',
+      flag: '--inference-pool',
+    },
+  ],
+  [
+    'an InferencePool and a selector at once',
+    ['--service-discovery', '--inference-pool', 'llama-pool', '--selector', 'app=vllm'],
+    {
+      code: 'RCTL_E_CROSS_DISCOVERY_CONFLICT',
+      message: "--inference-pool and --selector are mutually exclusive: the pool's selector picks the pods",
+      flag: '--selector',
+    },
+  ],
+  [
+    'an InferencePool and a Service at once',
+    ['--service-discovery', '--inference-pool', 'llama-pool', '--service-discovery-service', 'engines'],
+    {
+      code: 'RCTL_E_CROSS_DISCOVERY_CONFLICT',
+      message: "--inference-pool and --service-discovery-service are mutually exclusive: the pool's pods, or a Service's EndpointSlices",
+      flag: '--service-discovery-service',
+    },
+  ],
+  [
+    'an InferencePool and a port: the pool names the port',
+    ['--service-discovery', '--inference-pool', 'llama-pool', '--service-discovery-port', '8000'],
+    {
+      code: 'RCTL_E_CROSS_DISCOVERY_CONFLICT',
+      message: "--inference-pool and --service-discovery-port are mutually exclusive: the pool's targetPorts name the engines' port",
+      flag: '--service-discovery-port',
+    },
+  ],
+  [
+    'an InferencePool and a port out of range: the value error wins',
+    ['--service-discovery', '--inference-pool', 'llama-pool', '--service-discovery-port', '70000'],
+    { code: 'RCTL_E_VALUE_RANGE', message: '--service-discovery-port must be at most 65535 (got 70000)', flag: '--service-discovery-port' },
+  ],
+  [
+    'an InferencePool with another source of the fleet',
+    ['--service-discovery', '--inference-pool', 'llama-pool', '--worker-urls', 'http://w1:1'],
+    {
+      code: 'RCTL_E_CROSS_DISCOVERY_CONFLICT',
+      message: '--service-discovery and --worker-urls are mutually exclusive; pass exactly one',
+      flag: '--worker-urls',
+    },
+  ],
+  [
+    'an empty InferencePool name is a value error, not also nothing to watch',
+    ['--service-discovery', '--inference-pool', ''],
+    { code: 'RCTL_E_VALUE_EMPTY', message: '--inference-pool must be non-empty', flag: '--inference-pool' },
   ],
   [
     'a readiness pause longer than the drain',
@@ -646,6 +717,32 @@ describe('class order', () => {
   it('keeps the reference order inside the value class (limit, floor, choices)', async () => {
     const r = await resolveArgs(['--min-load-choices', '0', '--saturation-queue-floor', '0', '--worker-queue-limit', '0']);
     expect(r.errors.map((e) => e.flag)).toEqual(['--worker-queue-limit', '--saturation-queue-floor', '--min-load-choices']);
+  });
+
+  it('judges an empty --inference-pool once, as a value, not also as nothing to watch', async () => {
+    const r = await resolveArgs(['--service-discovery', '--inference-pool', '']);
+    expect(r.errors.map((e) => e.code)).toEqual(['RCTL_E_VALUE_EMPTY']);
+  });
+
+  it('names each flag an --inference-pool excludes, after the value errors', async () => {
+    const r = await resolveArgs([
+      '--service-discovery',
+      '--inference-pool',
+      'llama-pool',
+      '--selector',
+      'app=vllm',
+      '--service-discovery-service',
+      'engines',
+      '--service-discovery-port',
+      '0',
+    ]);
+    expect(r.errors.map((e) => [e.class, e.flag])).toEqual([
+      ['value', '--service-discovery-port'],
+      ['cross-flag', '--selector'],
+      ['cross-flag', '--service-discovery-service'],
+      ['cross-flag', '--service-discovery-port'],
+      ['cross-flag', '--service-discovery-service'],
+    ]);
   });
 
   it('does not compare the floor with a limit that is itself invalid', async () => {
