@@ -25,14 +25,30 @@ interface Collection {
 
 interface OpenWatch {
   readonly path: string;
-  readonly selector: [string, string][];
+  readonly selector: Selectors;
   readonly res: ServerResponse;
 }
 
+/** A request's `labelSelector` and `fieldSelector` terms (equality only, as the client sends them). */
+interface Selectors {
+  readonly labels: [string, string][];
+  readonly fields: [string, string][];
+}
+
+/** Each collection the fake serves, by the path's last segment: its kind and API version. */
+const KINDS: Record<string, { kind: string; apiVersion: string }> = {
+  pods: { kind: 'Pod', apiVersion: 'v1' },
+  endpointslices: { kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' },
+  inferencepools: { kind: 'InferencePool', apiVersion: 'inference.networking.k8s.io/v1' },
+};
+const SERVED =
+  /^\/(api\/v1|apis\/discovery\.k8s\.io\/v1|apis\/inference\.networking\.k8s\.io\/v1)\/namespaces\/[^/]+\/(pods|endpointslices|inferencepools)$/;
+
 /**
- * A Kubernetes API server for tests, on 127.0.0.1: pods (v1) and EndpointSlices
- * (discovery.k8s.io/v1) in any namespace, hand-made. A list answers the items and the
- * collection's resourceVersion; a watch (?watch=1&resourceVersion=…) streams
+ * A Kubernetes API server for tests, on 127.0.0.1: pods (v1), EndpointSlices
+ * (discovery.k8s.io/v1) and InferencePools (inference.networking.k8s.io/v1) in any
+ * namespace, hand-made, chosen by label and by field (`metadata.name`). A list answers
+ * the items and the collection's resourceVersion; a watch (?watch=1&resourceVersion=…) streams
  * newline-delimited JSON events from that version on, as the real one does, and
  * answers 410 for a version older than the last compaction. Tests drop watches, compact
  * and send ERROR events to drive the client through resume and re-list.
@@ -43,6 +59,7 @@ export class FakeKubeApi {
   #server: Server | undefined;
   #collections = new Map<string, Collection>();
   #watches = new Set<OpenWatch>();
+  #unserved = new Set<string>();
   #version = 100;
   #compactedAt = 0;
   #dir = '';
@@ -153,6 +170,15 @@ export class FakeKubeApi {
     this.#watches.clear();
   }
 
+  /** Answer 404 to this collection, as an API server without its CustomResourceDefinition does; `serve` undoes it. */
+  unserve(collectionPath: string): void {
+    this.#unserved.add(collectionPath);
+  }
+
+  serve(collectionPath: string): void {
+    this.#unserved.delete(collectionPath);
+  }
+
   get openWatches(): number {
     return this.#watches.size;
   }
@@ -168,13 +194,8 @@ export class FakeKubeApi {
   #collection(p: string): Collection {
     let c = this.#collections.get(p);
     if (!c) {
-      const slices = p.endsWith('/endpointslices');
-      c = {
-        items: new Map(),
-        history: [],
-        kind: slices ? 'EndpointSlice' : 'Pod',
-        apiVersion: slices ? 'discovery.k8s.io/v1' : 'v1',
-      };
+      const { kind, apiVersion } = KINDS[p.slice(p.lastIndexOf('/') + 1)] ?? KINDS.pods!;
+      c = { items: new Map(), history: [], kind, apiVersion };
       this.#collections.set(p, c);
     }
     return c;
@@ -197,14 +218,11 @@ export class FakeKubeApi {
       res.end(JSON.stringify(body));
     };
     if (token !== this.token) return send(401, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 401, message: 'Unauthorized' });
-    if (req.method !== 'GET' || !/^\/(api\/v1|apis\/discovery\.k8s\.io\/v1)\/namespaces\/[^/]+\/(pods|endpointslices)$/.test(u.pathname)) {
+    if (req.method !== 'GET' || !SERVED.test(u.pathname) || this.#unserved.has(u.pathname)) {
       return send(404, { kind: 'Status', code: 404, message: 'not found' });
     }
     const c = this.#collection(u.pathname);
-    const selector = (u.searchParams.get('labelSelector') ?? '')
-      .split(',')
-      .filter((t) => t !== '')
-      .map((t) => t.split('=') as [string, string]);
+    const selector = { labels: terms(u.searchParams.get('labelSelector')), fields: terms(u.searchParams.get('fieldSelector')) };
     if (u.searchParams.get('watch') !== '1') {
       return send(200, {
         kind: `${c.kind}List`,
@@ -226,8 +244,20 @@ export class FakeKubeApi {
   }
 }
 
-function matches(o: KubeObject, selector: [string, string][]): boolean {
-  return selector.every(([k, v]) => o.metadata.labels?.[k] === v);
+function matches(o: KubeObject, selector: Selectors): boolean {
+  const field = (name: string): string | undefined => (name === 'metadata.name' ? o.metadata.name : undefined);
+  return selector.labels.every(([k, v]) => o.metadata.labels?.[k] === v) && selector.fields.every(([k, v]) => field(k) === v);
+}
+
+/** `k=v,k2=v2` as the API server reads it: `\,`, `\=` and `\\` escape those characters in a value. */
+function terms(query: string | null): [string, string][] {
+  const out: [string, string][] = [];
+  for (const term of (query ?? '').split(/(?<!\\),/)) {
+    if (term === '') continue;
+    const eq = term.search(/(?<!\\)=/);
+    out.push([term.slice(0, eq), term.slice(eq + 1).replace(/\\(.)/g, '$1')]);
+  }
+  return out;
 }
 
 function event(c: Collection, change: Collection['history'][number]): unknown {
@@ -285,5 +315,22 @@ export function endpointSlice(
       addresses: [e.ip],
       conditions: e.ready === null ? {} : { ready: e.ready ?? true, serving: e.ready ?? true, terminating: false },
     })),
+  };
+}
+
+/** An inference.networking.k8s.io/v1 InferencePool: the pods' labels, their port, and its endpoint picker. */
+export function inferencePool(
+  name: string,
+  o: { matchLabels?: Record<string, string>; port?: number; targetPorts?: unknown; deleting?: boolean } = {},
+): KubeObject {
+  return {
+    apiVersion: 'inference.networking.k8s.io/v1',
+    kind: 'InferencePool',
+    metadata: { name, namespace: 'inference', ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+    spec: {
+      selector: { matchLabels: o.matchLabels ?? { app: 'vllm' } },
+      targetPorts: o.targetPorts ?? [{ number: o.port ?? 8000 }],
+      endpointPickerRef: { name: 'routerctl-epp', port: { number: 9002 }, failureMode: 'FailClose' },
+    },
   };
 }

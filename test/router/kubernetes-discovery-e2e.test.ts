@@ -7,10 +7,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Router } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';
-import { FakeKubeApi, endpointSlice, pod } from '../helpers/fake-kube-api.js';
+import { FakeKubeApi, endpointSlice, inferencePool, pod } from '../helpers/fake-kube-api.js';
 import { runCli } from '../helpers/cli.js';
 import { eventually, rawRequest } from '../helpers/http.js';
-import { startTestRouter } from '../helpers/router.js';
+import { memoryLogger, startTestRouter } from '../helpers/router.js';
 import { steadyChats } from '../helpers/chat-load.js';
 
 /**
@@ -20,9 +20,12 @@ import { steadyChats } from '../helpers/chat-load.js';
  * client, which reads it through --kubeconfig. The pods and endpoints point at simulated
  * engines on 127.0.0.x; the router follows ADDED, MODIFIED and DELETED under load,
  * resumes a dropped watch from its last resourceVersion, and lists again on 410 Gone.
+ * With --inference-pool, an inference.networking.k8s.io/v1 InferencePool names the pods
+ * and their port, and the router follows the pool as it changes.
  */
 const PODS = '/api/v1/namespaces/inference/pods';
 const SLICES = '/apis/discovery.k8s.io/v1/namespaces/inference/endpointslices';
+const POOLS = '/apis/inference.networking.k8s.io/v1/namespaces/inference/inferencepools';
 
 let api: FakeKubeApi | undefined;
 let fleets: SimFleet[] = [];
@@ -58,6 +61,13 @@ const workerUrls = (r: Router): string[] => r.registry.workers.map((w) => w.url)
 const same = (r: Router, urls: string[]) => async () => JSON.stringify(workerUrls(r)) === JSON.stringify([...urls].sort());
 
 const load = (r: Router): ReturnType<typeof steadyChats> => steadyChats(r.url);
+
+/** The fleet as a user sees it: the workers of GET /admin/state. */
+async function adminWorkers(r: Router): Promise<string[]> {
+  const res = await rawRequest(`${r.url}/admin/state`);
+  return (JSON.parse(res.text) as { workers: { url: string }[] }).workers.map((w) => w.url).sort();
+}
+const listed = (r: Router, urls: string[]) => async () => JSON.stringify(await adminWorkers(r)) === JSON.stringify([...urls].sort());
 
 describe('--service-discovery', () => {
   it('follows pods by label as they are added, changed and deleted, under load, losing nothing', async () => {
@@ -370,5 +380,226 @@ describe('--service-discovery', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('--inference-pool', () => {
+  const vllm = (name: string, ip: string, o: Parameters<typeof pod>[1] = {}) => pod(name, { labels: { app: 'vllm' }, ip, ...o });
+
+  it("follows the pods the pool's selector picks, on its target port, and not another pool's", async () => {
+    const port = await freeTcpPort();
+    const [a, b, c] = await engines(port, ['127.0.0.2', '127.0.0.3', '127.0.0.4']);
+    api = await new FakeKubeApi().start();
+    api.put(POOLS, inferencePool('llama-pool', { matchLabels: { app: 'vllm' }, port }));
+    // Another pool in the namespace, and pods that are not this pool's workers.
+    api.put(POOLS, inferencePool('other-pool', { matchLabels: { app: 'sglang' }, port }));
+    api.put(PODS, vllm('engine-a', '127.0.0.2'));
+    api.put(PODS, vllm('engine-b', '127.0.0.3'));
+    api.put(PODS, vllm('engine-c', '127.0.0.4', { ready: false }));
+    api.put(PODS, pod('sglang-a', { labels: { app: 'sglang' }, ip: '127.0.0.5' }));
+    const r = (router = await startTestRouter([], {
+      serviceDiscovery: true,
+      inferencePool: 'llama-pool',
+      kubeconfig: api.kubeconfig(),
+      shutdownDrainSecs: 10,
+    }));
+    // The fleet at start: the pool, then its pods, read before the router answers.
+    expect(await adminWorkers(r)).toEqual([a!, b!]);
+    expect(api.lists(POOLS).map((l) => l.query.get('fieldSelector'))).toEqual(['metadata.name=llama-pool']);
+    expect(api.lists(PODS).map((l) => l.query.get('labelSelector'))).toEqual(['app=vllm']);
+    await eventually(async () => api!.openWatches === 2);
+    expect(api.watches(POOLS)[0]!.query.get('fieldSelector')).toBe('metadata.name=llama-pool');
+
+    const traffic = load(r);
+    await eventually(async () => traffic.done() >= 10);
+    // The pods' watch works as without a pool: c turns Ready and joins, a is deleted and leaves.
+    api.put(PODS, vllm('engine-c', '127.0.0.4'));
+    await eventually(listed(r, [a!, b!, c!]));
+    api.delete(PODS, 'engine-a');
+    await eventually(listed(r, [b!, c!]));
+    // The gateway writes the pool's status often; a pool whose selector and port stay is no reason to list pods again.
+    api.put(POOLS, { ...inferencePool('llama-pool', { matchLabels: { app: 'vllm' }, port }), status: { parents: [] } });
+    api.put(POOLS, inferencePool('other-pool', { matchLabels: { app: 'vllm' }, port: 1 }));
+    await new Promise((res) => setTimeout(res, 200));
+    expect(api.lists(PODS)).toHaveLength(1);
+    expect(await adminWorkers(r)).toEqual([b!, c!]);
+    const at = traffic.done();
+    await eventually(async () => traffic.done() >= at + 20);
+    expect(await traffic.stop()).toEqual([]);
+
+    // check-config --probe reads the pool, then lists its pods once.
+    const probed = await runCli([
+      'check-config',
+      '--service-discovery',
+      '--inference-pool',
+      'llama-pool',
+      '--kubeconfig',
+      api.kubeconfig(),
+      '--probe',
+    ]);
+    expect(probed.code).toBe(0);
+    expect(probed.stdout).toContain(
+      `Kubernetes discovery: InferencePool llama-pool (pods app=vllm on port ${port}) in namespace inference lists 2 workers: ${b} ${c}`,
+    );
+  });
+
+  it("follows the pool's selector when it changes, under load, losing nothing", async () => {
+    const port = await freeTcpPort();
+    const [a, b, c] = await engines(port, ['127.0.0.2', '127.0.0.3', '127.0.0.4']);
+    api = await new FakeKubeApi().start();
+    api.put(POOLS, inferencePool('llama-pool', { matchLabels: { app: 'vllm', track: 'stable' }, port }));
+    api.put(PODS, pod('stable-a', { labels: { app: 'vllm', track: 'stable' }, ip: '127.0.0.2' }));
+    api.put(PODS, pod('stable-b', { labels: { app: 'vllm', track: 'stable' }, ip: '127.0.0.3' }));
+    api.put(PODS, pod('canary-c', { labels: { app: 'vllm', track: 'canary' }, ip: '127.0.0.4' }));
+    const r = (router = await startTestRouter([], {
+      serviceDiscovery: true,
+      inferencePool: 'llama-pool',
+      kubeconfig: api.kubeconfig(),
+      shutdownDrainSecs: 10,
+    }));
+    expect(await adminWorkers(r)).toEqual([a!, b!]);
+    expect(api.lists(PODS)[0]!.query.get('labelSelector')).toBe('app=vllm,track=stable');
+    await eventually(async () => api!.openWatches === 2);
+    const traffic = load(r);
+    await eventually(async () => traffic.done() >= 10);
+
+    // The pool widens to both tracks: its pods are listed by the new selector, and the fleet diffed against them.
+    api.put(POOLS, inferencePool('llama-pool', { matchLabels: { app: 'vllm' }, port }));
+    await eventually(listed(r, [a!, b!, c!]));
+    await eventually(async () => r.state().workers.every((w) => w.healthy));
+    // Then moves to the canary alone. (Had it moved at once, the new pods would have had to
+    // answer their first load poll before taking requests, as any joining worker must.)
+    api.put(POOLS, inferencePool('llama-pool', { matchLabels: { app: 'vllm', track: 'canary' }, port }));
+    await eventually(listed(r, [c!]));
+    expect(api.lists(PODS).map((l) => l.query.get('labelSelector'))).toEqual([
+      'app=vllm,track=stable',
+      'app=vllm',
+      'app=vllm,track=canary',
+    ]);
+    // One pods' watch, on the newest selector: the older ones are closed.
+    await eventually(async () => api!.openWatches === 2);
+    expect(api.watches(PODS).at(-1)!.query.get('labelSelector')).toBe('app=vllm,track=canary');
+    // A canary pod that joins later is followed.
+    api.put(PODS, pod('canary-d', { labels: { app: 'vllm', track: 'canary' }, ip: '127.0.0.2' }));
+    await eventually(listed(r, [a!, c!]));
+    const at = traffic.done();
+    await eventually(async () => traffic.done() >= at + 20);
+    expect(await traffic.stop()).toEqual([]);
+  });
+
+  it("moves every worker to the pool's new target port", async () => {
+    const [oldPort, newPort] = [await freeTcpPort(), await freeTcpPort()];
+    const [a1, b1] = await engines(oldPort, ['127.0.0.2', '127.0.0.3']);
+    const [a2, b2] = await engines(newPort, ['127.0.0.2', '127.0.0.3']);
+    api = await new FakeKubeApi().start();
+    api.put(POOLS, inferencePool('llama-pool', { port: oldPort }));
+    api.put(PODS, vllm('engine-a', '127.0.0.2'));
+    api.put(PODS, vllm('engine-b', '127.0.0.3'));
+    const r = (router = await startTestRouter([], { serviceDiscovery: true, inferencePool: 'llama-pool', kubeconfig: api.kubeconfig() }));
+    expect(await adminWorkers(r)).toEqual([a1!, b1!]);
+    await eventually(async () => api!.openWatches === 2);
+    api.put(POOLS, inferencePool('llama-pool', { port: newPort }));
+    await eventually(listed(r, [a2!, b2!]));
+    await eventually(async () => r.state().workers.every((w) => w.healthy));
+    const kinds = r.state().events.map((e) => `${e.kind} ${e.worker}`);
+    expect(kinds).toEqual(
+      expect.arrayContaining([`worker_removed ${a1}`, `worker_removed ${b1}`, `worker_added ${a2}`, `worker_added ${b2}`]),
+    );
+  });
+
+  it('leaves the fleet as it is while the pool is gone or unreadable, says so once, and follows it when it is back', async () => {
+    const port = await freeTcpPort();
+    const [a, b, c] = await engines(port, ['127.0.0.2', '127.0.0.3', '127.0.0.4']);
+    api = await new FakeKubeApi().start();
+    api.put(POOLS, inferencePool('llama-pool', { port }));
+    api.put(PODS, vllm('engine-a', '127.0.0.2'));
+    api.put(PODS, vllm('engine-b', '127.0.0.3'));
+    api.put(PODS, pod('next-c', { labels: { app: 'vllm-next' }, ip: '127.0.0.4' }));
+    const log = memoryLogger();
+    const r = (router = await startTestRouter(
+      [],
+      { serviceDiscovery: true, inferencePool: 'llama-pool', kubeconfig: api.kubeconfig() },
+      log,
+    ));
+    expect(await adminWorkers(r)).toEqual([a!, b!]);
+    await eventually(async () => api!.openWatches === 2);
+    const missing = () => log.lines.filter((l) => l.level === 'warn' && l.msg.includes('InferencePool llama-pool is not found'));
+
+    // Deleted: the router keeps its workers, and says why once.
+    api.delete(POOLS, 'llama-pool');
+    await eventually(async () => missing().length === 1);
+    expect(missing()[0]!.msg).toBe(
+      'Kubernetes discovery: InferencePool llama-pool is not found in namespace inference; the fleet stays as it is',
+    );
+    expect(await adminWorkers(r)).toEqual([a!, b!]);
+    // Listed again while still gone (its watch's version expired): still the same fleet, and no second warning.
+    api.expireWatches();
+    await eventually(async () => api!.lists(POOLS).length === 2 && api!.openWatches === 2);
+    expect(missing()).toHaveLength(1);
+    expect(await adminWorkers(r)).toEqual([a!, b!]);
+    // The pods the pool last named are still followed: one that goes is no worker.
+    api.delete(PODS, 'engine-b');
+    await eventually(listed(r, [a!]));
+
+    // A pool being deleted, or one with no port, is no better than none; the fleet stays.
+    api.put(POOLS, inferencePool('llama-pool', { port, deleting: true }));
+    await eventually(async () => log.lines.some((l) => l.level === 'warn' && l.msg.includes('it is being deleted')));
+    api.put(POOLS, inferencePool('llama-pool', { targetPorts: [] }));
+    await eventually(async () => log.lines.some((l) => l.level === 'warn' && l.msg.includes('spec.targetPorts[0].number is not a port')));
+    expect(await adminWorkers(r)).toEqual([a!]);
+
+    // Back, naming other pods: followed, and the router says so.
+    api.put(POOLS, inferencePool('llama-pool', { matchLabels: { app: 'vllm-next' }, port }));
+    await eventually(listed(r, [c!]));
+    expect(log.lines.some((l) => l.level === 'info' && l.msg.includes('the InferencePool is back'))).toBe(true);
+    expect(missing()).toHaveLength(1);
+  });
+
+  it('starts with no worker while the pool is missing or its API is not served, and follows it once it is there', async () => {
+    const port = await freeTcpPort();
+    const [a] = await engines(port, ['127.0.0.2']);
+    api = await new FakeKubeApi().start();
+    api.put(PODS, vllm('engine-a', '127.0.0.2'));
+    // No InferencePool CRD: the pools' list is answered 404.
+    api.unserve(POOLS);
+    const log = memoryLogger();
+    const r = (router = await startTestRouter(
+      [],
+      { serviceDiscovery: true, inferencePool: 'llama-pool', kubeconfig: api.kubeconfig() },
+      log,
+    ));
+    expect(await adminWorkers(r)).toEqual([]);
+    expect((await rawRequest(`${r.url}/readyz`)).status).toBe(503);
+    const failed = log.lines.filter((l) => l.level === 'warn' && l.msg.includes('list failed'));
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.fields).toMatchObject({
+      watching: 'InferencePool llama-pool in namespace inference',
+      reason: expect.stringContaining('404'),
+    });
+    expect(api.lists(PODS)).toHaveLength(0);
+
+    // Served, but no such pool yet: still nothing, said once.
+    api.serve(POOLS);
+    await eventually(
+      async () => log.lines.some((l) => l.level === 'warn' && l.msg.includes('is not found in namespace inference')),
+      10_000,
+    );
+    expect(await adminWorkers(r)).toEqual([]);
+    api.put(POOLS, inferencePool('llama-pool', { port }));
+    await eventually(listed(r, [a!]));
+    await eventually(async () => (await rawRequest(`${r.url}/readyz`)).status === 200);
+    // check-config --probe says the same of a pool that is not there.
+    const probed = await runCli([
+      'check-config',
+      '--service-discovery',
+      '--inference-pool',
+      'nope',
+      '--kubeconfig',
+      api.kubeconfig(),
+      '--probe',
+    ]);
+    expect(probed.stdout).toContain(
+      'Kubernetes discovery: InferencePool nope in namespace inference gave no answer (InferencePool nope is not found in namespace inference)',
+    );
   });
 });

@@ -30,6 +30,7 @@ export function kubernetesOptions(c: RouterConfig): ConstructorParameters<typeof
   return {
     selector: parsed.ok ? parsed.selector : [],
     service: c.serviceDiscoveryService,
+    inferencePool: c.inferencePool,
     namespace: c.serviceDiscoveryNamespace,
     port: c.serviceDiscoveryPort,
     kubeconfig: c.kubeconfig,

@@ -1,21 +1,26 @@
 import { isIP } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { selectorQuery } from '../../config/index.js';
 import type { Selector } from '../../config/index.js';
 import type { Logger } from '../logging/logger.js';
 import { applyFleet } from './discovery.js';
 import type { DiscoveredFleet, Discovery } from './discovery.js';
 import type { Resolution } from './dns-discovery.js';
-import { KubeApi, KubeApiError } from './kube-api.js';
-import type { KubeObject, WatchEvent } from './kube-api.js';
+import { INFERENCE_POOL_API, fieldValue, readPool, samePool } from './inference-pool.js';
+import type { PoolSpec } from './inference-pool.js';
+import { KubeApi } from './kube-api.js';
+import type { KubeObject } from './kube-api.js';
 import { loadKubeCredentials } from './kube-credentials.js';
+import { CollectionWatch } from './kube-watch.js';
+import type { WatchTarget } from './kube-watch.js';
 
 /** `--service-discovery` and its settings (docs/http-edge.md §Kubernetes discovery). */
 export interface KubernetesDiscoveryOptions {
-  /** Pods carrying every one of these labels; used when `service` is null. */
+  /** Pods carrying every one of these labels; used when `service` and `inferencePool` are null. */
   readonly selector: Selector;
   /** Watch this Service's EndpointSlices instead of pods. */
   readonly service: string | null;
+  /** Watch this InferencePool, and the pods its selector picks on its target port. */
+  readonly inferencePool: string | null;
   /** null: the context's or the pod's own namespace, else `default`. */
   readonly namespace: string | null;
   /** The engines' port: pods' (null: 8000), or the slice port of this number (null: the slice's first). */
@@ -33,33 +38,30 @@ export interface KubernetesDiscoveryOptions {
 export const DEFAULT_POD_PORT = 8000;
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
-/** What is watched: the collection, its label selector, and the worker URLs one object stands for. */
-interface Watched {
-  readonly path: string;
-  readonly labels: Selector;
-  readonly urls: (o: KubeObject) => string[];
-}
-
 /**
  * The fleet as the Kubernetes API lists it: pods by label selector, as the Rust
- * sgl-router watches them, or a Service's EndpointSlices, as Envoy's EDS and kube-proxy
- * read them. A list, then a watch from its resourceVersion; a watch that ends or
- * breaks is resumed from the last version seen, and one whose version is gone (410)
- * lists again. Each change is diffed against the fleet and applied through the
- * router's membership, as DNS discovery does (docs/http-edge.md §Membership). A list
- * that fails leaves the fleet as it is: an API server that goes away must not drain
- * the router.
+ * sgl-router watches them; a Service's EndpointSlices, as Envoy's EDS and kube-proxy
+ * read them; or the pods of a Gateway API Inference Extension InferencePool, as its
+ * endpoint picker finds them. Each collection is listed, then watched from the list's
+ * resourceVersion (kube-watch.ts). Each change is diffed against the fleet and applied
+ * through the router's membership, as DNS discovery does (docs/http-edge.md
+ * §Membership). A list that fails, or a pool that is gone, leaves the fleet as it is:
+ * an API server that goes away must not drain the router.
  */
 export class KubernetesDiscovery implements Discovery {
   readonly mode = 'kubernetes';
-  readonly #objects = new Map<string, string[]>();
-  readonly #abort = new AbortController();
   #api: KubeApi | undefined;
-  #watched: Watched | undefined;
   #namespace = '';
-  #resourceVersion: string | undefined;
-  #loop: Promise<void> | undefined;
-  #lastFailure: string | undefined;
+  /** What stands for the fleet: pods or EndpointSlices. Under a pool, replaced when the pool changes. */
+  #fleet: CollectionWatch<string[]> | undefined;
+  #pool: CollectionWatch<PoolSpec> | undefined;
+  /** The pool as the pods' watch follows it. */
+  #followed: PoolSpec | undefined;
+  /** Why the pool stands for nothing now, as last logged. */
+  #poolProblem: string | undefined;
+  /** Stopping one pods' watch and starting the next, in order. */
+  #switching: Promise<void> = Promise.resolve();
+  #stopped = false;
 
   constructor(
     private readonly o: KubernetesDiscoveryOptions,
@@ -69,144 +71,140 @@ export class KubernetesDiscovery implements Discovery {
 
   /** What is watched, in words: `pods app=sglang in namespace default`. */
   get description(): string {
-    const what = this.o.service !== null ? `EndpointSlices of Service ${this.o.service}` : `pods ${selectorQuery(this.o.selector)}`;
-    // Before the credentials are read, the namespace may not be known yet.
-    const namespace = this.#namespace || this.o.namespace;
-    return namespace ? `${what} in namespace ${namespace}` : what;
+    let what: string;
+    if (this.o.inferencePool !== null) {
+      const f = this.#followed;
+      what = `InferencePool ${this.o.inferencePool}${f?.ok ? ` (pods ${selectorQuery(f.selector)} on port ${f.port})` : ''}`;
+    } else {
+      what = this.o.service !== null ? `EndpointSlices of Service ${this.o.service}` : `pods ${selectorQuery(this.o.selector)}`;
+    }
+    return this.#inNamespace(what);
   }
 
   /**
    * Read the credentials (a failure here stops the start: it is the operator's to fix),
-   * list once and apply it, then watch until stop().
+   * list once and apply it (under a pool: the pool, then its pods), then watch until stop().
    */
   async start(): Promise<void> {
-    await this.#connect();
-    const listed = await this.#list();
-    this.#loop = this.#run(listed);
+    const api = await this.#connect();
+    if (this.o.inferencePool !== null) {
+      this.#pool = new CollectionWatch(api, this.#poolTarget(this.o.inferencePool), () => this.#poolChanged(), this.log, this.o);
+      await this.#pool.start();
+      await this.#switching;
+      return;
+    }
+    const target = this.o.service !== null ? this.#slices(this.o.service) : this.#pods(this.o.selector, this.o.port ?? DEFAULT_POD_PORT);
+    const watch = (this.#fleet = new CollectionWatch(api, target, () => this.#apply(watch), this.log, this.o));
+    await watch.start();
   }
 
   async stop(): Promise<void> {
-    this.#abort.abort();
-    await this.#loop;
+    this.#stopped = true;
+    await this.#pool?.stop();
+    await this.#switching;
+    await this.#fleet?.stop();
     await this.#api?.close();
   }
 
   /** List once, for check-config --probe: the worker URLs now, sorted, or why there are none. */
   async listOnce(): Promise<Resolution> {
-    await this.#connect();
+    const api = await this.#connect();
+    const none = (): void => undefined;
     try {
-      await this.#listOrThrow();
-      return { ok: true, urls: this.#wanted() };
+      let target: WatchTarget<string[]>;
+      if (this.o.inferencePool !== null) {
+        const pool = new CollectionWatch(api, this.#poolTarget(this.o.inferencePool), none, this.log);
+        await pool.listOrThrow();
+        const spec = pool.objects.get(this.o.inferencePool);
+        if (spec === undefined) throw new Error(this.#poolMissing());
+        if (!spec.ok) throw new Error(spec.reason);
+        this.#followed = spec;
+        target = this.#pods(spec.selector, spec.port);
+      } else {
+        target = this.o.service !== null ? this.#slices(this.o.service) : this.#pods(this.o.selector, this.o.port ?? DEFAULT_POD_PORT);
+      }
+      const watch = new CollectionWatch(api, target, none, this.log);
+      await watch.listOrThrow();
+      return { ok: true, urls: wanted(watch) };
     } catch (err) {
       return { ok: false, reason: (err as Error).message };
     } finally {
-      await this.#api?.close();
+      await api.close();
     }
   }
 
-  async #connect(): Promise<void> {
+  async #connect(): Promise<KubeApi> {
     const creds = await loadKubeCredentials(this.o.kubeconfig, this.o.env);
     this.#namespace = this.o.namespace ?? creds.namespace ?? 'default';
     this.#api = new KubeApi(creds, this.o.requestTimeoutMs ?? 10_000);
-    this.#watched = this.o.service !== null ? this.#slices(this.o.service) : this.#pods();
     this.log.info('Kubernetes discovery', { watching: this.description, api: creds.server, credentials: creds.source });
+    return this.#api;
   }
 
-  /** List, replace what is known with it, and apply it; false (the fleet left alone) when the list fails. */
-  async #list(): Promise<boolean> {
-    try {
-      await this.#listOrThrow();
-      if (this.#lastFailure !== undefined) this.log.info('Kubernetes discovery lists again', { workers: this.#wanted().length });
-      this.#lastFailure = undefined;
-      this.#apply();
-      return true;
-    } catch (err) {
-      if (this.#abort.signal.aborted) return false;
-      this.#failed('list failed; the fleet stays as it is', err);
-      return false;
-    }
+  #inNamespace(what: string): string {
+    // Before the credentials are read, the namespace may not be known yet.
+    const namespace = this.#namespace || this.o.namespace;
+    return namespace ? `${what} in namespace ${namespace}` : what;
   }
 
-  async #listOrThrow(): Promise<void> {
-    const w = this.#watched!;
-    const list = await this.#api!.list(w.path, { labelSelector: selectorQuery(w.labels) }, this.#abort.signal);
-    this.#objects.clear();
-    for (const item of list.items ?? []) {
-      const name = item.metadata?.name;
-      if (typeof name === 'string') this.#objects.set(name, w.urls(item));
-    }
-    this.#resourceVersion = list.metadata?.resourceVersion;
+  #poolMissing(): string {
+    return `InferencePool ${this.o.inferencePool} is not found in namespace ${this.#namespace}`;
   }
 
-  /** Watch from the last version; resume when the stream ends or breaks, list again when the version is gone. */
-  async #run(listed: boolean): Promise<void> {
-    const signal = this.#abort.signal;
-    const w = this.#watched!;
-    let failures = listed ? 0 : 1;
-    while (!signal.aborted) {
-      if (failures > 0) {
-        const base = this.o.retryMs ?? 500;
-        await sleep(Math.min(this.o.maxRetryMs ?? 30_000, base * 2 ** (failures - 1)), undefined, { signal }).catch(() => undefined);
-        if (signal.aborted) return;
+  /** The fleet as this watch lists it, unless another watch has taken its place. */
+  #apply(watch: CollectionWatch<string[]>): void {
+    if (watch === this.#fleet) applyFleet(this.fleet, wanted(watch));
+  }
+
+  /**
+   * The pool was listed, or changed. A new selector or port restarts the pods' watch on
+   * it, whose first list is diffed against the fleet. A pool that is gone, being deleted
+   * or unreadable changes nothing: the pods of the pool as last read are followed still,
+   * and that is logged once. The reference EPP empties its datastore there instead; an
+   * API server hiccup or a pool re-created must not drain the router.
+   */
+  #poolChanged(): void {
+    const spec = this.#pool!.objects.get(this.o.inferencePool!);
+    if (spec === undefined || !spec.ok) {
+      const problem = spec === undefined ? this.#poolMissing() : `InferencePool ${this.o.inferencePool} stands for no pods: ${spec.reason}`;
+      if (problem !== this.#poolProblem) {
+        this.log.warn(`Kubernetes discovery: ${problem}; the fleet stays as it is`, { watching: this.description });
       }
-      if (this.#resourceVersion === undefined) {
-        failures = (await this.#list()) ? 0 : failures + 1;
-        if (failures > 0) continue;
-      }
-      const startedAt = performance.now();
-      let events = 0;
-      try {
-        const query = { labelSelector: selectorQuery(w.labels), resourceVersion: this.#resourceVersion ?? '' };
-        await this.#api!.watch(w.path, query, (e) => void (events++, this.#event(e)), signal);
-        // Ended by the server (its timeout): resume at once, unless it ends as soon as it starts.
-        failures = events === 0 && performance.now() - startedAt < 1000 ? failures + 1 : 0;
-      } catch (err) {
-        if (signal.aborted) return;
-        if (err instanceof KubeApiError && err.code === 410) {
-          this.log.info('Kubernetes discovery: the watched version is gone (410); listing again', { watching: this.description });
-          this.#resourceVersion = undefined;
-        } else {
-          this.#failed('watch broke; resuming from the last version', err);
-        }
-        failures = events > 0 ? 1 : failures + 1;
-      }
+      this.#poolProblem = problem;
+      return;
     }
+    if (this.#poolProblem !== undefined) this.log.info('Kubernetes discovery: the InferencePool is back', { watching: this.description });
+    this.#poolProblem = undefined;
+    if (samePool(spec, this.#followed)) return;
+    this.#followed = spec;
+    this.log.info('Kubernetes discovery follows the InferencePool', { watching: this.description });
+    const previous = this.#fleet;
+    const next = new CollectionWatch(this.#api!, this.#pods(spec.selector, spec.port), () => this.#apply(next), this.log, this.o);
+    // Taken at once: the previous watch's late events are no longer the fleet.
+    this.#fleet = next;
+    this.#switching = this.#switching.then(async () => {
+      await previous?.stop();
+      if (!this.#stopped) await next.start();
+    });
   }
 
-  #event(e: WatchEvent): void {
-    const version = e.object.metadata?.resourceVersion;
-    if (typeof version === 'string') this.#resourceVersion = version;
-    const name = e.object.metadata?.name;
-    if (e.type === 'BOOKMARK' || typeof name !== 'string') return;
-    if (e.type === 'DELETED') this.#objects.delete(name);
-    else this.#objects.set(name, this.#watched!.urls(e.object));
-    if (this.#lastFailure !== undefined) this.log.info('Kubernetes discovery watches again', { watching: this.description });
-    this.#lastFailure = undefined;
-    this.#apply();
-  }
-
-  #failed(what: string, err: unknown): void {
-    const reason = (err as Error).message;
-    if (reason !== this.#lastFailure) this.log.warn(`Kubernetes discovery: ${what}`, { watching: this.description, reason });
-    this.#lastFailure = reason;
-  }
-
-  #wanted(): string[] {
-    return [...new Set([...this.#objects.values()].flat())].sort();
-  }
-
-  #apply(): void {
-    applyFleet(this.fleet, this.#wanted());
+  /** The pool by name: a list and watch of the collection, by field selector, as the reference EPP's cache does. */
+  #poolTarget(name: string): WatchTarget<PoolSpec> {
+    return {
+      path: `/apis/${INFERENCE_POOL_API}/namespaces/${encodeURIComponent(this.#namespace)}/inferencepools`,
+      query: { fieldSelector: `metadata.name=${fieldValue(name)}` },
+      read: readPool,
+      description: this.#inNamespace(`InferencePool ${name}`),
+    };
   }
 
   /** Pods: one worker per pod that is Running and Ready, has an IP and is not being deleted. */
-  #pods(): Watched {
-    const port = this.o.port ?? DEFAULT_POD_PORT;
-    const labels = this.o.selector;
+  #pods(labels: Selector, port: number): WatchTarget<string[]> {
     return {
       path: `/api/v1/namespaces/${encodeURIComponent(this.#namespace)}/pods`,
-      labels,
-      urls: (pod) => {
+      query: { labelSelector: selectorQuery(labels) },
+      description: this.#inNamespace(`pods ${selectorQuery(labels)}`),
+      read: (pod: KubeObject) => {
         const meta = (pod.metadata ?? {}) as { labels?: Record<string, string>; deletionTimestamp?: unknown };
         const status = (pod.status ?? {}) as { phase?: string; podIP?: string; conditions?: { type?: string; status?: string }[] };
         const ready = (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
@@ -218,12 +216,12 @@ export class KubernetesDiscovery implements Discovery {
   }
 
   /** EndpointSlices: one worker per endpoint not marked unready, on the slice's port (or the one of --service-discovery-port). */
-  #slices(service: string): Watched {
-    const labels: Selector = [[SERVICE_NAME_LABEL, service]];
+  #slices(service: string): WatchTarget<string[]> {
     return {
       path: `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(this.#namespace)}/endpointslices`,
-      labels,
-      urls: (slice) => {
+      query: { labelSelector: `${SERVICE_NAME_LABEL}=${service}` },
+      description: this.#inNamespace(`EndpointSlices of Service ${service}`),
+      read: (slice: KubeObject) => {
         const meta = (slice.metadata ?? {}) as { labels?: Record<string, string> };
         if (meta.labels?.[SERVICE_NAME_LABEL] !== service) return [];
         if (slice.addressType !== 'IPv4' && slice.addressType !== 'IPv6') return [];
@@ -241,6 +239,11 @@ export class KubernetesDiscovery implements Discovery {
       },
     };
   }
+}
+
+/** The worker URLs a watch's objects stand for, each once, sorted. */
+function wanted(watch: CollectionWatch<string[]>): string[] {
+  return [...new Set([...watch.objects.values()].flat())].sort();
 }
 
 function workerUrl(ip: string, port: number): string {
