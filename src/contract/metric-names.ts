@@ -34,6 +34,7 @@ export const METRIC_NAMES = Object.freeze({
   guardOverrides: 'sgl_router_cache_pressure_guard_override_total',
   monitorDecisions: 'sgl_router_cache_monitor_decisions_total',
   retries: 'sgl_router_retries_total',
+  shedRequests: 'sgl_router_shed_requests_total',
   prefixIndexBlocks: 'sgl_router_prefix_index_blocks',
   prefixIndexEvictions: 'sgl_router_prefix_index_evictions_total',
   prefixUnkeyedRequests: 'sgl_router_prefix_unkeyed_requests_total',

@@ -39,6 +39,12 @@ export const API_ERROR_CODES = errorCatalogue({
   request_timeout: { code: 'request_timeout', status: 408, meaning: 'headers or body not received within the client timeouts' },
   payload_too_large: { code: 'payload_too_large', status: 413, meaning: 'body over --max-body-bytes (or chunk extensions too large)' },
   unsupported_media_type: { code: 'unsupported_media_type', status: 415, meaning: 'a generation body not sent as application/json' },
+  request_shed: {
+    code: 'request_shed',
+    status: 429,
+    meaning:
+      'the request said it may be shed (x-routerctl-priority below 0) and every worker is queued past the gate; retry after Retry-After',
+  },
   request_header_fields_too_large: {
     code: 'request_header_fields_too_large',
     status: 431,
@@ -134,6 +140,8 @@ export const ApiErrors = {
     new ApiError(503, 'upstream_overloaded', 'upstream workers are overloaded; retry later', {
       'x-router-upstream-status': String(status),
     }),
+  // GIE's answer for a sheddable request while the pool is saturated; one second is the gate's sampling horizon.
+  shed: () => new ApiError(429, 'request_shed', 'every worker is queued and the request may be shed; retry later', { 'retry-after': '1' }),
   breakerOpen: () => new ApiError(503, 'breaker_open', 'the selected worker is cooling down after repeated failures'),
   internal: () => new ApiError(500, 'internal_error', 'internal error'),
 } as const;

@@ -164,6 +164,11 @@ export class RouterMetrics {
   readonly retries = new CounterFamily(METRIC_NAMES.retries, 'Requests retried on another worker before any byte reached the client.', [
     'reason',
   ]);
+  readonly shed = new CounterFamily(
+    METRIC_NAMES.shedRequests,
+    'Requests refused with 429 before selection, by reason (saturated: the request may be shed and every worker is queued).',
+    ['reason'],
+  );
   readonly unkeyedRequests = new CounterFamily(
     METRIC_NAMES.prefixUnkeyedRequests,
     'Requests routed without prefix affinity because they could not be keyed as the prefix index is keyed, by reason (no_tokenizer, unsupported_input).',
@@ -174,6 +179,7 @@ export class RouterMetrics {
     // Without --model-id the model is known after discovery, which calls setModelId.
     if (gauges.modelId !== UNKNOWN_MODEL) this.setModelId(gauges.modelId);
     for (const reason of ['no_tokenizer', 'unsupported_input']) this.unkeyedRequests.touch([reason]);
+    this.shed.touch(['saturated']);
   }
 
   /** Each live worker's label pairs, rendered once: per-worker gauges are written for every worker at every scrape. */
@@ -280,7 +286,8 @@ export class RouterMetrics {
       .counter(METRIC_NAMES.prefixIndexEvictions, 'Blocks evicted from the prefix index to stay within its cap.', [
         { value: this.gauges.prefixIndexEvictions() },
       ])
-      .counter(this.unkeyedRequests.name, this.unkeyedRequests.help, this.unkeyedRequests.samples());
+      .counter(this.unkeyedRequests.name, this.unkeyedRequests.help, this.unkeyedRequests.samples())
+      .counter(this.shed.name, this.shed.help, this.shed.samples());
     this.renderKvFeeds(w);
     return w.toString();
   }

@@ -15,7 +15,7 @@ import { UpstreamCall } from './upstream-exchange.js';
 import type { UpstreamRequest } from './upstream-exchange.js';
 import { upstreamRequestHeaders } from './hop-by-hop.js';
 import { settle } from './settlement.js';
-import type { AttemptFailure } from './settlement.js';
+import type { AttemptEnd, AttemptFailure } from './settlement.js';
 
 export interface RelayDeps {
   table: LoadTable;
@@ -152,28 +152,66 @@ export class Relay {
     started: number,
     trace: RequestTrace | undefined,
   ): Promise<AttemptFailure | undefined> {
-    const { metrics, log } = this.deps;
+    const taken = this.take(worker, parsed);
+    if (!(taken instanceof Taken)) return taken;
+    let end: AttemptEnd;
+    try {
+      end = await call.attempt(worker, request, trace, this.owner(worker, parsed));
+    } catch (err) {
+      this.abandon(taken);
+      throw err;
+    }
+    return this.finish(taken, end, parsed.stream, started, trace);
+  }
+
+  /**
+   * Take a worker for one attempt: its breaker claimed, the request counted in flight
+   * and sent, and (under an events index) where the prefix went remembered. Every
+   * front's attempt begins here (the relay above, the endpoint picker's watched
+   * exchange), and ends in `finish` or `abandon`.
+   */
+  take(worker: Worker, parsed: InferenceRequest): Taken | AttemptFailure {
     const breaker = worker.breaker;
     if (!breaker.acquire(performance.now())) return { error: ApiErrors.breakerOpen(), cause: 'breaker_open', retryable: true };
-    // Verdicts come when the request is over, possibly after the breaker changed: the
-    // generation tells a stale verdict from the probe's.
-    const gen = breaker.generation;
-    const model = this.deps.model();
-    const book = this.#bookings(worker);
     worker.inflight++;
     worker.requestsTotal++;
     // Under an events index the engine announces the prefix only once it has computed it: until then, the router remembers where it sent it.
     if (parsed.prefixHashes.length > 0) this.deps.prefix.predicted?.record(parsed.prefixHashes, worker);
+    // Verdicts come when the request is over, possibly after the breaker changed: the
+    // generation tells a stale verdict from the probe's.
+    return new Taken(worker, breaker.generation, this.#bookings(worker), this.deps.model());
+  }
+
+  /**
+   * What makes the worker the owner of the request's prefix, called once the first
+   * byte of a 2xx is on its way to the client (and only then); undefined when served
+   * requests make no owners.
+   */
+  owner(worker: Worker, parsed: InferenceRequest): (() => void) | undefined {
+    return this.recordsOwners
+      ? () => this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints)
+      : undefined;
+  }
+
+  /**
+   * Settle a taken attempt by where it ended (settlement.ts): the breaker's verdict,
+   * the worker's and the stream's bookings, TTFT and duration, the decision record's
+   * end. Returns what the client is owed if this was the last attempt.
+   */
+  finish(
+    taken: Taken,
+    end: AttemptEnd,
+    streamRequested: boolean,
+    started: number,
+    trace: RequestTrace | undefined,
+  ): AttemptFailure | undefined {
+    const { metrics, log } = this.deps;
+    const { worker, gen, book, model } = taken;
+    const breaker = worker.breaker;
     try {
-      // Committed once the first byte of a 2xx goes to the client: this worker serves the
-      // request, so then (and only then) it is the owner of the prefix.
-      const own = this.recordsOwners
-        ? () => this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints)
-        : undefined;
-      const end = await call.attempt(worker, request, trace, own);
       if (end.at === 'relay' && (end.relayed.kind === 'completed' || end.relayed.kind === 'cut'))
         trace?.done(end.status, end.relayed.firstByteAt);
-      const s = settle(end, parsed.stream);
+      const s = settle(end, streamRequested);
       if (s.verdict === 'success') breaker.success(gen);
       else if (s.verdict === 'failure') breaker.failure(performance.now(), gen);
       else if (s.verdict === 'backpressure') breaker.backpressure(gen);
@@ -189,15 +227,30 @@ export class Relay {
       if (s.duration) observeDuration(metrics, book, model, started);
       if (s.log !== undefined) log[s.log.level](s.log.msg, { worker: worker.url, ...s.log.fields });
       return s.failure;
-    } catch (err) {
-      // Unexpected (a bug, or a response header node refuses to send): the router's
-      // failure, so no verdict, but a claimed probe must not stay claimed.
-      breaker.release(gen);
-      throw err;
     } finally {
       worker.inflight--;
     }
   }
+
+  /**
+   * An attempt that ended in the router's own error (a bug, or a response header node
+   * refuses to send): no verdict on the worker, but a claimed probe must not stay claimed.
+   */
+  abandon(taken: Taken): void {
+    taken.worker.breaker.release(taken.gen);
+    taken.worker.inflight--;
+  }
+}
+
+/** A worker taken for one attempt (`Relay.take`): what settling it needs. */
+export class Taken {
+  constructor(
+    readonly worker: Worker,
+    /** The breaker's generation when the attempt began. */
+    readonly gen: number,
+    readonly book: WorkerBookings,
+    readonly model: string,
+  ) {}
 }
 
 /** End-to-end duration, for the model and for the worker that served it. */

@@ -46,8 +46,9 @@ export interface FrontSources {
 /**
  * The HTTP front over its routes: the generation path with its booker and decision
  * recorder (each reading the router's one gate), and the read-only and admin routes.
+ * The generation path is returned too: the endpoint picker admits requests through it.
  */
-export function createHttpFront(p: FrontParts, s: FrontSources): HttpFront {
+export function createHttpFront(p: FrontParts, s: FrontSources): { front: HttpFront; generation: GenerationPath } {
   const { config, gate, table, metrics, policy, decisions, capture } = p;
   const { relay, log, ready, prefix } = s;
   const model = (): string => p.served.label;
@@ -74,6 +75,9 @@ export function createHttpFront(p: FrontParts, s: FrontSources): HttpFront {
       tokenBlockSize: () => prefix.tokenBlockSize,
     }),
     capture,
+    // O(1): the pool's counters (queue-gate.ts).
+    saturated: (view) => gate.allQueued(view),
+    shed: (reason) => metrics.shed.inc([reason]),
   });
   const routes = routeTable({
     generation,
@@ -88,5 +92,12 @@ export function createHttpFront(p: FrontParts, s: FrontSources): HttpFront {
     keyBlockSize: () => prefix.keyBlockSize,
     membership: s.membership,
   });
-  return new HttpFront({ routes, metrics, log, ready, adminTokenDigest: config.adminToken ? tokenDigest(config.adminToken) : undefined });
+  const front = new HttpFront({
+    routes,
+    metrics,
+    log,
+    ready,
+    adminTokenDigest: config.adminToken ? tokenDigest(config.adminToken) : undefined,
+  });
+  return { front, generation };
 }

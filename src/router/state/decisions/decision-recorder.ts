@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import type { RouterMetrics } from '../../metrics/index.js';
 import type { LoadView, PolicyWorker, PrefixSignal, QueueGate, SelectionSuccess } from '../../policies/index.js';
 import { UsageCountScanner } from './usage-count-scanner.js';
@@ -45,7 +44,8 @@ export class DecisionRecorder {
   }
 
   begin(
-    req: IncomingMessage,
+    /** The client's x-request-id, kept when it is a usable id (request-ids.ts). */
+    clientId: string | string[] | undefined,
     selection: SelectionSuccess,
     prefix: PrefixSignal | undefined,
     load: LoadView,
@@ -54,7 +54,7 @@ export class DecisionRecorder {
   ): RequestTrace | undefined {
     if (!this.active) return undefined;
     const o = this.o;
-    const id = o.ids.next(req.headers['x-request-id']);
+    const id = o.ids.next(clientId);
     const matches = prefix?.matches ?? [];
     const queryBlocks = prefix?.queryBlocks ?? 0;
     const gate = o.gate;
