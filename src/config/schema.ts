@@ -393,7 +393,8 @@ export const OPTIONS = [
     flag: 'service-discovery',
     type: 'boolean',
     default: false,
-    describe: 'watch the Kubernetes API for the fleet: the pods --selector matches, or the EndpointSlices of --service-discovery-service',
+    describe:
+      'watch the Kubernetes API for the fleet: the pods --selector matches, the EndpointSlices of --service-discovery-service, or the pods of --inference-pool',
     details:
       "Credentials are the pod's service account, or --kubeconfig. A pod is a worker while it is Running and Ready, has an IP and is not being deleted; an endpoint while it is not marked unready.",
     group: 'Discovery',
@@ -447,7 +448,7 @@ export const OPTIONS = [
     default: null,
     defaultLabel: 'none',
     describe:
-      'under --service-discovery, watch this inference.networking.k8s.io/v1 InferencePool: its selector picks the pods, its first targetPort is the engines\' port',
+      "under --service-discovery, watch this inference.networking.k8s.io/v1 InferencePool: its selector picks the pods, its first targetPort is the engines' port",
     example: 'llama-pool',
     group: 'Discovery',
   }),

@@ -11,6 +11,7 @@ import { createPolicy, queueGate } from './policies/index.js';
 import type { Policy, QueueGate } from './policies/index.js';
 import { applyPrefixSource } from './prefix-source/apply-prefix-source.js';
 import { PrefixState } from './prefix-source/prefix-state.js';
+import { EndpointChoice, EppServer } from './epp/index.js';
 import { Relay } from './proxy/relay.js';
 import { AdminDocuments } from './server/admin-documents.js';
 import { createHttpFront } from './server/build-front.js';
@@ -82,6 +83,8 @@ export class Router {
   private readonly inflightRequests = new InflightRequests();
   /** What both ways of stopping close once the HTTP side is done, in order. */
   private readonly closeables: ReadonlyArray<() => unknown>;
+  /** The endpoint picker beside the HTTP front, with --epp (docs/endpoint-picker.md). */
+  private readonly epp: EppServer | undefined;
   private eventTimer: NodeJS.Timeout | undefined;
   private address: AddressInfo | undefined;
   private ready = false;
@@ -143,14 +146,39 @@ export class Router {
       ready,
     }));
     const sources = { relay, log, documents, inflight: this.inflightRequests, prefix, startedAt, ready, membership };
-    const front = createHttpFront(parts, sources);
+    const { front, generation } = createHttpFront(parts, sources);
     ({ server: this.server, sockets: this.sockets } = createTrackedServer((req, res) => void front.dispatch(req, res), httpEdgeOptions(c)));
+    this.epp =
+      c.epp === null
+        ? undefined
+        : new EppServer({
+            host: c.eppHost,
+            port: c.epp,
+            generation,
+            relay,
+            choice: new EndpointChoice(table, gate),
+            inflight: this.inflightRequests,
+            maxBodyBytes: c.maxBodyBytes,
+            ready,
+            log,
+            serving: () => this.ready && table.view(performance.now()).workers.length > 0,
+          });
     this.closeables = [() => push.close(), () => kvIndex.close(), () => sampler.stop(), () => registry.close()];
   }
 
   get url(): string {
     if (!this.address) throw new Error('router is not listening');
     return urlOf(this.address);
+  }
+
+  /** The endpoint picker's port once started, or null without --epp. */
+  eppPort: number | null = null;
+
+  /** The endpoint picker's gRPC address (`host:port`), or null without --epp. */
+  get eppAddress(): string | null {
+    if (this.eppPort === null) return null;
+    const host = this.config.eppHost;
+    return `${host.includes(':') ? `[${host}]` : host}:${this.eppPort}`;
   }
 
   get model(): string | null {
@@ -184,9 +212,12 @@ export class Router {
     this.address = await listenOn(this.server, c.port, c.host).catch((err: Error) => {
       throw bindError(c.host, c.port, err);
     });
+    if (this.epp !== undefined) this.eppPort = await this.epp.start();
     this.ready = true;
     const workers = registry.workers.length;
-    this.watch.started(startedMessage({ workers, url: this.url, policy: c.policy, gate: this.gate, prefixSource: this.prefix.source }));
+    this.watch.started(
+      startedMessage({ workers, url: this.url, policy: c.policy, gate: this.gate, prefixSource: this.prefix.source, epp: this.eppAddress }),
+    );
     return this.url;
   }
 
@@ -213,6 +244,8 @@ export class Router {
       },
       log: this.log,
     });
+    // The picker's streams had the drain to end; what is left is cut with the HTTP side's.
+    await this.epp?.stop(0);
     // Bounded, so the ceiling holds.
     await Promise.race([this.closeAll(), new Promise((r) => setTimeout(r, 1000).unref())]);
     return cut;
@@ -223,7 +256,7 @@ export class Router {
     await this.stopTaking();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const s of this.sockets) s.destroy();
-    await closed;
+    await Promise.all([closed, this.epp?.stop(0)]);
     await this.closeAll();
   }
 

@@ -45,6 +45,7 @@ export async function startRouter(config: RouterConfig, log: Logger = createLogg
   }
   log.info('router listening', {
     url,
+    ...(router.eppAddress !== null ? { epp: router.eppAddress } : {}),
     policy: effective.policy,
     model: router.model,
     workers: router.registry.workers.length,
