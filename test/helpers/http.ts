@@ -15,7 +15,7 @@ export interface RawResponse {
  */
 export function rawRequest(
   url: string,
-  opts: { method?: string; body?: string | Buffer; headers?: Record<string, string> } = {},
+  opts: { method?: string; body?: string | Buffer; headers?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     let answered = false;
@@ -40,6 +40,9 @@ export function rawRequest(
       if (!(err as NodeJS.ErrnoException).code?.match(/EPIPE|ECONNRESET/)) reject(err);
       else setTimeout(() => answered || reject(err), 1000);
     });
+    // A request that must not hang: no whole answer in time is a failure of its own.
+    if (opts.timeoutMs !== undefined)
+      req.setTimeout(opts.timeoutMs, () => req.destroy(new Error(`no answer from ${url} in ${opts.timeoutMs} ms`)));
     if (opts.body !== undefined) req.end(opts.body);
     else req.end();
   });

@@ -6,7 +6,8 @@ import type { RunningCli } from '../helpers/cli.js';
 import { eventually, rawRequest } from '../helpers/http.js';
 import { kvEventsFor, startLlmdSims } from '../helpers/llm-d-sim.js';
 import type { LlmdSim, LlmdSimOptions } from '../helpers/llm-d-sim.js';
-import { adminState, decisionOf, sharedBlocks, startPeerRouter } from '../helpers/peer-router.js';
+import { adminState, decisionOf, sharedBlocks } from '../helpers/peer-router.js';
+import { chat, direct, eventsApplied, eventsLive, eventsOf, startRoutedFleet } from '../helpers/llm-d-fleet.js';
 import { describeWithPeers } from '../helpers/peers.js';
 
 /**
@@ -26,70 +27,21 @@ afterEach(async () => {
   routers = [];
 });
 
-/** A system prompt of about 500 of the simulator's tokens (32 blocks of 16), unique to `tag`. */
-const system = (tag: string): string =>
-  Array.from({ length: 30 }, (_, i) => `Section ${i} of the ${tag} handbook says the router keeps prefixes warm.`).join(' ');
-
-const chat = (tag: string, marker: string): OpenAI.Chat.ChatCompletionMessageParam[] => [
-  { role: 'system', content: system(tag) },
-  { role: 'user', content: `Question ${marker}: what does the handbook say?` },
-];
-
 async function fleet(o: LlmdSimOptions, routerArgs: string[] = []): Promise<{ url: string; client: OpenAI; sims: LlmdSim[] }> {
-  sims = await startLlmdSims(3, o);
-  const { cli, url, client } = await startPeerRouter(
-    sims.map((s) => s.url),
-    ['--kv-events', kvEventsFor(sims), '--tokenizer', LLM_D_SIM_TOKENIZER, ...routerArgs],
-  );
-  routers.push(cli);
-  await eventually(async () => (await state(url)).workers.every((w) => w.fresh), 10_000, 50);
-  // Each engine's publisher dials the router's endpoint once a second until it is bound,
-  // and what it publishes before that is lost (it keeps no replay): wait until each one's
-  // events arrive.
-  await Promise.all(sims.map((s, i) => eventsLive(url, s, i)));
-  return { url, client, sims };
-}
-
-async function eventsLive(url: string, sim: LlmdSim, i: number): Promise<void> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const before = await eventsOf(url, sim);
-    await direct(sim, chat(`live${i}-${attempt}`, `mk-live-${i}-${attempt}`));
-    // The engine batches its events for up to a second.
-    const until = Date.now() + 1500;
-    while (Date.now() < until) {
-      if ((await eventsOf(url, sim)) > before) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error(`no KV events from ${sim.url} in 30 s`);
+  const started = await startRoutedFleet(3, o, routerArgs);
+  sims = started.sims;
+  routers.push(started.cli);
+  return started;
 }
 
 const state = adminState;
 const recordOf = decisionOf;
-
-/** Send a chat straight to one engine (never routed), so only its KV events can tell the router. */
-async function direct(
-  sim: LlmdSim,
-  messages: OpenAI.Chat.ChatCompletionMessageParam[],
-  maxTokens = 1,
-): Promise<OpenAI.Chat.ChatCompletion> {
-  const c = new OpenAI({ baseURL: `${sim.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-  return c.chat.completions.create({ model: 'tiny', messages, max_tokens: maxTokens });
-}
-
-/** Wait until the router has applied a stored run from this engine's KV events for the tag's prefix. */
-async function eventsApplied(url: string, sim: LlmdSim, before: number): Promise<void> {
-  await eventually(async () => (await state(url)).workers.find((w) => w.url === sim.url)!.kv_events!.events_total > before, 10_000, 50);
-}
 
 /** The engine's own tokens for a chat (its /tokenize), the oracle for what it can reuse. */
 async function engineTokens(sim: LlmdSim, messages: OpenAI.Chat.ChatCompletionMessageParam[]): Promise<number[]> {
   const res = await fetch(`${sim.url}/tokenize`, { method: 'POST', body: JSON.stringify({ model: 'tiny', messages }) });
   return ((await res.json()) as { tokens: number[] }).tokens;
 }
-
-const eventsOf = async (url: string, sim: LlmdSim): Promise<number> =>
-  (await state(url)).workers.find((w) => w.url === sim.url)!.kv_events!.events_total;
 
 describeWithPeers(['llm-d-inference-sim'], 'routerctl in front of llm-d-inference-sim', () => {
   it('serve admits them from what they serve, and check-config --probe says how each reports load and where its events come from', async () => {
