@@ -51,6 +51,11 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
     'routing quality beside smg and vllm-router in front of three llm-d-inference-sim engines: cached tokens, TTFT, goodput (needs the peers)',
   ),
   benchmark(
+    'epp',
+    'epp.js',
+    "the endpoint picker: its decision time per request, and Envoy + picker's rate against serve in proxy mode on the same upstreams (needs the peers)",
+  ),
+  benchmark(
     'aiperf',
     'aiperf.js',
     "an independent client: AIPerf's TTFT and latency percentiles beside bench run's, same requests, same target (needs the peers)",

@@ -7,11 +7,12 @@
  * front of these measures the router, not the engines.
  *
  * They speak HTTP/1.1 over node:net with a parser that reads only the request line
- * and Content-Length and skips the body unread. With node:http, the upstream and the
- * client filled the core they share at 16 KB bodies (97 % busy, the kernel's work
- * counted), and that row measured the shared core, not the proxies. Requests must be
- * framed by Content-Length (no chunked bodies): routers and the bare proxies send
- * bodies they have read whole, and wrk sends a fixed body.
+ * and the body's framing and skips the body unread. With node:http, the upstream and
+ * the client filled the core they share at 16 KB bodies (97 % busy, the kernel's work
+ * counted), and that row measured the shared core, not the proxies. Bodies framed by
+ * Content-Length (routers and the bare proxies send bodies they have read whole, and
+ * wrk sends a fixed body) or chunked without trailers (Envoy, when an ext_proc
+ * processor streams the body: perf/epp.ts).
  *
  *   node dist/perf/support/fast-upstream.js 3
  * prints the servers' URLs, space-separated, on one line of stdout.
@@ -64,11 +65,14 @@ function answerFor(head: string): Buffer {
   return NOT_FOUND;
 }
 
-/** One keep-alive connection: heads are parsed, bodies skipped by their Content-Length. */
+/** One keep-alive connection: heads are parsed, bodies skipped by their framing. */
 function serve(socket: Socket): void {
   socket.setNoDelay(true);
   let pending: Buffer | null = null;
   let skip = 0;
+  /** In a chunked body: bytes of the current chunk's data (and its CRLF) still to skip are in `skip`; the size line is read into `line`. */
+  let chunked = false;
+  let line = '';
   let answer = COMPLETION;
   socket.on('error', () => socket.destroy());
   socket.on('data', (chunk: Buffer) => {
@@ -79,7 +83,29 @@ function serve(socket: Socket): void {
         const n = Math.min(skip, data.length - at);
         skip -= n;
         at += n;
-        if (skip === 0) socket.write(answer);
+        if (skip === 0 && !chunked) socket.write(answer);
+        continue;
+      }
+      if (chunked) {
+        // A size line (hex, extensions ignored), its data and CRLF; size 0 and the final CRLF end the body.
+        const nl = data.indexOf(0x0a, at);
+        if (nl < 0) {
+          line += data.toString('latin1', at);
+          if (line.length > 1024) return void socket.end(UNSUPPORTED);
+          return;
+        }
+        line += data.toString('latin1', at, nl);
+        at = nl + 1;
+        const size = parseInt(line, 16);
+        line = '';
+        if (Number.isNaN(size)) return void socket.end(UNSUPPORTED);
+        if (size === 0) {
+          // The last chunk: the answer goes once its empty trailer line is read.
+          chunked = false;
+          skip = 2;
+          continue;
+        }
+        skip = size + 2;
         continue;
       }
       if (pending) {
@@ -95,9 +121,13 @@ function serve(socket: Socket): void {
       }
       const head = data.toString('latin1', at, end);
       at = end + HEAD_END.length;
+      answer = answerFor(head);
+      if (/\r\ntransfer-encoding:\s*chunked\s*(\r\n|$)/i.test(head)) {
+        chunked = true;
+        continue;
+      }
       if (/\r\ntransfer-encoding:/i.test(head)) return void socket.end(UNSUPPORTED);
       const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-      answer = answerFor(head);
       skip = length ? Number(length[1]) : 0;
       if (skip === 0) socket.write(answer);
     }

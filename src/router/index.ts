@@ -21,3 +21,4 @@ export { UsageCountScanner, DecisionRing, ownerSummary } from './state/decisions
 export { UpstreamPool } from './upstream/upstream-pool.js';
 export type { UpstreamController, UpstreamHandler, UpstreamRequestOptions } from './upstream/upstream-attempt.js';
 export type { UpstreamPoolOptions } from './upstream/upstream-pool.js';
+export { extProcServices } from './epp/index.js';

@@ -237,6 +237,27 @@ describeWithPeers(['envoy', 'llm-d-inference-sim'], 'routerctl as the endpoint p
     }, 90_000);
   }
 
+  it('sustained load past HTTP/2 reset limits: 3,000 requests through Envoy, every one picked and answered 200', async () => {
+    // Envoy closes each ext_proc stream when its request is over; a reset per request
+    // would exhaust the picker's HTTP/2 reset budget (a burst of 1,000) and refuse streams.
+    const g = await gateway(2, { interTokenLatencyMs: 0, prefillOverheadMs: 0, prefillTimePerTokenMs: 0, maxNumSeqs: 64 });
+    const body = JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'one word' }], max_tokens: 1 });
+    const statuses = new Map<number, number>();
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < 3000) {
+        next++;
+        const r = await rawRequest(`${g.envoy.url}/v1/chat/completions`, { method: 'POST', body, timeoutMs: 10_000 });
+        const key = r.headers['x-request-id'] === undefined ? -r.status : r.status;
+        statuses.set(key, (statuses.get(key) ?? 0) + 1);
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, worker));
+    expect(Object.fromEntries(statuses)).toEqual({ 200: 3000 });
+    const st = await adminState(g.url);
+    expect(st.workers.reduce((n, w) => n + w.requests_total, 0)).toBe(3000);
+  }, 120_000);
+
   it("top --url on the picker's admin port shows the live fleet and its decisions while Envoy carries the load", async () => {
     const g = await gateway(2, { interTokenLatencyMs: 1 });
     for (let i = 0; i < 6; i++)

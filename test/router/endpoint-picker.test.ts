@@ -1,7 +1,7 @@
 import { credentials, makeGenericClientConstructor, Metadata } from '@grpc/grpc-js';
 import type { ClientDuplexStream } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { services } from '../../src/router/epp/proto.js';
+import { extProcServices as services } from '../../src/router/index.js';
 import type { Router } from '../../src/router/index.js';
 import { startSimFleet } from '../../src/sim/index.js';
 import type { SimFleet } from '../../src/sim/index.js';

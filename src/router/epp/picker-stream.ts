@@ -78,7 +78,7 @@ export class PickerStream {
     // Envoy half-closes when the HTTP request is over, and cancels when it abandons it.
     call.on('end', () => {
       this.#abandon();
-      call.end();
+      this.#close();
     });
     call.on('cancelled', () => this.#abandon());
     call.on('error', () => this.#abandon());
@@ -207,9 +207,11 @@ export class PickerStream {
     if (endOfStream) this.#settle();
   }
 
-  /** The response ended whole: settle it as the relay settles a relayed one. */
+  /** The response ended whole: settle it as the relay settles a relayed one, and end the stream from this side. */
   #settle(): void {
     if (this.#phase === 'over') return;
+    // Envoy has nothing more to send once the response is over: a stream the picker leaves open is one Envoy resets later.
+    this.#close();
     const status = this.#status;
     const end: AttemptEnd = isFailureStatus(status)
       ? { at: 'status', status }
@@ -249,6 +251,7 @@ export class PickerStream {
     this.#write({
       immediate_response: { status: { code: err.status }, headers: setHeaders(headers), body: Buffer.from(body), details: err.code },
     });
+    this.#close();
   }
 
   #abandonTaken(): void {
@@ -259,6 +262,14 @@ export class PickerStream {
       this.#counted = false;
       this.d.inflight.leave();
     }
+  }
+
+  #closed = false;
+
+  #close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (!this.call.destroyed) this.call.end();
   }
 
   #write(msg: object): void {
