@@ -501,6 +501,23 @@ export const CLAIMS: readonly Claim[] = [
       },
     ];
   }),
+  {
+    result: 'epp',
+    section: 18,
+    claim: "the endpoint picker's pick: body's end to the held headers answer, over one gRPC connection, beside a health check's round trip",
+    figure: (r) =>
+      `p50 / p99 ${fmt(r.num('pick_short_p50_us'))} / ${fmt(r.num('pick_short_p99_us'))} µs (14 KB body ${fmt(r.num('pick_16k_p50_us'))} / ` +
+      `${fmt(r.num('pick_16k_p99_us'))}); health check ${fmt(r.num('health_check_p50_us'))} / ${fmt(r.num('health_check_p99_us'))} µs`,
+  },
+  {
+    result: 'epp',
+    section: 18,
+    claim: 'requests a second on one core: Envoy + picker, against `serve` carrying the bytes, and Envoy alone',
+    figure: (r) =>
+      `${fmt(r.num('envoy_picker_rps'))} against ${fmt(r.num('serve_rps'))} and ${fmt(r.num('envoy_alone_rps'))}; ` +
+      `CPU per request: picker ${fmt(r.num('envoy_picker_router_us_per_request'))} µs + Envoy ${fmt(r.num('envoy_picker_envoy_us_per_request'))}, ` +
+      `serve ${fmt(r.num('serve_router_us_per_request'))}`,
+  },
 ];
 
 /** The accessors a row reads its result through; `where` names the row in the error. */
