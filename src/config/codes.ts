@@ -218,6 +218,13 @@ export const ConfigCodes = errorCatalogue({
     'error',
     'a DNS discovery setting (--dns-discovery-port, --dns-resolver, --dns-discovery-scheme, --discovery-interval) without --dns-discovery',
   ),
+  CROSS_EPP_ONLY: entry('RCTL_E_CROSS_EPP_ONLY', 'cross-flag', 'error', '--epp-host without --epp: there is no endpoint picker to bind'),
+  CROSS_EPP_PORT: entry(
+    'RCTL_E_CROSS_EPP_PORT',
+    'cross-flag',
+    'error',
+    '--epp on the same port as --port: the picker and the HTTP front each need their own',
+  ),
   CROSS_KUBE_TARGET_REQUIRED: entry(
     'RCTL_E_CROSS_KUBE_TARGET_REQUIRED',
     'cross-flag',

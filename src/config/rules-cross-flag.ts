@@ -53,6 +53,7 @@ export function checkCrossFlags(ctx: RuleContext): void {
     }
   }
   checkKubernetes(ctx, staticFleet);
+  checkEpp(ctx);
   if (staticFleet && ctx.isSet('simRate')) {
     ctx.push(
       problem(
@@ -170,6 +171,18 @@ export function checkCrossFlags(ctx: RuleContext): void {
       ),
     );
   }
+}
+
+/** `--epp` and `--epp-host` (docs/endpoint-picker.md): the picker's own port, bound only when asked for. */
+function checkEpp(ctx: RuleContext): void {
+  const { config } = ctx;
+  if (config.epp === null) {
+    if (ctx.isSet('eppHost') && config.eppHost !== optionByKey('eppHost').default)
+      ctx.push(problem('CROSS_EPP_ONLY', '--epp-host has no effect without --epp; add --epp PORT or drop this', ctx.at('eppHost')));
+    return;
+  }
+  if (config.epp !== 0 && config.epp === config.port && !ctx.invalid.has('epp') && !ctx.invalid.has('port'))
+    ctx.push(problem('CROSS_EPP_PORT', `--epp ${config.epp} is also --port: give the endpoint picker a port of its own`, ctx.at('epp')));
 }
 
 /** `--service-discovery` and its settings (docs/http-edge.md §Kubernetes discovery): one source of the fleet, and one thing to watch. */

@@ -401,6 +401,24 @@ const table: [string, string[], FirstError | null][] = [
     },
   ],
   [
+    'an endpoint-picker address without the picker',
+    ['--epp-host', '0.0.0.0'],
+    {
+      code: 'RCTL_E_CROSS_EPP_ONLY',
+      message: '--epp-host has no effect without --epp; add --epp PORT or drop this',
+      flag: '--epp-host',
+    },
+  ],
+  [
+    'the endpoint picker on the HTTP front\'s port',
+    ['--port', '9002', '--epp', '9002'],
+    {
+      code: 'RCTL_E_CROSS_EPP_PORT',
+      message: '--epp 9002 is also --port: give the endpoint picker a port of its own',
+      flag: '--epp',
+    },
+  ],
+  [
     'a selector without Kubernetes discovery',
     ['--selector', 'app=sglang'],
     {

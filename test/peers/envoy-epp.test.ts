@@ -273,5 +273,11 @@ describeWithPeers(['envoy', 'llm-d-inference-sim'], 'routerctl as the endpoint p
     const story = await runCli(['explain', '--url', g.url, '--once', '--json']);
     expect(story.code, story.stderr).toBe(0);
     expect(story.stdout.trim().split('\n')).toHaveLength(6);
+    // doctor reads the engines' cached tokens the picker saw pass: the later requests of each prefix found it.
+    const doctor = await runCli(['doctor', '--url', g.url, '--json']);
+    expect(doctor.code, doctor.stderr).toBe(0);
+    const breakdown = JSON.parse(doctor.stdout) as { requests: number; reportedCached: number };
+    expect(breakdown.requests).toBe(6);
+    expect(breakdown.reportedCached).toBeGreaterThan(0);
   }, 60_000);
 });
