@@ -148,6 +148,43 @@ describe('the endpoint picker on the ext_proc stream', () => {
     s.close();
   });
 
+  it('a served 2xx teaches the requests index: the next request of the prefix is a cache_hit on the worker that served the first', async () => {
+    // No predicted entries (docs/routing.md §The event gap): only the served response can teach the index.
+    const { r, addr } = await picker({ prefixSource: 'requests', cacheAffinityMinMatchedTokens: 64, predictedPrefixTtlMs: 0 });
+    const system = (tag: string): string => Array.from({ length: 40 }, (_, i) => `${tag} rule ${i} keeps the prefix warm.`).join(' ');
+    const ask = async (tag: string, n: number, id: string): Promise<string> => {
+      const s = stream(addr);
+      s.call.write(headers({ ...POST_CHAT, 'x-request-id': id }));
+      const body = Buffer.from(
+        JSON.stringify({
+          model: 'sim-llama-3.1-8b',
+          messages: [
+            { role: 'system', content: system(tag) },
+            { role: 'user', content: `q${n}` },
+          ],
+        }),
+      );
+      s.call.write({ request_body: { body, end_of_stream: true } });
+      const endpoint = headerOf(await s.next(), 'x-gateway-destination-endpoint')!;
+      await s.next();
+      s.call.write({ response_headers: { headers: { headers: [{ key: ':status', raw_value: Buffer.from('200') }] } } });
+      await s.next();
+      s.call.write({ response_body: { body: Buffer.from('{"choices":[]}'), end_of_stream: true } });
+      await s.next();
+      s.call.end();
+      s.close();
+      return endpoint;
+    };
+    for (const tag of ['alpha', 'beta', 'gamma', 'delta']) {
+      const first = await ask(tag, 1, `${tag}-1`);
+      const second = await ask(tag, 2, `${tag}-2`);
+      expect(second).toBe(first);
+      const rec = await eventually(async () => r.decisionsDoc().decisions.find((d) => d.request_id === `${tag}-2`), 3000);
+      expect(rec, JSON.stringify(rec)).toMatchObject({ decision: 'cache_hit' });
+      expect(rec.matched_blocks).toBeGreaterThan(0);
+    }
+  });
+
   it('a stream Envoy abandons frees everything it held: the worker is out of flight and the request booked cancelled', async () => {
     const { r, addr } = await picker();
     const s = stream(addr);
