@@ -504,7 +504,8 @@ export const CLAIMS: readonly Claim[] = [
   {
     result: 'epp',
     section: 18,
-    claim: "the endpoint picker's pick: body's end to the held headers answer, over one gRPC connection, beside a health check's round trip",
+    claim:
+      "the endpoint picker's pick: body's end to the held headers answer, over one gRPC connection, beside a health check's round trip",
     figure: (r) =>
       `p50 / p99 ${fmt(r.num('pick_short_p50_us'))} / ${fmt(r.num('pick_short_p99_us'))} µs (14 KB body ${fmt(r.num('pick_16k_p50_us'))} / ` +
       `${fmt(r.num('pick_16k_p99_us'))}); health check ${fmt(r.num('health_check_p50_us'))} / ${fmt(r.num('health_check_p99_us'))} µs`,

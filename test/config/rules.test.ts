@@ -410,7 +410,7 @@ const table: [string, string[], FirstError | null][] = [
     },
   ],
   [
-    'the endpoint picker on the HTTP front\'s port',
+    "the endpoint picker on the HTTP front's port",
     ['--port', '9002', '--epp', '9002'],
     {
       code: 'RCTL_E_CROSS_EPP_PORT',
