@@ -63,6 +63,17 @@ const headers = (h: Record<string, string>, endOfStream = false): Msg => ({
     end_of_stream: endOfStream,
   },
 });
+/** Chat request headers with the gateway's subset hint (envoy.lb.subset_hint). */
+const hinted = (endpoints: string[]): Msg => ({
+  ...headers(POST_CHAT),
+  metadata_context: {
+    filter_metadata: {
+      'envoy.lb.subset_hint': {
+        fields: { 'x-gateway-destination-endpoint-subset': { listValue: { values: endpoints.map((e) => ({ stringValue: e })) } } },
+      },
+    },
+  },
+});
 const POST_CHAT = { ':method': 'POST', ':path': '/v1/chat/completions', 'content-type': 'application/json' };
 const chatBody = (content: string, extra: object = {}): Buffer =>
   Buffer.from(JSON.stringify({ model: 'sim-llama-3.1-8b', messages: [{ role: 'user', content }], max_tokens: 2, ...extra }));
@@ -246,32 +257,14 @@ describe('the endpoint picker on the ext_proc stream', () => {
     const only = new URL(fleet!.urls[1]!).host;
     for (let i = 0; i < 4; i++) {
       const s = stream(addr);
-      s.call.write({
-        ...headers(POST_CHAT),
-        metadata_context: {
-          filter_metadata: {
-            'envoy.lb.subset_hint': {
-              fields: { 'x-gateway-destination-endpoint-subset': { listValue: { values: [{ stringValue: only }] } } },
-            },
-          },
-        },
-      });
+      s.call.write(hinted([only]));
       s.call.write({ request_body: { body: chatBody(`subset ${i}`), end_of_stream: true } });
       expect(headerOf(await s.next(), 'x-gateway-destination-endpoint')).toBe(only);
       s.call.cancel();
       s.close();
     }
     const s = stream(addr);
-    s.call.write({
-      ...headers(POST_CHAT),
-      metadata_context: {
-        filter_metadata: {
-          'envoy.lb.subset_hint': {
-            fields: { 'x-gateway-destination-endpoint-subset': { listValue: { values: [{ stringValue: '10.9.9.9:1' }] } } },
-          },
-        },
-      },
-    });
+    s.call.write(hinted(['10.9.9.9:1']));
     s.call.write({ request_body: { body: chatBody('nowhere'), end_of_stream: true } });
     const m = (await s.next()).immediate_response as { status: { code: number } };
     expect(m.status.code).toBe(503);
