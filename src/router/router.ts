@@ -106,7 +106,17 @@ export class Router {
     this.policy = createPolicy(c, gate);
     // Told when the workers name the model: the metrics relabel their series then.
     const served = (this.served = new ServedModel(c.modelId, (id) => metrics.setModelId(id)));
-    const gauges = { modelId: served.label, cacheAware: c.policy === 'cache_aware', status, registry, table, gate, index, kvIndex };
+    const gauges = {
+      modelId: served.label,
+      cacheAware: c.policy === 'cache_aware',
+      epp: c.epp !== null,
+      status,
+      registry,
+      table,
+      gate,
+      index,
+      kvIndex,
+    };
     const metrics = (this.metrics = new RouterMetrics(routerGauges(gauges)));
     const model = (): string => served.label;
     const relay = (this.relay = new Relay({
@@ -162,6 +172,7 @@ export class Router {
             ready,
             log,
             serving: () => this.ready && table.view(performance.now()).workers.length > 0,
+            picked: (seconds) => metrics.eppPick.observe([], seconds),
           });
     this.closeables = [() => push.close(), () => kvIndex.close(), () => sampler.stop(), () => registry.close()];
   }

@@ -9,6 +9,7 @@ function fullPage(): string {
   return new RouterMetrics({
     modelId: 'm',
     cacheAware: true,
+    epp: true,
     workers: () => [
       {
         url: 'http://w1',

@@ -156,6 +156,8 @@ describe('the endpoint picker on the ext_proc stream', () => {
     expect(r.inflight).toBe(0);
     const metrics = (await rawRequest(`${r.url}/metrics`)).text;
     expect(metrics).toMatch(/sgl_router_worker_requests_total\{[^}]*outcome="success"[^}]*\} 1/);
+    // The pick's own time, from the body's end to the answer.
+    expect(metrics).toMatch(/^sgl_router_epp_pick_duration_seconds_count 1$/m);
     s.close();
   });
 

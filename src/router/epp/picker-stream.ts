@@ -32,6 +32,8 @@ export interface PickerDeps {
   readonly maxBodyBytes: number;
   readonly ready: () => boolean;
   readonly log: Logger;
+  /** A generation request was picked, this many seconds after its body ended: sgl_router_epp_pick_duration_seconds. */
+  readonly picked: (seconds: number) => void;
 }
 
 /** The generation routes by path, as the HTTP front has them (server/routes.ts). */
@@ -134,6 +136,7 @@ export class PickerStream {
   /** The request is whole: admit it, take a worker, and answer the held headers, then the body. */
   #pick(): void {
     if (this.#phase !== 'request') return;
+    const bodyEnd = performance.now();
     const d = this.d;
     const h = this.#headers;
     const path = (h[':path'] ?? '/').split('?', 1)[0]!;
@@ -182,6 +185,7 @@ export class PickerStream {
         },
       });
     this.#chunks.length = 0;
+    if (route !== undefined) d.picked((performance.now() - bodyEnd) / 1000);
   }
 
   #onResponseHead(h: Record<string, string>, endOfStream: boolean): void {

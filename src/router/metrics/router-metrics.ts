@@ -10,6 +10,8 @@ export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.
 export const TTFT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400];
 export const UNKNOWN_MODEL = 'unknown';
 /** Predicted minus reported cached tokens: both signs, in powers of four (docs/decisions.md §Metrics). */
+/** The endpoint picker's pick, in seconds: a tenth of a millisecond up to a tenth of a second. */
+export const PICK_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
 export const PREDICTION_ERROR_BUCKETS = [-16384, -4096, -1024, -256, -64, -16, -1, 0, 16, 64, 256, 1024, 4096, 16384];
 export { DECISIONS } from '../../contract/index.js';
 
@@ -40,6 +42,8 @@ export interface GaugeSource {
   prefixIndexEvictions: () => number;
   /** Each worker's KV event feeds, when the prefix index is built from them (docs/metrics-and-admin.md §KV event feed metrics). */
   kvFeeds?: () => readonly KvFeedGaugeSource[];
+  /** The endpoint picker runs (--epp): only then is its family exported. */
+  epp?: boolean;
 }
 
 /** One worker's KV event feeds (summed over its DP ranks), read at scrape time. */
@@ -169,6 +173,12 @@ export class RouterMetrics {
     'Requests refused with 429 before selection, by reason (saturated: the request may be shed and every worker is queued).',
     ['reason'],
   );
+  readonly eppPick = new HistogramFamily(
+    METRIC_NAMES.eppPickDuration,
+    "Seconds from the end of a request's body on the ext_proc stream to the endpoint picker's answer naming its engine.",
+    [],
+    PICK_BUCKETS,
+  );
   readonly unkeyedRequests = new CounterFamily(
     METRIC_NAMES.prefixUnkeyedRequests,
     'Requests routed without prefix affinity because they could not be keyed as the prefix index is keyed, by reason (no_tokenizer, unsupported_input).',
@@ -288,6 +298,7 @@ export class RouterMetrics {
       ])
       .counter(this.unkeyedRequests.name, this.unkeyedRequests.help, this.unkeyedRequests.samples())
       .counter(this.shed.name, this.shed.help, this.shed.samples());
+    if (this.gauges.epp === true) w.histogram(this.eppPick.name, this.eppPick.help, this.eppPick.samples());
     this.renderKvFeeds(w);
     return w.toString();
   }

@@ -9,6 +9,8 @@ import type { WorkerStatus } from './worker-status.js';
 export interface RouterGaugeDeps {
   readonly modelId: string;
   readonly cacheAware: boolean;
+  /** The endpoint picker runs (--epp). */
+  readonly epp: boolean;
   readonly status: WorkerStatus;
   readonly registry: WorkerRegistry;
   readonly table: LoadTable;
@@ -26,6 +28,7 @@ export function routerGauges(d: RouterGaugeDeps): GaugeSource {
   return {
     modelId: d.modelId,
     cacheAware: d.cacheAware,
+    epp: d.epp,
     workers: () =>
       d.status.readings(performance.now()).map(({ worker: w, fresh, sampleAgeMs, healthy, polls }) => ({
         url: w.url,
