@@ -137,64 +137,71 @@ async function timed(n: number, once: () => Promise<number>): Promise<{ p50: num
   return { p50: round2(p.p50!), p99: round2(p.p99!) };
 }
 
-const figures: Figures = {};
-for (const size of ['short', '16k']) {
-  const body = readFileSync(rig.bodyFile(size));
-  const pick = await timed(picks, () => pickOnce(body));
-  figures[`pick_${size}_p50_us`] = pick.p50;
-  figures[`pick_${size}_p99_us`] = pick.p99;
-  process.stderr.write(`pick (${size} body, ${body.length} B): p50 ${pick.p50} µs, p99 ${pick.p99} µs\n`);
-}
-const rtt = await timed(picks, checkOnce);
-figures.health_check_p50_us = rtt.p50;
-figures.health_check_p99_us = rtt.p99;
-process.stderr.write(`gRPC health check round trip: p50 ${rtt.p50} µs, p99 ${rtt.p99} µs\n`);
-ext.close();
-hc.close();
-
-// ------------------------------------------------------------ throughput
-
-const body = rig.bodyFile('short');
-for (const t of targets) await rig.drive(t.url, body, connections, 1, t.watch);
-const runs: Record<Target, Run[]> = { serve: [], 'envoy+picker': [], 'envoy alone': [] };
-for (let r = 0; r < rounds; r++)
-  for (const t of r % 2 === 0 ? targets : [...targets].reverse()) {
-    const run = await rig.drive(t.url, body, connections, seconds, t.watch);
-    if (run.errors > 0) throw new Error(`${t.name}: ${run.errors} errors in round ${r + 1}`);
-    runs[t.name].push(run);
+/** Both measurements, then the results file; the processes are stopped whatever happens (perf/epp.ts must leave nothing running). */
+async function measure(): Promise<void> {
+  const figures: Figures = {};
+  for (const size of ['short', '16k']) {
+    const body = readFileSync(rig.bodyFile(size));
+    const pick = await timed(picks, () => pickOnce(body));
+    figures[`pick_${size}_p50_us`] = pick.p50;
+    figures[`pick_${size}_p99_us`] = pick.p99;
+    process.stderr.write(`pick (${size} body, ${body.length} B): p50 ${pick.p50} µs, p99 ${pick.p99} µs\n`);
   }
+  const rtt = await timed(picks, checkOnce);
+  figures.health_check_p50_us = rtt.p50;
+  figures.health_check_p99_us = rtt.p99;
+  process.stderr.write(`gRPC health check round trip: p50 ${rtt.p50} µs, p99 ${rtt.p99} µs\n`);
 
-const rows: string[] = [
-  '| target | rate (req/s) | p50 ms | p99 ms | CPU of the proxy core: router | envoy | µs CPU per request: router | envoy |',
-  '|---|---|---|---|---|---|---|---|',
-];
-for (const t of targets) {
-  const rs = runs[t.name];
-  const key = t.name.replace(/[^a-z]+/g, '_');
-  const cpu = (p: string): number => median(rs.map((x) => x.cpu[p] ?? NaN));
-  const perReq = (p: string): number =>
-    median(rs.map((x) => (x.perRequestUs[p] ? x.perRequestUs[p]!.user + x.perRequestUs[p]!.kernel : NaN)));
-  figures[`${key}_rps`] = Math.round(median(rs.map((x) => x.rps)));
-  figures[`${key}_p50_ms`] = round2(median(rs.map((x) => x.p50Ms)));
-  figures[`${key}_p99_ms`] = round2(median(rs.map((x) => x.p99Ms)));
-  figures[`${key}_router_cpu`] = Number.isNaN(cpu('router')) ? null : round2(cpu('router'));
-  figures[`${key}_envoy_cpu`] = Number.isNaN(cpu('envoy')) ? null : round2(cpu('envoy'));
-  figures[`${key}_router_us_per_request`] = Number.isNaN(perReq('router')) ? null : Math.round(perReq('router'));
-  figures[`${key}_envoy_us_per_request`] = Number.isNaN(perReq('envoy')) ? null : Math.round(perReq('envoy'));
-  const cell = (x: number | string | boolean | null | undefined): string => (x === null || x === undefined ? '—' : String(x));
-  rows.push(
-    `| ${t.name} | ${figures[`${key}_rps`]} | ${figures[`${key}_p50_ms`]} | ${figures[`${key}_p99_ms`]} | ${cell(figures[`${key}_router_cpu`] === null ? null : pct(figures[`${key}_router_cpu`] as number))} | ${cell(figures[`${key}_envoy_cpu`] === null ? null : pct(figures[`${key}_envoy_cpu`] as number))} | ${cell(figures[`${key}_router_us_per_request`])} | ${cell(figures[`${key}_envoy_us_per_request`])} |`,
-  );
+  // ------------------------------------------------------------ throughput
+
+  const body = rig.bodyFile('short');
+  for (const t of targets) await rig.drive(t.url, body, connections, 1, t.watch);
+  const runs: Record<Target, Run[]> = { serve: [], 'envoy+picker': [], 'envoy alone': [] };
+  for (let r = 0; r < rounds; r++)
+    for (const t of r % 2 === 0 ? targets : [...targets].reverse()) {
+      const run = await rig.drive(t.url, body, connections, seconds, t.watch);
+      if (run.errors > 0) throw new Error(`${t.name}: ${run.errors} errors in round ${r + 1}`);
+      runs[t.name].push(run);
+    }
+
+  const rows: string[] = [
+    '| target | rate (req/s) | p50 ms | p99 ms | CPU of the proxy core: router | envoy | µs CPU per request: router | envoy |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  for (const t of targets) {
+    const rs = runs[t.name];
+    const key = t.name.replace(/[^a-z]+/g, '_');
+    const cpu = (p: string): number => median(rs.map((x) => x.cpu[p] ?? NaN));
+    const perReq = (p: string): number =>
+      median(rs.map((x) => (x.perRequestUs[p] ? x.perRequestUs[p]!.user + x.perRequestUs[p]!.kernel : NaN)));
+    figures[`${key}_rps`] = Math.round(median(rs.map((x) => x.rps)));
+    figures[`${key}_p50_ms`] = round2(median(rs.map((x) => x.p50Ms)));
+    figures[`${key}_p99_ms`] = round2(median(rs.map((x) => x.p99Ms)));
+    figures[`${key}_router_cpu`] = Number.isNaN(cpu('router')) ? null : round2(cpu('router'));
+    figures[`${key}_envoy_cpu`] = Number.isNaN(cpu('envoy')) ? null : round2(cpu('envoy'));
+    figures[`${key}_router_us_per_request`] = Number.isNaN(perReq('router')) ? null : Math.round(perReq('router'));
+    figures[`${key}_envoy_us_per_request`] = Number.isNaN(perReq('envoy')) ? null : Math.round(perReq('envoy'));
+    const cell = (x: number | string | boolean | null | undefined): string => (x === null || x === undefined ? '—' : String(x));
+    rows.push(
+      `| ${t.name} | ${figures[`${key}_rps`]} | ${figures[`${key}_p50_ms`]} | ${figures[`${key}_p99_ms`]} | ${cell(figures[`${key}_router_cpu`] === null ? null : pct(figures[`${key}_router_cpu`] as number))} | ${cell(figures[`${key}_envoy_cpu`] === null ? null : pct(figures[`${key}_envoy_cpu`] as number))} | ${cell(figures[`${key}_router_us_per_request`])} | ${cell(figures[`${key}_envoy_us_per_request`])} |`,
+    );
+  }
+  const paced = rig.pacedBy(Object.values(runs).flat());
+  const bottleneck =
+    paced.length > 0
+      ? `paced by ${paced.join(', ')}, not the proxy tier`
+      : rig.pin
+        ? `the proxy core (cpu ${rig.proxyCpus}): the router alone, or Envoy and the picker sharing it`
+        : 'unpinned: every process shares the cores';
+  process.stdout.write(`${rows.join('\n')}\n\nbottleneck: ${bottleneck}\n`);
+  writeResult('epp', { figures, bottleneck });
 }
-const paced = rig.pacedBy(Object.values(runs).flat());
-const bottleneck =
-  paced.length > 0
-    ? `paced by ${paced.join(', ')}, not the proxy tier`
-    : rig.pin
-      ? `the proxy core (cpu ${rig.proxyCpus}): the router alone, or Envoy and the picker sharing it`
-      : 'unpinned: every process shares the cores';
-process.stdout.write(`${rows.join('\n')}\n\nbottleneck: ${bottleneck}\n`);
-writeResult('epp', { figures, bottleneck });
 
-await Promise.all([stopProcess(router.child), stopProcess(upstream.child), withPicker.close(), alone.close()]);
-rig.close();
+try {
+  await measure();
+} finally {
+  await Promise.all([stopProcess(router.child), stopProcess(upstream.child), withPicker.close(), alone.close()]);
+  ext.close();
+  hc.close();
+  rig.close();
+}
