@@ -8,7 +8,7 @@ import type { Relay } from '../proxy/relay.js';
 import type { AttemptEnd } from '../proxy/settlement.js';
 import { isFailureStatus } from '../proxy/settlement.js';
 import { requireJsonContentType } from '../request/content-type.js';
-import type { InferenceRoute } from '../request/inference-request.js';
+import { GENERATION_ROUTES } from '../request/inference-route.js';
 import type { GenerationPath } from '../server/generation.js';
 import type { InflightRequests } from '../server/inflight.js';
 import type { RequestTrace } from '../state/decisions/index.js';
@@ -35,13 +35,6 @@ export interface PickerDeps {
   /** A generation request was picked, this many seconds after its body ended: sgl_router_epp_pick_duration_seconds. */
   readonly picked: (seconds: number) => void;
 }
-
-/** The generation routes by path, as the HTTP front has them (server/routes.ts). */
-const GENERATION: Readonly<Record<string, InferenceRoute>> = {
-  '/v1/chat/completions': 'chat',
-  '/v1/completions': 'completions',
-  '/generate': 'generate',
-};
 
 /** Where the stream is: collecting the request, waiting for the engine's head, watching its body, over. */
 type Phase = 'request' | 'picked' | 'response' | 'over';
@@ -70,7 +63,8 @@ export class PickerStream {
   #own: (() => void) | undefined;
   #status = 0;
   #firstByteAt: number | undefined;
-  #counted = false;
+  /** The gateway's subset hint, when its request metadata carried one. */
+  #subset: ReadonlySet<string> | undefined;
 
   constructor(
     private readonly call: ServerDuplexStream<ProcessingRequest, object>,
@@ -131,8 +125,6 @@ export class PickerStream {
     }
   }
 
-  #subset: ReadonlySet<string> | undefined;
-
   /** The request is whole: admit it, take a worker, and answer the held headers, then the body. */
   #pick(): void {
     if (this.#phase !== 'request') return;
@@ -140,7 +132,7 @@ export class PickerStream {
     const d = this.d;
     const h = this.#headers;
     const path = (h[':path'] ?? '/').split('?', 1)[0]!;
-    const route = (h[':method'] ?? 'GET') === 'POST' ? GENERATION[path] : undefined;
+    const route = (h[':method'] ?? 'GET') === 'POST' ? GENERATION_ROUTES[path] : undefined;
     let worker: Worker;
     if (!d.ready()) return this.#refuse(ApiErrors.shuttingDown());
     if (route === undefined) {
@@ -164,8 +156,8 @@ export class PickerStream {
       this.#stream = parsed.stream;
       this.#trace = trace;
       this.#own = d.relay.owner(worker, parsed);
+      // Counted in flight while a worker is taken, so a drain waits for the picker's requests too.
       d.inflight.enter();
-      this.#counted = true;
     }
     this.#phase = 'picked';
     const endpoint = d.choice.endpoint(worker);
@@ -235,19 +227,23 @@ export class PickerStream {
 
   #finish(end: AttemptEnd): void {
     this.#phase = 'over';
-    const taken = this.#taken;
-    this.#taken = undefined;
+    const taken = this.#release();
     if (taken !== undefined) this.d.relay.finish(taken, end, this.#stream, this.#started, this.#trace);
-    if (this.#counted) {
-      this.#counted = false;
-      this.d.inflight.leave();
-    }
+  }
+
+  /** Let go of the taken worker, if any: out of the router's in-flight count; the caller settles or abandons it. */
+  #release(): Taken | undefined {
+    const taken = this.#taken;
+    if (taken === undefined) return undefined;
+    this.#taken = undefined;
+    this.d.inflight.leave();
+    return taken;
   }
 
   /** Answer the request here with the router's error envelope: Envoy sends it to the client. */
   #refuse(err: ApiError): void {
-    const wasTaken = this.#taken !== undefined;
-    if (wasTaken) this.#abandonTaken();
+    const taken = this.#release();
+    if (taken !== undefined) this.d.relay.abandon(taken);
     this.#phase = 'over';
     const body = JSON.stringify(errorEnvelope(err));
     const headers: Record<string, string> = { 'content-type': 'application/json', 'x-router-error-code': err.code };
@@ -256,16 +252,6 @@ export class PickerStream {
       immediate_response: { status: { code: err.status }, headers: setHeaders(headers), body: Buffer.from(body), details: err.code },
     });
     this.#close();
-  }
-
-  #abandonTaken(): void {
-    const taken = this.#taken!;
-    this.#taken = undefined;
-    this.d.relay.abandon(taken);
-    if (this.#counted) {
-      this.#counted = false;
-      this.d.inflight.leave();
-    }
   }
 
   #closed = false;

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PROMETHEUS_CONTENT_TYPE } from '../../prometheus/index.js';
 import { requireJsonContentType } from '../request/content-type.js';
 import type { InferenceRoute } from '../request/inference-request.js';
+import { GENERATION_ROUTES } from '../request/inference-route.js';
 import type { DecisionRing } from '../state/decisions/index.js';
 import type { RequestCapture } from '../state/capture/index.js';
 import type { RouterMetrics } from '../metrics/index.js';
@@ -73,9 +74,7 @@ export function routeTable(s: RouteSources): ReadonlyMap<string, Route> {
   });
   const get = (path: string, handler: Route['handler'], auth: Route['auth'] = 'none'): Route => ({ path, methods: GET, auth, handler });
   const routes: Route[] = [
-    generation('/v1/chat/completions', 'chat'),
-    generation('/v1/completions', 'completions'),
-    generation('/generate', 'generate'),
+    ...Object.entries(GENERATION_ROUTES).map(([path, route]) => generation(path, route)),
     get('/v1/models', (_req, res) => {
       const id = s.modelId();
       const data = id ? [{ id, object: 'model', created: Math.floor(s.startedAt / 1000), owned_by: 'routerctl' }] : [];
