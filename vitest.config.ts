@@ -3,7 +3,7 @@ import type { TestProjectInlineConfiguration } from 'vitest/config';
 
 /**
  * Files that need the machine to themselves run in a second group, after every other file
- * has finished. The vLLM gate test holds eight generations on two CPU engines and asserts
+ * has finished. The vLLM gate test holds twelve generations on two CPU engines and asserts
  * what the router saw of their real queue; with other files running beside it the engines
  * and the router starve, and the queue it waited for has drained before the routed request
  * is read (docs/peers.md §vLLM on the CPU).

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { freePort } from './peer-router.js';
 import { peer } from './peers.js';
 
@@ -96,7 +98,10 @@ export async function startVllm(o: VllmOptions = {}): Promise<Vllm> {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`vLLM exited with ${child.exitCode}: ${log.slice(-3000)}`);
     try {
-      if ((await fetch(`${url}/health`)).ok) return v;
+      if ((await fetch(`${url}/health`)).ok) {
+        yieldToServer(child.pid!);
+        return v;
+      }
     } catch {
       // not up yet
     }
@@ -105,6 +110,36 @@ export async function startVllm(o: VllmOptions = {}): Promise<Vllm> {
       throw new Error(`vLLM did not start in 240 s: ${log.slice(-3000)}`);
     }
     await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * The engine core and its worker (the API server's process group, but for the server)
+ * run at a lower priority than everything else. On two cores a generating engine keeps
+ * both busy, its worker computing and its engine core spinning between steps, and its
+ * own API server then went unanswered for 70 s while the engine ran twelve generations
+ * through (measured: its /metrics hung that long, and all twelve answers came at once).
+ * The server, the router and the test take the CPU when they need it; the engine gets
+ * the rest, which is all of it when they are idle (docs/peers.md §vLLM on the CPU).
+ */
+function yieldToServer(serverPid: number): void {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === serverPid) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // pid (comm) state ppid pgrp …: comm may hold spaces and parentheses, so read after the last ')'.
+    const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+    if (pgrp !== serverPid) continue;
+    // Linux sets a priority per thread: each of the process's threads, the busy one among them.
+    try {
+      for (const tid of readdirSync(`/proc/${entry}/task`)) setPriority(Number(tid), 10);
+    } catch {
+      // gone meanwhile
+    }
   }
 }
 
