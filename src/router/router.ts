@@ -129,6 +129,7 @@ export class Router {
       policy: this.policy,
       prefix: prefix.lookup,
       random: opts.random ?? Math.random,
+      tokenBlockSize: () => prefix.tokenBlockSize,
     }));
     const watch = (this.watch = new FleetWatch({ status, events: new EventWatcher(log, gate), table, gate, metrics, model }));
     const decisions = (this.decisions = new DecisionRing(c.decisionLogSize));

@@ -3,6 +3,9 @@ import { readV1Loads } from '../engines/index.js';
 import type { RankReading } from '../engines/index.js';
 import { LoadTable, PredictedPrefixes, PrefixIndex, PrefixLookup, createPolicy, queueGate } from '../router/index.js';
 import type { PolicyWorker } from '../router/index.js';
+import type { PrefixSignal } from '../router/index.js';
+import { PrefillEstimator, PrefillTicket, predictedCachedTokens } from '../router/index.js';
+import type { PrefillEstimate } from '../router/index.js';
 import { DEFAULT_ENGINE_PARAMS, ManualClock, Rng, SimEngine } from '../sim/index.js';
 import type { EngineParams, Flavor } from '../sim/index.js';
 import { coreKeys } from '../sim/index.js';
@@ -12,6 +15,8 @@ export interface VirtualFleetOptions {
   config: RouterConfig;
   workers: number;
   engine?: Partial<EngineParams> | undefined;
+  /** Per engine, over `engine`: a fleet that mixes GPUs (engine i takes entry i). */
+  engines?: ReadonlyArray<Partial<EngineParams> | undefined> | undefined;
   flavor?: Flavor | undefined;
   seed: number;
   /** What the prefix index is built from: what the router sent where (default), or the engines' KV events (VirtualKvEvents). */
@@ -29,7 +34,7 @@ export class VirtualFleet {
   readonly clock = new ManualClock(0);
   readonly params: EngineParams;
   readonly engines: SimEngine[];
-  readonly workers: Array<PolicyWorker & { inflight: number }>;
+  readonly workers: Array<PolicyWorker & { inflight: number; readonly prefill: PrefillEstimator }>;
   readonly table: LoadTable;
   readonly index: PrefixIndex;
   readonly prefix: PrefixLookup;
@@ -48,12 +53,12 @@ export class VirtualFleet {
           flavor: o.flavor ?? 'sglang',
           model: 'virtual',
           dpSize: 1,
-          params: this.params,
+          params: o.engines?.[i] === undefined ? this.params : { ...this.params, ...o.engines[i] },
           seed: o.seed + i,
           clock: this.clock,
         }),
     );
-    this.workers = this.engines.map((_, i) => ({ id: `virtual://engine-${i}`, slot: i, inflight: 0 }));
+    this.workers = this.engines.map((_, i) => ({ id: `virtual://engine-${i}`, slot: i, inflight: 0, prefill: new PrefillEstimator() }));
     this.table = new LoadTable(c.loadFreshnessMs);
     const gate = queueGate(c);
     this.table.setGate(gate);
@@ -116,6 +121,30 @@ export class VirtualFleet {
   recordSent(slot: number, hashes: readonly number[], hints: Int32Array): void {
     if (this.kvEvents === undefined) this.index.record(slot, hashes, hashes.length, hints);
     else this.prefix.predicted?.record(hashes, this.workers[slot]!);
+  }
+
+  /**
+   * A request of `inputTokens` sent to the engine at `slot`, as the relay takes it
+   * (src/router/proxy/relay.ts): its prefill is pending on the engine until its first
+   * token, and a sample of the engine's rate when the engine's last fresh sample had
+   * nothing waiting. `signal` is what the index said at selection, for its predicted
+   * uncached tokens (the virtual runs key whole token blocks).
+   */
+  prefillTicket(slot: number, inputTokens: number, signal: PrefixSignal | undefined): PrefillTicket {
+    const worker = this.workers[slot]!;
+    let matched = 0;
+    for (const m of signal?.matches ?? [])
+      if (m.worker === worker) {
+        matched = m.blocks;
+        break;
+      }
+    const cached = predictedCachedTokens(inputTokens, matched, signal?.queryBlocks ?? 0, this.o.config.blockSize);
+    return new PrefillTicket(worker.prefill, inputTokens - cached, this.table.basic(worker)?.waiting === 0);
+  }
+
+  /** What each engine's estimator learnt, by engine. */
+  learnedPrefill(): Array<PrefillEstimate | null> {
+    return this.workers.map((w) => w.prefill.current);
   }
 
   /** Prompt tokens the engines were sent and how many their prefix caches held; closes the engines. */

@@ -4,6 +4,7 @@ import { renderChat, tokenize } from '../prefix/index.js';
 import { textKey } from '../router/index.js';
 import type { CacheAwareDecision } from '../router/index.js';
 import type { EngineParams, Flavor } from '../sim/index.js';
+import type { PrefillEstimate } from '../router/index.js';
 import { VirtualFleet } from './virtual-fleet.js';
 import { countRefusal, emptyRefusalCounts } from './refusal-counts.js';
 import type { RefusalCounts } from './refusal-counts.js';
@@ -30,6 +31,8 @@ export interface VirtualRunOptions {
   config: RouterConfig;
   workers: number;
   engine?: Partial<EngineParams>;
+  /** Per engine, over `engine` (VirtualFleetOptions.engines). */
+  engines?: ReadonlyArray<Partial<EngineParams> | undefined>;
   flavor?: Flavor;
   workload: Partial<WorkloadOptions>;
   /** Arrivals are generated for this long; requests still running at the end are counted as unfinished. */
@@ -61,6 +64,8 @@ export interface VirtualRunResult {
   /** Prompt tokens the engines were sent, and how many of them their prefix caches held. */
   promptTokens: number;
   cachedTokens: number;
+  /** Each engine's prefill rate as the router learnt it over the run (docs/routing.md §Learned prefill rate), by engine. */
+  learnedPrefill: Array<PrefillEstimate | null>;
 }
 
 /**
@@ -94,7 +99,14 @@ const GENERATION_PROMPT = '<|assistant|>\n';
  */
 export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
   const c = opts.config;
-  const fleet = new VirtualFleet({ config: c, workers: opts.workers, engine: opts.engine, flavor: opts.flavor, seed: opts.seed });
+  const fleet = new VirtualFleet({
+    config: c,
+    workers: opts.workers,
+    engine: opts.engine,
+    engines: opts.engines,
+    flavor: opts.flavor,
+    seed: opts.seed,
+  });
   const { clock, engines, workers, table, index, prefix, policy, random } = fleet;
 
   const windowMs = (opts.windowS ?? 10) * 1000;
@@ -118,6 +130,7 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
     misses: { noCandidate: 0, capacity: 0 },
     promptTokens: 0,
     cachedTokens: 0,
+    learnedPrefill: [],
   };
   const endMs = opts.durationS * 1000;
 
@@ -157,13 +170,8 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
     const { prefixHashes, inputTokens } = textKey(text, c.blockSize);
     const view = table.view(now);
     const hints = policy.usesPrefix ? new Int32Array(prefixHashes.length) : undefined;
-    const outcome = policy.select({
-      pool: view,
-      load: view,
-      inputTokens,
-      prefix: policy.usesPrefix ? prefix.signal(prefixHashes, hints) : undefined,
-      random,
-    });
+    const signal = policy.usesPrefix ? prefix.signal(prefixHashes, hints) : undefined;
+    const outcome = policy.select({ pool: view, load: view, inputTokens, prefix: signal, random });
     const win = windowAt(now);
     if (!outcome.ok) {
       win.failures++;
@@ -187,15 +195,23 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
     let firstAt: number | undefined;
     s.busy = true;
     worker.inflight++;
+    const prefill = fleet.prefillTicket(slot, inputTokens, signal);
     const submitted = engine.submit(
       { promptTokens: s.tokens.concat(tokenize(tail)), maxTokens: a.maxTokens, ignoreEos: true },
       {
         onToken(piece, _index, at) {
-          firstAt ??= at;
+          if (firstAt === undefined) {
+            firstAt = at;
+            prefill.begun();
+          }
           reply += piece;
         },
-        onFinish() {
+        onFinish(req) {
           worker.inflight--;
+          // The engine's own count of what it computed, as its usage reports it.
+          worker.prefill.observeScale(req.promptTokens, inputTokens);
+          if (firstAt !== undefined) prefill.firstByte(firstAt - now, req.promptTokens - req.cachedTokens);
+          else prefill.begun();
           result.finished++;
           if (firstAt !== undefined) result.ttftMs.push(firstAt - now);
           // Windows cover the run; a request that finishes after it is in none.
@@ -211,6 +227,7 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
     );
     if (!submitted.ok) {
       worker.inflight--;
+      prefill.begun();
       s.busy = false;
       countRefusal(result, submitted.reason);
       afterTurn(s, a);
@@ -247,6 +264,7 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
   if (first.at * 1000 < endMs) clock.schedule(first.at * 1000, () => arrive(first));
 
   clock.advance(endMs);
+  result.learnedPrefill = fleet.learnedPrefill();
   const tokens = fleet.finish();
   result.promptTokens = tokens.promptTokens;
   result.cachedTokens = tokens.cachedTokens;

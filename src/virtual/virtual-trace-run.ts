@@ -5,6 +5,7 @@ import type { EngineParams, Flavor, KeyedPrompt } from '../sim/index.js';
 import { tokenPrompt } from '../sim/index.js';
 import { traceBlockKeys, traceFollowers, traceKeyable, tracePrompt, tracePromptTokens } from '../workload/index.js';
 import type { TraceRequest } from '../workload/index.js';
+import type { PrefillEstimate } from '../router/index.js';
 import { VirtualFleet } from './virtual-fleet.js';
 import { countRefusal, emptyRefusalCounts } from './refusal-counts.js';
 import type { RefusalCounts } from './refusal-counts.js';
@@ -13,6 +14,8 @@ export interface TraceRunOptions {
   config: RouterConfig;
   workers: number;
   engine?: Partial<EngineParams> | undefined;
+  /** Per engine, over `engine` (VirtualFleetOptions.engines). */
+  engines?: ReadonlyArray<Partial<EngineParams> | undefined> | undefined;
   flavor?: Flavor | undefined;
   seed: number;
   /** Arrivals in order, re-timed from 0 (selectTrace). */
@@ -64,6 +67,8 @@ export interface VirtualTraceRunResult extends TraceRunResult {
    * into windows by arrival (docs/bench.md §Recommend). One array per run.
    */
   ttftMsByRequest: Float64Array;
+  /** Each engine's prefill rate as the router learnt it over the run (docs/routing.md §Learned prefill rate), by engine. */
+  learnedPrefill: Array<PrefillEstimate | null>;
 }
 
 /** A run's figures before its first request: every count zero. */
@@ -97,6 +102,7 @@ export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
     config: c,
     workers: opts.workers,
     engine: opts.engine,
+    engines: opts.engines,
     flavor: opts.flavor,
     seed: opts.seed,
     prefixSource: opts.prefixSource,
@@ -106,6 +112,7 @@ export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
   const result: VirtualTraceRunResult = {
     ...emptyTraceResult(opts.trace.length),
     ttftMsByRequest: new Float64Array(opts.trace.length).fill(NaN),
+    learnedPrefill: [],
   };
   // Later turns of a conversation wait for the turn they follow.
   const next = traceFollowers(opts.trace);
@@ -141,13 +148,8 @@ export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
     if (policy.usesPrefix && hintScratch.length < hashes.length)
       hintScratch = new Int32Array(Math.max(hashes.length, 2 * hintScratch.length));
     const hints = policy.usesPrefix ? hintScratch : undefined;
-    const outcome = policy.select({
-      pool: view,
-      load: view,
-      inputTokens: r.inputLength,
-      prefix: policy.usesPrefix ? prefix.signal(hashes, hints) : undefined,
-      random,
-    });
+    const signal = policy.usesPrefix ? prefix.signal(hashes, hints) : undefined;
+    const outcome = policy.select({ pool: view, load: view, inputTokens: r.inputLength, prefix: signal, random });
     if (!outcome.ok) {
       result.failures++;
       settled(i);
@@ -159,14 +161,20 @@ export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
     const slot = outcome.worker.slot;
     const worker = workers[slot]!;
     worker.inflight++;
+    const prefill = fleet.prefillTicket(slot, r.inputLength, signal);
     // What the run keeps of a request's tokens, the engine keeps on the request itself
     // (its first token's time, its gaps summed in order): no state of our own a token.
     const submitted = engines[slot]!.submitKeyed(
       { prompt, maxTokens: r.outputLength, ignoreEos: true },
       {
-        onToken() {},
+        onToken() {
+          prefill.begun();
+        },
         onFinish(req) {
           worker.inflight--;
+          // The engine's own count of what it computed, as its usage reports it.
+          if (req.output.length > 0) prefill.firstByte(req.firstTokenAt - now, r.inputLength - req.cachedTokens);
+          else prefill.begun();
           const n = req.output.length;
           result.finished++;
           result.outputTokens += n;
@@ -182,6 +190,7 @@ export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
     );
     if (!submitted.ok) {
       worker.inflight--;
+      prefill.begun();
       countRefusal(result, submitted.reason);
       settled(i);
       return;
@@ -193,6 +202,7 @@ export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
     if (r.after === undefined) clock.schedule(r.atMs, () => send(i));
   });
   clock.runUntilIdle();
+  result.learnedPrefill = fleet.learnedPrefill();
   const tokens = fleet.finish();
   result.promptTokens = tokens.promptTokens;
   result.cachedTokens = tokens.cachedTokens;

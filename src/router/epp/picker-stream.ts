@@ -155,7 +155,7 @@ export class PickerStream {
       this.#taken = taken;
       this.#stream = parsed.stream;
       this.#trace = trace;
-      this.#own = d.relay.owner(worker, parsed);
+      this.#own = d.relay.firstByte(taken, parsed);
       // Counted in flight while a worker is taken, so a drain waits for the picker's requests too.
       d.inflight.enter();
     }

@@ -1,3 +1,4 @@
+import type { PrefillEstimator } from './prefill-rate/index.js';
 import type { POLICIES } from '../../config/index.js';
 import type { Decision } from '../../contract/index.js';
 
@@ -15,6 +16,8 @@ export interface PolicyWorker {
   readonly slot: number;
   /** Router-local in-flight requests (the Rust router's active_load). */
   readonly inflight: number;
+  /** Its prefill rate as the router learnt it, and the prefill it has pending (docs/routing.md §Learned prefill rate). */
+  readonly prefill?: PrefillEstimator;
 }
 
 /** A worker's engine-reported load, summed over DP ranks; present only when every rank is fresh. */

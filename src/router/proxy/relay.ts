@@ -10,6 +10,8 @@ import type { RequestTrace } from '../state/decisions/index.js';
 import type { LoadTable } from '../state/load-monitor/index.js';
 import type { PrefixIndex } from '../state/prefix-index/index.js';
 import type { PrefixLookup } from '../state/prefix-lookup.js';
+import { PrefillTicket, predictedCachedTokens } from '../policies/prefill-rate/index.js';
+import { EngineUsage } from '../state/decisions/index.js';
 import type { Worker } from '../upstream/worker.js';
 import { UpstreamCall } from './upstream-exchange.js';
 import type { UpstreamRequest } from './upstream-exchange.js';
@@ -29,6 +31,8 @@ export interface RelayDeps {
   /** The request's prefix matches over the current pool. */
   prefix: PrefixLookup;
   random: () => number;
+  /** Tokens per block when requests are keyed by engine tokens (events index), else null: how matched blocks become cached tokens. */
+  tokenBlockSize: () => number | null;
 }
 
 /** One client request on its way to a worker: what was selected for it, and where to answer. */
@@ -89,6 +93,7 @@ export class Relay {
       prefix = this.deps.prefix.signal(parsed.prefixHashes, parsed.prefixHints);
     }
     const outcome = policy.select({ pool: view, load: view, inputTokens: parsed.inputTokens, prefix, random: this.deps.random, exclude });
+    parsed.prefixSignal = prefix;
     return { outcome, prefix };
   }
 
@@ -154,14 +159,16 @@ export class Relay {
   ): Promise<AttemptFailure | undefined> {
     const taken = this.take(worker, parsed);
     if (!(taken instanceof Taken)) return taken;
+    // A prefill sample counts the engine's own tokens where its usage says them.
+    const usage = taken.prefill.quiet && parsed.stream ? new EngineUsage() : undefined;
     let end: AttemptEnd;
     try {
-      end = await call.attempt(worker, request, trace, this.owner(worker, parsed));
+      end = await call.attempt(worker, request, usage === undefined ? trace : usage.watching(trace), this.firstByte(taken, parsed));
     } catch (err) {
       this.abandon(taken);
       throw err;
     }
-    return this.finish(taken, end, parsed.stream, started, trace);
+    return this.finish(taken, end, parsed.stream, started, trace, usage);
   }
 
   /**
@@ -175,22 +182,42 @@ export class Relay {
     if (!breaker.acquire(performance.now())) return { error: ApiErrors.breakerOpen(), cause: 'breaker_open', retryable: true };
     worker.inflight++;
     worker.requestsTotal++;
+    // The prefill this request asks of the worker: a TTFT sample, when the engine had nothing waiting.
+    const prefill = new PrefillTicket(worker.prefill, this.uncachedOn(worker, parsed), this.deps.table.basic(worker)?.waiting === 0);
     // Under an events index the engine announces the prefix only once it has computed it: until then, the router remembers where it sent it.
     if (parsed.prefixHashes.length > 0) this.deps.prefix.predicted?.record(parsed.prefixHashes, worker);
     // Verdicts come when the request is over, possibly after the breaker changed: the
     // generation tells a stale verdict from the probe's.
-    return new Taken(worker, breaker.generation, this.#bookings(worker), this.deps.model());
+    return new Taken(worker, breaker.generation, this.#bookings(worker), this.deps.model(), prefill, parsed.inputTokens);
+  }
+
+  /** The prompt tokens `worker` is expected to compute for the request: all but those its index says the worker holds. */
+  private uncachedOn(worker: Worker, parsed: InferenceRequest): number {
+    const signal = parsed.prefixSignal;
+    let matched = 0;
+    if (signal !== undefined)
+      for (const m of signal.matches)
+        if (m.worker === worker) {
+          matched = m.blocks;
+          break;
+        }
+    const inputTokens = parsed.inputTokens;
+    return inputTokens - predictedCachedTokens(inputTokens, matched, signal?.queryBlocks ?? 0, this.deps.tokenBlockSize());
   }
 
   /**
-   * What makes the worker the owner of the request's prefix, called once the first
-   * byte of a 2xx is on its way to the client (and only then); undefined when served
-   * requests make no owners.
+   * What the first byte of a 2xx on its way to the client (and only that) does: the
+   * request's prefill is over, and (unless the engines' events say it) the worker
+   * becomes the owner of its prefix.
    */
-  owner(worker: Worker, parsed: InferenceRequest): (() => void) | undefined {
-    return this.recordsOwners
-      ? () => this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints)
-      : undefined;
+  firstByte(taken: Taken, parsed: InferenceRequest): () => void {
+    const prefill = taken.prefill;
+    if (!this.recordsOwners) return () => prefill.begun();
+    const worker = taken.worker;
+    return () => {
+      prefill.begun();
+      this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints);
+    };
   }
 
   /**
@@ -204,6 +231,7 @@ export class Relay {
     streamRequested: boolean,
     started: number,
     trace: RequestTrace | undefined,
+    usage?: EngineUsage,
   ): AttemptFailure | undefined {
     const { metrics, log } = this.deps;
     const { worker, gen, book, model } = taken;
@@ -223,11 +251,16 @@ export class Relay {
         const ttft = (ttftAt - started) / 1000;
         metrics.ttft.observe([model], ttft);
         book.ttft(ttft);
+        // From the send, not the arrival: a retry's first attempt is not this engine's time.
+        const enginePrompt = usage?.prompt();
+        if (enginePrompt !== undefined) worker.prefill.observeScale(enginePrompt, taken.inputTokens);
+        taken.prefill.firstByte(ttftAt - taken.sentAt, usage?.uncached());
       }
       if (s.duration) observeDuration(metrics, book, model, started);
       if (s.log !== undefined) log[s.log.level](s.log.msg, { worker: worker.url, ...s.log.fields });
       return s.failure;
     } finally {
+      taken.prefill.begun();
       worker.inflight--;
     }
   }
@@ -237,6 +270,7 @@ export class Relay {
    * refuses to send): no verdict on the worker, but a claimed probe must not stay claimed.
    */
   abandon(taken: Taken): void {
+    taken.prefill.begun();
     taken.worker.breaker.release(taken.gen);
     taken.worker.inflight--;
   }
@@ -244,12 +278,19 @@ export class Relay {
 
 /** A worker taken for one attempt (`Relay.take`): what settling it needs. */
 export class Taken {
+  /** performance.now() when the worker was taken: its TTFT sample counts from here. */
+  readonly sentAt = performance.now();
+
   constructor(
     readonly worker: Worker,
     /** The breaker's generation when the attempt began. */
     readonly gen: number,
     readonly book: WorkerBookings,
     readonly model: string,
+    /** Its prefill on the worker: pending until the first byte, then a sample of the worker's rate. */
+    readonly prefill: PrefillTicket,
+    /** The router's count of the request's prompt tokens. */
+    readonly inputTokens: number,
   ) {}
 }
 

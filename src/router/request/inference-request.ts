@@ -19,6 +19,12 @@ export interface InferenceRequest extends PromptKey {
    * serving worker afterwards skips the table lookups (PrefixIndex.record).
    */
   prefixHints?: Int32Array;
+  /**
+   * The prefix index's answer at the booked selection, which workers hold how much: the
+   * relay's predicted prefill. Spelled out, as `policies` (PrefixSignal) is no lower room.
+   */
+  prefixSignal?:
+    { readonly queryBlocks: number; readonly matches: ReadonlyArray<{ readonly worker: object; readonly blocks: number }> } | undefined;
 }
 
 /**

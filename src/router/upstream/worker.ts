@@ -1,5 +1,6 @@
 import type { PushInfo } from '../../engines/index.js';
 import type { PolicyWorker } from '../policies/types.js';
+import { PrefillEstimator } from '../policies/prefill-rate/index.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import type { UpstreamPool } from './upstream-pool.js';
 
@@ -40,6 +41,8 @@ export class Worker implements PolicyWorker {
   inflight = 0;
   requestsTotal = 0;
   gateRejectionsTotal = 0;
+  /** Its prefill rate as learnt from the requests it served, and the prefill tokens sent it that have not started (docs/routing.md §Learned prefill rate). */
+  readonly prefill = new PrefillEstimator();
   /** It left the fleet and its connections are gone (docs/http-edge.md §Membership): a request still bound for it goes elsewhere. */
   removed = false;
   info: WorkerInfo = {

@@ -4,3 +4,4 @@ export { RequestIds } from './request-ids.js';
 export { UsageCountScanner } from './usage-count-scanner.js';
 export { DecisionRecorder } from './decision-recorder.js';
 export type { DecisionRecorderOptions, RequestTrace } from './decision-recorder.js';
+export { EngineUsage } from './engine-usage.js';
