@@ -38,6 +38,7 @@ function one(i: number): void {
       gateRejected: 1,
       admissionRejected: 0,
       gateRule: 'waiting ≥ 6',
+      predictedTtftMs: -1,
       fleetAllQueued: false,
       divertedBlocks: 40,
       partialDiversion: false,

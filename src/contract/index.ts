@@ -16,6 +16,7 @@ export type {
   HistogramJson,
   KvEventsJson,
   LoadPushJson,
+  PrefillJson,
   PollErrorJson,
   WorkerFieldRow,
   WorkerFields,

@@ -18,6 +18,7 @@ export const METRIC_NAMES = Object.freeze({
   workerInflight: 'sgl_router_worker_inflight_requests',
   workerWaiting: 'sgl_router_worker_waiting_requests',
   workerSampleAge: 'sgl_router_worker_load_sample_age_seconds',
+  workerPrefillRate: 'sgl_router_worker_prefill_tokens_per_second',
   loadPollFailures: 'sgl_router_load_poll_failures_total',
   policyDecisions: 'sgl_router_policy_decisions_total',
   selectionFailures: 'sgl_router_policy_selection_failures_total',

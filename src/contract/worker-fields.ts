@@ -63,6 +63,22 @@ export interface LoadPushJson {
   last_error: string | null;
 }
 
+/** A worker's prefill rate as the router learnt it (docs/routing.md §Learned prefill rate). */
+export interface PrefillJson {
+  /** Prompt tokens it prefills per second; null while cold (too few samples, or too little spread in their sizes). */
+  tokens_per_second: number | null;
+  /** TTFT at zero tokens, ms; null while cold. */
+  base_ms: number | null;
+  /** What each token of prefill pending ahead adds to TTFT, ms (0 until learnt); null while cold. */
+  ahead_ms_per_token: number | null;
+  /** Samples the estimate reads (at most 128). */
+  samples: number;
+  /** Uncached prompt tokens this router sent it whose first byte has not come, as the router counts them. */
+  pending_tokens: number;
+  /** The engine's prompt tokens per token of the router's count, from its usage (1 until it says). */
+  token_scale: number;
+}
+
 /** A worker's KV event feeds, when the prefix index is built from them (docs/routing.md §Prefix from engine events). */
 export interface KvEventsJson {
   endpoints: string[];
@@ -137,6 +153,11 @@ export const WORKER_FIELDS = {
   inflight: row(number, 'router-local requests in flight to it'),
   requests_total: row(number, 'attempts sent to it (retries included)'),
   gate_rejections_total: row(number, 'times the gate rejected it as a cache candidate'),
+  prefill: row(
+    object<PrefillJson>(),
+    "its prefill rate as learnt from the streamed requests it served with nothing waiting (docs/routing.md §Learned prefill rate): `tokens_per_second` and `base_ms` (TTFT ≈ base_ms + uncached tokens / tokens_per_second; null while cold: fewer than 12 samples sent with nothing pending, or their prompt sizes within 2× of each other), `ahead_ms_per_token` (what each token of prefill pending ahead adds: about 1 / tokens_per_second where the engine batches prefills, 0 until 8 samples were sent behind some), `samples` (at most 128), `pending_tokens` (uncached prompt tokens sent it whose first byte has not come, the router's count), `token_scale` (the engine's prompt tokens per token of the router's count, the median of the last 15 its usage said; 1 until then)",
+    { compare: 'entries' },
+  ),
   dp_size: row(nullable(number), 'DP ranks it advertised in `/server_info`, when known'),
   load_poll_failures_total: row(number, 'load polls that produced no sample'),
   load_poll_failures: row(

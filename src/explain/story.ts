@@ -92,7 +92,11 @@ function engineLine(d: AdminDecision): string {
   if (d.status === null) return 'no response recorded (still running, cut, or the client left)';
   const parts = [`status ${d.status}`];
   parts.push(d.cached_tokens === null ? 'no cached-token count reported' : `reported ${d.cached_tokens} cached tokens`);
-  if (d.ttft_ms !== null) parts.push(`first byte after ${d.ttft_ms} ms`);
+  if (d.ttft_ms !== null)
+    parts.push(
+      // predicted_ttft_ms is absent from an older router's records, null while the worker's rate is still being learnt.
+      `first byte after ${d.ttft_ms} ms${d.predicted_ttft_ms === undefined || d.predicted_ttft_ms === null ? '' : ` (predicted ${d.predicted_ttft_ms} ms)`}`,
+    );
   if (d.duration_ms !== null) parts.push(`done after ${d.duration_ms} ms`);
   return parts.join(', ');
 }

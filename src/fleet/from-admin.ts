@@ -36,6 +36,7 @@ export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now())
       requestsTotal: w.requests_total ?? null,
       gateRejectionsTotal: w.gate_rejections_total ?? null,
       ...(w.kv_usage !== undefined ? { kvUsage: w.kv_usage } : {}),
+      ...(isObject(w.prefill) ? { prefillTokensPerS: w.prefill.tokens_per_second ?? null } : {}),
       ...(w.latency ? { ttft: histogram(w.latency.ttft_seconds), duration: histogram(w.latency.duration_seconds) } : {}),
     });
   }

@@ -66,6 +66,7 @@ export function snapshotFromPrometheus(text: string, receivedAt: number = Date.n
   }
   for (const [url, shares] of usage) workers.get(url)!.kvUsage = Math.min(1, shares.reduce((a, b) => a + b, 0) / shares.length);
   eachWorker(METRIC_NAMES.workerSampleAge, (w, v) => (w.sampleAgeMs = Math.round(v * 1000)));
+  eachWorker(METRIC_NAMES.workerPrefillRate, (w, v) => (w.prefillTokensPerS = v));
   eachWorker(METRIC_NAMES.workerRequests, (w, v) => (w.requestsTotal = (w.requestsTotal ?? 0) + v));
   eachWorker(METRIC_NAMES.gateRejected, (w, v) => (w.gateRejectionsTotal = (w.gateRejectionsTotal ?? 0) + v));
   const hasGateRejections = page.has(METRIC_NAMES.gateRejected);

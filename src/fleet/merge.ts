@@ -124,6 +124,7 @@ export function mergeReplicas(replicas: ReplicaStatus[], now: number = Date.now(
       },
     };
     if (m.kvUsage !== undefined) worker.kvUsage = m.kvUsage;
+    if (m.prefillTokensPerS !== undefined) worker.prefillTokensPerS = m.prefillTokensPerS;
     workers.push(worker);
   }
 
@@ -208,6 +209,8 @@ export function mergeParts(seen: WorkerSnapshot[]): MergedParts {
     sampleAgeMs: freshest?.sampleAgeMs ?? minKnown(seen.map((p) => p.sampleAgeMs)),
     loadSource: freshest?.loadSource ?? null,
     ...(seen.some((p) => p.kvUsage !== undefined) ? { kvUsage: freshest?.kvUsage ?? null } : {}),
+    // Each replica learns from what it sent: the mean of those that have learnt.
+    ...(seen.some((p) => p.prefillTokensPerS !== undefined) ? { prefillTokensPerS: meanKnown(seen.map((p) => p.prefillTokensPerS)) } : {}),
     fresh:
       freshest?.fresh ??
       anyOf(
@@ -239,6 +242,7 @@ export function onePart(p: WorkerSnapshot): MergedParts {
     sampleAgeMs: p.sampleAgeMs,
     loadSource: sampled ? p.loadSource : null,
     ...(p.kvUsage !== undefined ? { kvUsage: sampled ? p.kvUsage : null } : {}),
+    ...(p.prefillTokensPerS !== undefined ? { prefillTokensPerS: p.prefillTokensPerS } : {}),
     fresh: p.fresh,
     gated: p.gated,
     inflight: p.inflight,
@@ -333,4 +337,16 @@ function latencyOf(live: ReplicaStatus[]): FleetView['latency'] {
     ),
     overall: quantilesOf(sumHistograms(live.map((r) => r.snapshot!.ttft)), sumHistograms(live.map((r) => r.snapshot!.duration))),
   };
+}
+
+/** The mean of the known values; null when none is. */
+function meanKnown(xs: ReadonlyArray<number | null | undefined>): number | null {
+  let sum = 0;
+  let n = 0;
+  for (const x of xs)
+    if (x !== null && x !== undefined) {
+      sum += x;
+      n++;
+    }
+  return n === 0 ? null : sum / n;
 }

@@ -115,6 +115,8 @@ export interface WorkerSnapshot {
   gateRejectionsTotal: number | null;
   /** Share of the engine's KV cache in use (0..1); absent when the source does not say, null when unknown now. */
   kvUsage?: number | null;
+  /** Prompt tokens per second the router learnt the engine prefills (docs/routing.md §Learned prefill rate); absent when the source does not say, null while cold. */
+  prefillTokensPerS?: number | null;
   /** This worker's cumulative latency histograms at the router (seconds); absent when the source does not say. */
   ttft?: Histogram | null;
   duration?: Histogram | null;

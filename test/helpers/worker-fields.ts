@@ -19,6 +19,7 @@ export const workerFields = (url: string, over: Partial<WorkerFields> = {}): Wor
   inflight: 0,
   requests_total: 5,
   gate_rejections_total: 0,
+  prefill: { tokens_per_second: 21_500, base_ms: 6.2, ahead_ms_per_token: 0.046, samples: 40, pending_tokens: 0, token_scale: 1 },
   dp_size: null,
   load_poll_failures_total: 0,
   load_poll_failures: { connect: 0, http_status: 0, timeout: 0, too_large: 0, unreadable: 0 },

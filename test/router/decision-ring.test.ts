@@ -17,6 +17,7 @@ const input = (id: string, selected = 'http://a'): Omit<DecisionInput, 'selected
   divertedBlocks: 0,
   partialDiversion: false,
   gateRule: null,
+  predictedTtftMs: -1,
 });
 const owner = (id: string, blocks: number) => ({ worker: { id }, blocks });
 const admitted = () => ({ waiting: 0, verdict: 'admitted' as const });

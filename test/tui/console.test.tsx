@@ -371,6 +371,25 @@ describe('the console', () => {
     expect(c.frame()).not.toMatch(/not in this source: .*KV cache usage/);
   });
 
+  it('the detail shows the prefill rate the router learnt, and that it is still learning while cold', async () => {
+    const prefill = (tokens_per_second: number | null) => ({
+      tokens_per_second,
+      base_ms: tokens_per_second === null ? null : 6.1,
+      ahead_ms_per_token: tokens_per_second === null ? null : 0,
+      samples: tokens_per_second === null ? 3 : 40,
+      pending_tokens: 0,
+      token_scale: 1,
+    });
+    const c = mount(fleet([{ url: 'http://a:1', waiting: 1, prefill: prefill(null) }]));
+    await tick();
+    c.stdin.write('\r');
+    await settle(() => c.frame().includes('WORKER http://a:1'));
+    expect(c.frame()).toMatch(/served \S+ requests · prefill learning/);
+    c.feed.set(fleet([{ url: 'http://a:1', waiting: 1, prefill: prefill(21_480.6) }]));
+    await settle(() => /prefill 21,481 tok\/s/.test(c.frame()));
+    expect(c.frame()).not.toMatch(/not in this source: .*prefill rate/);
+  });
+
   it('the detail lists the last decisions that landed on the worker', async () => {
     const view = fleet([
       { url: 'http://a:1', waiting: 1 },

@@ -18,6 +18,8 @@ export interface WorkerDoc {
   healthy?: boolean;
   /** Share of the engine's KV cache in use (absent: an older router). */
   kv_usage?: number | null;
+  /** Its learnt prefill rate, as the router writes it (absent: an older router). */
+  prefill?: Record<string, number | null>;
   /** The worker's latency histograms, as the router writes them (absent: an older router). */
   latency?: { ttft_seconds: unknown; duration_seconds: unknown };
 }
@@ -57,6 +59,7 @@ export function adminDoc(
     dp_size: 1,
     ...(w.latency ? { latency: w.latency } : {}),
     ...(w.kv_usage !== undefined ? { kv_usage: w.kv_usage } : {}),
+    ...(w.prefill !== undefined ? { prefill: w.prefill } : {}),
   }));
   const bounds = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
   return {

@@ -23,6 +23,8 @@ export interface WorkerGaugeSource {
   breakerState: 0 | 1 | 2;
   waiting: number | null;
   sampleAgeSeconds: number | null;
+  /** Prompt tokens per second its prefill was learnt to run at; null while cold (docs/routing.md §Learned prefill rate). */
+  prefillTokensPerSecond?: number | null;
   /** Failed load polls by cause (docs/engine-load.md, "Poll failures"). */
   loadPollFailures?: Readonly<Record<PollFailureReason, number>>;
 }
@@ -282,6 +284,13 @@ export class RouterMetrics {
         workers,
         (x) => pairs(x).worker,
         (x) => x.sampleAgeSeconds,
+      )
+      .gaugeEach(
+        METRIC_NAMES.workerPrefillRate,
+        'Prompt tokens per second the worker prefills, as learnt from the TTFTs of the requests it served; absent while cold.',
+        workers,
+        (x) => pairs(x).worker,
+        (x) => x.prefillTokensPerSecond ?? null,
       )
       .counter(
         METRIC_NAMES.loadPollFailures,

@@ -1,9 +1,10 @@
 import type { RouterConfig } from '../../config/index.js';
 import { DECISIONS } from '../../contract/index.js';
-import type { AdminRouter, AdminState, WorkerFields } from '../../contract/index.js';
+import type { AdminRouter, AdminState, PrefillJson, WorkerFields } from '../../contract/index.js';
 import type { KvCatchUp } from '../../engines/index.js';
 import type { HistogramReading, RouterMetrics } from '../metrics/index.js';
 import type { QueueGate } from '../policies/index.js';
+import type { PrefillEstimator } from '../policies/prefill-rate/index.js';
 import type { WorkerReading } from '../status/worker-status.js';
 import type { Worker } from '../upstream/worker.js';
 import { JsonBuffer } from './json-buffer.js';
@@ -305,6 +306,7 @@ function workerFields(r: WorkerReading, gate: QueueGate, clock: number): WorkerF
     inflight: w.inflight,
     requests_total: w.requestsTotal,
     gate_rejections_total: w.gateRejectionsTotal,
+    prefill: prefillJson(w.prefill),
     dp_size: w.info.dpSize ?? null,
     load_poll_failures_total: polls.failuresTotal,
     load_poll_failures: { ...polls.failures },
@@ -366,4 +368,17 @@ function catchUpNote(outcome: KvCatchUp, missed: number): string | null {
       : "no replay endpoint: a router replica started later begins empty (set replay_endpoint in the engine's --kv-events-config)";
   }
   return null;
+}
+
+/** A worker's learnt prefill rate, rounded as an operator reads it. */
+function prefillJson(p: PrefillEstimator): PrefillJson {
+  const e = p.current;
+  return {
+    tokens_per_second: e === null ? null : Math.round(e.tokensPerSecond),
+    base_ms: e === null ? null : Math.round(e.baseMs * 100) / 100,
+    ahead_ms_per_token: e === null ? null : Math.round(e.aheadMsPerToken * 1e6) / 1e6,
+    samples: p.samples,
+    pending_tokens: p.pending,
+    token_scale: Math.round(p.scale * 1000) / 1000,
+  };
 }

@@ -37,6 +37,7 @@ export function routerGauges(d: RouterGaugeDeps): GaugeSource {
         breakerState: w.breaker.state === 'closed' ? 0 : w.breaker.state === 'open' ? 1 : 2,
         waiting: fresh ? fresh.waiting : null,
         sampleAgeSeconds: sampleAgeMs === undefined ? null : sampleAgeMs / 1000,
+        prefillTokensPerSecond: w.prefill.current?.tokensPerSecond ?? null,
         loadPollFailures: polls.failures,
       })),
     queueGateInert: () => d.gate.inert(d.table.view(performance.now())),

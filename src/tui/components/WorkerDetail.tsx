@@ -111,10 +111,16 @@ function factLines(w: FleetWorker, view: FleetView, limit: number | null, histor
     ` · rejections ${fmtInt(w.gateRejectionsTotal)} total, ${fmtRate(w.gateRejectionsPerS)}/s`,
     w.gated === true ? { text: ' · its cache-affine requests go to other owners or the least loaded', dim: true } : '',
   ];
-  const served: SegmentInput[] = [{ text: 'served ', bold: true }, `${fmtInt(w.requestsTotal)} requests`, ...latencySegments(w.latency)];
+  const served: SegmentInput[] = [
+    { text: 'served ', bold: true },
+    `${fmtInt(w.requestsTotal)} requests`,
+    ...prefillSegments(w.prefillTokensPerS),
+    ...latencySegments(w.latency),
+  ];
   const lacks = [
     w.latency === null ? 'latency per worker' : null,
     w.kvUsage === undefined ? 'KV cache usage' : null,
+    w.prefillTokensPerS === undefined ? 'prefill rate' : null,
     view.source === 'engine' ? 'router decisions' : (view.recentDecisions ?? []).length === 0 ? 'decisions per worker' : null,
   ].filter((x): x is string => x !== null);
   return [
@@ -134,6 +140,12 @@ function factLines(w: FleetWorker, view: FleetView, limit: number | null, histor
       { text: lacks.join(', '), dim: true },
     ],
   ].slice(0, FACT_LINES);
+}
+
+/** The prefill rate the routers learnt; while cold, that it is still learning (docs/routing.md §Learned prefill rate). */
+function prefillSegments(rate: number | null | undefined): SegmentInput[] {
+  if (rate === undefined) return [];
+  return rate === null ? [' · prefill ', { text: 'learning', dim: true }] : [` · prefill ${fmtInt(Math.round(rate))} tok/s`];
 }
 
 function latencySegments(l: FleetWorker['latency']): SegmentInput[] {

@@ -1,5 +1,6 @@
 import type { RouterMetrics } from '../../metrics/index.js';
 import type { LoadView, PolicyWorker, PrefixSignal, QueueGate, SelectionSuccess } from '../../policies/index.js';
+import { predictedCachedTokens } from '../../policies/prefill-rate/index.js';
 import { UsageCountScanner } from './usage-count-scanner.js';
 import { ownerSummary } from './decision-ring.js';
 import type { DecisionRing, GateVerdict } from './decision-ring.js';
@@ -65,6 +66,8 @@ export class DecisionRecorder {
     };
     const cacheAware = selection.cacheAware;
     const owners = ownerSummary(matches, selection.worker.id);
+    // What the router expects the engine to reuse, and so to compute.
+    const predicted = predictedCachedTokens(inputTokens, owners.selectedBlocks, queryBlocks, o.tokenBlockSize());
     // Fields spelled out: an object literal that opens with a spread and adds more than a
     // dozen properties costs V8 ~19 µs per request on Node 20 (BENCHMARKS.md, section 2),
     // against ~0.2 µs for the same literal written out.
@@ -87,6 +90,7 @@ export class DecisionRecorder {
         divertedBlocks: cacheAware?.divertedOverlapBlocks ?? 0,
         partialDiversion: cacheAware?.partialDiversion === true,
         gateRule: gate.rule(),
+        predictedTtftMs: predictedTtft(selection.worker, inputTokens - predicted),
       },
       matches,
       verdict,
@@ -106,16 +110,6 @@ export class DecisionRecorder {
         `${cacheAware?.decision ?? selection.reason}; worker=${name(selection.worker)}; matched=${selectedBlocks}/${queryBlocks}; best=${name(best)}; best_matched=${bestBlocks}/${queryBlocks}`;
     }
     const scanner = o.ring.capacity > 0 ? new UsageCountScanner() : undefined;
-    // What the router expected the engine to reuse: whole blocks when keyed by engine
-    // tokens (the engine always computes the prompt's last token), else the matched
-    // share of the prompt's tokens.
-    const bs = o.tokenBlockSize();
-    const predicted =
-      queryBlocks === 0
-        ? 0
-        : bs !== null
-          ? Math.min(selectedBlocks, Math.floor((inputTokens - 1) / bs)) * bs
-          : Math.round((inputTokens * selectedBlocks) / queryBlocks);
     return {
       headers,
       onChunk: scanner ? (c) => scanner.push(c) : undefined,
@@ -128,4 +122,9 @@ export class DecisionRecorder {
       },
     };
   }
+}
+
+/** The worker's predicted TTFT for `ownTokens` more, ms; -1 while it has no estimate (docs/routing.md §Learned prefill rate). */
+function predictedTtft(worker: PolicyWorker, ownTokens: number): number {
+  return worker.prefill?.predictMs(ownTokens) ?? -1;
 }

@@ -50,6 +50,8 @@ export interface DecisionInput {
   partialDiversion: boolean;
   /** The queue gate's rule in force at the decision (QueueGate.rule), null with the gate off. */
   gateRule: string | null;
+  /** The selected worker's predicted TTFT (its pending prefill and this request's, over its learnt rate), ms; -1 while it has no estimate. */
+  predictedTtftMs: number;
   /** Blocks the selected worker held, and the deepest owner with its blocks (ownerSummary). */
   selectedBlocks: number;
   best: string | null;
@@ -128,6 +130,7 @@ export class DecisionRing {
       divertedBlocks: 0,
       partialDiversion: false,
       gateRule: null,
+      predictedTtftMs: -1,
       retriedTo: null,
       status: 0,
       cachedTokens: -1,
@@ -173,6 +176,7 @@ export class DecisionRing {
     s.divertedBlocks = d.divertedBlocks;
     s.partialDiversion = d.partialDiversion;
     s.gateRule = d.gateRule;
+    s.predictedTtftMs = d.predictedTtftMs;
     s.selectedBlocks = d.selectedBlocks;
     s.best = d.best;
     s.bestBlocks = d.bestBlocks;
@@ -273,6 +277,7 @@ function toJson(s: Slot): AdminDecision {
     diverted_blocks: s.divertedBlocks,
     partial_diversion: s.partialDiversion,
     gate_rule: s.gateRule,
+    predicted_ttft_ms: s.predictedTtftMs < 0 ? null : Math.round(s.predictedTtftMs * 10) / 10,
     retried_to: s.retriedTo,
     status: s.status === 0 ? null : s.status,
     cached_tokens: s.cachedTokens < 0 ? null : s.cachedTokens,
