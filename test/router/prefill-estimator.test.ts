@@ -147,7 +147,7 @@ describe('the learned rate on simulated engines that know the truth', () => {
   // The simulator's tokenizing time per *prompt* token (α1) is off: it grows with the
   // whole prompt, cached or not, so it is no part of the rate per uncached token, and on
   // conversations (where longer turns come with longer histories) it tilts the line
-  // (with it on, 46,000 to 58,000 tokens/s is learnt for 57,971: docs/routing.md §Learned prefill rate).
+  // (with it on, 41,800 to 60,800 tokens/s is learnt for 57,971: docs/routing.md §Learned prefill rate).
   // Twelve applications, so that every engine owns some and serves requests to learn from.
   const speeds = [1, 2, 1, 2];
   const run = (seed: number) =>
