@@ -251,9 +251,9 @@ export class Relay {
         const ttft = (ttftAt - started) / 1000;
         metrics.ttft.observe([model], ttft);
         book.ttft(ttft);
-        // From the send, not the arrival: a retry's first attempt is not this engine's time.
         const enginePrompt = usage?.prompt();
         if (enginePrompt !== undefined) worker.prefill.observeScale(enginePrompt, taken.inputTokens);
+        // From the send, not the arrival: a retry's first attempt is not this engine's time.
         taken.prefill.firstByte(ttftAt - taken.sentAt, usage?.uncached());
       }
       if (s.duration) observeDuration(metrics, book, model, started);
