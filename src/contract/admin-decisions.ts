@@ -49,9 +49,9 @@ export interface AdminDecision {
   /** Added: the queue gate's rule in force when the decision was made (auto moves it), e.g. `waiting ≥ 6`; null with the gate off. */
   gate_rule: string | null;
   /**
-   * Added: the TTFT the router predicted for the selected worker, ms: its learnt base, plus its
-   * pending prefill tokens and this request's uncached ones over its learnt rate
-   * (docs/routing.md §Learned prefill rate); null while the worker's estimate is cold.
+   * Added: the TTFT the router predicted for the selected worker, ms: its learnt base, this
+   * request's uncached tokens over its learnt rate, and the prefill pending ahead at its learnt
+   * weight (docs/routing.md §Learned prefill rate); null while the worker's estimate is cold.
    */
   predicted_ttft_ms: number | null;
   /** The worker a retry went to, when the selected one failed first. */

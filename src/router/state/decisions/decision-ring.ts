@@ -50,7 +50,7 @@ export interface DecisionInput {
   partialDiversion: boolean;
   /** The queue gate's rule in force at the decision (QueueGate.rule), null with the gate off. */
   gateRule: string | null;
-  /** The selected worker's predicted TTFT (its pending prefill and this request's, over its learnt rate), ms; -1 while it has no estimate. */
+  /** The selected worker's predicted TTFT (this request's prefill at its learnt rate, what is pending at its learnt weight), ms; -1 while it has no estimate. */
   predictedTtftMs: number;
   /** Blocks the selected worker held, and the deepest owner with its blocks (ownerSummary). */
   selectedBlocks: number;
