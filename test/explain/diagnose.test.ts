@@ -1,37 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { AdminDecision } from '../../src/contract/index.js';
 import { diagnose, formatDiagnosis } from '../../src/explain/index.js';
+import { adminDecision } from '../helpers/admin-decision.js';
 
 /** A completed record: 100 prompt tokens in 10 prefix blocks (10 tokens a block). */
-function rec(o: Partial<AdminDecision> & { worker?: string }): AdminDecision {
-  return {
-    seq: 1,
-    request_id: 'r',
-    at_ms: 0,
-    policy: 'cache_aware',
-    decision: 'cache_hit',
-    reason: 'cache_affinity',
-    input_tokens: 100,
-    query_blocks: 10,
-    worker: 'http://a:1',
-    matched_blocks: 0,
-    best_worker: null,
-    best_matched_blocks: 0,
-    candidates: [],
-    more_candidates: 0,
-    gate_rejected: 0,
-    admission_rejected: 0,
-    fleet_all_queued: false,
-    diverted_blocks: 0,
-    partial_diversion: false,
-    retried_to: null,
-    status: 200,
-    cached_tokens: 0,
-    ttft_ms: 1,
-    duration_ms: 2,
-    ...o,
-  };
-}
+const rec = adminDecision;
 const hit = (worker: string, cached = 90) =>
   rec({ worker, matched_blocks: 9, best_worker: worker, best_matched_blocks: 9, cached_tokens: cached });
 const tokensOf = (d: ReturnType<typeof diagnose>) => Object.fromEntries(d.ladder.map((s) => [s.step, s.tokens]));

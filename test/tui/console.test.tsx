@@ -6,6 +6,7 @@ import { computeRates, mergeReplicas, snapshotFromAdmin, snapshotFromPrometheus 
 import type { FleetView } from '../../src/fleet/index.js';
 import { ConsoleApp } from '../../src/tui/index.js';
 import type { ChildState, Store } from '../../src/tui/index.js';
+import { adminDecision } from '../helpers/admin-decision.js';
 import { adminDoc, prometheusFixture, status, viewOf } from './fixtures.js';
 
 const NOW = 1_700_000_000_500;
@@ -395,32 +396,21 @@ describe('the console', () => {
       { url: 'http://a:1', waiting: 1 },
       { url: 'http://b:1', waiting: 0 },
     ]);
-    const rec = (id: string, worker: string, decision: string, matched: number) => ({
-      seq: id.length,
-      request_id: id,
-      at_ms: NOW,
-      policy: 'cache_aware',
-      decision,
-      reason: 'x',
-      input_tokens: 100,
-      query_blocks: 10,
-      worker,
-      matched_blocks: matched,
-      best_worker: 'http://a:1',
-      best_matched_blocks: 10,
-      candidates: [],
-      more_candidates: 0,
-      gate_rejected: 0,
-      admission_rejected: 0,
-      fleet_all_queued: false,
-      diverted_blocks: 0,
-      partial_diversion: false,
-      retried_to: null,
-      status: 200,
-      cached_tokens: matched * 10,
-      ttft_ms: 3,
-      duration_ms: 4,
-    });
+    const rec = (id: string, worker: string, decision: string, matched: number) =>
+      adminDecision({
+        seq: id.length,
+        request_id: id,
+        at_ms: NOW,
+        decision,
+        reason: 'x',
+        worker,
+        matched_blocks: matched,
+        best_worker: 'http://a:1',
+        best_matched_blocks: 10,
+        cached_tokens: matched * 10,
+        ttft_ms: 3,
+        duration_ms: 4,
+      });
     const c = mount(
       { ...view, recentDecisions: [rec('d-1', 'http://a:1', 'cache_hit', 10), rec('d-22', 'http://b:1', 'cache_worker_queued', 0)] },
       { columns: 120, rows: 40 },
