@@ -4,7 +4,7 @@ import type { RankReading } from '../engines/index.js';
 import { LoadTable, PredictedPrefixes, PrefixIndex, PrefixLookup, createPolicy, queueGate } from '../router/index.js';
 import type { PolicyWorker } from '../router/index.js';
 import type { PrefixSignal } from '../router/index.js';
-import { PrefillEstimator, PrefillTicket, predictedCachedTokens } from '../router/index.js';
+import { PrefillEstimator, PrefillTicket, predictedUncachedTokens } from '../router/index.js';
 import type { PrefillEstimate } from '../router/index.js';
 import { DEFAULT_ENGINE_PARAMS, ManualClock, Rng, SimEngine } from '../sim/index.js';
 import type { EngineParams, Flavor } from '../sim/index.js';
@@ -132,14 +132,8 @@ export class VirtualFleet {
    */
   prefillTicket(slot: number, inputTokens: number, signal: PrefixSignal | undefined): PrefillTicket {
     const worker = this.workers[slot]!;
-    let matched = 0;
-    for (const m of signal?.matches ?? [])
-      if (m.worker === worker) {
-        matched = m.blocks;
-        break;
-      }
-    const cached = predictedCachedTokens(inputTokens, matched, signal?.queryBlocks ?? 0, this.o.config.blockSize);
-    return new PrefillTicket(worker.prefill, inputTokens - cached, this.table.basic(worker)?.waiting === 0);
+    const own = predictedUncachedTokens(inputTokens, signal, worker, this.o.config.blockSize);
+    return new PrefillTicket(worker.prefill, own, this.table.basic(worker)?.waiting === 0);
   }
 
   /** What each engine's estimator learnt, by engine. */

@@ -99,14 +99,8 @@ const GENERATION_PROMPT = '<|assistant|>\n';
  */
 export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
   const c = opts.config;
-  const fleet = new VirtualFleet({
-    config: c,
-    workers: opts.workers,
-    engine: opts.engine,
-    engines: opts.engines,
-    flavor: opts.flavor,
-    seed: opts.seed,
-  });
+  // The run's options are the fleet's, and more.
+  const fleet = new VirtualFleet(opts);
   const { clock, engines, workers, table, index, prefix, policy, random } = fleet;
 
   const windowMs = (opts.windowS ?? 10) * 1000;

@@ -98,16 +98,8 @@ export function emptyTraceResult(requests: number): TraceRunResult {
  */
 export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
   const c = opts.config;
-  const fleet = new VirtualFleet({
-    config: c,
-    workers: opts.workers,
-    engine: opts.engine,
-    engines: opts.engines,
-    flavor: opts.flavor,
-    seed: opts.seed,
-    prefixSource: opts.prefixSource,
-    kvEventDelayMs: opts.kvEventDelayMs,
-  });
+  // The run's options are the fleet's, and more.
+  const fleet = new VirtualFleet(opts);
   const { clock, engines, workers, table, prefix, policy, random } = fleet;
   const result: VirtualTraceRunResult = {
     ...emptyTraceResult(opts.trace.length),

@@ -4,7 +4,7 @@ export { RandomPolicy } from './random.js';
 export { PowerOfNPolicy } from './power-of-n.js';
 export { NO_QUEUE_GATE, queueGate } from './queue-gate.js';
 export type { QueueGate } from './queue-gate.js';
-export { PrefillEstimator, PrefillTicket, predictedCachedTokens } from './prefill-rate/index.js';
+export { PrefillEstimator, PrefillTicket, predictedCachedTokens, predictedUncachedTokens } from './prefill-rate/index.js';
 export type { PrefillEstimate } from './prefill-rate/index.js';
 export type {
   Policy,

@@ -10,7 +10,7 @@ import type { RequestTrace } from '../state/decisions/index.js';
 import type { LoadTable } from '../state/load-monitor/index.js';
 import type { PrefixIndex } from '../state/prefix-index/index.js';
 import type { PrefixLookup } from '../state/prefix-lookup.js';
-import { PrefillTicket, predictedCachedTokens } from '../policies/prefill-rate/index.js';
+import { PrefillTicket, predictedUncachedTokens } from '../policies/prefill-rate/index.js';
 import { EngineUsage } from '../state/decisions/index.js';
 import type { Worker } from '../upstream/worker.js';
 import { UpstreamCall } from './upstream-exchange.js';
@@ -183,26 +183,13 @@ export class Relay {
     worker.inflight++;
     worker.requestsTotal++;
     // The prefill this request asks of the worker: a TTFT sample, when the engine had nothing waiting.
-    const prefill = new PrefillTicket(worker.prefill, this.uncachedOn(worker, parsed), this.deps.table.basic(worker)?.waiting === 0);
+    const own = predictedUncachedTokens(parsed.inputTokens, parsed.prefixSignal, worker, this.deps.tokenBlockSize());
+    const prefill = new PrefillTicket(worker.prefill, own, this.deps.table.basic(worker)?.waiting === 0);
     // Under an events index the engine announces the prefix only once it has computed it: until then, the router remembers where it sent it.
     if (parsed.prefixHashes.length > 0) this.deps.prefix.predicted?.record(parsed.prefixHashes, worker);
     // Verdicts come when the request is over, possibly after the breaker changed: the
     // generation tells a stale verdict from the probe's.
     return new Taken(worker, breaker.generation, this.#bookings(worker), this.deps.model(), prefill, parsed.inputTokens);
-  }
-
-  /** The prompt tokens `worker` is expected to compute for the request: all but those its index says the worker holds. */
-  private uncachedOn(worker: Worker, parsed: InferenceRequest): number {
-    const signal = parsed.prefixSignal;
-    let matched = 0;
-    if (signal !== undefined)
-      for (const m of signal.matches)
-        if (m.worker === worker) {
-          matched = m.blocks;
-          break;
-        }
-    const inputTokens = parsed.inputTokens;
-    return inputTokens - predictedCachedTokens(inputTokens, matched, signal?.queryBlocks ?? 0, this.deps.tokenBlockSize());
   }
 
   /**

@@ -9,5 +9,6 @@ export {
   PREFILL_WINDOW,
 } from './prefill-estimator.js';
 export type { PrefillEstimate } from './prefill-estimator.js';
-export { predictedCachedTokens } from './predicted-cached.js';
+export { predictedCachedTokens, predictedUncachedTokens } from './predicted-cached.js';
+export type { MatchedPrefix } from './predicted-cached.js';
 export { PrefillTicket } from './prefill-ticket.js';
