@@ -18,7 +18,9 @@ const owners = ['http://10.0.0.1:30000', 'http://10.0.0.2:30000', 'http://10.0.0
   blocks: 40 - i * 7,
 }));
 const verdict = (w: { id: string }) =>
-  w.id.endsWith('1:30000') ? { waiting: 7, verdict: 'gated' as const } : { waiting: 2, verdict: 'admitted' as const };
+  w.id.endsWith('1:30000')
+    ? { waiting: 7, verdict: 'gated' as const, predictedMs: -1 }
+    : { waiting: 2, verdict: 'admitted' as const, predictedMs: -1 };
 const response = Buffer.from(
   `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"${'x'.repeat(300)}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1562,"completion_tokens":2,"total_tokens":1564,"prompt_tokens_details":{"cached_tokens":1552}}}`,
 );

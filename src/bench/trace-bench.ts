@@ -44,6 +44,10 @@ export interface TraceArmReport {
   requests_per_s: number | null;
   /** Share of requests whose TTFT met --slo-ttft-ms. */
   goodput: number | null;
+  /** Requests `--admission slo` answered 429 (counted as misses in `goodput`). */
+  shed: number;
+  /** Share of the requests not shed whose TTFT met --slo-ttft-ms: what the admitted saw. */
+  goodput_admitted: number | null;
 }
 
 /**
@@ -215,6 +219,7 @@ function armReport(c: Configuration, r: TraceRunResult, sloMs: number, bounds: T
   const ttft = percentiles(r.ttftMs);
   const itl = percentiles(r.itlMs);
   const round = (v: number | null): number | null => (v === null ? null : Math.round(v * 10) / 10);
+  const good = r.ttftMs.filter((t) => t <= sloMs).length;
   return {
     letter: c.letter,
     label: c.label,
@@ -232,7 +237,9 @@ function armReport(c: Configuration, r: TraceRunResult, sloMs: number, bounds: T
     itl_ms: { p50: round(itl.p50), p99: round(itl.p99) },
     output_tokens_per_s: r.spanS > 0 ? Math.round(r.outputTokens / r.spanS) : null,
     requests_per_s: r.spanS > 0 ? Math.round((r.finished / r.spanS) * 100) / 100 : null,
-    goodput: r.requests > 0 ? Math.round((r.ttftMs.filter((t) => t <= sloMs).length / r.requests) * 10_000) / 10_000 : null,
+    goodput: r.requests > 0 ? Math.round((good / r.requests) * 10_000) / 10_000 : null,
+    shed: r.shed,
+    goodput_admitted: r.requests > r.shed ? Math.round((good / (r.requests - r.shed)) * 10_000) / 10_000 : null,
   };
 }
 
@@ -266,6 +273,10 @@ function renderTraceReport(
       `| ${a.letter} | ${a.label} | ${share(d.cache_hit)} | ${share(d.cache_miss)} | ${share(d.cache_worker_queued)} | ${share(d.all_queued)} | ${a.diverted_blocks} | ${pct(a.cached_token_ratio)} | ${pct(a.ceiling_share)} | ${ms(a.ttft_ms.p50)} / ${ms(a.ttft_ms.p90)} / ${ms(a.ttft_ms.p99)} | ${ms(a.itl_ms.p50)} | ${a.output_tokens_per_s ?? '–'} | ${a.requests_per_s ?? '–'} | ${pct(a.goodput)} | ${(wallMs[i]! / 1000).toFixed(1)} s |`,
     );
   });
+  for (const a of report.runs.filter((x) => x.shed > 0))
+    lines.push(
+      `${a.letter}: ${a.shed} shed by --admission slo (${pct(a.shed / a.requests)} of requests, counted as misses); goodput of the admitted ${pct(a.goodput_admitted)}`,
+    );
   const unfinished = report.runs.filter((a) => a.refused + a.failures > 0);
   for (const a of unfinished) {
     const by = a.refused_by;

@@ -59,7 +59,8 @@ export async function runTraceWall(o: WallTraceOptions): Promise<TraceRunResult>
       stream: true,
     });
     const outcome = await streamGenerate(base, body, agent, o.timeoutMs);
-    if (outcome.kind === 'refused') {
+    if (outcome.kind === 'shed') result.shed++;
+    else if (outcome.kind === 'refused') {
       // A 400 whose words are not a length refusal is counted in the total only.
       if (outcome.reason === undefined) result.refused++;
       else countRefusal(result, outcome.reason);
@@ -94,6 +95,8 @@ export async function runTraceWall(o: WallTraceOptions): Promise<TraceRunResult>
 type Outcome =
   | { kind: 'ok'; firstAt: number | undefined; tokens: number; gaps: number; promptTokens: number; cachedTokens: number }
   | { kind: 'refused'; reason: LengthRefusalReason | 'queue_full' | undefined }
+  /** The router's own 429 (`request_shed`): --admission slo, or a sheddable request while every worker is queued. */
+  | { kind: 'shed' }
   | { kind: 'failed' };
 
 /**
@@ -117,7 +120,8 @@ async function streamGenerate(base: string, body: string, dispatcher: Dispatcher
   if (res.statusCode === 400) return { kind: 'refused', reason: await refusalReason(res) };
   if (res.statusCode !== 200) {
     await res.body.dump().catch(() => undefined);
-    // 429: every engine's waiting queue was full (the router relays it when no other worker can take the request).
+    if (res.statusCode === 429 && res.headers['x-router-error-code'] === 'request_shed') return { kind: 'shed' };
+    // Another 429: every engine's waiting queue was full (the router relays it when no other worker can take the request).
     return res.statusCode === 429 ? { kind: 'refused', reason: 'queue_full' } : { kind: 'failed' };
   }
   let firstAt: number | undefined;

@@ -253,8 +253,15 @@ export const ConfigCodes = errorCatalogue({
     'RCTL_E_CROSS_GATE_MODE_CONFLICT',
     'cross-flag',
     'error',
-    'a flag the chosen --queue-gate mode ignores: --saturation-queue-floor outside fixed, --worker-queue-limit with tokens',
+    'a flag the chosen --queue-gate mode ignores: --saturation-queue-floor outside fixed, --worker-queue-limit with tokens or slo',
   ),
+  CROSS_SLO_REQUIRED: entry(
+    'RCTL_E_CROSS_SLO_REQUIRED',
+    'cross-flag',
+    'error',
+    '--queue-gate slo or --admission slo without --ttft-slo-ms',
+  ),
+  CROSS_SLO_UNUSED: entry('RCTL_E_CROSS_SLO_UNUSED', 'cross-flag', 'error', '--ttft-slo-ms without --queue-gate slo or --admission slo'),
 
   WARN_MULTIPLE_RC_FILES: entry(
     'RCTL_W_MULTIPLE_RC_FILES',

@@ -102,12 +102,36 @@ export function checkCrossFlags(ctx: RuleContext): void {
       ),
     );
   }
-  if (mode === 'tokens' && ctx.isSet('workerQueueLimit')) {
+  if ((mode === 'tokens' || mode === 'slo') && ctx.isSet('workerQueueLimit')) {
     ctx.push(
       problem(
         'CROSS_GATE_MODE_CONFLICT',
-        '--worker-queue-limit has no effect with --queue-gate tokens, which counts queued prompt tokens; drop one of them',
+        mode === 'tokens'
+          ? '--worker-queue-limit has no effect with --queue-gate tokens, which counts queued prompt tokens; drop one of them'
+          : '--worker-queue-limit has no effect with --queue-gate slo, which holds each engine to --ttft-slo-ms; drop one of them',
         ctx.at('workerQueueLimit'),
+      ),
+    );
+  }
+  // The TTFT goal and the two rules that read it (docs/routing.md §SLO gate, §SLO admission).
+  const sloUsers = [mode === 'slo' ? '--queue-gate slo' : null, config.admission === 'slo' ? '--admission slo' : null].filter(
+    (x): x is string => x !== null,
+  );
+  if (sloUsers.length > 0 && config.ttftSloMs === null && !ctx.invalid.has('ttftSloMs')) {
+    ctx.push(
+      problem(
+        'CROSS_SLO_REQUIRED',
+        `${sloUsers.join(' and ')} ${sloUsers.length > 1 ? 'require' : 'requires'} --ttft-slo-ms (the time to first token you promise, in ms)`,
+        ctx.at(mode === 'slo' ? 'queueGate' : 'admission'),
+      ),
+    );
+  }
+  if (sloUsers.length === 0 && ctx.isSet('ttftSloMs')) {
+    ctx.push(
+      problem(
+        'CROSS_SLO_UNUSED',
+        '--ttft-slo-ms has no effect without --queue-gate slo or --admission slo; add one of them or drop it',
+        ctx.at('ttftSloMs'),
       ),
     );
   }

@@ -24,8 +24,11 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 /** `--decision-header`: off, on (workers by position), urls (workers by URL): docs/decisions.md §Decision header. */
 export const DECISION_HEADERS = ['off', 'on', 'urls'] as const;
 /** How the queue gate decides that an engine is queued (docs/routing.md §Gate modes). */
-export const QUEUE_GATE_MODES = ['fixed', 'auto', 'tokens'] as const;
+export const QUEUE_GATE_MODES = ['fixed', 'auto', 'tokens', 'slo'] as const;
 export type QueueGateMode = (typeof QUEUE_GATE_MODES)[number];
+/** `--admission`: what the router does with a request no worker can start within --ttft-slo-ms (docs/routing.md §SLO admission). */
+export const ADMISSION_MODES = ['off', 'slo'] as const;
+export type AdmissionMode = (typeof ADMISSION_MODES)[number];
 /** Which published limits hard capacity admission holds a worker to (docs/routing.md §Hard capacity admission). */
 export const CAPACITY_ADMISSION_MODES = ['reference', 'running', 'off'] as const;
 export type CapacityAdmissionMode = (typeof CAPACITY_ADMISSION_MODES)[number];
@@ -173,7 +176,7 @@ export const OPTIONS = [
     choices: QUEUE_GATE_MODES,
     default: 'fixed',
     describe:
-      'when an engine counts as queued: fixed (waiting >= --worker-queue-limit, the reference); auto and tokens are experimental: auto (waiting >= the larger of --worker-queue-limit, default 6, and twice the pool mean), tokens (queued prompt tokens >= --queue-gate-tokens, llm-d tau)',
+      "when an engine counts as queued: fixed (waiting >= --worker-queue-limit, the reference); auto, tokens and slo are experimental: auto (waiting >= the larger of --worker-queue-limit, default 6, and twice the pool mean), tokens (queued prompt tokens >= --queue-gate-tokens, llm-d tau), slo (its predicted TTFT misses --ttft-slo-ms while another engine's would not)",
     group: GATE,
     policyFamily: 'cache-tuning',
   }),
@@ -189,6 +192,28 @@ export const OPTIONS = [
     group: GATE,
     policyFamily: 'cache-tuning',
     range: { atLeast: 1 },
+  }),
+  opt({
+    key: 'ttftSloMs',
+    flag: 'ttft-slo-ms',
+    type: 'integer',
+    default: null,
+    defaultLabel: 'unset',
+    describe:
+      "the time to first token you promise, ms: what --queue-gate slo and --admission slo hold each engine's predicted TTFT (learnt from its prefill rate) to",
+    example: 2000,
+    group: GATE,
+    range: { atLeast: 1 },
+  }),
+  opt({
+    key: 'admission',
+    flag: 'admission',
+    type: 'enum',
+    choices: ADMISSION_MODES,
+    default: 'off',
+    describe:
+      'experimental: slo holds a request no engine is predicted to start within --ttft-slo-ms while one still could, then answers 429 with Retry-After; x-routerctl-priority >= 1 is never shed',
+    group: GATE,
   }),
   opt({
     key: 'minLoadChoices',

@@ -10,8 +10,10 @@ export interface AdminDecisionCandidate {
   matched_blocks: number;
   /** Its fresh waiting count then; null without a fresh sample. */
   waiting: number | null;
-  /** `gated`: waiting at or over the limit; `unknown`: no fresh sample (the gate admits it). */
+  /** `gated`: at or over the rule in force (under `slo`: predicted to miss the goal while another was not); `unknown`: no fresh sample (the gate admits it). */
   gate: 'admitted' | 'gated' | 'unknown';
+  /** Added: the TTFT this owner was predicted to give the request, its own uncached tokens included, ms; null while its rate is still being learnt. */
+  predicted_ttft_ms?: number | null;
 }
 
 export interface AdminDecision {
@@ -72,8 +74,10 @@ export interface AdminDecisions {
    */
   worker_queue_limit: number | null;
   block_size: number;
-  /** Added: --queue-gate (docs/routing.md §Gate modes): fixed, auto or tokens. */
-  queue_gate_mode: 'fixed' | 'auto' | 'tokens';
+  /** Added: --queue-gate (docs/routing.md §Gate modes): fixed, auto, tokens or slo. */
+  queue_gate_mode: 'fixed' | 'auto' | 'tokens' | 'slo';
+  /** Added: --ttft-slo-ms, the goal the slo gate and admission hold predictions to; null when unset. */
+  ttft_slo_ms?: number | null;
   /** Records the ring holds (--decision-log-size). */
   capacity: number;
   /** Decisions recorded since start. */

@@ -39,6 +39,7 @@ export const METRIC_NAMES = Object.freeze({
   prefixIndexEvictions: 'sgl_router_prefix_index_evictions_total',
   prefixUnkeyedRequests: 'sgl_router_prefix_unkeyed_requests_total',
   shedRequests: 'sgl_router_shed_requests_total',
+  heldRequests: 'sgl_router_held_requests',
   eppPickDuration: 'sgl_router_epp_pick_duration_seconds',
   kvEventBatches: 'sgl_router_kv_event_batches_total',
   kvEventGaps: 'sgl_router_kv_event_gaps_total',

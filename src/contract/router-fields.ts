@@ -30,18 +30,23 @@ export const ROUTER_FIELDS = {
     "tokens per block of the prefix index's keys, to turn diverted blocks into tokens: `--block-size`, or under an events index the workers' advertised block size",
   ),
   queue_gate_mode: row(
-    oneOf('fixed', 'auto', 'tokens'),
-    '`--queue-gate`: `fixed` (the reference), or the experimental `auto` and `tokens` (docs/routing.md §Gate modes)',
+    oneOf('fixed', 'auto', 'tokens', 'slo'),
+    '`--queue-gate`: `fixed` (the reference), or the experimental `auto`, `tokens` and `slo` (docs/routing.md §Gate modes)',
   ),
   queue_gate_limit: row(
     nullable(number),
-    "the waiting count at or over which a worker counts as queued now: `--worker-queue-limit` under `fixed`, the limit the pool's queues set under `auto`; null under `tokens` or with the gate off",
+    "the waiting count at or over which a worker counts as queued now: `--worker-queue-limit` under `fixed`, the limit the pool's queues set under `auto`; null under `tokens` and `slo` or with the gate off",
   ),
   queue_gate_tokens: row(nullable(number), '`--queue-gate-tokens` under `tokens`; otherwise null'),
   queue_gate_rule: row(
     nullable(string),
     'the rule in force as `explain` and the console say it, e.g. `waiting ≥ 6`; null with the gate off',
   ),
+  ttft_slo_ms: row(
+    nullable(number),
+    '`--ttft-slo-ms`: the TTFT goal `--queue-gate slo` and `--admission slo` hold engines to; null when unset',
+  ),
+  admission: row(oneOf('off', 'slo'), '`--admission`: `off`, or `slo` (hold, then shed with 429, what no engine can start in time)'),
 } as const satisfies Readonly<Record<string, FieldRow>>;
 
 /** The `router` object of /admin/state. */

@@ -58,7 +58,12 @@ export async function runExplain(o: ExplainOptions): Promise<void> {
       out.write(
         o.json
           ? `${JSON.stringify(d)}\n`
-          : `${decisionStory(d, { workerQueueLimit: doc.worker_queue_limit, blockSize: doc.block_size, gateMode: doc.queue_gate_mode }).join('\n')}\n`,
+          : `${decisionStory(d, {
+              workerQueueLimit: doc.worker_queue_limit,
+              blockSize: doc.block_size,
+              gateMode: doc.queue_gate_mode,
+              ttftSloMs: doc.ttft_slo_ms,
+            }).join('\n')}\n`,
       );
       return;
     }

@@ -6,7 +6,9 @@ export interface ReadingContext {
   workerQueueLimit: number | null;
   blockSize: number;
   /** The document's --queue-gate; absent from routers before the modes, which were all fixed. */
-  gateMode?: 'fixed' | 'auto' | 'tokens';
+  gateMode?: 'fixed' | 'auto' | 'tokens' | 'slo';
+  /** --ttft-slo-ms, from the same document; absent or null when unset. */
+  ttftSloMs?: number | null;
 }
 
 const at = (ms: number): string => new Date(ms).toISOString();
@@ -40,8 +42,18 @@ export function decisionStory(d: AdminDecision, ctx: ReadingContext): string[] {
   return lines;
 }
 
+/** A time in ms as an operator reads it against a goal: `850 ms`, `3.1 s`. */
+const seconds = (ms: number): string => (ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`);
+
 function ownerLine(c: AdminDecisionCandidate, d: AdminDecision, ctx: ReadingContext): string {
   const held = `${host(c.worker)} held ${blocks(c.matched_blocks, d.query_blocks)}`;
+  if (slo(ctx)) {
+    // The slo gate's verdict is a prediction against the goal, not a waiting count.
+    const p = c.predicted_ttft_ms;
+    const predicted = p === undefined || p === null ? 'rate not yet learnt' : `predicted ${seconds(p)}`;
+    if (c.gate === 'gated') return `${held}: gated (${predicted} > goal ${seconds(ctx.ttftSloMs!)})`;
+    return `${held}: admitted (${predicted})`;
+  }
   if (c.gate === 'unknown') return `${held}, no fresh load sample: admitted blindly`;
   if (c.gate === 'gated') return `${held}, waiting ${c.waiting}: gated (${gatedBecause(c, d, ctx)})`;
   return `${held}, waiting ${c.waiting}: admitted`;
@@ -57,17 +69,28 @@ function limitOf(d: AdminDecision, ctx: ReadingContext): string {
 }
 
 const fixed = (ctx: ReadingContext): boolean => ctx.gateMode === undefined || ctx.gateMode === 'fixed';
+const slo = (ctx: ReadingContext): boolean => ctx.gateMode === 'slo' && ctx.ttftSloMs !== undefined && ctx.ttftSloMs !== null;
+
+/** The selected worker's prediction, as `why` cites it under slo. */
+const chosenPrediction = (d: AdminDecision): string =>
+  d.predicted_ttft_ms === undefined || d.predicted_ttft_ms === null ? '' : `, predicted ${seconds(d.predicted_ttft_ms)}`;
 
 /** Why this worker, in the policy's terms. */
 function why(d: AdminDecision, ctx: ReadingContext): string {
   switch (d.decision) {
     case 'cache_hit':
+      if (d.partial_diversion && slo(ctx))
+        return `the deepest owner was predicted to miss the ${seconds(ctx.ttftSloMs!)} goal, so a shallower owner kept part of the prefix${chosenPrediction(d)} (cache_hit, partial diversion)`;
       return d.partial_diversion
         ? 'the deepest owner was gated, so a shallower owner kept part of the prefix (cache_hit, partial diversion)'
         : 'it held the prefix and the gate admitted it (cache_hit)';
     case 'cache_worker_queued':
+      if (slo(ctx))
+        return `every owner was predicted to miss the ${seconds(ctx.ttftSloMs!)} goal and this worker was not${chosenPrediction(d)} (cache_worker_queued)`;
       return `every owner of the prefix was at or over the queue ${limitOf(d, ctx)}, so the request went to the least loaded worker below it (cache_worker_queued)`;
     case 'all_queued':
+      if (slo(ctx))
+        return `every owner was predicted to miss the ${seconds(ctx.ttftSloMs!)} goal, and so was the worker it would have gone to instead: affinity was kept (all_queued)`;
       return `every worker was at or over the queue ${limitOf(d, ctx)}: nowhere better to go, so affinity was kept (all_queued)`;
     case 'cache_miss':
       if (d.best_matched_blocks === 0) return 'no worker held this prefix, so it went to the least loaded (cache_miss)';

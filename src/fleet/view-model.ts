@@ -62,7 +62,7 @@ export interface RouterInfo {
   /** The waiting count at which a worker is queued, in force now (an auto gate moves it). */
   workerQueueLimit: number | null;
   /** --queue-gate, when the router reports it (docs/routing.md §Gate modes); null from routers without the modes. */
-  gateMode?: 'fixed' | 'auto' | 'tokens' | null;
+  gateMode?: 'fixed' | 'auto' | 'tokens' | 'slo' | null;
   /** --queue-gate-tokens in tokens mode. */
   gateTokens?: number | null;
   saturationQueueFloor: number | null;

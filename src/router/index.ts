@@ -12,7 +12,15 @@ export { PrefixLookup } from './state/prefix-lookup.js';
 export { LoadTable } from './state/load-monitor/index.js';
 export { pollIntervalMs } from './state/load-monitor/load-sampler.js';
 export { PrefixIndex } from './state/prefix-index/index.js';
-export { createPolicy, PrefillEstimator, PrefillTicket, predictedUncachedTokens, queueGate } from './policies/index.js';
+export {
+  createPolicy,
+  HOLD_RECHECK_MS,
+  PrefillEstimator,
+  PrefillTicket,
+  predictedUncachedTokens,
+  queueGate,
+  sloAdmission,
+} from './policies/index.js';
 export type { CacheAwareDecision, PolicyWorker, PrefillEstimate, PrefixSignal, QueueGate } from './policies/index.js';
 export { API_ERROR_CODES, ApiError, ApiErrors } from './api-error/api-error.js';
 export { engineBlockKeys, PredictedPrefixes } from './state/kv-index/index.js';

@@ -15,6 +15,7 @@ import { EndpointChoice, EppServer } from './epp/index.js';
 import { Relay } from './proxy/relay.js';
 import { AdminDocuments } from './server/admin-documents.js';
 import { createHttpFront } from './server/build-front.js';
+import { HeldRequests } from './server/generation.js';
 import { drainServer } from './server/drain.js';
 import { httpEdgeOptions } from './server/http-edge.js';
 import { InflightRequests } from './server/inflight.js';
@@ -106,6 +107,7 @@ export class Router {
     this.policy = createPolicy(c, gate);
     // Told when the workers name the model: the metrics relabel their series then.
     const served = (this.served = new ServedModel(c.modelId, (id) => metrics.setModelId(id)));
+    const held = new HeldRequests();
     const gauges = {
       modelId: served.label,
       cacheAware: c.policy === 'cache_aware',
@@ -116,6 +118,7 @@ export class Router {
       gate,
       index,
       kvIndex,
+      ...(c.admission === 'slo' ? { held: () => held.count } : {}),
     };
     const metrics = (this.metrics = new RouterMetrics(routerGauges(gauges)));
     const model = (): string => served.label;
@@ -156,7 +159,7 @@ export class Router {
       url,
       ready,
     }));
-    const sources = { relay, log, documents, inflight: this.inflightRequests, prefix, startedAt, ready, membership };
+    const sources = { relay, log, documents, inflight: this.inflightRequests, prefix, startedAt, ready, membership, held };
     const { front, generation } = createHttpFront(parts, sources);
     ({ server: this.server, sockets: this.sockets } = createTrackedServer((req, res) => void front.dispatch(req, res), httpEdgeOptions(c)));
     this.epp =

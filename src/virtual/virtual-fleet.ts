@@ -133,7 +133,8 @@ export class VirtualFleet {
   prefillTicket(slot: number, inputTokens: number, signal: PrefixSignal | undefined): PrefillTicket {
     const worker = this.workers[slot]!;
     const own = predictedUncachedTokens(inputTokens, signal, worker, this.o.config.blockSize);
-    return new PrefillTicket(worker.prefill, own, this.table.basic(worker)?.waiting === 0);
+    const basic = this.table.basic(worker);
+    return new PrefillTicket(worker.prefill, own, basic?.waiting === 0, basic?.queuedTokens);
   }
 
   /** What each engine's estimator learnt, by engine. */

@@ -196,7 +196,7 @@ export function runVirtual(opts: VirtualRunOptions): VirtualRunResult {
         onToken(piece, _index, at) {
           if (firstAt === undefined) {
             firstAt = at;
-            prefill.begun();
+            prefill.arrived(at - now, at);
           }
           reply += piece;
         },

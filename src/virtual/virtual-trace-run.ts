@@ -1,5 +1,6 @@
 import type { RouterConfig } from '../config/index.js';
 import { blockHashes } from '../prefix/index.js';
+import { HOLD_RECHECK_MS, predictedUncachedTokens, sloAdmission } from '../router/index.js';
 import type { CacheAwareDecision } from '../router/index.js';
 import type { EngineParams, Flavor, KeyedPrompt } from '../sim/index.js';
 import { tokenPrompt } from '../sim/index.js';
@@ -45,6 +46,8 @@ export interface TraceRunResult {
   refusedBy: RefusalCounts;
   /** Requests the policy could not place. */
   failures: number;
+  /** Requests `--admission slo` answered 429: never sent, never booked, a miss in goodput (docs/routing.md §SLO admission). */
+  shed: number;
   decisions: Record<CacheAwareDecision, number>;
   /** Prefix blocks the gate gave up, summed over diversions. */
   divertedBlocks: number;
@@ -79,6 +82,7 @@ export function emptyTraceResult(requests: number): TraceRunResult {
     refused: 0,
     refusedBy: emptyRefusalCounts(),
     failures: 0,
+    shed: 0,
     decisions: { cache_hit: 0, cache_miss: 0, cache_worker_queued: 0, all_queued: 0 },
     divertedBlocks: 0,
     promptTokens: 0,
@@ -106,11 +110,14 @@ export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
     ttftMsByRequest: new Float64Array(opts.trace.length).fill(NaN),
     learnedPrefill: [],
   };
+  // --admission slo (docs/routing.md §SLO admission): a request the selected engine would start too late is held and placed again, or shed, as the HTTP front does it.
+  const goalMs = c.admission === 'slo' ? c.ttftSloMs : null;
   // Later turns of a conversation wait for the turn they follow.
   const next = traceFollowers(opts.trace);
   let outstanding = opts.trace.length;
   const last = opts.trace.reduce((m, r) => (r.after === undefined ? Math.max(m, r.atMs) : m), 0);
-  fleet.startSampling(next.size === 0 ? last + c.loadPollIntervalMs : () => outstanding > 0, opts.onReading);
+  // Held requests, like later turns, outlive the last arrival: sampling goes on while anything is outstanding.
+  fleet.startSampling(next.size === 0 && goalMs === null ? last + c.loadPollIntervalMs : () => outstanding > 0, opts.onReading);
   let lastFinish = 0;
   const engineBlock = fleet.params.blockSize;
   const byIds =
@@ -131,7 +138,7 @@ export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
     for (const j of next.get(i) ?? []) clock.schedule(clock.now() + opts.trace[j]!.atMs, () => send(j));
   };
 
-  const send = (i: number): void => {
+  const send = (i: number, arrivedAt = clock.now()): void => {
     const r = opts.trace[i]!;
     const now = clock.now();
     const { hashes, prompt } = keyed(r);
@@ -147,6 +154,19 @@ export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
       settled(i);
       return;
     }
+    if (goalMs !== null) {
+      const own = predictedUncachedTokens(r.inputLength, signal, outcome.worker, c.blockSize);
+      const verdict = sloAdmission(goalMs, now - arrivedAt, outcome.worker, own, view);
+      if (verdict === 'hold') {
+        clock.schedule(now + HOLD_RECHECK_MS, () => send(i, arrivedAt));
+        return;
+      }
+      if (verdict === 'shed') {
+        result.shed++;
+        settled(i);
+        return;
+      }
+    }
     const cacheAware = outcome.cacheAware;
     if (cacheAware?.decision) result.decisions[cacheAware.decision]++;
     if (cacheAware?.divertedOverlapBlocks !== undefined) result.divertedBlocks += cacheAware.divertedOverlapBlocks;
@@ -160,19 +180,22 @@ export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
       { prompt, maxTokens: r.outputLength, ignoreEos: true },
       {
         onToken() {
-          prefill.begun();
+          const t = clock.now();
+          prefill.arrived(t - now, t);
         },
         onFinish(req) {
           worker.inflight--;
           // The engine's own count of what it computed, as its usage reports it.
           if (req.output.length > 0) prefill.firstByte(req.firstTokenAt - now, r.inputLength - req.cachedTokens);
           else prefill.begun();
+          // The client's TTFT counts the time the router held the request too.
+          const ttft = req.firstTokenAt - arrivedAt;
           const n = req.output.length;
           result.finished++;
           result.outputTokens += n;
           if (n > 0) {
-            result.ttftMs.push(req.firstTokenAt - now);
-            result.ttftMsByRequest[i] = req.firstTokenAt - now;
+            result.ttftMs.push(ttft);
+            result.ttftMsByRequest[i] = ttft;
           }
           if (n > 1) result.itlMs.push(req.tokenGapsMs / (n - 1));
           lastFinish = Math.max(lastFinish, clock.now());

@@ -24,6 +24,7 @@ function fullPage(): string {
     queueGateInert: () => false,
     prefixIndexBlocks: () => 0,
     prefixIndexEvictions: () => 0,
+    heldRequests: () => 0,
   }).render();
 }
 

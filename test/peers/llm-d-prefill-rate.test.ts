@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { AHEAD_MIN_SAMPLES } from '../../src/router/policies/prefill-rate/index.js';
 import { LLM_D_SIM_TOKENIZER } from '../../src/tokenizer/index.js';
 import type { RunningCli } from '../helpers/cli.js';
 import { eventually } from '../helpers/http.js';
@@ -111,6 +112,11 @@ describeWithPeers(['llm-d-inference-sim'], 'the learned prefill rate against llm
       expect(Math.abs(p.tokens_per_second! / measured.tokensPerSecond - 1), report.at(-1)).toBeLessThan(0.2);
       expect(p.pending_tokens).toBe(0);
     });
+    // Until AHEAD_MIN_SAMPLES requests were sent behind pending prefill, the router takes a
+    // pending token to weigh what the engine's own do (SGLang and vLLM batch prefills); this
+    // engine times each request alone, which eight rounds of four at a time teach it.
+    for (let round = 0; round < AHEAD_MIN_SAMPLES; round++)
+      await Promise.all([0, 1, 2, 3].map((k) => timed(client, 500 + round * 4 + k, 200 + k * 80)));
     // Under load: four at a time (under each engine's 8 running), held out from the fit.
     const held: Timed[] = [];
     for (let round = 0; round < 4; round++)

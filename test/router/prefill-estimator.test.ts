@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/index.js';
 import {
+  ADMISSION_LATE_QUANTILE,
   AHEAD_MIN_SAMPLES,
+  LATE_WINDOW_MS,
   PREFILL_MIN_SAMPLES,
   PREFILL_WINDOW,
   PrefillEstimator,
@@ -117,7 +119,8 @@ describe('PrefillEstimator: cold until it has seen enough', () => {
         const own = 300 + 40 * i;
         const ahead = 100 + 150 * i;
         e.observe(own, 8 + own / 20 + w * ahead, ahead);
-        if (i < AHEAD_MIN_SAMPLES - 1) expect(e.current!.aheadMsPerToken).toBe(0);
+        // Until then a pending token weighs what the engine's own do (1/20 ms): a batching engine's.
+        if (i < AHEAD_MIN_SAMPLES - 1) expect(e.current!.aheadMsPerToken).toBeCloseTo(1 / 20, 9);
       }
       feed(e, spread(8));
       expect(e.current!.aheadMsPerToken).toBeCloseTo(w, 9);
@@ -139,6 +142,36 @@ describe('PrefillEstimator: cold until it has seen enough', () => {
     expect(e.pending).toBe(500);
     b.firstByte(90);
     expect([e.pending, e.samples]).toEqual([0, 1]);
+  });
+
+  it(`adds how late first bytes came beside the line, of the last ${LATE_WINDOW_MS / 1000} s only, quiet or not`, () => {
+    const e = new PrefillEstimator();
+    feed(e, spread(20));
+    // 500 tokens: 8 + 25 = 33 ms on the line.
+    expect(e.predictMs(500, 0, 0)).toBeCloseTo(33, 6);
+    // Eight first bytes of requests sent behind a full queue (not quiet), each 300 ms later than predicted at the send.
+    for (let i = 0; i < 8; i++) {
+      const t = new PrefillTicket(e, 500, false);
+      t.arrived(33 + 300 + 10 * i, 1000 + i);
+      t.arrived(9999, 1000 + i); // once only
+    }
+    expect(e.samples).toBe(20);
+    // Lateness 300..370 ms: the gate's low quantile reads 320, admission's 90th percentile 370.
+    expect(e.lateness(2000)).toBe(320);
+    expect(e.lateness(2000, ADMISSION_LATE_QUANTILE)).toBe(370);
+    expect(e.predictMs(500, 0, 2000)).toBeCloseTo(33 + 320, 6);
+    expect(e.soonestMs(500, 2000, ADMISSION_LATE_QUANTILE)).toBeCloseTo(33 + 370, 6);
+    // Without a clock, or once the window has passed them by, they count for nothing.
+    expect(e.predictMs(500)).toBeCloseTo(33, 6);
+    expect(e.predictMs(500, 0, 1008 + LATE_WINDOW_MS)).toBeCloseTo(33, 6);
+    // Early first bytes may lower what the ahead term says, never below the line with nothing ahead.
+    for (let i = 0; i < 8; i++) new PrefillTicket(e, 500, false).arrived(0, 50_000);
+    e.pending = 10_000;
+    expect(e.predictMs(500, 0, 50_000)).toBeCloseTo(33 + 500 - 33, 6);
+    e.pending = 0;
+    expect(e.predictMs(500, 0, 50_000)).toBeCloseTo(33, 6);
+    e.reset();
+    expect(e.lateness(50_000)).toBe(0);
   });
 });
 

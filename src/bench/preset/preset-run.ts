@@ -20,6 +20,10 @@ export interface PresetArmResult {
   cached_token_ratio: number | null;
   /** Share of the arm's requests with a first token within 2 s: the goodput the gate's comparisons rank by (docs/routing.md §Gate modes). */
   goodput_2s: number | null;
+  /** Requests `--admission slo` answered 429 (misses in goodput_2s). */
+  shed: number;
+  /** The same share over the requests not shed. */
+  goodput_admitted_2s: number | null;
   published: PublishedRow | null;
 }
 
@@ -74,6 +78,7 @@ function runPresetArm(preset: Preset, arm: PresetArm, trace: readonly TraceReque
     },
   });
   const { p90, mean } = percentiles(r.ttftMs);
+  const good = r.ttftMs.filter((t) => t <= 2000).length;
   return {
     letter: arm.letter,
     label: arm.label,
@@ -86,7 +91,9 @@ function runPresetArm(preset: Preset, arm: PresetArm, trace: readonly TraceReque
     ttft_mean_s: mean === null ? null : mean / 1000,
     waiting_mean: samples > 0 ? waiting / samples : null,
     cached_token_ratio: r.promptTokens > 0 ? r.cachedTokens / r.promptTokens : null,
-    goodput_2s: r.requests > 0 ? r.ttftMs.filter((t) => t <= 2000).length / r.requests : null,
+    goodput_2s: r.requests > 0 ? good / r.requests : null,
+    shed: r.shed,
+    goodput_admitted_2s: r.requests > r.shed ? good / (r.requests - r.shed) : null,
     published: arm.peer === null ? null : (preset.published[arm.peer] ?? null),
   };
 }

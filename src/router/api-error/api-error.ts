@@ -43,7 +43,7 @@ export const API_ERROR_CODES = errorCatalogue({
     code: 'request_shed',
     status: 429,
     meaning:
-      'the request said it may be shed (x-routerctl-priority below 0) and every worker is queued past the gate; retry after Retry-After',
+      'the request said it may be shed (x-routerctl-priority below 0) and every worker is queued past the gate, or under --admission slo no worker is predicted to start it within --ttft-slo-ms; retry after Retry-After',
   },
   request_header_fields_too_large: {
     code: 'request_header_fields_too_large',
@@ -142,6 +142,14 @@ export const ApiErrors = {
     }),
   // GIE's answer for a sheddable request while the pool is saturated; one second is the gate's sampling horizon.
   shed: () => new ApiError(429, 'request_shed', 'every worker is queued and the request may be shed; retry later', { 'retry-after': '1' }),
+  // --admission slo: the selected engine's predicted wait ahead is the retry (docs/routing.md §SLO admission).
+  shedSlo: (goalMs: number, retryAfterS: number) =>
+    new ApiError(
+      429,
+      'request_shed',
+      `no worker is predicted to start this request within the ${goalMs} ms TTFT goal (--ttft-slo-ms); retry after Retry-After, or send x-routerctl-priority: 1 for a request that must not be shed`,
+      { 'retry-after': String(retryAfterS) },
+    ),
   breakerOpen: () => new ApiError(503, 'breaker_open', 'the selected worker is cooling down after repeated failures'),
   internal: () => new ApiError(500, 'internal_error', 'internal error'),
 } as const;

@@ -46,6 +46,8 @@ export interface GaugeSource {
   kvFeeds?: () => readonly KvFeedGaugeSource[];
   /** The endpoint picker runs (--epp): only then is its family exported. */
   epp?: boolean;
+  /** Requests --admission slo holds now; exported only under it. */
+  heldRequests?: () => number;
 }
 
 /** One worker's KV event feeds (summed over its DP ranks), read at scrape time. */
@@ -172,7 +174,7 @@ export class RouterMetrics {
   ]);
   readonly shed = new CounterFamily(
     METRIC_NAMES.shedRequests,
-    'Requests refused with 429 before selection, by reason (saturated: the request may be shed and every worker is queued).',
+    'Requests refused with 429 before they were booked, by reason (saturated: the request may be shed and every worker is queued; slo: under --admission slo no worker is predicted to start it within --ttft-slo-ms).',
     ['reason'],
   );
   readonly eppPick = new HistogramFamily(
@@ -192,6 +194,7 @@ export class RouterMetrics {
     if (gauges.modelId !== UNKNOWN_MODEL) this.setModelId(gauges.modelId);
     for (const reason of ['no_tokenizer', 'unsupported_input']) this.unkeyedRequests.touch([reason]);
     this.shed.touch(['saturated']);
+    this.shed.touch(['slo']);
   }
 
   /** Each live worker's label pairs, rendered once: per-worker gauges are written for every worker at every scrape. */
@@ -307,6 +310,13 @@ export class RouterMetrics {
       ])
       .counter(this.unkeyedRequests.name, this.unkeyedRequests.help, this.unkeyedRequests.samples())
       .counter(this.shed.name, this.shed.help, this.shed.samples());
+    const held = this.gauges.heldRequests;
+    if (held !== undefined)
+      w.gauge(
+        METRIC_NAMES.heldRequests,
+        'Requests --admission slo holds in the router until an engine is predicted to start them in time.',
+        [{ value: held() }],
+      );
     if (this.gauges.epp === true) w.histogram(this.eppPick.name, this.eppPick.help, this.eppPick.samples());
     this.renderKvFeeds(w);
     return w.toString();

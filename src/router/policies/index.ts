@@ -5,6 +5,7 @@ export { PowerOfNPolicy } from './power-of-n.js';
 export { NO_QUEUE_GATE, queueGate } from './queue-gate.js';
 export type { QueueGate } from './queue-gate.js';
 export { PrefillEstimator, PrefillTicket, predictedCachedTokens, predictedUncachedTokens } from './prefill-rate/index.js';
+export { predictedTtftMs } from './predicted-ttft.js';
 export type { PrefillEstimate } from './prefill-rate/index.js';
 export type {
   Policy,
@@ -23,3 +24,5 @@ export type {
   CacheAwareAudit,
   CacheAwareDecision,
 } from './types.js';
+export { HOLD_CAPACITY, HOLD_RECHECK_MS, sloAdmission, sloRetryAfterS, UNSHEDDABLE_PRIORITY } from './slo-admission.js';
+export type { AdmissionVerdict } from './slo-admission.js';

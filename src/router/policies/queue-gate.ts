@@ -10,8 +10,11 @@
  * or over --worker-queue-limit; `auto`, a limit that follows the pool's mean waiting
  * count, so that an evenly loaded fleet keeps its affinity and only an owner queueing
  * well beyond the rest is left; `tokens`, llm-d's τ, queued prompt tokens at or over
- * --queue-gate-tokens. The two are experimental, and the decision labels keep their
- * meaning in each: queued is "at or over the rule in force now".
+ * --queue-gate-tokens; `slo`, an owner whose predicted TTFT for this request misses
+ * --ttft-slo-ms while another engine's would not, a verdict per request that the cache
+ * ladder makes (resolve-cache-candidates.ts), so that here it queues no one. The three
+ * are experimental, and the decision labels keep their meaning in each: queued is "at
+ * or over the rule in force now".
  */
 import type { QueueGateMode, RouterConfig } from '../../config/index.js';
 import { isQueued } from '../../contract/index.js';
@@ -40,6 +43,8 @@ export interface QueueGate {
   readonly tokenLimit: number | null;
   /** --saturation-queue-floor: enables the saturation pin (docs/routing.md §Saturation pin). null: no floor. */
   readonly floor: number | null;
+  /** --ttft-slo-ms under the slo mode: the predicted TTFT over which an owner leaves the candidates; otherwise null. */
+  readonly sloMs: number | null;
   /**
    * A fresh engine sample is at or over the rule in force: `waiting` requests, and
    * `queuedTokens` (the engine's waiting uncached prompt tokens) where it reports them;
@@ -74,13 +79,14 @@ export interface QueueGate {
 }
 
 type GateConfig = Pick<RouterConfig, 'workerQueueLimit' | 'saturationQueueFloor'> &
-  Partial<Pick<RouterConfig, 'queueGate' | 'queueGateTokens'>>;
+  Partial<Pick<RouterConfig, 'queueGate' | 'queueGateTokens' | 'ttftSloMs'>>;
 
 /** The gate as the config sets it; the config was validated (the floor needs the limit and stays at or under it). */
 export function queueGate(config: GateConfig): QueueGate {
   const mode = config.queueGate ?? 'fixed';
   if (mode === 'auto') return autoGate(config.workerQueueLimit ?? AUTO_LIMIT_MIN);
   if (mode === 'tokens') return tokensGate(config.queueGateTokens ?? null);
+  if (mode === 'slo') return sloGate(config.ttftSloMs ?? null);
   return fixedGate(config.workerQueueLimit, config.saturationQueueFloor);
 }
 
@@ -92,6 +98,7 @@ function fixedGate(limit: number | null, floor: number | null): QueueGate {
     limit,
     tokenLimit: null,
     floor,
+    sloMs: null,
     isQueued: (waiting: number) => isQueued(waiting, limit),
     admits: (load: LoadView, worker: PolicyWorker) => {
       if (limit === null) return true;
@@ -115,6 +122,7 @@ class AutoGate implements QueueGate {
   readonly on = true;
   readonly tokenLimit = null;
   readonly floor = null;
+  readonly sloMs = null;
   limit: number;
   private mean = 0;
   private described: string | undefined;
@@ -175,10 +183,36 @@ function tokensGate(tokenLimit: number | null): QueueGate {
     limit: null,
     tokenLimit,
     floor: null,
+    sloMs: null,
     isQueued: (_waiting: number, queuedTokens: number | undefined) => queued(queuedTokens),
     admits: (load: LoadView, worker: PolicyWorker) => !queued(load.basic(worker)?.queuedTokens),
     allQueued: (pool: PoolState) => on && pool.workers.length > 0 && pool.queued === pool.workers.length,
     inert: (pool: PoolState) => on && pool.workers.length > 0 && pool.sampled === 0,
+    follow: () => false,
+    rule: () => rule,
+  });
+}
+
+/**
+ * The slo mode: no engine is queued by a standing rule, because whether an owner should be
+ * left depends on this request's uncached tokens and on what another engine would do with
+ * it; the cache ladder asks each candidate's prediction against `sloMs`. So the pool's
+ * counters count no one queued, the fallback samples the whole pool, and the gate is never
+ * inert (an engine not yet learnt predicts nothing and keeps its affinity).
+ */
+function sloGate(sloMs: number | null): QueueGate {
+  const rule = sloMs === null ? null : `predicted TTFT > ${sloMs.toLocaleString('en')} ms while another engine's is not`;
+  return Object.freeze({
+    mode: 'slo' as const,
+    on: sloMs !== null,
+    limit: null,
+    tokenLimit: null,
+    floor: null,
+    sloMs,
+    isQueued: () => false,
+    admits: () => true,
+    allQueued: () => false,
+    inert: () => false,
     follow: () => false,
     rule: () => rule,
   });

@@ -52,6 +52,8 @@ export interface NativeLoad extends BasicLoad {
 export interface LoadView {
   /** Bumped on every change to the load table. */
   readonly version: number;
+  /** The time the view was fixed at (router clock, ms), where the view has one: how old an engine's lateness is (docs/routing.md §Learned prefill rate). */
+  readonly at?: number;
   /** Fresh basic aggregate, or undefined (no sample, stale, or a rank missing). The gate reads this. */
   basic(worker: PolicyWorker): BasicLoad | undefined;
   /** Fresh native aggregate, or undefined. Capacity admission and pressure read this. */

@@ -3,7 +3,7 @@ import type { BodyChunks } from '../../net/index.js';
 import type { Logger } from '../logging/logger.js';
 import { WorkerBookings } from '../metrics/index.js';
 import type { RouterMetrics } from '../metrics/index.js';
-import type { LoadView, Policy, PoolState, PrefixSignal, SelectionOutcome, SelectionSuccess } from '../policies/index.js';
+import type { LoadView, Policy, PolicyWorker, PoolState, PrefixSignal, SelectionOutcome, SelectionSuccess } from '../policies/index.js';
 import type { InferenceRequest } from '../request/inference-request.js';
 import { ApiErrors } from '../api-error/api-error.js';
 import type { RequestTrace } from '../state/decisions/index.js';
@@ -183,13 +183,19 @@ export class Relay {
     worker.inflight++;
     worker.requestsTotal++;
     // The prefill this request asks of the worker: a TTFT sample, when the engine had nothing waiting.
-    const own = predictedUncachedTokens(parsed.inputTokens, parsed.prefixSignal, worker, this.deps.tokenBlockSize());
-    const prefill = new PrefillTicket(worker.prefill, own, this.deps.table.basic(worker)?.waiting === 0);
+    const own = this.uncachedTokens(worker, parsed);
+    const basic = this.deps.table.basic(worker);
+    const prefill = new PrefillTicket(worker.prefill, own, basic?.waiting === 0, basic?.queuedTokens);
     // Under an events index the engine announces the prefix only once it has computed it: until then, the router remembers where it sent it.
     if (parsed.prefixHashes.length > 0) this.deps.prefix.predicted?.record(parsed.prefixHashes, worker);
     // Verdicts come when the request is over, possibly after the breaker changed: the
     // generation tells a stale verdict from the probe's.
     return new Taken(worker, breaker.generation, this.#bookings(worker), this.deps.model(), prefill, parsed.inputTokens);
+  }
+
+  /** The prompt tokens `worker` is expected to compute for the request: all but what the index says it holds. */
+  uncachedTokens(worker: PolicyWorker, parsed: InferenceRequest): number {
+    return predictedUncachedTokens(parsed.inputTokens, parsed.prefixSignal, worker, this.deps.tokenBlockSize());
   }
 
   /**
@@ -199,10 +205,14 @@ export class Relay {
    */
   firstByte(taken: Taken, parsed: InferenceRequest): () => void {
     const prefill = taken.prefill;
-    if (!this.recordsOwners) return () => prefill.begun();
+    const arrived = (): void => {
+      const now = performance.now();
+      prefill.arrived(now - taken.sentAt, now);
+    };
+    if (!this.recordsOwners) return arrived;
     const worker = taken.worker;
     return () => {
-      prefill.begun();
+      arrived();
       this.deps.index.record(worker.slot, parsed.prefixHashes, parsed.prefixHashes.length, parsed.prefixHints);
     };
   }

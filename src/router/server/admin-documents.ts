@@ -130,6 +130,7 @@ export class AdminDocuments {
       worker_queue_limit: configuredQueueLimit(this.p.config),
       block_size: this.d.prefix.keyBlockSize,
       queue_gate_mode: this.p.gate.mode,
+      ttft_slo_ms: this.p.config.ttftSloMs,
       capacity: ring.capacity,
       recorded_total: ring.total,
       memory_bytes: ring.memoryBytes,

@@ -277,6 +277,8 @@ function routerFields(s: AdminStateInput): AdminRouter {
     queue_gate_limit: gate.limit,
     queue_gate_tokens: gate.tokenLimit,
     queue_gate_rule: gate.rule(),
+    ttft_slo_ms: config.ttftSloMs,
+    admission: config.admission,
   };
 }
 

@@ -13,6 +13,7 @@ import type { LoadTable } from '../state/load-monitor/index.js';
 import { tokenDigest } from './admin-api.js';
 import type { AdminDocuments } from './admin-documents.js';
 import { GenerationPath } from './generation.js';
+import type { HeldRequests } from './generation.js';
 import { HttpFront } from './http-front.js';
 import type { InflightRequests } from './inflight.js';
 import { routeTable } from './routes.js';
@@ -34,6 +35,8 @@ export interface FrontParts {
 
 export interface FrontSources {
   readonly relay: Relay;
+  /** The requests --admission slo holds (docs/routing.md §SLO admission). */
+  readonly held: HeldRequests;
   readonly log: Logger;
   readonly documents: AdminDocuments;
   readonly inflight: InflightRequests;
@@ -78,6 +81,7 @@ export function createHttpFront(p: FrontParts, s: FrontSources): { front: HttpFr
     // O(1): the pool's counters (queue-gate.ts).
     saturated: (view) => gate.allQueued(view),
     shed: (reason) => metrics.shed.inc([reason]),
+    held: s.held,
   });
   const routes = routeTable({
     generation,

@@ -14,6 +14,7 @@ import type { BodyChunks } from '../../net/index.js';
 import type { LoadView, PoolState, SelectionSuccess } from '../policies/index.js';
 import type { InferenceRequest } from '../request/inference-request.js';
 import { ApiErrors } from '../api-error/api-error.js';
+import { HOLD_CAPACITY, HOLD_RECHECK_MS, sloAdmission, sloRetryAfterS, UNSHEDDABLE_PRIORITY } from '../policies/index.js';
 import type { InflightRequests } from './inflight.js';
 
 export interface GenerationDeps {
@@ -36,7 +37,9 @@ export interface GenerationDeps {
   /** Whether every worker in the view is queued past the gate: a sheddable request is refused then. */
   readonly saturated: (view: LoadView & PoolState) => boolean;
   /** A request was shed, for this reason: counted. */
-  readonly shed: (reason: 'saturated') => void;
+  readonly shed: (reason: 'saturated' | 'slo') => void;
+  /** Requests --admission slo holds now, across both fronts' HTTP requests (bounded by HOLD_CAPACITY). */
+  readonly held: HeldRequests;
 }
 
 /** Request headers as node:http and the picker both hold them. */
@@ -63,7 +66,26 @@ export class GenerationPath {
     const d = this.d;
     if (!d.ready()) throw ApiErrors.shuttingDown();
     const body = await readRequestBody(req, d.config.maxBodyBytes);
-    const { selection, parsed, trace } = this.admit(route, body, req.headers, startedAt);
+    const prepared = this.prepare(route, body, req.headers);
+    let placed = this.place(prepared, req.headers, startedAt, undefined, 'may');
+    if (placed === HOLD) {
+      // Held (docs/routing.md §SLO admission): placed again every HOLD_RECHECK_MS until an engine can start it in time or none could.
+      d.inflight.enter();
+      try {
+        while (placed === HOLD) {
+          await d.held.wait();
+          // A client that left, or a router that began draining, ends the hold: nothing was booked.
+          // (The request stream itself is over once its body was read: only the socket says the client left.)
+          if (res.destroyed || req.socket.destroyed) return;
+          if (!d.ready()) throw ApiErrors.shuttingDown();
+          placed = this.place(prepared, req.headers, startedAt, undefined, 'held');
+        }
+      } finally {
+        d.held.leave();
+        d.inflight.leave();
+      }
+    }
+    const { selection, parsed, trace } = placed;
     d.inflight.enter();
     try {
       await d.relay.send({ selection, parsed, body, path: upstreamPath, req, res, startedAt, trace });
@@ -85,6 +107,12 @@ export class GenerationPath {
     /** The pool narrowed, where a gateway allows only some of its endpoints. */
     narrow?: (view: PoolState & LoadView) => PoolState & LoadView,
   ): Admitted {
+    // The endpoint picker cannot hold: Envoy waits on its answer under ext_proc's message timeout, so a hold is a shed.
+    return this.place(this.prepare(route, body, headers), headers, startedAt, narrow, 'never') as Admitted;
+  }
+
+  /** Parse the body and check its model: what every placement of the request reads. */
+  private prepare(route: InferenceRoute, body: BodyChunks, headers: RequestHeaders): Prepared {
     const d = this.d;
     // A capture needs the prefix keys even under a policy that reads none.
     const capturing = d.capture.active;
@@ -92,18 +120,43 @@ export class GenerationPath {
     if (parsed.unkeyed !== undefined) d.unkeyed(parsed.unkeyed);
     const modelId = d.modelId();
     if (parsed.model !== undefined && modelId !== null && parsed.model !== modelId) throw ApiErrors.modelNotFound(parsed.model);
+    return { parsed, priority: requestPriority(headers[PRIORITY_HEADER]), capturing };
+  }
 
+  /**
+   * Select once and book it, or refuse; under --admission slo, HOLD when no engine is
+   * predicted to start the request in time yet, though one still could, and it may be held:
+   * `may` takes a place among the held (none left: shed), `held` already has one.
+   */
+  private place(
+    { parsed, priority, capturing }: Prepared,
+    headers: RequestHeaders,
+    startedAt: number,
+    narrow: ((view: PoolState & LoadView) => PoolState & LoadView) | undefined,
+    hold: 'never' | 'may' | 'held',
+  ): Admitted | typeof HOLD {
+    const d = this.d;
     const pool: PoolState & LoadView = d.table.view(performance.now());
     const view = narrow === undefined ? pool : narrow(pool);
     if (view.workers.length === 0) throw ApiErrors.noHealthyWorkers();
     // A request that said it may be shed is refused while every worker is queued, before it is booked.
-    const priority = requestPriority(headers[PRIORITY_HEADER]);
     if (priority < 0 && d.saturated(view)) {
       d.shed('saturated');
       throw ApiErrors.shed();
     }
     // The one booked selection; a retry selects again inside the relay, unbooked.
     const { outcome: selection, prefix } = d.relay.select(parsed, view);
+    // SLO admission asks before the booking: a held or shed request was never routed.
+    const goalMs = d.config.admission === 'slo' ? d.config.ttftSloMs : null;
+    if (selection.ok && goalMs !== null && priority < UNSHEDDABLE_PRIORITY) {
+      const own = d.relay.uncachedTokens(selection.worker, parsed);
+      const verdict = sloAdmission(goalMs, performance.now() - startedAt, selection.worker, own, view);
+      if (verdict === 'hold' && (hold === 'held' || (hold === 'may' && d.held.enter()))) return HOLD;
+      if (verdict !== 'admit') {
+        d.shed('slo');
+        throw ApiErrors.shedSlo(goalMs, sloRetryAfterS(selection.worker, own, view));
+      }
+    }
     d.booker.book(selection, view.workers.length);
     if (!selection.ok) throw ApiErrors.selectionFailed();
     const recorded = d.decisions.active
@@ -113,6 +166,48 @@ export class GenerationPath {
       ? d.capture.trace(recorded, Date.now() - (performance.now() - startedAt), parsed.inputTokens, parsed.prefixHashes)
       : recorded;
     return { selection, parsed, trace };
+  }
+}
+
+/** A placement's answer for a request held for now (docs/routing.md §SLO admission). */
+const HOLD = Symbol('hold');
+
+/** A request parsed for placement: what each placement of it reads. */
+interface Prepared {
+  readonly parsed: InferenceRequest;
+  readonly priority: number;
+  /** A capture listens: the request's prefix keys go to it. */
+  readonly capturing: boolean;
+}
+
+/**
+ * The requests --admission slo holds, counted against HOLD_CAPACITY, and the pause between
+ * two placements of one (HOLD_RECHECK_MS).
+ */
+export class HeldRequests {
+  #count = 0;
+
+  constructor(readonly capacity = HOLD_CAPACITY) {}
+
+  /** Held now. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Take a place; false when every place is taken (the request is shed instead). */
+  enter(): boolean {
+    if (this.#count >= this.capacity) return false;
+    this.#count++;
+    return true;
+  }
+
+  leave(): void {
+    this.#count--;
+  }
+
+  /** Until the next placement. */
+  wait(): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, HOLD_RECHECK_MS));
   }
 }
 

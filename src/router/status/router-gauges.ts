@@ -17,6 +17,8 @@ export interface RouterGaugeDeps {
   readonly gate: QueueGate;
   readonly index: PrefixIndex;
   readonly kvIndex: KvEventIndex;
+  /** Requests --admission slo holds now; absent without it. */
+  readonly held?: () => number;
 }
 
 /**
@@ -41,6 +43,7 @@ export function routerGauges(d: RouterGaugeDeps): GaugeSource {
         loadPollFailures: polls.failures,
       })),
     queueGateInert: () => d.gate.inert(d.table.view(performance.now())),
+    ...(d.held !== undefined ? { heldRequests: d.held } : {}),
     prefixIndexBlocks: () => d.index.size,
     prefixIndexEvictions: () => d.index.evictions,
     kvFeeds: () =>

@@ -20,7 +20,8 @@ import { buildCacheCandidates, guardOf, type CacheCandidate } from './candidates
 import { DEFAULT_CACHE_AWARE_CONFIG, type CacheAwareConfig } from './config.js';
 import { cacheAwareFallbackDecision, cacheAwareReasonLabel, cacheWinnerDecision } from './decision.js';
 import { InertGateWarning } from './inert-warning.js';
-import { proposePair } from './pair-proposal.js';
+import { proposePair, type PairProposal } from './pair-proposal.js';
+import { predictedTtftMs } from '../predicted-ttft.js';
 import { capacityFallback, resolvePrefillAdmitted } from './prefill-admission.js';
 import type { PressureGuard } from './pressure.js';
 import { resolveCacheCandidates, type CacheResolution } from './resolve-cache-candidates.js';
@@ -63,6 +64,17 @@ export class CacheAwarePolicy implements Policy {
     let failure: SelectionFailureReason = 'proposal_empty';
     let resolution: CacheResolution | undefined;
     let inertWarning = false;
+    // The fallback pair, drawn once: the slo gate asks where the request would go without
+    // its owners, and rung 2 then sends it there.
+    let pair: PairProposal | undefined | null = null;
+    const drawPair = (): PairProposal | undefined => (pair === null ? (pair = proposePair(pool, load, gate, choices, ctx.random)) : pair);
+    const elsewhereMs =
+      gate.sloMs === null
+        ? undefined
+        : (): number | null => {
+            const p = drawPair();
+            return p === undefined ? null : predictedTtftMs(p.primary, ctx.inputTokens, load);
+          };
 
     // Rung 1: cache winner, only when the request yields a candidate proposal.
     const proposal = buildCacheCandidates(pool === ctx.pool ? ctx : { ...ctx, pool }, this.config, this.#guard);
@@ -70,7 +82,7 @@ export class CacheAwarePolicy implements Policy {
       // The sampled warning counts requests: a retry is the same request, and its
       // outcome is not booked, so it neither ticks nor could report the warning.
       inertWarning = ctx.exclude === undefined && this.#inert.tick(gate, pool);
-      resolution = resolveCacheCandidates(proposal, ctx.inputTokens, load, pool);
+      resolution = resolveCacheCandidates(proposal, ctx.inputTokens, load, pool, elsewhereMs);
       const { decision, winner, audit } = resolution;
       if (decision !== undefined && winner !== undefined) {
         const booked = cacheWinnerDecision(decision.reason, audit.queueGateFellBack);
@@ -95,14 +107,14 @@ export class CacheAwarePolicy implements Policy {
     }
 
     // Rung 2: the pair fallback over the single global domain.
-    const pair = proposePair(pool, load, gate, choices, ctx.random);
-    if (pair === undefined) return this.#fail(failure, resolution, inertWarning);
-    let decision = resolvePrefillAdmitted(pool.workers, pair, ctx.inputTokens, load, gate, this.config.capacityAdmission);
+    const drawn = drawPair();
+    if (drawn === undefined) return this.#fail(failure, resolution, inertWarning);
+    let decision = resolvePrefillAdmitted(pool.workers, drawn, ctx.inputTokens, load, gate, this.config.capacityAdmission);
     if (decision === undefined) {
       failure = 'prefill_admission_exhausted';
       // Pass 2 (resolve_prefill) would first re-run the strict pass on identical
       // inputs; it is pure and just returned nothing, so go to its capacity fallback.
-      decision = capacityFallback(pool.workers, pair, load, choices, ctx.random);
+      decision = capacityFallback(pool.workers, drawn, load, choices, ctx.random);
     }
     if (decision === undefined) return this.#fail(failure, resolution, inertWarning);
 

@@ -3,6 +3,7 @@
  * queue gate, second tier, hard admission, saturation pin, tournament, and the audit
  * the router books counters from.
  */
+import { predictedTtftMs } from '../predicted-ttft.js';
 import type { CacheResolutionAudit, LoadView, PolicyWorker, PoolState } from '../types.js';
 import { capacityAdmits } from './capacity.js';
 import type { CacheCandidate, CacheCandidateProposal } from './candidates.js';
@@ -32,17 +33,31 @@ export function resolveCacheCandidates(
   inputTokens: number,
   load: LoadView,
   pool: PoolState,
+  /** Under the slo gate: the TTFT predicted where the request would go without its owners (null: unknown); asked at most once. */
+  elsewhereMs?: () => number | null,
 ): CacheResolution {
   const gate = proposal.gate;
   const floor = gate.floor;
-  const fleetAllQueued = gate.allQueued(pool);
+  let fleetAllQueued = gate.allQueued(pool);
 
   // The gate runs before hard admission: a queueing owner is removed before it can
   // win on cache depth, however much capacity it has.
   let evaluated: readonly CacheCandidate[] = proposal.candidates;
   const rejected: CacheCandidate[] = [];
   let bestRejectedBlocks = 0;
-  if (gate.on) {
+  let fellBack = false;
+  if (gate.sloMs !== null) {
+    const slo = sloVerdict(proposal.candidates, gate.sloMs, load, elsewhereMs);
+    for (const c of slo.missing) if (c.matchedPrefixBlocks > bestRejectedBlocks) bestRejectedBlocks = c.matchedPrefixBlocks;
+    rejected.push(...slo.missing);
+    if (slo.elsewhere) {
+      evaluated = slo.meeting;
+    } else if (slo.missing.length > 0) {
+      // Nobody could meet the goal: affinity is kept, as the reference keeps it for a fleet all queued.
+      fleetAllQueued = true;
+      fellBack = true;
+    }
+  } else if (gate.on) {
     const admittedByGate: CacheCandidate[] = [];
     for (const c of proposal.candidates) {
       if (gate.admits(load, c.worker)) {
@@ -53,14 +68,13 @@ export function resolveCacheCandidates(
       }
     }
     evaluated = admittedByGate;
+    // Second tier: only when the gate itself emptied the set AND the whole pool is
+    // queued. Triggering on "set empty" alone would hand a single queueing owner its
+    // traffic straight back and make the gate a no-op. A configured floor replaces
+    // this tier with the saturation pin.
+    fellBack = evaluated.length === 0 && rejected.length > 0 && fleetAllQueued && floor === null;
+    if (fellBack) evaluated = proposal.candidates;
   }
-
-  // Second tier: only when the gate itself emptied the set AND the whole pool is
-  // queued. Triggering on "set empty" alone would hand a single queueing owner its
-  // traffic straight back and make the gate a no-op. A configured floor replaces
-  // this tier with the saturation pin.
-  const fellBack = evaluated.length === 0 && rejected.length > 0 && fleetAllQueued && floor === null;
-  if (fellBack) evaluated = proposal.candidates;
 
   // Built over the evaluated set only, so a gated-out worker without native data
   // cannot downgrade the comparison mode of the ones still competing.
@@ -130,6 +144,41 @@ export function resolveCacheCandidates(
         };
   return { decision, winner: decision === undefined ? undefined : winner, audit, gateRejected: rejected };
 }
+
+interface SloVerdict {
+  /** Owners predicted to miss the goal. */
+  readonly missing: readonly CacheCandidate[];
+  /** The others: predicted to meet it, or not yet learnt (cold start keeps plain cache_aware). */
+  readonly meeting: readonly CacheCandidate[];
+  /** Some engine other than the missing owners is predicted to meet the goal: the missing ones leave. */
+  readonly elsewhere: boolean;
+}
+
+/**
+ * The slo gate (docs/routing.md §SLO gate): an owner leaves when its predicted TTFT for
+ * this request, its own uncached tokens included, misses `goalMs` and another engine's
+ * would not: an owner that meets it (or is not yet learnt), else the engine the request
+ * would go to without its owners, asked only then, for the whole prompt.
+ */
+function sloVerdict(
+  candidates: readonly CacheCandidate[],
+  goalMs: number,
+  load: LoadView,
+  elsewhereMs: (() => number | null) | undefined,
+): SloVerdict {
+  let missing: CacheCandidate[] | undefined;
+  for (const c of candidates) {
+    const p = predictedTtftMs(c.worker, c.uncachedTokens, load);
+    if (p !== null && p > goalMs) (missing ??= []).push(c);
+  }
+  if (missing === undefined) return { missing: NONE, meeting: candidates, elsewhere: false };
+  const meeting = candidates.filter((c) => !missing.includes(c));
+  if (meeting.length > 0) return { missing, meeting, elsewhere: true };
+  const there = elsewhereMs?.() ?? null;
+  return { missing, meeting, elsewhere: there !== null && there <= goalMs };
+}
+
+const NONE: readonly CacheCandidate[] = Object.freeze([]);
 
 /**
  * The least-pressured gate-rejected owner that passes hard admission, ties by id.

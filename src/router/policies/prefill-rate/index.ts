@@ -1,7 +1,10 @@
 export { theilSen } from './theil-sen.js';
 export type { Line } from './theil-sen.js';
 export {
+  ADMISSION_LATE_QUANTILE,
   AHEAD_MIN_SAMPLES,
+  LATE_QUANTILE,
+  LATE_WINDOW_MS,
   predictTtftMs,
   PrefillEstimator,
   PREFILL_MIN_SAMPLES,

@@ -15,12 +15,35 @@ export const PREFILL_MIN_SAMPLES = 12;
  * length say how long such a prompt takes, not how the time grows with its length.
  */
 export const PREFILL_MIN_SPREAD = 2;
-/** Samples sent behind pending prefill before the weight of what is pending is learnt; until then it weighs nothing. */
+/** Samples sent behind pending prefill before the weight of what is pending is learnt; until then it weighs what the engine's own tokens weigh. */
 export const AHEAD_MIN_SAMPLES = 8;
 /** The fit is made again after this many new samples, not on every one: a sampled response pays for a fit one time in eight. */
 const REFIT_EVERY = 8;
 /** Ratios kept of the engine's prompt tokens to the router's count of the same prompt. */
 const SCALE_WINDOW = 15;
+/**
+ * How long a first byte's lateness counts, ms: long enough to hold several requests'
+ * worth under any load that matters, short enough that an engine the router stopped
+ * sending to (its lateness said every request would miss) is believed again within
+ * seconds, and is then measured afresh.
+ */
+export const LATE_WINDOW_MS = 10_000;
+/** Lateness samples kept; fewer than LATE_MIN_SAMPLES within the window count as none. */
+const LATE_SAMPLES = 32;
+const LATE_MIN_SAMPLES = 4;
+/**
+ * The quantile of recent lateness a prediction adds, where the question is whether an
+ * engine will likely miss (the slo gate leaving an owner): a low one, so that a minority
+ * of late first bytes does not move traffic off a prefix. Measured on the conversation
+ * trace's cells (docs/routing.md §SLO gate): 0.25 and 0.5 alike near capacity, 0.25 the
+ * better past it; 0.9 sent a quarter of the runs near capacity into collapse.
+ */
+export const LATE_QUANTILE = 0.25;
+/**
+ * The quantile where the question is whether a request will meet the goal (admission):
+ * the share of admitted requests that are to meet it, the 90 % of the issue's bar.
+ */
+export const ADMISSION_LATE_QUANTILE = 0.9;
 
 /** What was learnt of one engine's prefill: TTFT ≈ baseMs + own tokens / tokensPerSecond + aheadMsPerToken × tokens pending ahead. */
 export interface PrefillEstimate {
@@ -32,7 +55,8 @@ export interface PrefillEstimate {
    * What each token of prefill pending ahead of a request adds to its TTFT, ms: about
    * 1 / tokensPerSecond on an engine that batches prefills (SGLang, vLLM), 0 on one that
    * times each request alone (llm-d-inference-sim under its running cap); 0 until
-   * AHEAD_MIN_SAMPLES requests were sent behind pending prefill.
+   * the engine's own ms per token until AHEAD_MIN_SAMPLES requests were sent behind
+   * pending prefill (the engines that matter batch prefills).
    */
   readonly aheadMsPerToken: number;
   /** Samples the fit read (at most PREFILL_WINDOW). */
@@ -71,6 +95,9 @@ export class PrefillEstimator {
   private next = 0;
   private sinceFit = 0;
   private estimate: PrefillEstimate | null = null;
+  private readonly lateMs = new Float64Array(LATE_SAMPLES);
+  private readonly lateAt = new Float64Array(LATE_SAMPLES).fill(-Infinity);
+  private nextLate = 0;
   private readonly ratios = new Float64Array(SCALE_WINDOW);
   private ratioCount = 0;
   private nextRatio = 0;
@@ -104,10 +131,53 @@ export class PrefillEstimator {
     this.scale = n % 2 === 1 ? s[n >> 1]! : (s[(n >> 1) - 1]! + s[n >> 1]!) / 2;
   }
 
-  /** The TTFT predicted for a request of `routerTokens` uncached tokens (the router's count) behind what is pending now, ms; null while cold. */
-  predictMs(routerTokens: number): number | null {
+  /**
+   * The TTFT predicted for a request of `routerTokens` uncached tokens (the router's count)
+   * behind what is pending now, ms; null while cold. What is ahead is the larger of the
+   * prefill this router sent that has not begun and `engineQueued`, the prompt tokens the
+   * engine last reported waiting (the engine's tokens): its queue holds other routers'
+   * requests too, while a request of this router's is in its queue and in `pending` at
+   * once, so the two are not added. `nowMs` (the router's clock) adds the engine's recent
+   * lateness; without it, none.
+   */
+  predictMs(routerTokens: number, engineQueued = 0, nowMs?: number, quantile = LATE_QUANTILE): number | null {
     const e = this.estimate;
-    return e === null ? null : predictTtftMs(e, routerTokens * this.scale, this.pending * this.scale);
+    if (e === null) return null;
+    const own = routerTokens * this.scale;
+    const line = predictTtftMs(e, own, Math.max(this.pending * this.scale, engineQueued));
+    // Lateness may lower a prediction the ahead term overstates, never below the quiet line.
+    return Math.max(predictTtftMs(e, own, 0), line + this.lateness(nowMs, quantile));
+  }
+
+  /**
+   * A first byte came `lateMs` after the TTFT predicted when its request was sent (negative:
+   * before it), at `atMs`: what the line does not know of the engine under load (a wait for
+   * a running slot, decode steps sharing the batch with prefill, other routers' requests).
+   */
+  observeLate(lateMs: number, atMs: number): void {
+    if (!Number.isFinite(lateMs) || !Number.isFinite(atMs)) return;
+    this.lateMs[this.nextLate] = lateMs;
+    this.lateAt[this.nextLate] = atMs;
+    this.nextLate = (this.nextLate + 1) % LATE_SAMPLES;
+  }
+
+  /** The median lateness of the first bytes of the last LATE_WINDOW_MS before `nowMs`, ms; 0 with too few of them (or no clock). */
+  lateness(nowMs: number | undefined, quantile = LATE_QUANTILE): number {
+    if (nowMs === undefined) return 0;
+    const s = PrefillEstimator.ys;
+    let k = 0;
+    for (let i = 0; i < LATE_SAMPLES; i++) if (this.lateAt[i]! >= nowMs - LATE_WINDOW_MS) s[k++] = this.lateMs[i]!;
+    if (k < LATE_MIN_SAMPLES) return 0;
+    const sorted = s.subarray(0, k).sort();
+    return sorted[Math.min(k - 1, Math.floor(quantile * k))]!;
+  }
+
+  /** The TTFT predicted for `routerTokens` uncached tokens with nothing ahead, lateness included: the soonest this engine could give it now, ms; null while cold. */
+  soonestMs(routerTokens: number, nowMs?: number, quantile = LATE_QUANTILE): number | null {
+    const e = this.estimate;
+    if (e === null) return null;
+    const quiet = predictTtftMs(e, routerTokens * this.scale, 0);
+    return Math.max(quiet, quiet + this.lateness(nowMs, quantile));
   }
 
   /** The estimate, or null while cold: too few samples, too little spread, or no rise of TTFT with tokens. */
@@ -130,6 +200,8 @@ export class PrefillEstimator {
     this.scale = 1;
     this.ratioCount = 0;
     this.nextRatio = 0;
+    this.lateAt.fill(-Infinity);
+    this.nextLate = 0;
   }
 
   private fit(): void {
@@ -157,7 +229,8 @@ export class PrefillEstimator {
       const a = this.ahead[i]!;
       if (a > 0) scratch[k++] = (this.ttft[i]! - line.intercept - line.slope * this.own[i]!) / a;
     }
-    let aheadMsPerToken = 0;
+    // Until it is learnt, a pending token weighs what the engine's own take: SGLang and vLLM batch prefills, so what is ahead is computed first.
+    let aheadMsPerToken = line.slope;
     if (k >= AHEAD_MIN_SAMPLES) {
       const s = scratch.subarray(0, k).sort();
       const median = k % 2 === 1 ? s[k >> 1]! : (s[(k >> 1) - 1]! + s[k >> 1]!) / 2;

@@ -10,6 +10,8 @@ import type { PrefillEstimator } from './prefill-estimator.js';
 export class PrefillTicket {
   /** Prefill tokens sent to the engine before this one that had not begun. */
   readonly ahead: number;
+  /** The TTFT the learnt line predicted at the send, lateness left out (what lateness is measured against); null while cold. */
+  readonly predicted: number | null;
   #pending = true;
 
   constructor(
@@ -18,8 +20,11 @@ export class PrefillTicket {
     readonly own: number,
     /** The engine's fresh load sample said nothing was waiting: the TTFT is prefill, not a wait for a slot. */
     readonly quiet: boolean,
+    /** The prompt tokens the engine's fresh sample said were waiting, where it said. */
+    engineQueued?: number,
   ) {
     this.ahead = estimator.pending;
+    this.predicted = estimator.predictMs(own, engineQueued);
     estimator.pending += own;
   }
 
@@ -39,5 +44,15 @@ export class PrefillTicket {
     this.begun();
     const e = this.estimator;
     if (this.quiet) e.observe(engineOwn ?? this.own * e.scale, ttftMs, this.ahead * e.scale);
+  }
+
+  /**
+   * The first byte is here, `ttftMs` after the send, at `atMs` on the router's clock: the
+   * prefill has begun, and every first byte, quiet or not, says at once how late the
+   * engine runs beside the line (the rate's sample waits for the usage at the end).
+   */
+  arrived(ttftMs: number, atMs: number): void {
+    if (this.#pending && this.predicted !== null) this.estimator.observeLate(ttftMs - this.predicted, atMs);
+    this.begun();
   }
 }

@@ -1,9 +1,10 @@
 import type { RouterMetrics } from '../../metrics/index.js';
 import type { LoadView, PolicyWorker, PrefixSignal, QueueGate, SelectionSuccess } from '../../policies/index.js';
 import { predictedCachedTokens } from '../../policies/prefill-rate/index.js';
+import { predictedTtftMs } from '../../policies/index.js';
 import { UsageCountScanner } from './usage-count-scanner.js';
 import { ownerSummary } from './decision-ring.js';
-import type { DecisionRing, GateVerdict } from './decision-ring.js';
+import type { DecisionRing, OwnerVerdict } from './decision-ring.js';
 import type { RequestIds } from './request-ids.js';
 
 /** One request's trace through the relay: headers to add, bytes to watch, its end. */
@@ -59,15 +60,23 @@ export class DecisionRecorder {
     const matches = prefix?.matches ?? [];
     const queryBlocks = prefix?.queryBlocks ?? 0;
     const gate = o.gate;
-    const verdict = (w: PolicyWorker): { waiting: number; verdict: GateVerdict } => {
-      const b = load.basic(w);
-      if (!b) return { waiting: -1, verdict: 'unknown' };
-      return { waiting: b.waiting, verdict: gate.isQueued(b.waiting, b.queuedTokens) ? 'gated' : 'admitted' };
-    };
     const cacheAware = selection.cacheAware;
+    const rejected = cacheAware?.gateRejected;
+    const blockSize = o.tokenBlockSize();
+    const verdict = (w: PolicyWorker, blocks: number): OwnerVerdict => {
+      const b = load.basic(w);
+      // The owner's own prediction: this request less what it holds.
+      const own = inputTokens - predictedCachedTokens(inputTokens, blocks, queryBlocks, blockSize);
+      const predictedMs = predictedTtftMs(w, own, load) ?? -1;
+      // Under slo the verdict is the selection's own, made for this request; the others are a standing rule.
+      if (gate.sloMs !== null)
+        return { waiting: b?.waiting ?? -1, verdict: rejected?.includes(w) === true ? 'gated' : 'admitted', predictedMs };
+      if (!b) return { waiting: -1, verdict: 'unknown', predictedMs };
+      return { waiting: b.waiting, verdict: gate.isQueued(b.waiting, b.queuedTokens) ? 'gated' : 'admitted', predictedMs };
+    };
     const owners = ownerSummary(matches, selection.worker.id);
     // What the router expects the engine to reuse, and so to compute.
-    const predicted = predictedCachedTokens(inputTokens, owners.selectedBlocks, queryBlocks, o.tokenBlockSize());
+    const predicted = predictedCachedTokens(inputTokens, owners.selectedBlocks, queryBlocks, blockSize);
     // Fields spelled out: an object literal that opens with a spread and adds more than a
     // dozen properties costs V8 ~19 µs per request on Node 20 (BENCHMARKS.md, section 2),
     // against ~0.2 µs for the same literal written out.
@@ -90,7 +99,7 @@ export class DecisionRecorder {
         divertedBlocks: cacheAware?.divertedOverlapBlocks ?? 0,
         partialDiversion: cacheAware?.partialDiversion === true,
         gateRule: gate.rule(),
-        predictedTtftMs: predictedTtft(selection.worker, inputTokens - predicted),
+        predictedTtftMs: predictedTtftMs(selection.worker, inputTokens - predicted, load) ?? -1,
       },
       matches,
       verdict,
@@ -122,9 +131,4 @@ export class DecisionRecorder {
       },
     };
   }
-}
-
-/** The worker's predicted TTFT for `ownTokens` more, ms; -1 while it has no estimate (docs/routing.md §Learned prefill rate). */
-function predictedTtft(worker: PolicyWorker, ownTokens: number): number {
-  return worker.prefill?.predictMs(ownTokens) ?? -1;
 }

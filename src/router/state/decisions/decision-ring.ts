@@ -6,6 +6,13 @@ export const MAX_CANDIDATES = 8;
 /** What the gate made of one prefix owner when the request was routed. */
 export type GateVerdict = 'admitted' | 'gated' | 'unknown';
 
+/** One owner as the recorder saw it: its fresh waiting count (-1: none), the gate's verdict, its predicted TTFT (-1: none). */
+export interface OwnerVerdict {
+  readonly waiting: number;
+  readonly verdict: GateVerdict;
+  readonly predictedMs: number;
+}
+
 /** One prefix owner as the selection saw it. */
 interface Candidate {
   worker: string;
@@ -13,6 +20,8 @@ interface Candidate {
   /** Fresh waiting count; -1 when unknown. */
   waiting: number;
   verdict: GateVerdict;
+  /** The TTFT it was predicted to give the request, ms; -1 while its rate was unknown. */
+  predictedMs: number;
 }
 
 /**
@@ -121,7 +130,13 @@ export class DecisionRing {
       selectedBlocks: 0,
       best: null,
       bestBlocks: 0,
-      candidates: Array.from({ length: MAX_CANDIDATES }, () => ({ worker: '', blocks: 0, waiting: -1, verdict: 'unknown' as GateVerdict })),
+      candidates: Array.from({ length: MAX_CANDIDATES }, () => ({
+        worker: '',
+        blocks: 0,
+        waiting: -1,
+        verdict: 'unknown' as GateVerdict,
+        predictedMs: -1,
+      })),
       candidateCount: 0,
       moreCandidates: 0,
       gateRejected: 0,
@@ -156,7 +171,7 @@ export class DecisionRing {
   record<W extends { readonly id: string }>(
     d: DecisionInput,
     owners: ReadonlyArray<{ readonly worker: W; readonly blocks: number }>,
-    verdict: (worker: W) => { waiting: number; verdict: GateVerdict },
+    verdict: (worker: W, blocks: number) => OwnerVerdict,
   ): number {
     if (this.capacity === 0) return 0;
     const s = this.#slots[this.#next]!;
@@ -194,12 +209,13 @@ export class DecisionRing {
       if (n < MAX_CANDIDATES) at = n++;
       else if (o.blocks > s.candidates[MAX_CANDIDATES - 1]!.blocks) at = MAX_CANDIDATES - 1;
       else continue;
-      const v = verdict(o.worker);
+      const v = verdict(o.worker, o.blocks);
       const c = s.candidates[at]!;
       c.worker = id;
       c.blocks = o.blocks;
       c.waiting = v.waiting;
       c.verdict = v.verdict;
+      c.predictedMs = v.predictedMs;
       for (; at > 0 && s.candidates[at - 1]!.blocks < c.blocks; at--) {
         s.candidates[at] = s.candidates[at - 1]!;
         s.candidates[at - 1] = c;
@@ -254,7 +270,13 @@ function toJson(s: Slot): AdminDecision {
   const candidates: AdminDecisionCandidate[] = [];
   for (let i = 0; i < s.candidateCount; i++) {
     const c = s.candidates[i]!;
-    candidates.push({ worker: c.worker, matched_blocks: c.blocks, waiting: c.waiting < 0 ? null : c.waiting, gate: c.verdict });
+    candidates.push({
+      worker: c.worker,
+      matched_blocks: c.blocks,
+      waiting: c.waiting < 0 ? null : c.waiting,
+      gate: c.verdict,
+      predicted_ttft_ms: c.predictedMs < 0 ? null : Math.round(c.predictedMs * 10) / 10,
+    });
   }
   return {
     seq: s.seq,

@@ -96,6 +96,11 @@ export class LoadTable implements LoadView, PoolState {
   }
 
   // ---- LoadView ----
+  /** The time the last view was fixed at (router clock, ms). */
+  get at(): number {
+    return this.now;
+  }
+
   basic(worker: PolicyWorker): BasicLoad | undefined {
     const e = this.entries[worker.slot];
     return e && e.complete && this.now <= e.freshUntil ? e.basic : undefined;
