@@ -139,4 +139,11 @@ export const PERF_BENCHMARKS: readonly PerfBenchmark[] = [
     [],
     ['gate-modes-trace2'],
   ),
+  benchmark(
+    'slo-modes',
+    'slo-modes.js',
+    'the TTFT goal as the one knob: --queue-gate slo and --admission slo beside plain cache_aware and the fixed limits',
+    [],
+    ['slo-modes-trace2'],
+  ),
 ];
