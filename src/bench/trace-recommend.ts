@@ -59,7 +59,7 @@ export async function runTraceRecommendation(
           seed: o.seed,
           trace,
           traceBlockSize: o.traceBlockSize,
-        }).ttftMsByRequest,
+        }),
       o.sloTtftMs,
     ),
   }));

@@ -55,6 +55,9 @@ export function snapshotFromAdmin(raw: unknown, receivedAt: number = Date.now())
       gateMode: r.queue_gate_mode ?? null,
       // Only the tokens gate has a token threshold; elsewhere the field is absent, not unknown.
       ...(r.queue_gate_mode === 'tokens' ? { gateTokens: r.queue_gate_tokens ?? null } : {}),
+      // The TTFT goal and admission, from routers that have them.
+      ...(r.ttft_slo_ms !== undefined && r.ttft_slo_ms !== null ? { ttftSloMs: r.ttft_slo_ms } : {}),
+      ...(r.admission !== undefined ? { admission: r.admission } : {}),
       saturationQueueFloor: r.saturation_queue_floor ?? null,
       minLoadChoices: r.min_load_choices ?? null,
       uptimeS: r.uptime_s ?? null,

@@ -65,6 +65,10 @@ export interface RouterInfo {
   gateMode?: 'fixed' | 'auto' | 'tokens' | 'slo' | null;
   /** --queue-gate-tokens in tokens mode. */
   gateTokens?: number | null;
+  /** --ttft-slo-ms, what the slo gate and admission hold predictions to; absent or null when unset. */
+  ttftSloMs?: number | null;
+  /** --admission, when the router reports it. */
+  admission?: 'off' | 'slo' | null;
   saturationQueueFloor: number | null;
   minLoadChoices: number | null;
   uptimeS: number | null;

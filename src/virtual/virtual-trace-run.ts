@@ -70,6 +70,8 @@ export interface VirtualTraceRunResult extends TraceRunResult {
    * into windows by arrival (docs/bench.md §Recommend). One array per run.
    */
   ttftMsByRequest: Float64Array;
+  /** Per trace request, in trace order: 1 when --admission slo shed it. */
+  shedByRequest: Uint8Array;
   /** Each engine's prefill rate as the router learnt it over the run (docs/routing.md §Learned prefill rate), by engine. */
   learnedPrefill: Array<PrefillEstimate | null>;
 }
@@ -108,6 +110,7 @@ export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
   const result: VirtualTraceRunResult = {
     ...emptyTraceResult(opts.trace.length),
     ttftMsByRequest: new Float64Array(opts.trace.length).fill(NaN),
+    shedByRequest: new Uint8Array(opts.trace.length),
     learnedPrefill: [],
   };
   // --admission slo (docs/routing.md §SLO admission): a request the selected engine would start too late is held and placed again, or shed, as the HTTP front does it.
@@ -163,6 +166,7 @@ export function runTraceVirtual(opts: TraceRunOptions): VirtualTraceRunResult {
       }
       if (verdict === 'shed') {
         result.shed++;
+        result.shedByRequest[i] = 1;
         settled(i);
         return;
       }

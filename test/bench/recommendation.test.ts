@@ -10,9 +10,10 @@ import type { TraceRequest } from '../../src/workload/index.js';
 const ROLES = ['pick', 'pick', 'pick', 'check', 'check', 'check'] as const;
 
 /** 100 requests, `good` of them within the objective, every one finished at `p99` ms or less. */
-const outcome = (good: number, p99 = 1000): SampleOutcome => ({
+const outcome = (good: number, p99 = 1000, shed = 0): SampleOutcome => ({
   requests: 100,
   good,
+  shed,
   ttftMs: Array.from({ length: 100 }, (_, i) => (i < 98 ? 100 : p99)),
 });
 const config = (letter: string, gate: boolean, goods: number[], p99s: number[] = goods.map(() => 1000)): RankedConfiguration => ({
@@ -42,6 +43,23 @@ describe('recommend', () => {
     expect(r.gate).toMatchObject({ advice: 'off', gate_off_best: 'A', lead_over_gate_off: { goodput_points: 1, clear: false } });
     const text = recommendationLines(r, { kind: 'trace windows', pick: '1–3', check: '4–6' }, 2000).join('\n');
     expect(text).toMatch(/^gate: keep --worker-queue-limit off: the best gate's lead over A \(\(defaults\)\) is within the spread/m);
+  });
+
+  it('says what --admission slo shed and the goodput of the admitted beside the goodput of all', () => {
+    const shedding: RankedConfiguration = {
+      letter: 'B',
+      label: '--admission slo --ttft-slo-ms 2000',
+      gate: false,
+      outcomes: [80, 80, 80, 85, 85, 85].map((g) => outcome(g, 1000, 15)),
+    };
+    const r = recommend([config('A', false, [50, 50, 50, 50, 50, 50]), shedding], ROLES);
+    expect(r.configurations[1]!.pick).toMatchObject({ goodput: 0.8, shed: 45, goodput_admitted: 0.9412 });
+    expect(r.configurations[0]!.pick).toMatchObject({ shed: 0, goodput_admitted: 0.5 });
+    const text = recommendationLines(r, { kind: 'trace windows', pick: '1–3', check: '4–6' }, 2000).join('\n');
+    expect(text).toMatch(
+      /^B: --admission slo shed 45 picking and 45 held-out requests; goodput of the admitted 94\.1% picking, 100\.0% held out$/m,
+    );
+    expect(text).not.toMatch(/^A: --admission/m);
   });
 
   it('keeps the gate off when the best configuration has none; asks for one when every configuration has a gate', () => {
@@ -119,18 +137,19 @@ describe('held-out samples', () => {
       w,
       (t) => {
         replayed.push(t.map((r) => r.atMs));
-        return Float64Array.from(ttft);
+        // The last request was shed: a miss, and counted apart.
+        return { ttftMsByRequest: Float64Array.from(ttft), shedByRequest: Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 1) };
       },
       2000,
     );
     expect(replayed).toEqual([[0, 5, 10, 25, 31, 45, 50, 59, 60]]);
     expect(outcomes).toEqual([
-      { requests: 2, good: 1, ttftMs: [100, 3000] },
-      { requests: 1, good: 0, ttftMs: [] },
-      { requests: 1, good: 1, ttftMs: [200] },
-      { requests: 1, good: 1, ttftMs: [300] },
-      { requests: 1, good: 1, ttftMs: [400] },
-      { requests: 3, good: 1, ttftMs: [500, 2500] },
+      { requests: 2, good: 1, shed: 0, ttftMs: [100, 3000] },
+      { requests: 1, good: 0, shed: 0, ttftMs: [] },
+      { requests: 1, good: 1, shed: 0, ttftMs: [200] },
+      { requests: 1, good: 1, shed: 0, ttftMs: [300] },
+      { requests: 1, good: 1, shed: 0, ttftMs: [400] },
+      { requests: 3, good: 1, shed: 1, ttftMs: [500, 2500] },
     ]);
   });
 
@@ -151,7 +170,7 @@ describe('held-out samples', () => {
       s,
       (t) => {
         replayed.push(t[0]!.atMs);
-        return Float64Array.of(t[0]!.atMs * 200);
+        return { ttftMsByRequest: Float64Array.of(t[0]!.atMs * 200) };
       },
       2000,
     );

@@ -255,6 +255,26 @@ describe('the console', () => {
     expect(c.row('b:1')).not.toMatch(/GATED/);
   });
 
+  it.each([
+    ['slo', 'off', /cache_aware\s+gate slo ≤ 2000 ms\s+floor –/],
+    ['slo', 'slo', /cache_aware\s+gate slo ≤ 2000 ms \+admission\s+floor –/],
+    ['fixed', 'slo', /cache_aware\s+limit 4, admit ≤ 2000 ms\s+floor –/],
+  ] as const)('shows the TTFT goal in the header: gate %s, admission %s', async (mode, admission, header) => {
+    const doc = adminDoc({ limit: mode === 'fixed' ? 4 : null, workers: [{ url: 'http://a:1', waiting: 9 }] });
+    Object.assign(doc.router as Record<string, unknown>, {
+      queue_gate_mode: mode,
+      queue_gate_limit: mode === 'fixed' ? 4 : null,
+      queue_gate_tokens: null,
+      ttft_slo_ms: 2000,
+      admission,
+    });
+    const c = mount(viewOf(doc));
+    await tick();
+    expect(c.frame().split('\n')[0]).toMatch(header);
+    // No standing rule under slo: nobody is marked against a limit.
+    if (mode === 'slo') expect(c.row('a:1')).not.toMatch(/GATED/);
+  });
+
   it('at 80 columns, the facts come before what is cut: saturation duration, uptime and model, the whole help', async () => {
     const c = mount(
       fleet(

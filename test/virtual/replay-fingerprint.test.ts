@@ -52,7 +52,15 @@ function fingerprint(r: VirtualTraceRunResult): string {
   return (
     createHash('sha256')
       // `shed` came later, and is 0 without --admission slo: the run it fingerprints is the same run.
-      .update(JSON.stringify({ ...r, ttftMsByRequest: byRequest, learnedPrefill: undefined, shed: r.shed === 0 ? undefined : r.shed }))
+      .update(
+        JSON.stringify({
+          ...r,
+          ttftMsByRequest: byRequest,
+          learnedPrefill: undefined,
+          shed: r.shed === 0 ? undefined : r.shed,
+          shedByRequest: r.shed === 0 ? undefined : Array.from(r.shedByRequest),
+        }),
+      )
       .digest('hex')
       .slice(0, 24)
   );

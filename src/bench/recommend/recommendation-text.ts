@@ -34,6 +34,12 @@ export function recommendationLines(r: Recommendation, sets: SampleSets, sloMs: 
         `${pct(c.check.goodput)}${spread(c.check)} | ${ms(c.check.ttft_p99_ms)} | ${c.check.rank} |`,
     );
   }
+  // Shed requests are misses in the goodput above; what the admitted saw is said beside it.
+  for (const c of r.configurations.filter((x) => x.pick.shed + x.check.shed > 0))
+    lines.push(
+      `${c.letter}: --admission slo shed ${c.pick.shed} picking and ${c.check.shed} held-out requests; goodput of the admitted ` +
+        `${c.pick.goodput_admitted === null ? '–' : pct(c.pick.goodput_admitted)} picking, ${c.check.goodput_admitted === null ? '–' : pct(c.check.goodput_admitted)} held out`,
+    );
   lines.push('');
   const best = r.configurations.find((c) => c.letter === r.pick.letter)!;
   lines.push(

@@ -3,6 +3,8 @@ export interface SampleOutcome {
   requests: number;
   /** Requests whose first token came within the TTFT objective. */
   good: number;
+  /** Requests --admission slo shed (misses in `good`). */
+  shed: number;
   /** TTFT of each finished request, ms. */
   ttftMs: readonly number[];
 }
@@ -20,6 +22,9 @@ export interface RankedConfiguration {
 export interface Score {
   requests: number;
   goodput: number;
+  /** Requests --admission slo shed, and the goodput of the rest: what the admitted saw. */
+  shed: number;
+  goodput_admitted: number | null;
   /** Over every request of the samples, one that never got a first token counting as slower than all: null when p99 falls on one. */
   ttft_p99_ms: number | null;
   /** Per sample, in sample order. */
@@ -82,19 +87,22 @@ function p99Of(ttftMs: readonly number[], requests: number): number | null {
 interface Pooled {
   requests: number;
   good: number;
+  shed: number;
   p99: number | null;
 }
 
 function pool(outcomes: readonly SampleOutcome[]): Pooled {
   let requests = 0;
   let good = 0;
+  let shed = 0;
   const ttft: number[] = [];
   for (const o of outcomes) {
     requests += o.requests;
     good += o.good;
+    shed += o.shed;
     for (const t of o.ttftMs) ttft.push(t);
   }
-  return { requests, good, p99: p99Of(ttft, requests) };
+  return { requests, good, shed, p99: p99Of(ttft, requests) };
 }
 
 const goodput = (p: Pooled): number => (p.requests > 0 ? p.good / p.requests : 0);
@@ -128,6 +136,8 @@ function score(c: RankedConfiguration, samples: readonly number[], position: num
   return {
     requests: p.requests,
     goodput: round(goodput(p), 4),
+    shed: p.shed,
+    goodput_admitted: p.requests > p.shed ? round(p.good / (p.requests - p.shed), 4) : null,
     ttft_p99_ms: p.p99,
     samples: per.map((x) => ({ goodput: round(x.goodput, 4), ttft_p99_ms: finite(x.p99) })),
     goodput_min: round(Math.min(...per.map((x) => x.goodput)), 4),

@@ -3,8 +3,11 @@ import type { HeldOutSplit } from './held-out-samples.js';
 import { SAMPLES } from './held-out-samples.js';
 import type { SampleOutcome } from './recommendation.js';
 
-/** A replay of a trace as the ranking needs it: each request's TTFT in ms, in trace order, NaN when it got no first token. */
-export type TraceReplay = (trace: readonly TraceRequest[]) => Float64Array;
+/**
+ * A replay of a trace as the ranking needs it, in trace order: each request's TTFT in ms,
+ * NaN when it got no first token, and which requests --admission slo shed (absent: none).
+ */
+export type TraceReplay = (trace: readonly TraceRequest[]) => { ttftMsByRequest: Float64Array; shedByRequest?: Uint8Array };
 
 /**
  * Replay the split's traffic once per sample set, and read each sample's outcome
@@ -16,12 +19,18 @@ export function heldOutOutcomes(split: HeldOutSplit, replay: TraceReplay, sloTtf
   return sliceOutcomes(replay(split.trace), split.windowOf, SAMPLES, sloTtftMs);
 }
 
-/** Each slice's requests, those within the objective, and the TTFT of each that got a first token. */
-export function sliceOutcomes(ttftMsByRequest: Float64Array, sliceOf: Uint8Array, slices: number, sloTtftMs: number): SampleOutcome[] {
-  const outcomes = Array.from({ length: slices }, () => ({ requests: 0, good: 0, ttftMs: [] as number[] }));
+/** Each slice's requests, those within the objective, those shed, and the TTFT of each that got a first token. */
+export function sliceOutcomes(
+  { ttftMsByRequest, shedByRequest }: ReturnType<TraceReplay>,
+  sliceOf: Uint8Array,
+  slices: number,
+  sloTtftMs: number,
+): SampleOutcome[] {
+  const outcomes = Array.from({ length: slices }, () => ({ requests: 0, good: 0, shed: 0, ttftMs: [] as number[] }));
   for (let i = 0; i < ttftMsByRequest.length; i++) {
     const o = outcomes[sliceOf[i]!]!;
     o.requests++;
+    if (shedByRequest?.[i] === 1) o.shed++;
     const t = ttftMsByRequest[i]!;
     if (Number.isNaN(t)) continue;
     o.ttftMs.push(t);

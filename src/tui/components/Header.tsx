@@ -118,7 +118,10 @@ function latencySegment(view: FleetView): SegmentInput {
 
 /** The gate as the header names it: the fixed limit as before, or an experimental mode with what it has in force now. */
 function gateSegment(r: FleetView['router']): string {
-  if (r.gateMode === 'auto') return `gate auto, limit ${fmtInt(r.workerQueueLimit)} now`;
-  if (r.gateMode === 'tokens') return `gate tokens ≥ ${fmtInt(r.gateTokens ?? null)}`;
-  return `limit ${fmtInt(r.workerQueueLimit)}`;
+  // The TTFT goal, where admission holds requests to it: it decides who is shed.
+  const admission = r.admission === 'slo' ? `, admit ≤ ${fmtInt(r.ttftSloMs ?? null)} ms` : '';
+  if (r.gateMode === 'auto') return `gate auto, limit ${fmtInt(r.workerQueueLimit)} now${admission}`;
+  if (r.gateMode === 'tokens') return `gate tokens ≥ ${fmtInt(r.gateTokens ?? null)}${admission}`;
+  if (r.gateMode === 'slo') return `gate slo ≤ ${fmtInt(r.ttftSloMs ?? null)} ms${r.admission === 'slo' ? ' +admission' : ''}`;
+  return `limit ${fmtInt(r.workerQueueLimit)}${admission}`;
 }

@@ -101,8 +101,8 @@ export interface DecisionFilter {
   limit?: number;
 }
 
-/** Bytes one slot costs: 792 measured on Node 20 with the record and its candidates, plus a request id string (docs/decisions.md §Memory). */
-export const SLOT_BYTES = 850;
+/** Bytes one slot costs: 872 measured on Node 20 with the record and its candidates, plus a request id string (docs/decisions.md §Memory). */
+export const SLOT_BYTES = 930;
 
 /**
  * The last N routing decisions (docs/decisions.md §Decision record), in a ring of
