@@ -4,6 +4,7 @@ export {
   ADMISSION_LATE_QUANTILE,
   AHEAD_MIN_SAMPLES,
   LATE_QUANTILE,
+  POINT_LATE_QUANTILE,
   LATE_WINDOW_MS,
   predictTtftMs,
   PrefillEstimator,

@@ -39,6 +39,8 @@ const LATE_MIN_SAMPLES = 4;
  * better past it; 0.9 sent a quarter of the runs near capacity into collapse.
  */
 export const LATE_QUANTILE = 0.25;
+/** The quantile a point prediction adds, what a decision record shows and an operator sets beside the TTFT measured: the median. */
+export const POINT_LATE_QUANTILE = 0.5;
 /**
  * The quantile where the question is whether a request will meet the goal (admission):
  * the share of admitted requests that are to meet it, the 90 % of the issue's bar.

@@ -1,6 +1,6 @@
 import type { RouterMetrics } from '../../metrics/index.js';
 import type { LoadView, PolicyWorker, PrefixSignal, QueueGate, SelectionSuccess } from '../../policies/index.js';
-import { predictedCachedTokens } from '../../policies/prefill-rate/index.js';
+import { POINT_LATE_QUANTILE, predictedCachedTokens } from '../../policies/prefill-rate/index.js';
 import { predictedTtftMs } from '../../policies/index.js';
 import { UsageCountScanner } from './usage-count-scanner.js';
 import { ownerSummary } from './decision-ring.js';
@@ -67,7 +67,8 @@ export class DecisionRecorder {
       const b = load.basic(w);
       // The owner's own prediction: this request less what it holds.
       const own = inputTokens - predictedCachedTokens(inputTokens, blocks, queryBlocks, blockSize);
-      const predictedMs = predictedTtftMs(w, own, load) ?? -1;
+      // The point prediction (the median lateness); the slo gate decided on the lower quartile, so an owner it left is shown over the goal too.
+      const predictedMs = predictedTtftMs(w, own, load, POINT_LATE_QUANTILE) ?? -1;
       // Under slo the verdict is the selection's own, made for this request; the others are a standing rule.
       if (gate.sloMs !== null)
         return { waiting: b?.waiting ?? -1, verdict: rejected?.includes(w) === true ? 'gated' : 'admitted', predictedMs };
@@ -99,7 +100,7 @@ export class DecisionRecorder {
         divertedBlocks: cacheAware?.divertedOverlapBlocks ?? 0,
         partialDiversion: cacheAware?.partialDiversion === true,
         gateRule: gate.rule(),
-        predictedTtftMs: predictedTtftMs(selection.worker, inputTokens - predicted, load) ?? -1,
+        predictedTtftMs: predictedTtftMs(selection.worker, inputTokens - predicted, load, POINT_LATE_QUANTILE) ?? -1,
       },
       matches,
       verdict,
