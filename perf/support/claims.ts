@@ -49,6 +49,17 @@ const autoWorst = (r: Reading): string => {
   return `${signed(worst)} points at worst (${cell} %); ${points.filter((p) => p >= -1).length} of 6 cells within 1 point`;
 };
 const B2B_FIXED = ['off', 'l2', 'l4', 'l6', 'l8', 'l16', 'floor2'];
+/** The cells slo-modes judges by the issue's bar: the trace's six, then (first trace only) b2b-saas and gsp twice. */
+const SLO_CELLS = [...CELLS, 'b2b-saas', 'gsp', 'gsp_rate40'];
+const sloMet =
+  (cells: readonly string[]) =>
+  (r: Reading): string => {
+    const missed = cells.filter((c) => !r.bool(`${c}_meets_bar`));
+    return `${cells.length - missed.length} of ${cells.length} cells${missed.length > 0 ? `; misses ${missed.join(', ').replace(/_load/g, ' ').replace(/_rate/g, ' at ')}` : ''}`;
+  };
+/** The mean over slo-modes' five fleet seeds of one arm's figure in one cell. */
+const sloMean = (r: Reading, cell: string, arm: string, figure = 'goodput_pct'): number =>
+  [7, 8, 9, 10, 11].reduce((sum, seed) => sum + r.num(`${cell}_${arm}_seed${seed}_${figure}`), 0) / 5;
 const GATE_ARMS = ['off', 'l2', 'l4', 'l6', 'l8', 'l16', 'floor2'];
 
 export const CLAIMS: readonly Claim[] = [
@@ -297,6 +308,28 @@ export const CLAIMS: readonly Claim[] = [
       text: 'within 1 point',
       met: (r) => CELLS.every((c) => r.num(`${c}_auto_vs_best_fixed_points`) >= -1),
     },
+  },
+  {
+    result: 'slo-modes',
+    section: 19,
+    claim:
+      "the TTFT goal alone (`--ttft-slo-ms`, the slo gate and admission) against the issue's bar: the conversation trace's cells, b2b-saas, gsp",
+    figure: sloMet(SLO_CELLS),
+    goal: { text: 'every cell', met: (r) => SLO_CELLS.every((c) => r.bool(`${c}_meets_bar`)) },
+  },
+  {
+    result: 'slo-modes-trace2',
+    section: 19,
+    claim: 'the same on a held-out trace (`--trace-seed 2`)',
+    figure: sloMet(CELLS),
+    goal: { text: 'every cell', met: (r) => CELLS.every((c) => r.bool(`${c}_meets_bar`)) },
+  },
+  {
+    result: 'slo-modes',
+    section: 19,
+    claim: 'past capacity (cap 256, 110 %): goodput with both modes, of all and of the admitted, against plain `cache_aware`',
+    figure: (r) =>
+      `${fmt(Math.round(sloMean(r, 'cap256_load110', 'both') * 10) / 10)} % (admitted ${fmt(Math.round(sloMean(r, 'cap256_load110', 'both', 'admitted_goodput_pct') * 10) / 10)} %) against ${fmt(Math.round(sloMean(r, 'cap256_load110', 'off') * 10) / 10)} %`,
   },
   {
     result: 'fleet-scale',
