@@ -114,7 +114,8 @@ describe('PrefillEstimator: cold until it has seen enough', () => {
   it(`learns what pending prefill weighs from ${AHEAD_MIN_SAMPLES} samples sent behind some: all of it where prefills batch, none where each is timed alone`, () => {
     for (const w of [1 / 20, 0]) {
       const e = new PrefillEstimator();
-      feed(e, spread(20));
+      // 23: fitted at 12 and 20, so that the cadence alone would refit at the fifth sample below, not the eighth.
+      feed(e, spread(23));
       for (let i = 0; i < AHEAD_MIN_SAMPLES; i++) {
         const own = 300 + 40 * i;
         const ahead = 100 + 150 * i;
@@ -122,6 +123,8 @@ describe('PrefillEstimator: cold until it has seen enough', () => {
         // Until then a pending token weighs what the engine's own do (1/20 ms): a batching engine's.
         if (i < AHEAD_MIN_SAMPLES - 1) expect(e.current!.aheadMsPerToken).toBeCloseTo(1 / 20, 9);
       }
+      // Learnt at once from the eighth, whatever the refit cadence: the prior does not outlive its evidence.
+      expect(e.current!.aheadMsPerToken).toBeCloseTo(w, 9);
       feed(e, spread(8));
       expect(e.current!.aheadMsPerToken).toBeCloseTo(w, 9);
       expect(e.current!.tokensPerSecond).toBeCloseTo(20_000, 6);

@@ -96,6 +96,8 @@ export class PrefillEstimator {
   private n = 0;
   private next = 0;
   private sinceFit = 0;
+  /** Samples sent behind pending prefill since the last reset: the AHEAD_MIN_SAMPLES-th is fitted at once. */
+  private aheadSeen = 0;
   private estimate: PrefillEstimate | null = null;
   private readonly lateMs = new Float64Array(LATE_SAMPLES);
   private readonly lateAt = new Float64Array(LATE_SAMPLES).fill(-Infinity);
@@ -117,6 +119,9 @@ export class PrefillEstimator {
     this.ttft[this.next] = ttftMs;
     this.next = (this.next + 1) % PREFILL_WINDOW;
     if (this.n < PREFILL_WINDOW) this.n++;
+    // Fitted every REFIT_EVERY samples, and at once when an estimate first becomes possible or
+    // the weight of what is ahead first becomes learnable: a prior must not outlive its evidence.
+    if (ahead > 0 && ++this.aheadSeen === AHEAD_MIN_SAMPLES) this.sinceFit = REFIT_EVERY;
     if (++this.sinceFit >= REFIT_EVERY || (this.estimate === null && this.n >= PREFILL_MIN_SAMPLES)) this.fit();
   }
 
@@ -197,6 +202,7 @@ export class PrefillEstimator {
     this.n = 0;
     this.next = 0;
     this.sinceFit = 0;
+    this.aheadSeen = 0;
     this.pending = 0;
     this.estimate = null;
     this.scale = 1;
