@@ -19,18 +19,24 @@
  *
  *   npm run perf -- gate-modes [--requests 6000] [--seeds 7,8,9] [--trace-seed 1]
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PRESETS, runPreset } from '../src/bench/index.js';
 import { DEFAULT_ENGINE_PARAMS } from '../src/sim/index.js';
-import { conversationTrace, MOONCAKE_CONVERSATIONS, toMooncakeJsonl } from '../src/workload/index.js';
-import { ROUTERCTL_BIN } from './support/processes.js';
 import { benchArg } from './support/args.js';
-import { RESULTS_DIR, writeResult } from './support/results.js';
+import { writeResult } from './support/results.js';
 import type { Figures } from './support/results.js';
-import { FIXED_GATE_ARMS, GATE_KV_BLOCKS, GATE_LOADS, GATE_SLO_MS, GATE_WORKERS, gateFleetFlags } from './support/gate-cells.js';
+import {
+  FIXED_GATE_ARMS,
+  GATE_KV_BLOCKS,
+  GATE_LOADS,
+  GATE_SLO_MS,
+  GATE_WORKERS,
+  benchCompareRuns,
+  gateCapacities,
+  runB2bSaas,
+  runGateCell,
+} from './support/gate-cells.js';
 import type { GateArm } from './support/gate-cells.js';
 
 const requests = Number(benchArg('requests', '6000'));
@@ -65,19 +71,7 @@ interface ReportArm {
   decisions: Record<string, number>;
 }
 
-function capacities(): Record<number, number> {
-  const file = path.join(RESULTS_DIR, 'gate-sweep.json');
-  const fallback = { 16: 33, 256: 58 };
-  if (!existsSync(file)) return fallback;
-  const f = (JSON.parse(readFileSync(file, 'utf8')) as { figures: Figures }).figures;
-  return { 16: Number(f.cap16_rate_90_rps ?? fallback[16]), 256: Number(f.cap256_rate_90_rps ?? fallback[256]) };
-}
-
-function compare(args: string[]): ReportArm[] {
-  const r = spawnSync(process.execPath, [ROUTERCTL_BIN, 'bench', 'compare', ...args, '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
-  if (r.status !== 0) throw new Error(`routerctl bench compare exited ${r.status}: ${r.stderr}`);
-  return (JSON.parse(r.stdout) as { runs: ReportArm[] }).runs;
-}
+const compare = (args: string[]): ReportArm[] => benchCompareRuns<ReportArm>(args);
 
 const pct = (v: number | null | undefined): string => (v === null || v === undefined ? '–' : (100 * v).toFixed(1));
 const figures: Figures = { requests, trace_seed: traceSeed, slo_ttft_ms: SLO_MS, tau_sglang_tokens: TAU_SGLANG, tau_b2b_tokens: TAU_B2B };
@@ -85,7 +79,7 @@ const verdicts: string[] = [];
 const dir = mkdtempSync(path.join(tmpdir(), 'routerctl-gate-modes-'));
 const t0 = performance.now();
 try {
-  const capacity = capacities();
+  const capacity = gateCapacities();
   const arms = ARMS(TAU_SGLANG);
   console.log(
     `node ${process.version}; ${requests.toLocaleString('en')} requests of a conversation trace, ${WORKERS} SGLang engines of ${KV_BLOCKS.toLocaleString('en')} KV blocks; goodput = TTFT ≤ ${SLO_MS} ms; fleet seeds ${seeds.join(', ')}`,
@@ -102,23 +96,14 @@ try {
   const cells: string[] = [];
   for (const cap of CAPS) {
     for (const load of LOADS) {
-      const rate = Number((capacity[cap]! * load).toFixed(2));
-      const file = path.join(dir, `conversations-${rate}.jsonl`);
-      writeFileSync(file, toMooncakeJsonl(conversationTrace({ requests, rate, ...MOONCAKE_CONVERSATIONS, seed: traceSeed })));
-      const cell = `cap${cap}_load${Math.round(load * 100)}`;
-      cells.push(cell);
-      const perSeed = seeds.map((seed) =>
-        compare([
-          '--trace',
-          file,
-          ...gateFleetFlags(cap),
-          '--slo-ttft-ms',
-          String(SLO_MS),
-          '--seed',
-          String(seed),
-          ...arms.map((a) => a.flags),
-        ]),
+      const { cell: c, perSeed } = runGateCell<ReportArm>(
+        { dir, capacity, requests, traceSeed, seeds },
+        cap,
+        load,
+        arms.map((a) => a.flags),
       );
+      const cell = c.key;
+      cells.push(cell);
       arms.forEach((a, i) => {
         goodput.get(a.key)!.push(perSeed.map((runs) => runs[i]!.goodput ?? 0));
         cached.get(a.key)!.push(perSeed.map((runs) => runs[i]!.cached_token_ratio ?? 0));
@@ -168,16 +153,8 @@ try {
 
   if (traceSeed === 1) {
     // b2b-saas: llm-d's workload, every arm past capacity (BENCHMARKS.md, section 11): goodput, and TTFT p90 as llm-d ranks by it.
-    const b2b = PRESETS['b2b-saas']!;
     const b2bKeys = ARMS(TAU_B2B);
-    const b2bArms = b2bKeys.map((a, i) => ({
-      letter: String.fromCharCode(65 + i),
-      peer: null,
-      label: a.label,
-      config: { policy: 'cache_aware' as const, prefixSource: 'events' as const, ...a.config },
-      prefixSource: 'events' as const,
-    }));
-    const preset = runPreset({ ...b2b, arms: b2bArms }, 1);
+    const preset = runB2bSaas(b2bKeys);
     console.log('');
     console.log('b2b-saas (seed 1; cache_aware on the events index):');
     console.log('| arm | goodput % | TTFT p90 s | TTFT mean s | cached % | output tok/s |');

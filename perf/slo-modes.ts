@@ -18,17 +18,23 @@
  *
  *   npm run perf -- slo-modes [--requests 6000] [--seeds 7,8,9,10,11] [--trace-seed 1]
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PRESETS, runPreset } from '../src/bench/index.js';
-import { conversationTrace, MOONCAKE_CONVERSATIONS, toMooncakeJsonl } from '../src/workload/index.js';
-import { ROUTERCTL_BIN } from './support/processes.js';
 import { benchArg } from './support/args.js';
-import { RESULTS_DIR, writeResult } from './support/results.js';
+import { writeResult } from './support/results.js';
 import type { Figures } from './support/results.js';
-import { FIXED_GATE_ARMS, GATE_LOADS, GATE_SLO_MS, GATE_WORKERS, GATE_KV_BLOCKS, gateFleetFlags } from './support/gate-cells.js';
+import {
+  FIXED_GATE_ARMS,
+  GATE_LOADS,
+  GATE_SLO_MS,
+  GATE_WORKERS,
+  GATE_KV_BLOCKS,
+  benchCompareRuns,
+  gateCapacities,
+  runB2bSaas,
+  runGateCell,
+} from './support/gate-cells.js';
 import type { GateArm } from './support/gate-cells.js';
 
 const requests = Number(benchArg('requests', '6000'));
@@ -61,19 +67,7 @@ interface ReportArm {
   ttft_ms: { p99: number | null };
 }
 
-function capacities(): Record<number, number> {
-  const file = path.join(RESULTS_DIR, 'gate-sweep.json');
-  const fallback = { 16: 33, 256: 58 };
-  if (!existsSync(file)) return fallback;
-  const f = (JSON.parse(readFileSync(file, 'utf8')) as { figures: Figures }).figures;
-  return { 16: Number(f.cap16_rate_90_rps ?? fallback[16]), 256: Number(f.cap256_rate_90_rps ?? fallback[256]) };
-}
-
-function compare(args: string[]): ReportArm[] {
-  const r = spawnSync(process.execPath, [ROUTERCTL_BIN, 'bench', 'compare', ...args, '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
-  if (r.status !== 0) throw new Error(`routerctl bench compare exited ${r.status}: ${r.stderr}`);
-  return (JSON.parse(r.stdout) as { runs: ReportArm[] }).runs;
-}
+const compare = (args: string[]): ReportArm[] => benchCompareRuns<ReportArm>(args);
 
 const pct = (v: number | null | undefined): string => (v === null || v === undefined ? '–' : (100 * v).toFixed(1));
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -114,7 +108,7 @@ function judge(cell: string, all: ReadonlyMap<string, readonly ReportArm[]>): vo
 }
 
 try {
-  const capacity = capacities();
+  const capacity = gateCapacities();
   console.log(
     `node ${process.version}; ${requests.toLocaleString('en')} requests of a conversation trace (seed ${traceSeed}), ${GATE_WORKERS} SGLang engines of ${GATE_KV_BLOCKS.toLocaleString('en')} KV blocks; goodput = TTFT ≤ ${GATE_SLO_MS} ms; fleet seeds ${seeds.join(', ')}`,
   );
@@ -125,22 +119,13 @@ try {
   const rows = new Map<string, string[]>(ARMS.map((a) => [a.key, []]));
   for (const cap of CAPS) {
     for (const load of GATE_LOADS) {
-      const rate = Number((capacity[cap]! * load).toFixed(2));
-      const file = path.join(dir, `conversations-${rate}.jsonl`);
-      writeFileSync(file, toMooncakeJsonl(conversationTrace({ requests, rate, ...MOONCAKE_CONVERSATIONS, seed: traceSeed })));
-      const cell = `cap${cap}_load${Math.round(load * 100)}`;
-      const perSeed = seeds.map((seed) =>
-        compare([
-          '--trace',
-          file,
-          ...gateFleetFlags(cap),
-          '--slo-ttft-ms',
-          String(GATE_SLO_MS),
-          '--seed',
-          String(seed),
-          ...ARMS.map((a) => a.flags),
-        ]),
+      const { cell: c, perSeed } = runGateCell<ReportArm>(
+        { dir, capacity, requests, traceSeed, seeds },
+        cap,
+        load,
+        ARMS.map((a) => a.flags),
       );
+      const cell = c.key;
       const all = new Map<string, ReportArm[]>(ARMS.map((a, i) => [a.key, perSeed.map((runs) => runs[i]!)]));
       for (const a of ARMS) {
         const runs = all.get(a.key)!;
@@ -163,15 +148,7 @@ try {
 
   if (traceSeed === 1) {
     // b2b-saas: llm-d's workload, every arm past capacity (BENCHMARKS.md, section 11).
-    const b2b = PRESETS['b2b-saas']!;
-    const b2bArms = ARMS.map((a, i) => ({
-      letter: String.fromCharCode(65 + i),
-      peer: null,
-      label: a.label,
-      config: { policy: 'cache_aware' as const, prefixSource: 'events' as const, ...a.config },
-      prefixSource: 'events' as const,
-    }));
-    const preset = runPreset({ ...b2b, arms: b2bArms }, 1);
+    const preset = runB2bSaas(ARMS);
     console.log('');
     console.log('b2b-saas (seed 1; cache_aware on the events index):');
     console.log('| arm | goodput % | of the admitted % | shed | TTFT p90 s | cached % |');
