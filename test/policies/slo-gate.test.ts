@@ -81,7 +81,15 @@ describe('--queue-gate slo: an owner leaves when its predicted TTFT misses the g
     ['a 1,999 ms (1,889 ahead + 110) is just within it; b, 2,410, leaves', [18_890, 20_000, 0], [], undefined, 'a', 'cache_hit', ['b']],
     ['a not yet learnt: cold start keeps plain cache_aware', [90_000, 0, 0], ['a'], undefined, 'a', 'cache_hit', []],
     ['a misses, b not yet learnt: b counts as meeting', [20_000, 90_000, 0], ['b'], undefined, 'b', 'cache_hit', ['a']],
-    ['a and b miss, c not yet learnt: nowhere known to be better', [20_000, 20_000, 0], ['c'], undefined, 'a', 'all_queued', ['a', 'b']],
+    [
+      'a and b miss, c not yet learnt: nothing known either way, plain cache_aware',
+      [20_000, 20_000, 0],
+      ['c'],
+      undefined,
+      'a',
+      'cache_hit',
+      [],
+    ],
     ['the engine’s own queue counts where it is longer than the router’s pending', [0, 0, 0], [], [20_000, 0, 0], 'b', 'cache_hit', ['a']],
     ['the larger of the two counts, not their sum', [15_000, 0, 0], [], [15_000, 0, 0], 'a', 'cache_hit', []],
   ] as const)('%s', (_name, pending, cold, queued, want, decision, rejected) => {

@@ -159,10 +159,10 @@ describe('PrefillEstimator: cold until it has seen enough', () => {
       t.arrived(9999, 1000 + i); // once only
     }
     expect(e.samples).toBe(20);
-    // Lateness 300..370 ms: the gate's low quantile reads 320, admission's 90th percentile 370.
-    expect(e.lateness(2000)).toBe(320);
+    // Lateness 300..370 ms, nearest rank: the gate's lower quartile reads 310, admission's 90th percentile 370.
+    expect(e.lateness(2000)).toBe(310);
     expect(e.lateness(2000, ADMISSION_LATE_QUANTILE)).toBe(370);
-    expect(e.predictMs(500, 0, 2000)).toBeCloseTo(33 + 320, 6);
+    expect(e.predictMs(500, 0, 2000)).toBeCloseTo(33 + 310, 6);
     expect(e.soonestMs(500, 2000, ADMISSION_LATE_QUANTILE)).toBeCloseTo(33 + 370, 6);
     // Without a clock, or once the window has passed them by, they count for nothing.
     expect(e.predictMs(500)).toBeCloseTo(33, 6);

@@ -155,3 +155,21 @@ describe('--admission slo over HTTP', () => {
     expect(after.ttftMs).toBeLessThan(600);
   }, 60_000);
 });
+
+describe('lateness over HTTP', () => {
+  it("a non-streamed response's first byte, which comes at its end, is not taken for lateness", async () => {
+    const { client, url } = await start(1, {});
+    await warm(client, 1, 16);
+    // Four answers of 64 tokens, not streamed: their first byte is their last, a generation later.
+    for (let n = 0; n < 4; n++)
+      await client.completions.create({ model: MODEL, prompt: tokens(300 + n, 400), max_tokens: 64, ignore_eos: true } as never);
+    const probe = await complete(client, tokens(400, 400));
+    const id = probe.headers.get('x-request-id')!;
+    const record = (await decisions(url)).decisions.find((d) => d.request_id === id)!;
+    const nonStreamed = (await decisions(url)).decisions.filter((d) => d.input_tokens === 400 && d.ttft_ms !== null && d.request_id !== id);
+    // The line alone: about 8 ms + 400 × 0.5 ms. Taken for lateness, each generation would have added its whole length.
+    const generation = Math.min(...nonStreamed.map((d) => d.ttft_ms!));
+    expect(record.predicted_ttft_ms!, JSON.stringify({ record, generation })).toBeLessThan(Math.max(400, generation / 2));
+    expect(Math.abs(record.predicted_ttft_ms! / probe.ttftMs - 1)).toBeLessThan(0.5);
+  }, 60_000);
+});

@@ -60,6 +60,8 @@ export class EndpointChoice {
       queued,
       belowFloor,
       version: view.version,
+      // The clock the view was fixed at: an engine's lateness is read against it.
+      ...(view.at !== undefined ? { at: view.at } : {}),
       basic: (w) => view.basic(w),
       native: (w) => view.native(w),
     };

@@ -205,10 +205,13 @@ export class Relay {
    */
   firstByte(taken: Taken, parsed: InferenceRequest): () => void {
     const prefill = taken.prefill;
-    const arrived = (): void => {
-      const now = performance.now();
-      prefill.arrived(now - taken.sentAt, now);
-    };
+    // A non-streamed response's first byte comes when the whole generation is done: its prefill is over, but its time says nothing of lateness.
+    const arrived = parsed.stream
+      ? (): void => {
+          const now = performance.now();
+          prefill.arrived(now - taken.sentAt, now);
+        }
+      : (): void => prefill.begun();
     if (!this.recordsOwners) return arrived;
     const worker = taken.worker;
     return () => {

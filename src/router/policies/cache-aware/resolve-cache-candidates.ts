@@ -52,7 +52,7 @@ export function resolveCacheCandidates(
     rejected.push(...slo.missing);
     if (slo.elsewhere) {
       evaluated = slo.meeting;
-    } else if (slo.missing.length > 0) {
+    } else if (slo.nowhere) {
       // Nobody could meet the goal: affinity is kept, as the reference keeps it for a fleet all queued.
       fleetAllQueued = true;
       fellBack = true;
@@ -152,6 +152,8 @@ interface SloVerdict {
   readonly meeting: readonly CacheCandidate[];
   /** Some engine other than the missing owners is predicted to meet the goal: the missing ones leave. */
   readonly elsewhere: boolean;
+  /** The engine the request would go to instead is predicted to miss the goal too (false when it is not yet learnt: unknown is not full). */
+  readonly nowhere: boolean;
 }
 
 /**
@@ -171,11 +173,13 @@ function sloVerdict(
     const p = predictedTtftMs(c.worker, c.uncachedTokens, load);
     if (p !== null && p > goalMs) (missing ??= []).push(c);
   }
-  if (missing === undefined) return { missing: NONE, meeting: candidates, elsewhere: false };
+  if (missing === undefined) return { missing: NONE, meeting: candidates, elsewhere: false, nowhere: false };
   const meeting = candidates.filter((c) => !missing.includes(c));
-  if (meeting.length > 0) return { missing, meeting, elsewhere: true };
+  if (meeting.length > 0) return { missing, meeting, elsewhere: true, nowhere: false };
   const there = elsewhereMs?.() ?? null;
-  return { missing, meeting, elsewhere: there !== null && there <= goalMs };
+  // Not yet learnt there: nothing is known to be better or worse, so the owners stay as plain cache_aware keeps them.
+  if (there === null) return { missing: NONE, meeting: candidates, elsewhere: false, nowhere: false };
+  return { missing, meeting, elsewhere: there <= goalMs, nowhere: there > goalMs };
 }
 
 const NONE: readonly CacheCandidate[] = Object.freeze([]);

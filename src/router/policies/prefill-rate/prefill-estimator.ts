@@ -168,7 +168,7 @@ export class PrefillEstimator {
     this.nextLate = (this.nextLate + 1) % LATE_SAMPLES;
   }
 
-  /** The median lateness of the first bytes of the last LATE_WINDOW_MS before `nowMs`, ms; 0 with too few of them (or no clock). */
+  /** A quantile (nearest rank) of the lateness of the first bytes of the last LATE_WINDOW_MS before `nowMs`, ms; 0 with too few of them (or no clock). */
   lateness(nowMs: number | undefined, quantile = LATE_QUANTILE): number {
     if (nowMs === undefined) return 0;
     const s = PrefillEstimator.ys;
@@ -176,7 +176,8 @@ export class PrefillEstimator {
     for (let i = 0; i < LATE_SAMPLES; i++) if (this.lateAt[i]! >= nowMs - LATE_WINDOW_MS) s[k++] = this.lateMs[i]!;
     if (k < LATE_MIN_SAMPLES) return 0;
     const sorted = s.subarray(0, k).sort();
-    return sorted[Math.min(k - 1, Math.floor(quantile * k))]!;
+    // Nearest rank: the smallest sample with at least `quantile` of them at or under it.
+    return sorted[Math.max(0, Math.ceil(quantile * k) - 1)]!;
   }
 
   /** The TTFT predicted for `routerTokens` uncached tokens with nothing ahead, lateness included: the soonest this engine could give it now, ms; null while cold. */
