@@ -56,7 +56,8 @@ export function sloAdmission(
  */
 export function sloRetryAfterS(worker: PolicyWorker, routerTokens: number, load: LoadView): number {
   const predicted = predictedTtftMs(worker, routerTokens, load, ADMISSION_LATE_QUANTILE);
-  const soonest = worker.prefill?.soonestMs(routerTokens) ?? null;
+  // Both with the same lateness: their difference is what is ahead alone.
+  const soonest = worker.prefill?.soonestMs(routerTokens, load.at, ADMISSION_LATE_QUANTILE) ?? null;
   const aheadMs = predicted === null || soonest === null ? 0 : predicted - soonest;
   return Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(aheadMs / 1000)));
 }
