@@ -102,6 +102,11 @@ export class PrefillEstimator {
   private readonly lateMs = new Float64Array(LATE_SAMPLES);
   private readonly lateAt = new Float64Array(LATE_SAMPLES).fill(-Infinity);
   private nextLate = 0;
+  /** The window's lateness, sorted (its first `lateCount`), as of `lateBuiltAt`, good until `lateValidUntil`; NaN: to be sorted again. */
+  private readonly lateSorted = new Float64Array(LATE_SAMPLES);
+  private lateCount = 0;
+  private lateBuiltAt = NaN;
+  private lateValidUntil = -Infinity;
   private readonly ratios = new Float64Array(SCALE_WINDOW);
   private ratioCount = 0;
   private nextRatio = 0;
@@ -166,18 +171,35 @@ export class PrefillEstimator {
     this.lateMs[this.nextLate] = lateMs;
     this.lateAt[this.nextLate] = atMs;
     this.nextLate = (this.nextLate + 1) % LATE_SAMPLES;
+    this.lateBuiltAt = NaN;
   }
 
   /** A quantile (nearest rank) of the lateness of the first bytes of the last LATE_WINDOW_MS before `nowMs`, ms; 0 with too few of them (or no clock). */
   lateness(nowMs: number | undefined, quantile = LATE_QUANTILE): number {
     if (nowMs === undefined) return 0;
-    const s = PrefillEstimator.ys;
-    let k = 0;
-    for (let i = 0; i < LATE_SAMPLES; i++) if (this.lateAt[i]! >= nowMs - LATE_WINDOW_MS) s[k++] = this.lateMs[i]!;
+    // Every prediction reads this (a decision record, each owner's): the window is sorted
+    // again only when a sample came, one left it, or the clock went back, not per read.
+    if (!(nowMs >= this.lateBuiltAt && nowMs < this.lateValidUntil)) this.sortLateWindow(nowMs);
+    const k = this.lateCount;
     if (k < LATE_MIN_SAMPLES) return 0;
-    const sorted = s.subarray(0, k).sort();
     // Nearest rank: the smallest sample with at least `quantile` of them at or under it.
-    return sorted[Math.max(0, Math.ceil(quantile * k) - 1)]!;
+    return this.lateSorted[Math.max(0, Math.ceil(quantile * k) - 1)]!;
+  }
+
+  /** The samples of the window ending at `nowMs`, sorted, and until when they stay the window's. */
+  private sortLateWindow(nowMs: number): void {
+    let k = 0;
+    let firstOut = Infinity;
+    for (let i = 0; i < LATE_SAMPLES; i++) {
+      const at = this.lateAt[i]!;
+      if (at < nowMs - LATE_WINDOW_MS) continue;
+      this.lateSorted[k++] = this.lateMs[i]!;
+      if (at + LATE_WINDOW_MS < firstOut) firstOut = at + LATE_WINDOW_MS;
+    }
+    this.lateSorted.subarray(0, k).sort();
+    this.lateCount = k;
+    this.lateBuiltAt = nowMs;
+    this.lateValidUntil = firstOut;
   }
 
   /** The TTFT predicted for `routerTokens` uncached tokens with nothing ahead, lateness included: the soonest this engine could give it now, ms; null while cold. */
@@ -211,6 +233,7 @@ export class PrefillEstimator {
     this.nextRatio = 0;
     this.lateAt.fill(-Infinity);
     this.nextLate = 0;
+    this.lateBuiltAt = NaN;
   }
 
   private fit(): void {
